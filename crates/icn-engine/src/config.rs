@@ -1,0 +1,569 @@
+//! Experiment files: reading, `[quick]` overrides, `--set` overrides, sweeps, and errors that
+//! name the file, the key and the allowed range.
+//!
+//! An experiment file is TOML with a few common keys and the model's own keys at top level:
+//!
+//! ```toml
+//! model = "sci"              # which model runs (required)
+//! title = "A/B vs intelligent A/B aging"
+//! seed = 1                   # base seed (default 1)
+//! replications = 5           # independent replications per point (default 1)
+//!
+//! nodes = 8                  # ... the model's keys ...
+//!
+//! [sweep]                    # optional: key → list of values; the cartesian product is run
+//! load = [0.1, 0.2, 0.4]
+//! "traffic.hotspot" = [0.2, 0.5]
+//!
+//! [[plot]]                   # optional: panels of plot.svg
+//! x = "load"
+//! y = ["eta"]
+//! series = ["protocol"]
+//!
+//! [quick]                    # optional: merged over the file by `--quick`
+//! replications = 2
+//! [quick.sweep]
+//! load = [0.2, 0.8]
+//! ```
+
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// An invalid value in a configuration: names the key and says what is allowed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("key `{key}`: {message}")]
+pub struct Invalid {
+    pub key: String,
+    pub message: String,
+}
+
+impl Invalid {
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Invalid {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+
+    /// "must be in {allowed}, got {got}".
+    pub fn range(key: impl Into<String>, allowed: &str, got: impl fmt::Display) -> Self {
+        Invalid::new(key, format!("must be in {allowed}, got {got}"))
+    }
+
+    /// Returns `Err(Invalid::range(..))` unless `ok`.
+    pub fn check(
+        ok: bool,
+        key: &str,
+        allowed: &str,
+        got: impl fmt::Display,
+    ) -> Result<(), Invalid> {
+        if ok {
+            Ok(())
+        } else {
+            Err(Invalid::range(key, allowed, got))
+        }
+    }
+}
+
+/// Any problem with an experiment file, always naming the file. Displays on one line.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("{file}:{line}:{column}: malformed TOML: {message}")]
+    Syntax {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{file}: {inner}")]
+    Invalid { file: String, inner: Invalid },
+}
+
+impl ConfigError {
+    pub fn invalid(file: &Path, inner: Invalid) -> Self {
+        ConfigError::Invalid {
+            file: file.display().to_string(),
+            inner,
+        }
+    }
+}
+
+/// Keys every experiment file may have besides the model's own.
+const COMMON_KEYS: [&str; 8] = [
+    "model",
+    "title",
+    "description",
+    "seed",
+    "replications",
+    "sweep",
+    "plot",
+    "quick",
+];
+
+/// One panel of an experiment's `plot.svg`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PlotSpec {
+    #[serde(default)]
+    pub title: String,
+    /// Column on the x axis (a sweep key or a table column).
+    pub x: String,
+    /// Columns drawn against x; each with its `_ci95` column as error bars when present.
+    pub y: Vec<String>,
+    /// Columns whose distinct values split the data into separate lines.
+    #[serde(default)]
+    pub series: Vec<String>,
+    /// Keep only rows whose column equals the value.
+    #[serde(default)]
+    pub filter: toml::Table,
+    /// Draw from this metrics table (long format: sweep keys + table columns) instead of the
+    /// scalar data.
+    #[serde(default)]
+    pub table: Option<String>,
+    #[serde(default)]
+    pub x_label: Option<String>,
+    #[serde(default)]
+    pub y_label: Option<String>,
+    #[serde(default)]
+    pub log_x: bool,
+    #[serde(default)]
+    pub log_y: bool,
+}
+
+/// A parsed experiment file: common keys split from the model's body.
+#[derive(Clone, Debug)]
+pub struct ExperimentFile {
+    pub path: PathBuf,
+    pub model: String,
+    pub title: String,
+    pub description: String,
+    pub seed: u64,
+    pub replications: u32,
+    /// Sweep axes in file order: (dotted key into the body, values).
+    pub sweep: Vec<(String, Vec<toml::Value>)>,
+    pub plots: Vec<PlotSpec>,
+    /// The model's own keys.
+    pub body: toml::Table,
+}
+
+/// One point of a sweep: its global index, the values of the sweep keys, and the body with
+/// those values set.
+#[derive(Clone, Debug)]
+pub struct SweepPoint {
+    pub index: usize,
+    pub params: Vec<(String, toml::Value)>,
+    pub body: toml::Table,
+}
+
+impl ExperimentFile {
+    /// Reads and splits `path`. With `quick`, merges the file's `[quick]` table over it first.
+    pub fn load(path: &Path, quick: bool) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            file: path.display().to_string(),
+            source,
+        })?;
+        Self::parse(path, &text, quick)
+    }
+
+    /// As [`load`](Self::load), from text (the path only names the source in errors).
+    pub fn parse(path: &Path, text: &str, quick: bool) -> Result<Self, ConfigError> {
+        let file = path.display().to_string();
+        let mut root: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            let (line, column) = e.span().map_or((1, 1), |s| line_column(text, s.start));
+            ConfigError::Syntax {
+                file: file.clone(),
+                line,
+                column,
+                message: e.message().trim().to_owned(),
+            }
+        })?;
+        let bad = |inner: Invalid| ConfigError::invalid(path, inner);
+
+        let quick_table = match root.remove("quick") {
+            None => None,
+            Some(toml::Value::Table(t)) => Some(t),
+            Some(_) => return Err(bad(Invalid::new("quick", "must be a table of overrides"))),
+        };
+        if quick && let Some(q) = quick_table {
+            deep_merge(&mut root, q);
+        }
+
+        let model = match root.remove("model") {
+            Some(toml::Value::String(s)) => s,
+            Some(_) => {
+                return Err(bad(Invalid::new(
+                    "model",
+                    "must be a string naming a model",
+                )));
+            }
+            None => {
+                return Err(bad(Invalid::new(
+                    "model",
+                    "missing: say which model runs, e.g. model = \"sci\"",
+                )));
+            }
+        };
+        let title = take_string(&mut root, "title")
+            .map_err(bad)?
+            .unwrap_or_else(|| model.clone());
+        let description = take_string(&mut root, "description")
+            .map_err(bad)?
+            .unwrap_or_default();
+        let seed = match root.remove("seed") {
+            None => 1,
+            Some(toml::Value::Integer(s)) if s >= 0 => s as u64,
+            Some(v) => return Err(bad(Invalid::range("seed", "integers 0 ..= 2^63−1", v))),
+        };
+        let replications = match root.remove("replications") {
+            None => 1,
+            Some(toml::Value::Integer(r)) if (1..=10_000).contains(&r) => r as u32,
+            Some(v) => return Err(bad(Invalid::range("replications", "1 ..= 10000", v))),
+        };
+        let sweep = match root.remove("sweep") {
+            None => Vec::new(),
+            Some(toml::Value::Table(t)) => {
+                let mut axes = Vec::new();
+                for (key, values) in t {
+                    if COMMON_KEYS.contains(&key.as_str()) {
+                        return Err(bad(Invalid::new(
+                            format!("sweep.{key}"),
+                            "only the model's keys can be swept",
+                        )));
+                    }
+                    match values {
+                        toml::Value::Array(vs) if !vs.is_empty() => axes.push((key, vs)),
+                        _ => {
+                            return Err(bad(Invalid::new(
+                                format!("sweep.{key}"),
+                                "must be a non-empty list of values",
+                            )));
+                        }
+                    }
+                }
+                axes
+            }
+            Some(_) => {
+                return Err(bad(Invalid::new(
+                    "sweep",
+                    "must be a table of key = [values]",
+                )));
+            }
+        };
+        let plots = match root.remove("plot") {
+            None => Vec::new(),
+            Some(v) => {
+                let v = match v {
+                    toml::Value::Table(t) => toml::Value::Array(vec![toml::Value::Table(t)]),
+                    other => other,
+                };
+                deserialize_at::<Vec<PlotSpec>>(v).map_err(|inner| {
+                    bad(Invalid::new(format!("plot{}", inner.key), inner.message))
+                })?
+            }
+        };
+        Ok(ExperimentFile {
+            path: path.to_owned(),
+            model,
+            title,
+            description,
+            seed,
+            replications,
+            sweep,
+            plots,
+            body: root,
+        })
+    }
+
+    /// Applies `key=value` overrides (value in TOML syntax; bare words are taken as strings).
+    pub fn apply_sets(&mut self, sets: &[String]) -> Result<(), ConfigError> {
+        for set in sets {
+            let (key, value) =
+                parse_set(set).map_err(|inner| ConfigError::invalid(&self.path, inner))?;
+            match key.as_str() {
+                "seed" => {
+                    self.seed = value.as_integer().filter(|s| *s >= 0).ok_or_else(|| {
+                        ConfigError::invalid(
+                            &self.path,
+                            Invalid::range("seed", "integers ≥ 0", &value),
+                        )
+                    })? as u64
+                }
+                "replications" => {
+                    self.replications = value
+                        .as_integer()
+                        .filter(|r| (1..=10_000).contains(r))
+                        .ok_or_else(|| {
+                            ConfigError::invalid(
+                                &self.path,
+                                Invalid::range("replications", "1 ..= 10000", &value),
+                            )
+                        })? as u32
+                }
+                _ => set_path(&mut self.body, &key, value),
+            }
+        }
+        Ok(())
+    }
+
+    /// The typed model config of `body`, with errors naming this file and the key.
+    pub fn typed<C: DeserializeOwned>(&self, body: &toml::Table) -> Result<C, ConfigError> {
+        deserialize_at(toml::Value::Table(body.clone()))
+            .map_err(|inner| ConfigError::invalid(&self.path, inner))
+    }
+
+    /// All points of the sweep (one point, the body itself, when there is no sweep), in
+    /// row-major order of the axes as written in the file.
+    pub fn points(&self) -> Vec<SweepPoint> {
+        let total: usize = self.sweep.iter().map(|(_, vs)| vs.len()).product();
+        (0..total)
+            .map(|index| {
+                let mut rest = index;
+                let mut params = Vec::with_capacity(self.sweep.len());
+                for (key, values) in self.sweep.iter().rev() {
+                    params.push((key.clone(), values[rest % values.len()].clone()));
+                    rest /= values.len();
+                }
+                params.reverse();
+                let mut body = self.body.clone();
+                for (key, value) in &params {
+                    set_path(&mut body, key, value.clone());
+                }
+                SweepPoint {
+                    index,
+                    params,
+                    body,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Deserializes a TOML value into `T`, reporting the dotted path of the offending key.
+pub fn deserialize_at<T: DeserializeOwned>(value: toml::Value) -> Result<T, Invalid> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let key = e.path().to_string();
+        let message = e.into_inner().to_string();
+        // serde_path_to_error already ends the path with an unknown field's name; only the
+        // root needs a readable stand-in.
+        let key = if key == "." {
+            match message
+                .strip_prefix("unknown field `")
+                .and_then(|m| m.split('`').next())
+            {
+                Some(field) => field.to_owned(),
+                None => "(top level)".to_owned(),
+            }
+        } else {
+            key
+        };
+        Invalid {
+            key,
+            message: message.replace('\n', " "),
+        }
+    })
+}
+
+/// Sets `a.b.c = value` in `table`, creating intermediate tables.
+pub fn set_path(table: &mut toml::Table, dotted: &str, value: toml::Value) {
+    let mut parts = dotted.split('.').peekable();
+    let mut t = table;
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            t.insert(part.to_owned(), value);
+            return;
+        }
+        let entry = t
+            .entry(part.to_owned())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        if !entry.is_table() {
+            *entry = toml::Value::Table(toml::Table::new());
+        }
+        t = entry.as_table_mut().expect("just made a table");
+    }
+}
+
+/// Merges `over` into `base`: tables recursively, other values replaced.
+pub fn deep_merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => deep_merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Parses `key=value`, the value in TOML syntax or, failing that, a bare string.
+pub fn parse_set(set: &str) -> Result<(String, toml::Value), Invalid> {
+    let (key, raw) = set
+        .split_once('=')
+        .ok_or_else(|| Invalid::new(set, "an override must look like key=value"))?;
+    let key = key.trim().to_owned();
+    if key.is_empty() {
+        return Err(Invalid::new(set, "an override must look like key=value"));
+    }
+    let raw = raw.trim();
+    let value = format!("v = {raw}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_owned()));
+    Ok((key, value))
+}
+
+fn take_string(root: &mut toml::Table, key: &str) -> Result<Option<String>, Invalid> {
+    match root.remove(key) {
+        None => Ok(None),
+        Some(toml::Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(Invalid::new(key, "must be a string")),
+    }
+}
+
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// Renders a TOML value compactly for CSV cells and labels (strings without quotes).
+pub fn value_label(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Cfg {
+        nodes: u32,
+        #[serde(default)]
+        traffic: Traffic,
+    }
+
+    #[derive(Debug, Default, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Traffic {
+        #[serde(default)]
+        hotspot: f64,
+    }
+
+    fn parse(text: &str) -> Result<ExperimentFile, ConfigError> {
+        ExperimentFile::parse(Path::new("x.toml"), text, false)
+    }
+
+    #[test]
+    fn splits_common_keys_and_sweeps_in_order() {
+        let f = parse(
+            "model='m'\nseed=9\nnodes=4\n[sweep]\nnodes=[4,8]\n\"traffic.hotspot\"=[0.1,0.2,0.3]\n",
+        )
+        .unwrap();
+        assert_eq!((f.model.as_str(), f.seed, f.replications), ("m", 9, 1));
+        let pts = f.points();
+        assert_eq!(pts.len(), 6);
+        let c: Cfg = f.typed(&pts[4].body).unwrap();
+        assert_eq!(
+            c,
+            Cfg {
+                nodes: 8,
+                traffic: Traffic { hotspot: 0.2 }
+            }
+        );
+        assert_eq!(pts[4].params[0].1, toml::Value::Integer(8));
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let f = parse("model='m'\nnodes=4\nnodse=3\n").unwrap();
+        let e = f.typed::<Cfg>(&f.body).unwrap_err().to_string();
+        assert!(e.starts_with("x.toml: key `nodse`: unknown field"), "{e}");
+        let f = parse("model='m'\nnodes=4\n[traffic]\nhot=1.0\n").unwrap();
+        let e = f.typed::<Cfg>(&f.body).unwrap_err().to_string();
+        assert!(e.contains("key `traffic.hot`"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_is_named() {
+        let f = parse("model='m'\nnodes='many'\n").unwrap();
+        let e = f.typed::<Cfg>(&f.body).unwrap_err().to_string();
+        assert!(
+            e.contains("key `nodes`") && e.contains("invalid type"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn malformed_toml_gives_line_and_one_line_message() {
+        let e = parse("model='m'\nnodes = = 4\n").unwrap_err().to_string();
+        assert!(e.starts_with("x.toml:2:"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn missing_model_and_bad_common_values() {
+        assert!(
+            parse("nodes=4")
+                .unwrap_err()
+                .to_string()
+                .contains("key `model`")
+        );
+        assert!(
+            parse("model='m'\nreplications=0")
+                .unwrap_err()
+                .to_string()
+                .contains("1 ..= 10000")
+        );
+        assert!(
+            parse("model='m'\n[sweep]\nnodes=[]")
+                .unwrap_err()
+                .to_string()
+                .contains("sweep.nodes")
+        );
+    }
+
+    #[test]
+    fn quick_overrides_merge_deeply() {
+        let text = "model='m'\nnodes=4\nreplications=5\n[sweep]\nnodes=[1,2,3]\n[quick]\nreplications=2\n[quick.sweep]\nnodes=[1]\n";
+        let full = ExperimentFile::parse(Path::new("x"), text, false).unwrap();
+        let quick = ExperimentFile::parse(Path::new("x"), text, true).unwrap();
+        assert_eq!((full.replications, full.points().len()), (5, 3));
+        assert_eq!((quick.replications, quick.points().len()), (2, 1));
+    }
+
+    #[test]
+    fn set_overrides_parse_toml_or_strings() {
+        let mut f = parse("model='m'\nnodes=4\n").unwrap();
+        f.apply_sets(&[
+            "nodes=16".into(),
+            "traffic.hotspot=0.5".into(),
+            "seed=3".into(),
+        ])
+        .unwrap();
+        let c: Cfg = f.typed(&f.body).unwrap();
+        assert_eq!(
+            c,
+            Cfg {
+                nodes: 16,
+                traffic: Traffic { hotspot: 0.5 }
+            }
+        );
+        assert_eq!(f.seed, 3);
+        assert_eq!(
+            parse_set("policy=ab").unwrap().1,
+            toml::Value::String("ab".into())
+        );
+        assert!(parse_set("novalue").is_err());
+    }
+}

@@ -1,0 +1,23 @@
+//! icnlab's shared engine.
+//!
+//! Every model crate (SCI ring, TH-Net, broadcast, NIC timing) depends on this crate and
+//! nothing else of icnlab's. It holds what all of them need and none of them should re-invent:
+//!
+//! * [`rng`]: seeded, reproducible random-number streams (one per replication / traffic source);
+//! * [`stats`]: online summaries, percentiles, Student-t confidence intervals, Jain fairness;
+//! * [`metrics`]: the uniform result format a model run returns ([`Metrics`]);
+//! * [`model`]: the [`Model`] trait through which the CLI runs any model from a TOML file;
+//! * [`config`]: parsing and validating experiment files with errors that name the file and key.
+//!
+//! The engine has no notion of time: each model owns its clock (cycle loop, step loop or event
+//! queue), as DESIGN.md prescribes.
+
+pub mod config;
+pub mod metrics;
+pub mod model;
+pub mod rng;
+pub mod stats;
+
+pub use config::{ConfigError, ExperimentFile, Invalid};
+pub use metrics::{Metric, Metrics, Table};
+pub use model::{Model, ModelError, Progress};
