@@ -1,1 +1,175 @@
-fn main() {}
+//! `icnlab`: run, sweep and reproduce interconnect experiments from TOML files.
+//!
+//! This binary is thin on purpose: models live in their own crates and implement
+//! `icn_engine::Model`; this crate reads experiment files, runs points and replications on all
+//! cores, and writes reports, CSVs, plots and the results index.
+
+mod exec;
+mod experiment;
+mod html;
+mod merge;
+mod mm1;
+mod models;
+mod plot;
+mod report;
+mod reproduce;
+
+use clap::{Args, Parser, Subcommand};
+use exec::{ExecError, ExecOptions};
+use experiment::{Plan, Shard};
+use icn_engine::ExperimentFile;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "icnlab",
+    version,
+    about = "Workbench for cluster interconnects: simulate, sweep, reproduce"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one configuration (replications included) and print its metrics.
+    Run {
+        #[command(flatten)]
+        common: Common,
+        /// Output directory for report.json and CSVs [default: out/<config name>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Run every point of the file's [sweep] table on all cores; writes data.csv, report.json, plot.svg.
+    Sweep {
+        #[command(flatten)]
+        common: Common,
+        /// Output directory [default: out/<config name>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Run only points i, i+n, i+2n, ... (for batch schedulers); join with `icnlab merge`.
+        #[arg(long, value_name = "i/n")]
+        shard: Option<Shard>,
+    },
+    /// Join the output directories of sharded sweeps into one (data, report, plot).
+    Merge {
+        /// Shard output directories (each with report.json).
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Regenerate the bundled experiments (all, or those named) into results/.
+    Reproduce {
+        /// Experiment names or prefixes (e.g. `sci-fairness`, `sci`); default: all.
+        names: Vec<String>,
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+        /// Fewer points, replications and cycles: a smoke run in minutes.
+        #[arg(long)]
+        quick: bool,
+        /// Directory holding the experiment files [default: ./experiments, else the source tree's].
+        #[arg(long)]
+        experiments: Option<PathBuf>,
+        /// List the experiments and exit.
+        #[arg(long)]
+        list: bool,
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+    },
+    /// List the models an experiment file can name.
+    Models,
+}
+
+#[derive(Args)]
+struct Common {
+    /// Experiment file (TOML).
+    config: PathBuf,
+    /// Base seed (overrides the file's `seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Override any key: --set load=0.5 --set traffic.pattern=uniform
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Use the file's [quick] overrides.
+    #[arg(long)]
+    quick: bool,
+    /// Worker threads (0 = all cores).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+impl Common {
+    fn load(&self) -> Result<ExperimentFile, ExecError> {
+        let mut file = ExperimentFile::load(&self.config, self.quick)?;
+        file.apply_sets(&self.sets)?;
+        if let Some(seed) = self.seed {
+            file.seed = seed;
+        }
+        Ok(file)
+    }
+
+    fn opts(&self) -> ExecOptions {
+        ExecOptions {
+            threads: self.threads,
+            progress: !self.quiet,
+        }
+    }
+
+    fn default_out(&self) -> PathBuf {
+        let stem = self
+            .config
+            .file_stem()
+            .map_or("run".into(), |s| s.to_string_lossy().into_owned());
+        PathBuf::from("out").join(stem)
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run { common, out } => common.load().and_then(|file| {
+            if !file.sweep.is_empty() {
+                eprintln!("note: {} has a [sweep]; `run` runs the base configuration (use `sweep` for all points)", file.path.display());
+            }
+            let out = out.unwrap_or_else(|| common.default_out());
+            let report = experiment::run_file(&file, &out, &Plan { sweep: false, shard: None, opts: common.opts() })?;
+            print!("{}", report.summary());
+            println!("wrote {}", out.join("report.json").display());
+            Ok(())
+        }),
+        Command::Sweep { common, out, shard } => common.load().and_then(|file| {
+            let out = out.unwrap_or_else(|| common.default_out());
+            let report = experiment::run_file(&file, &out, &Plan { sweep: true, shard, opts: common.opts() })?;
+            print!("{}", report.summary());
+            println!("wrote {}", out.display());
+            Ok(())
+        }),
+        Command::Merge { shards, out } => merge::merge(&shards, &out).map_err(|e| ExecError::Failed(format!("{e:#}"))),
+        Command::Reproduce { names, out, quick, experiments, list, threads } => {
+            reproduce::reproduce(&reproduce::Request { names, out, quick, experiments, list, threads })
+        }
+        Command::Models => {
+            for r in models::all() {
+                println!("{:8} {}", r.name(), r.about());
+            }
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(ExecError::Config(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+        Err(ExecError::Failed(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

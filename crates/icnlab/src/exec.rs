@@ -1,0 +1,171 @@
+//! Runs the points of an experiment file: typed configs for every point, replications with
+//! derived seeds, all on a rayon pool with one progress bar, aggregated in point order.
+//!
+//! Determinism: every (point, replication) job is a pure function of its config and its seed
+//! `derive_seed(file seed, replication)`, and results are collected in job order, so the output
+//! does not depend on the number of threads. The same seeds are used at every point (common
+//! random numbers), which makes a sweep point identical to `icnlab run` with the same values and
+//! makes comparisons between points paired.
+
+use crate::report::PointResult;
+use icn_engine::config::{ExperimentFile, SweepPoint};
+use icn_engine::model::ModelError;
+use icn_engine::rng::derive_seed;
+use icn_engine::{ConfigError, Metrics, Model, Progress};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use std::marker::PhantomData;
+
+/// How to execute: threads (0 = all cores), progress bar on or off.
+#[derive(Clone, Copy, Debug)]
+pub struct ExecOptions {
+    pub threads: usize,
+    pub progress: bool,
+}
+
+/// Errors from executing an experiment: bad configuration (exit code 2) or a failed run.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// A model behind a type-erased handle, so the CLI can choose it by name at run time.
+pub trait Runner: Sync {
+    fn name(&self) -> &'static str;
+    fn about(&self) -> &'static str;
+    /// Parses and validates every point, without running anything.
+    fn check(&self, file: &ExperimentFile, points: &[SweepPoint]) -> Result<(), ConfigError>;
+    fn execute(
+        &self,
+        file: &ExperimentFile,
+        points: &[SweepPoint],
+        opts: ExecOptions,
+    ) -> Result<Vec<PointResult>, ExecError>;
+}
+
+pub struct ModelRunner<M>(PhantomData<M>);
+
+impl<M> ModelRunner<M> {
+    pub const fn new() -> Self {
+        ModelRunner(PhantomData)
+    }
+}
+
+impl<M: Model> ModelRunner<M> {
+    fn configs(
+        file: &ExperimentFile,
+        points: &[SweepPoint],
+    ) -> Result<Vec<M::Config>, ConfigError> {
+        points
+            .iter()
+            .map(|p| {
+                let cfg: M::Config = file.typed(&p.body)?;
+                M::validate(&cfg).map_err(|mut inner| {
+                    if !p.params.is_empty() {
+                        inner.message.push_str(&format!(
+                            " (sweep point {})",
+                            crate::report::params_label(&p.params)
+                        ));
+                    }
+                    ConfigError::invalid(&file.path, inner)
+                })?;
+                Ok(cfg)
+            })
+            .collect()
+    }
+}
+
+struct BarProgress<'a>(&'a ProgressBar);
+
+impl Progress for BarProgress<'_> {
+    fn advance(&self, units: u64) {
+        self.0.inc(units);
+    }
+}
+
+impl<M: Model> Runner for ModelRunner<M> {
+    fn name(&self) -> &'static str {
+        M::NAME
+    }
+
+    fn about(&self) -> &'static str {
+        M::ABOUT
+    }
+
+    fn check(&self, file: &ExperimentFile, points: &[SweepPoint]) -> Result<(), ConfigError> {
+        Self::configs(file, points).map(drop)
+    }
+
+    fn execute(
+        &self,
+        file: &ExperimentFile,
+        points: &[SweepPoint],
+        opts: ExecOptions,
+    ) -> Result<Vec<PointResult>, ExecError> {
+        let configs = Self::configs(file, points)?;
+        let reps = file.replications as usize;
+        let jobs: Vec<(usize, u64)> = (0..points.len())
+            .flat_map(|p| (0..reps as u64).map(move |r| (p, r)))
+            .collect();
+        let total: u64 = configs.iter().map(|c| M::work(c)).sum::<u64>() * reps as u64;
+        let bar = if opts.progress {
+            ProgressBar::new(total)
+        } else {
+            ProgressBar::hidden()
+        };
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{msg} [{elapsed_precise}] {wide_bar} {percent:>3}% eta {eta}",
+            )
+            .expect("static template"),
+        );
+        bar.set_message(format!("{} × {} runs", file.title, jobs.len()));
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(opts.threads)
+            .build()
+            .map_err(|e| ExecError::Failed(format!("cannot start worker threads: {e}")))?;
+        let results: Vec<Result<Metrics, ModelError>> = pool.install(|| {
+            jobs.par_iter()
+                .map(|&(p, r)| M::run(&configs[p], derive_seed(file.seed, r), &BarProgress(&bar)))
+                .collect()
+        });
+        bar.finish_and_clear();
+
+        let mut per_point: Vec<Vec<Metrics>> = vec![Vec::with_capacity(reps); points.len()];
+        for (&(p, _), result) in jobs.iter().zip(results) {
+            let metrics = result.map_err(|e| match e {
+                ModelError::Invalid(inner) => {
+                    ExecError::Config(ConfigError::invalid(&file.path, inner))
+                }
+                ModelError::Failed(msg) => ExecError::Failed(format!(
+                    "{}: {}{msg}",
+                    file.path.display(),
+                    if points[p].params.is_empty() {
+                        String::new()
+                    } else {
+                        format!("at {}: ", crate::report::params_label(&points[p].params))
+                    }
+                )),
+            })?;
+            per_point[p].push(metrics);
+        }
+        Ok(points
+            .iter()
+            .zip(configs)
+            .zip(per_point)
+            .map(|((point, cfg), reps)| PointResult {
+                index: point.index,
+                params: point
+                    .params
+                    .iter()
+                    .map(|(k, v)| (k.clone(), crate::report::toml_to_json(v)))
+                    .collect(),
+                config: serde_json::to_value(&cfg).unwrap_or(serde_json::Value::Null),
+                metrics: Metrics::aggregate(&reps),
+            })
+            .collect())
+    }
+}

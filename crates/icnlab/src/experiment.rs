@@ -1,0 +1,115 @@
+//! Running one experiment file end to end: points → results → report.json, CSVs, plot.svg.
+
+use crate::exec::{ExecError, ExecOptions};
+use crate::report::RunReport;
+use icn_engine::{ConfigError, ExperimentFile, Invalid};
+use std::path::Path;
+use std::time::Instant;
+
+/// Which part of the sweep to run: all points, or every n-th starting at i.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let err = || format!("`{s}`: a shard is i/n with 0 ≤ i < n, e.g. 0/4");
+        let (i, n) = s.split_once('/').ok_or_else(err)?;
+        let (index, count): (usize, usize) = (
+            i.trim().parse().map_err(|_| err())?,
+            n.trim().parse().map_err(|_| err())?,
+        );
+        if count == 0 || index >= count {
+            return Err(err());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// What to run of a file.
+pub struct Plan {
+    pub sweep: bool,
+    pub shard: Option<Shard>,
+    pub opts: ExecOptions,
+}
+
+/// Runs `file` per `plan`, writes everything into `out`, and returns the report. A plot that
+/// cannot be drawn is reported as an error after the data are safely written.
+pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunReport, ExecError> {
+    let runner = crate::models::find(&file.model).ok_or_else(|| {
+        ConfigError::invalid(
+            &file.path,
+            Invalid::new(
+                "model",
+                format!(
+                    "unknown model \"{}\"; available: {}",
+                    file.model,
+                    crate::models::names()
+                ),
+            ),
+        )
+    })?;
+    let mut points = file.points();
+    if !plan.sweep {
+        let mut base = file.clone();
+        base.sweep.clear();
+        points = base.points();
+    }
+    if let Some(s) = plan.shard {
+        points.retain(|p| p.index % s.count == s.index);
+    }
+    runner.check(file, &points)?;
+    std::fs::create_dir_all(out)
+        .map_err(|e| ExecError::Failed(format!("cannot create {}: {e}", out.display())))?;
+
+    let started = Instant::now();
+    let results = runner.execute(file, &points, plan.opts)?;
+    let report = RunReport {
+        tool: "icnlab".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        model: file.model.clone(),
+        title: file.title.clone(),
+        description: file.description.clone(),
+        config_file: file.path.display().to_string(),
+        seed: file.seed,
+        replications: file.replications,
+        threads: if plan.opts.threads == 0 {
+            rayon::current_num_threads()
+        } else {
+            plan.opts.threads
+        },
+        wall_time_s: started.elapsed().as_secs_f64(),
+        shard: plan.shard.map(|s| (s.index, s.count)),
+        plots: if plan.sweep {
+            file.plots.clone()
+        } else {
+            Vec::new()
+        },
+        points: results,
+    };
+    write_outputs(&report, out)?;
+    Ok(report)
+}
+
+/// report.json, the CSVs and (for sweeps with plot specs) plot.svg.
+pub fn write_outputs(report: &RunReport, out: &Path) -> Result<Vec<String>, ExecError> {
+    let fail = |e: anyhow::Error| ExecError::Failed(format!("{e:#}"));
+    report.write_json(&out.join("report.json")).map_err(fail)?;
+    let mut files = vec!["report.json".to_owned()];
+    files.extend(report.write_csvs(out).map_err(fail)?);
+    if !report.plots.is_empty() {
+        crate::plot::draw(out, &report.plots, &out.join("plot.svg")).map_err(|e| {
+            ExecError::Failed(format!(
+                "{}: data written to {}, but the plot failed: {e:#}",
+                report.config_file,
+                out.display()
+            ))
+        })?;
+        files.push("plot.svg".to_owned());
+    }
+    Ok(files)
+}

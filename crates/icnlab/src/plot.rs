@@ -1,0 +1,281 @@
+//! `plot.svg`: the panels an experiment file's `[[plot]]` tables ask for, drawn from the CSVs the
+//! run wrote (so a merged sweep can be re-plotted without re-running it).
+//!
+//! Each panel draws its `y` columns against `x`, one line per distinct combination of the
+//! `series` columns, with error bars from the matching `_ci95` columns. A non-numeric `x`
+//! (a policy name, say) becomes a categorical axis.
+
+use anyhow::{Context, Result};
+use icn_engine::config::{PlotSpec, value_label};
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A CSV file as strings.
+pub struct Frame {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Frame {
+    pub fn read(path: &Path) -> Result<Frame> {
+        let mut r = csv::Reader::from_path(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let columns = r.headers()?.iter().map(str::to_owned).collect();
+        let rows = r
+            .records()
+            .map(|rec| rec.map(|r| r.iter().map(str::to_owned).collect()))
+            .collect::<Result<_, _>>()
+            .with_context(|| format!("malformed CSV {}", path.display()))?;
+        Ok(Frame { columns, rows })
+    }
+
+    fn col(&self, name: &str) -> Result<usize> {
+        self.columns
+            .iter()
+            .position(|c| c == name)
+            .with_context(|| format!("no column `{name}` (have: {})", self.columns.join(", ")))
+    }
+}
+
+/// One line of a panel.
+struct Series {
+    label: String,
+    /// (x position, y, ci half-width)
+    points: Vec<(f64, f64, f64)>,
+}
+
+struct Panel {
+    title: String,
+    x_label: String,
+    y_label: String,
+    categories: Option<Vec<String>>,
+    series: Vec<Series>,
+    log_x: bool,
+    log_y: bool,
+}
+
+fn build_panel(spec: &PlotSpec, frame: &Frame) -> Result<Panel> {
+    let xi = frame.col(&spec.x)?;
+    let filters: Vec<(usize, String)> = spec
+        .filter
+        .iter()
+        .map(|(k, v)| Ok((frame.col(k)?, value_label(v))))
+        .collect::<Result<_>>()?;
+    let rows: Vec<&Vec<String>> = frame
+        .rows
+        .iter()
+        .filter(|r| {
+            filters.iter().all(|(i, v)| {
+                r[*i] == *v
+                    || r[*i].parse::<f64>().ok() == v.parse::<f64>().ok()
+                        && v.parse::<f64>().is_ok()
+            })
+        })
+        .collect();
+    let numeric_x = rows.iter().all(|r| r[xi].parse::<f64>().is_ok());
+    let mut categories: Vec<String> = Vec::new();
+    if !numeric_x {
+        for r in &rows {
+            if !categories.contains(&r[xi]) {
+                categories.push(r[xi].clone());
+            }
+        }
+    }
+    let series_cols: Vec<usize> = spec
+        .series
+        .iter()
+        .map(|s| frame.col(s))
+        .collect::<Result<_>>()?;
+    let mut series = Vec::new();
+    for y in &spec.y {
+        let yi = frame.col(y)?;
+        let ci = frame.col(&format!("{y}_ci95")).ok();
+        let mut groups: BTreeMap<Vec<String>, Vec<(f64, f64, f64)>> = BTreeMap::new();
+        let mut order: Vec<Vec<String>> = Vec::new();
+        for r in &rows {
+            let Ok(yv) = r[yi].parse::<f64>() else {
+                continue;
+            };
+            let x = if numeric_x {
+                r[xi].parse::<f64>().expect("checked numeric")
+            } else {
+                categories
+                    .iter()
+                    .position(|c| *c == r[xi])
+                    .expect("collected") as f64
+            };
+            let half = ci.and_then(|c| r[c].parse::<f64>().ok()).unwrap_or(0.0);
+            let key: Vec<String> = series_cols
+                .iter()
+                .map(|&c| format!("{}={}", frame.columns[c], r[c]))
+                .collect();
+            if !groups.contains_key(&key) {
+                order.push(key.clone());
+            }
+            groups.entry(key).or_default().push((x, yv, half));
+        }
+        for key in order {
+            let mut points = groups.remove(&key).expect("ordered key");
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut label = if spec.y.len() > 1 || key.is_empty() {
+                y.clone()
+            } else {
+                String::new()
+            };
+            if !key.is_empty() {
+                if !label.is_empty() {
+                    label.push_str(", ");
+                }
+                label.push_str(&key.join(", "));
+            }
+            series.push(Series { label, points });
+        }
+    }
+    let title = if spec.title.is_empty() {
+        format!("{} vs {}", spec.y.join(", "), spec.x)
+    } else {
+        spec.title.clone()
+    };
+    Ok(Panel {
+        title,
+        x_label: spec.x_label.clone().unwrap_or_else(|| spec.x.clone()),
+        y_label: spec.y_label.clone().unwrap_or_else(|| spec.y.join(", ")),
+        categories: (!numeric_x).then_some(categories),
+        series,
+        log_x: spec.log_x,
+        log_y: spec.log_y,
+    })
+}
+
+fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite() && (!log || *v > 0.0)) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return if log { (1.0, 10.0) } else { (0.0, 1.0) };
+    }
+    if log {
+        return (lo / 1.2, hi * 1.2);
+    }
+    let pad = if hi > lo {
+        (hi - lo) * 0.05
+    } else {
+        lo.abs().max(1.0) * 0.1
+    };
+    (
+        if lo >= 0.0 && lo - pad < 0.0 {
+            0.0
+        } else {
+            lo - pad
+        },
+        hi + pad,
+    )
+}
+
+const PANEL_W: u32 = 620;
+const PANEL_H: u32 = 420;
+
+/// Draws all panels of `specs` into one SVG at `out`, reading `data.csv` / `<table>.csv` in `dir`.
+pub fn draw(dir: &Path, specs: &[PlotSpec], out: &Path) -> Result<()> {
+    if specs.is_empty() {
+        return Ok(());
+    }
+    let mut panels = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let file = dir.join(format!("{}.csv", spec.table.as_deref().unwrap_or("data")));
+        let frame = Frame::read(&file)?;
+        panels.push(
+            build_panel(spec, &frame)
+                .with_context(|| format!("plot {} (from {})", i + 1, file.display()))?,
+        );
+    }
+    let cols = if panels.len() == 1 { 1 } else { 2 };
+    let rows = panels.len().div_ceil(cols);
+    let root =
+        SVGBackend::new(out, (PANEL_W * cols as u32, PANEL_H * rows as u32)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let areas = root.split_evenly((rows, cols));
+    for (panel, area) in panels.iter().zip(areas.iter()) {
+        draw_panel(panel, area).with_context(|| format!("drawing panel `{}`", panel.title))?;
+    }
+    root.present()
+        .with_context(|| format!("cannot write {}", out.display()))?;
+    Ok(())
+}
+
+fn draw_panel(p: &Panel, area: &DrawingArea<SVGBackend, plotters::coord::Shift>) -> Result<()> {
+    let all = || p.series.iter().flat_map(|s| s.points.iter());
+    let (x0, x1) = match &p.categories {
+        Some(c) => (-0.5, c.len() as f64 - 0.5),
+        None => range(all().map(|q| q.0), p.log_x),
+    };
+    let (y0, y1) = range(all().flat_map(|q| [q.1 - q.2, q.1 + q.2]), p.log_y);
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .caption(&p.title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64);
+    macro_rules! finish {
+        ($chart:expr) => {{
+            let mut chart = $chart;
+            let mut mesh = chart.configure_mesh();
+            mesh.x_desc(&p.x_label).y_desc(&p.y_label);
+            let cats = p.categories.clone();
+            let fmt = move |x: &f64| match &cats {
+                Some(c) => {
+                    let i = x.round();
+                    if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < c.len() {
+                        c[i as usize].clone()
+                    } else {
+                        String::new()
+                    }
+                }
+                None => crate::report::fmt_num(*x),
+            };
+            mesh.x_label_formatter(&fmt)
+                .y_label_formatter(&|y: &f64| crate::report::fmt_num(*y))
+                .draw()?;
+            for (i, s) in p.series.iter().enumerate() {
+                let color = Palette99::pick(i).to_rgba();
+                let style = ShapeStyle::from(&color).stroke_width(2);
+                chart
+                    .draw_series(LineSeries::new(s.points.iter().map(|q| (q.0, q.1)), style))?
+                    .label(s.label.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+                chart.draw_series(
+                    s.points
+                        .iter()
+                        .map(|q| Circle::new((q.0, q.1), 3, color.filled())),
+                )?;
+                chart.draw_series(
+                    s.points
+                        .iter()
+                        .filter(|q| q.2 > 0.0)
+                        .map(|q| ErrorBar::new_vertical(q.0, q.1 - q.2, q.1, q.1 + q.2, color, 6)),
+                )?;
+            }
+            if p.series.iter().any(|s| !s.label.is_empty()) {
+                chart
+                    .configure_series_labels()
+                    .background_style(WHITE.mix(0.85))
+                    .border_style(BLACK.mix(0.3))
+                    .position(SeriesLabelPosition::UpperLeft)
+                    .label_font(("sans-serif", 12))
+                    .draw()?;
+            }
+        }};
+    }
+    match (p.log_x && p.categories.is_none(), p.log_y) {
+        (false, false) => finish!(builder.build_cartesian_2d(x0..x1, y0..y1)?),
+        (true, false) => finish!(builder.build_cartesian_2d((x0..x1).log_scale(), y0..y1)?),
+        (false, true) => finish!(builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?),
+        (true, true) => {
+            finish!(builder.build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())?)
+        }
+    }
+    Ok(())
+}

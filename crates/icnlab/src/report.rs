@@ -1,0 +1,284 @@
+//! Results as data: the JSON report, the CSV files and the human summary.
+//!
+//! * `report.json`: [`RunReport`] — tool version, config file, seed, replications, threads,
+//!   wall time, the plot specs, and per point its sweep parameters, the full typed config (echo)
+//!   and the aggregated metrics (means, 95 % CI half-widths, tables).
+//! * `data.csv`: one row per point: `point`, the sweep keys, then each scalar metric followed by
+//!   its `_ci95` column.
+//! * `<table>.csv`: each metrics table in long form: `point`, the sweep keys, the table's columns
+//!   and their `_ci95` columns.
+
+use anyhow::{Context, Result};
+use icn_engine::Metrics;
+use icn_engine::config::PlotSpec;
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::path::Path;
+
+/// The aggregated result of one sweep point (or of a plain run).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PointResult {
+    pub index: usize,
+    pub params: Vec<(String, serde_json::Value)>,
+    pub config: serde_json::Value,
+    pub metrics: Metrics,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunReport {
+    pub tool: String,
+    pub version: String,
+    pub model: String,
+    pub title: String,
+    pub description: String,
+    pub config_file: String,
+    pub seed: u64,
+    pub replications: u32,
+    pub threads: usize,
+    pub wall_time_s: f64,
+    /// `Some((i, n))` when only shard i of n was run.
+    pub shard: Option<(usize, usize)>,
+    pub plots: Vec<PlotSpec>,
+    pub points: Vec<PointResult>,
+}
+
+pub fn toml_to_json(v: &toml::Value) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+fn json_label(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// "load=0.5, nodes=8".
+pub fn params_label<V: std::fmt::Display>(params: &[(String, V)]) -> String {
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Formats a number for CSV: shortest round-trip representation, empty for NaN.
+fn cell(x: f64) -> String {
+    if x.is_nan() {
+        String::new()
+    } else {
+        format!("{x}")
+    }
+}
+
+impl RunReport {
+    pub fn write_json(&self, path: &Path) -> Result<()> {
+        let text = serde_json::to_string_pretty(self)?;
+        fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    }
+
+    pub fn read_json(path: &Path) -> Result<Self> {
+        let text =
+            fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("{} is not an icnlab report", path.display()))
+    }
+
+    fn sweep_keys(&self) -> Vec<String> {
+        self.points
+            .first()
+            .map(|p| p.params.iter().map(|(k, _)| k.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Writes `data.csv` and one CSV per metrics table into `dir`; returns the files written.
+    pub fn write_csvs(&self, dir: &Path) -> Result<Vec<String>> {
+        let keys = self.sweep_keys();
+        let mut written = Vec::new();
+        let Some(first) = self.points.first() else {
+            return Ok(written);
+        };
+
+        let mut header: Vec<String> = std::iter::once("point".to_owned())
+            .chain(keys.iter().cloned())
+            .collect();
+        for m in &first.metrics.scalars {
+            header.push(m.name.clone());
+            header.push(format!("{}_ci95", m.name));
+        }
+        let path = dir.join("data.csv");
+        let mut w = csv::Writer::from_path(&path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        w.write_record(&header)?;
+        for p in &self.points {
+            let mut row: Vec<String> = vec![p.index.to_string()];
+            row.extend(p.params.iter().map(|(_, v)| json_label(v)));
+            for m in &first.metrics.scalars {
+                let found = p.metrics.get(&m.name);
+                row.push(found.map_or(String::new(), |m| cell(m.value)));
+                row.push(found.and_then(|m| m.ci95).map_or(String::new(), cell));
+            }
+            w.write_record(&row)?;
+        }
+        w.flush()?;
+        written.push("data.csv".to_owned());
+
+        for t in &first.metrics.tables {
+            let name = format!("{}.csv", t.name);
+            let path = dir.join(&name);
+            let mut w = csv::Writer::from_path(&path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            let mut header: Vec<String> = std::iter::once("point".to_owned())
+                .chain(keys.iter().cloned())
+                .collect();
+            header.extend(t.columns.iter().cloned());
+            header.extend(t.columns.iter().map(|c| format!("{c}_ci95")));
+            w.write_record(&header)?;
+            for p in &self.points {
+                let Some(table) = p.metrics.table(&t.name) else {
+                    continue;
+                };
+                for (i, row) in table.rows.iter().enumerate() {
+                    let mut rec: Vec<String> = vec![p.index.to_string()];
+                    rec.extend(p.params.iter().map(|(_, v)| json_label(v)));
+                    rec.extend(row.iter().map(|&x| cell(x)));
+                    let ci = table.ci95.get(i);
+                    rec.extend((0..row.len()).map(|j| {
+                        ci.and_then(|r| r.get(j))
+                            .map_or(String::new(), |&x| cell(x))
+                    }));
+                    w.write_record(&rec)?;
+                }
+            }
+            w.flush()?;
+            written.push(name);
+        }
+        Ok(written)
+    }
+
+    /// A human summary: every metric of a single point, or a compact table of a sweep.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!(
+            "{} ({} model, seed {}, {} replication{}, {:.2} s)\n",
+            self.title,
+            self.model,
+            self.seed,
+            self.replications,
+            if self.replications == 1 { "" } else { "s" },
+            self.wall_time_s
+        ));
+        if let [point] = self.points.as_slice() {
+            let width = point
+                .metrics
+                .scalars
+                .iter()
+                .map(|m| m.name.len())
+                .max()
+                .unwrap_or(0);
+            for m in &point.metrics.scalars {
+                let ci = m
+                    .ci95
+                    .map_or(String::new(), |h| format!(" ± {}", fmt_num(h)));
+                out.push_str(&format!(
+                    "  {:width$}  {:>14}{:<12} {:8} {}\n",
+                    m.name,
+                    fmt_num(m.value),
+                    ci,
+                    m.unit,
+                    m.about
+                ));
+            }
+            for t in &point.metrics.tables {
+                out.push_str(&format!(
+                    "  table {}:\n    {}\n",
+                    t.name,
+                    t.columns.join("\t")
+                ));
+                for row in &t.rows {
+                    out.push_str(&format!(
+                        "    {}\n",
+                        row.iter()
+                            .map(|&x| fmt_num(x))
+                            .collect::<Vec<_>>()
+                            .join("\t")
+                    ));
+                }
+            }
+            for n in &point.metrics.notes {
+                out.push_str(&format!("  note: {n}\n"));
+            }
+        } else {
+            let Some(first) = self.points.first() else {
+                return out;
+            };
+            let shown: Vec<&str> = first
+                .metrics
+                .scalars
+                .iter()
+                .take(6)
+                .map(|m| m.name.as_str())
+                .collect();
+            out.push_str(&format!(
+                "  {:40} {}\n",
+                "point",
+                shown.iter().map(|s| format!("{s:>14}")).collect::<String>()
+            ));
+            for p in &self.points {
+                let label = params_label(
+                    &p.params
+                        .iter()
+                        .map(|(k, v)| (k.clone(), json_label(v)))
+                        .collect::<Vec<_>>(),
+                );
+                let values: String = shown
+                    .iter()
+                    .map(|n| format!("{:>14}", fmt_num(p.metrics.value(n))))
+                    .collect();
+                out.push_str(&format!("  {label:40} {values}\n"));
+            }
+            if first.metrics.scalars.len() > shown.len() {
+                out.push_str("  (all metrics with confidence intervals in data.csv)\n");
+            }
+        }
+        out
+    }
+}
+
+/// Four significant digits, scientific only for very large or small magnitudes.
+pub fn fmt_num(x: f64) -> String {
+    if x.is_nan() {
+        return "—".to_owned();
+    }
+    let a = x.abs();
+    if a != 0.0 && !(1e-3..1e7).contains(&a) {
+        format!("{x:.3e}")
+    } else if x == x.trunc() && a < 1e7 {
+        format!("{x:.0}")
+    } else {
+        let digits = (4 - (a.log10().floor() as i32) - 1).clamp(0, 6) as usize;
+        let s = format!("{x:.digits$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            s
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_num;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(fmt_num(2.0), "2");
+        assert_eq!(fmt_num(0.123456), "0.1235");
+        assert_eq!(fmt_num(0.1), "0.1");
+        assert_eq!(fmt_num(2.50), "2.5");
+        assert_eq!(fmt_num(1234.5678), "1235");
+        assert_eq!(fmt_num(12.345678), "12.35");
+        assert_eq!(fmt_num(1.5e-5), "1.500e-5");
+        assert_eq!(fmt_num(f64::NAN), "—");
+    }
+}

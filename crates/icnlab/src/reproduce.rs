@@ -1,0 +1,157 @@
+//! `icnlab reproduce`: every bundled experiment → results/<name>/ and results/index.html.
+
+use crate::exec::{ExecError, ExecOptions};
+use crate::experiment::{Plan, run_file};
+use crate::html::{Entry, index};
+use icn_engine::{ConfigError, ExperimentFile};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+pub struct Request {
+    pub names: Vec<String>,
+    pub out: PathBuf,
+    pub quick: bool,
+    pub experiments: Option<PathBuf>,
+    pub list: bool,
+    pub threads: usize,
+}
+
+/// `./experiments` when run from a checkout, else the one in the source tree this binary was built from.
+fn experiments_dir(explicit: Option<&Path>) -> PathBuf {
+    if let Some(p) = explicit {
+        return p.to_owned();
+    }
+    let here = PathBuf::from("experiments");
+    if here.is_dir() {
+        here
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments")
+    }
+}
+
+/// The experiment files of `dir` (not its subdirectories), sorted by name.
+fn list(dir: &Path) -> Result<Vec<(String, PathBuf)>, ExecError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        ExecError::Failed(format!(
+            "cannot read experiments directory {}: {e}",
+            dir.display()
+        ))
+    })?;
+    let mut found: Vec<(String, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .map(|p| {
+            (
+                p.file_stem()
+                    .expect("has extension")
+                    .to_string_lossy()
+                    .into_owned(),
+                p,
+            )
+        })
+        .collect();
+    found.sort();
+    Ok(found)
+}
+
+pub fn reproduce(req: &Request) -> Result<(), ExecError> {
+    let dir = experiments_dir(req.experiments.as_deref());
+    let all = list(&dir)?;
+    if req.list {
+        for (name, path) in &all {
+            let title = ExperimentFile::load(path, false)
+                .map(|f| f.title)
+                .unwrap_or_else(|e| format!("(invalid: {e})"));
+            println!("{name:24} {title}");
+        }
+        return Ok(());
+    }
+    let chosen: Vec<&(String, PathBuf)> = if req.names.is_empty() {
+        all.iter().collect()
+    } else {
+        let mut chosen = Vec::new();
+        for want in &req.names {
+            let matching: Vec<_> = all
+                .iter()
+                .filter(|(n, _)| n == want || n.starts_with(&format!("{want}-")))
+                .collect();
+            if matching.is_empty() {
+                let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
+                return Err(ExecError::Config(ConfigError::Invalid {
+                    file: dir.display().to_string(),
+                    inner: icn_engine::Invalid::new(
+                        "experiment",
+                        format!(
+                            "no experiment named `{want}`; available: {}",
+                            names.join(", ")
+                        ),
+                    ),
+                }));
+            }
+            for m in matching {
+                if !chosen.contains(&m) {
+                    chosen.push(m);
+                }
+            }
+        }
+        chosen
+    };
+    // Parse everything first: a typo in the last file should not surface after an hour.
+    let files: Vec<(String, ExperimentFile)> = chosen
+        .iter()
+        .map(|(name, path)| Ok((name.clone(), ExperimentFile::load(path, req.quick)?)))
+        .collect::<Result<_, ConfigError>>()?;
+
+    std::fs::create_dir_all(&req.out)
+        .map_err(|e| ExecError::Failed(format!("cannot create {}: {e}", req.out.display())))?;
+    let mut entries = Vec::new();
+    let mut failures = 0;
+    for (i, (name, file)) in files.iter().enumerate() {
+        eprintln!("[{}/{}] {name}: {}", i + 1, files.len(), file.title);
+        let out = req.out.join(name);
+        let started = Instant::now();
+        let plan = Plan {
+            sweep: true,
+            shard: None,
+            opts: ExecOptions {
+                threads: req.threads,
+                progress: true,
+            },
+        };
+        let result = run_file(file, &out, &plan);
+        let error = result.as_ref().err().map(|e| e.to_string());
+        if let Some(e) = &error {
+            failures += 1;
+            eprintln!("  failed: {e}");
+        }
+        let mut files: Vec<String> = std::fs::read_dir(&out)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        entries.push(Entry {
+            name: name.clone(),
+            title: file.title.clone(),
+            description: file.description.clone(),
+            has_plot: files.iter().any(|f| f == "plot.svg"),
+            files,
+            wall_time_s: started.elapsed().as_secs_f64(),
+            error,
+        });
+    }
+    let page = req.out.join("index.html");
+    std::fs::write(&page, index(&req.out, &entries, req.quick))
+        .map_err(|e| ExecError::Failed(format!("cannot write {}: {e}", page.display())))?;
+    eprintln!("wrote {}", page.display());
+    if failures > 0 {
+        return Err(ExecError::Failed(format!(
+            "{failures} of {} experiments failed (see above)",
+            files.len()
+        )));
+    }
+    Ok(())
+}
