@@ -4,6 +4,7 @@
 //! `icn_engine::Model`; this crate reads experiment files, runs points and replications on all
 //! cores, and writes reports, CSVs, plots and the results index.
 
+mod bench;
 mod exec;
 mod experiment;
 mod html;
@@ -78,6 +79,15 @@ enum Command {
         list: bool,
         #[arg(long, default_value_t = 0)]
         threads: usize,
+    },
+    /// Simulation speed of each model on one core (median of repeats).
+    Bench {
+        /// Targets (default: all).
+        targets: Vec<String>,
+        #[arg(long, default_value_t = 3)]
+        repeats: usize,
+        #[arg(long)]
+        json: bool,
     },
     /// List the models an experiment file can name.
     Models,
@@ -154,6 +164,7 @@ fn main() -> ExitCode {
         Command::Reproduce { names, out, quick, experiments, list, threads } => {
             reproduce::reproduce(&reproduce::Request { names, out, quick, experiments, list, threads })
         }
+        Command::Bench { targets, repeats, json } => bench::bench(&targets, repeats, json),
         Command::Models => {
             for r in models::all() {
                 println!("{:8} {}", r.name(), r.about());

@@ -1,0 +1,92 @@
+//! `icnlab bench <target>`: simulation speed of each model on one core, in the unit that model's
+//! issue states (node-cycles per second for the SCI ring, ...).
+//!
+//! Each target runs a fixed, documented workload a few times on the calling thread and reports
+//! the median rate; the spread is printed too so a noisy machine is visible.
+
+use crate::exec::ExecError;
+use icn_engine::Model;
+use icn_engine::model::NoProgress;
+use std::time::Instant;
+
+/// A benchmark workload: runs once and returns the units of work it did.
+pub struct Target {
+    pub name: &'static str,
+    pub workload: &'static str,
+    pub unit: &'static str,
+    pub run: fn() -> Result<f64, String>,
+}
+
+fn mm1() -> Result<f64, String> {
+    let cfg = crate::mm1::Mm1Config {
+        customers: 2_000_000,
+        ..Default::default()
+    };
+    crate::mm1::Mm1::run(&cfg, 1, &NoProgress).map_err(|e| e.to_string())?;
+    Ok((cfg.customers + cfg.warmup) as f64)
+}
+
+pub fn targets() -> Vec<Target> {
+    vec![Target {
+        name: "mm1",
+        workload: "M/M/1 queue, 2·10^6 customers",
+        unit: "customers",
+        run: mm1,
+    }]
+}
+
+pub fn bench(names: &[String], repeats: usize, json: bool) -> Result<(), ExecError> {
+    let all = targets();
+    let chosen: Vec<&Target> = if names.is_empty() {
+        all.iter().collect()
+    } else {
+        names
+            .iter()
+            .map(|n| {
+                all.iter().find(|t| t.name == n).ok_or_else(|| {
+                    let known: Vec<&str> = all.iter().map(|t| t.name).collect();
+                    ExecError::Failed(format!(
+                        "no benchmark `{n}`; available: {}",
+                        known.join(", ")
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let mut rows = Vec::new();
+    for t in chosen {
+        let mut rates = Vec::with_capacity(repeats);
+        for _ in 0..repeats.max(1) {
+            let started = Instant::now();
+            let units =
+                (t.run)().map_err(|e| ExecError::Failed(format!("bench {}: {e}", t.name)))?;
+            rates.push(units / started.elapsed().as_secs_f64());
+        }
+        rates.sort_by(f64::total_cmp);
+        let median = rates[rates.len() / 2];
+        if json {
+            rows.push(serde_json::json!({
+                "target": t.name, "workload": t.workload, "unit": format!("{}/s", t.unit),
+                "median": median, "min": rates[0], "max": rates[rates.len() - 1], "repeats": rates.len(),
+            }));
+        } else {
+            println!(
+                "{:8} {:>10.2} M {}/s  (median of {}, min {:.2} M, max {:.2} M; one core)  {}",
+                t.name,
+                median / 1e6,
+                t.unit,
+                rates.len(),
+                rates[0] / 1e6,
+                rates[rates.len() - 1] / 1e6,
+                t.workload
+            );
+        }
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).expect("json values")
+        );
+    }
+    Ok(())
+}
