@@ -32,13 +32,23 @@ pub enum GenerationEndKind {
     QuietWindow,
 }
 
-/// Bandwidth allocation (go-bit protocol). Only `none` is implemented: pure register
-/// insertion, a node transmits whenever its bypass FIFO is empty at a packet boundary.
+/// Bandwidth allocation (who may insert when), orthogonal to queue allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum BandwidthAllocation {
-    #[default]
+    /// Pure register insertion: a node transmits whenever its bypass FIFO is empty at a
+    /// packet boundary. A node whose input is quiet can then fill its output with
+    /// back-to-back packets (one idle apart), and its downstream neighbour, whose FIFO never
+    /// drains, starves; with A/B aging this livelocks (see docs/sci.md), so it is not the
+    /// default.
     None,
+    /// SAT fairness (MetaRing, Cidon & Ofek 1990) in place of SCI's go-bits: a SAT signal
+    /// circulates hop by hop; a node may start at most `sat_quota` own sends between two SAT
+    /// visits, and keeps the SAT while it wants to send but has not sent since its last
+    /// visit. Starvation-free: a holder blocks everyone's quota until the ring drains enough
+    /// for it to insert. NOTIFYs are exempt. The default.
+    #[default]
+    Sat,
 }
 
 /// Destination pattern of generated sends.
@@ -118,8 +128,10 @@ pub struct SciConfig {
     pub data_weights: Vec<f64>,
     /// Adds a header CRC symbol to every send (SCI's optional layout).
     pub crc_outside_header: bool,
-    /// Go-bit bandwidth allocation: only `none`.
+    /// Bandwidth allocation: `sat` (default) or `none` (pure register insertion).
     pub bandwidth_allocation: BandwidthAllocation,
+    /// Own sends per SAT visit with `bandwidth_allocation = "sat"`, 1..=1024.
+    pub sat_quota: u32,
     pub traffic: TrafficConfig,
     /// Cycles simulated before measuring, 0..=10^10.
     pub warmup_cycles: u64,
@@ -142,12 +154,13 @@ impl Default for SciConfig {
             active_buffers: 4,
             queue_depth: 4,
             unbounded_queue: false,
-            service_time: 60,
+            service_time: 120,
             send_queue_depth: 64,
             data_bytes: vec![64],
             data_weights: vec![1.0],
             crc_outside_header: false,
-            bandwidth_allocation: BandwidthAllocation::None,
+            bandwidth_allocation: BandwidthAllocation::Sat,
+            sat_quota: 2,
             traffic: TrafficConfig::default(),
             warmup_cycles: 20_000,
             measure_cycles: 200_000,
@@ -237,6 +250,12 @@ impl SciConfig {
             "send_queue_depth",
             "1 ..= 1000000 packets",
             self.send_queue_depth,
+        )?;
+        Invalid::check(
+            (1..=1024).contains(&self.sat_quota),
+            "sat_quota",
+            "1 ..= 1024",
+            self.sat_quota,
         )?;
         Invalid::check(
             !self.data_bytes.is_empty() && self.data_bytes.len() <= 4,

@@ -3,16 +3,22 @@
 
 mod common;
 
-use icn_sci::config::Pattern;
+use icn_sci::config::{BandwidthAllocation, Pattern};
 
 /// Ls = 40 (64-byte send), Le = 4: 2/46 ≈ 0.0435 transactions per cycle, whatever N.
 const BOUND: f64 = 2.0 / 46.0;
 
 #[test]
 fn saturated_uniform_throughput_approaches_the_bound() {
-    for nodes in [4, 8, 16] {
+    for (nodes, bw) in [4, 8, 16].into_iter().flat_map(|n| {
+        [
+            (n, BandwidthAllocation::Sat),
+            (n, BandwidthAllocation::None),
+        ]
+    }) {
         let mut cfg = common::short(nodes, 1.0, Pattern::Uniform);
         cfg.unbounded_queue = true;
+        cfg.bandwidth_allocation = bw;
         cfg.measure_cycles = 30_000;
         let sim = common::run(&cfg, 11, false);
         let m = sim.measure().metrics("", sim.now());

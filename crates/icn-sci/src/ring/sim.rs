@@ -21,7 +21,7 @@ use super::events::Event;
 use super::measure::Measure;
 use super::traffic::{Arrival, Traffic};
 use super::wire::{BypassFifos, Kind, Wire};
-use crate::config::{Pattern, SciConfig};
+use crate::config::{BandwidthAllocation, Pattern, SciConfig};
 use crate::protocol::packet::{ECHO_SYMBOLS, send_symbols};
 use crate::protocol::{
     ActiveBuffers, Echo, EchoOutcome, NotifyBuffer, Phase, Receiver, ServeState, SlotState, Sst,
@@ -54,6 +54,7 @@ pub struct Sim {
     drain_limit: u64,
     intelligent: bool,
     quiet_window: bool,
+    sat: bool,
     unbounded: bool,
     depth: usize,
     service_time: u64,
@@ -72,6 +73,13 @@ pub struct Sim {
     bypassing: Vec<bool>,
     gap: Vec<bool>,
     fifo: BypassFifos,
+    /// SAT allocation: own sends a node may still start before the SAT next visits it.
+    quota: Vec<u32>,
+    /// SAT allocation: the node has started an own send since the SAT last left it.
+    sent_since_sat: Vec<bool>,
+    /// SAT allocation: where the SAT is (it moves one hop per cycle unless held).
+    sat_at: usize,
+    sat_quota: u32,
     // Transmitter.
     active: Vec<ActiveBuffers>,
     sendq: Vec<VecDeque<Queued>>,
@@ -122,6 +130,7 @@ impl Sim {
             gen_end,
             drain_limit: cfg.drain_limit_cycles,
             intelligent,
+            sat: cfg.bandwidth_allocation == BandwidthAllocation::Sat,
             quiet_window: matches!(
                 cfg.generation_end(),
                 crate::protocol::GenerationEnd::QuietWindow(_)
@@ -139,6 +148,10 @@ impl Sim {
             own_left: vec![0; n],
             bypassing: vec![false; n],
             gap: vec![false; n],
+            quota: vec![cfg.sat_quota; n],
+            sent_since_sat: vec![false; n],
+            sat_at: 0,
+            sat_quota: cfg.sat_quota,
             // Own packet (≤ longest) plus the idle gap plus a margin of one packet.
             fifo: BypassFifos::new(n, 2 * (longest + 2)),
             active: (0..n)
@@ -277,12 +290,25 @@ impl Sim {
                 )
             })
             .collect();
+        let links: Vec<String> = (0..self.n)
+            .filter(|&i| !self.link_in[i].is_idle() || !self.fifo.is_empty(i) || self.own_left[i] > 0)
+            .map(|i| {
+                format!(
+                    "node {i}: input {:?}, FIFO {} symbols, own packet {} symbols left, bypassing {}",
+                    self.link_in[i],
+                    self.fifo.len(i),
+                    self.own_left[i],
+                    self.bypassing[i]
+                )
+            })
+            .collect();
         format!(
-            "drain did not finish within drain_limit_cycles = {}: {} sends still outstanding, {} symbols on the ring; {}",
+            "drain did not finish within drain_limit_cycles = {}: {} sends still outstanding, {} symbols on the ring; {}; ring: {}",
             self.drain_limit,
             self.outstanding,
             self.live_symbols(),
-            nodes.join("; ")
+            nodes.join("; "),
+            links.join("; ")
         )
     }
 
@@ -301,8 +327,25 @@ impl Sim {
         for i in 0..self.n {
             self.node_step(i, measuring);
         }
+        if self.sat {
+            self.sat_step();
+        }
         std::mem::swap(&mut self.link_in, &mut self.link_out);
         self.now += 1;
+    }
+
+    /// SAT fairness (MetaRing): the SAT stays at a node that still wants to send but has
+    /// not sent since the SAT's last visit; otherwise the node gets a fresh quota and the SAT
+    /// moves on to the downstream node (arriving next cycle). Holding the SAT starves the
+    /// other nodes of quota, which drains the ring until the holder can insert.
+    fn sat_step(&mut self) {
+        let i = self.sat_at;
+        let starving = self.tx_dirty[i] && !self.sent_since_sat[i];
+        if !starving {
+            self.quota[i] = self.sat_quota;
+            self.sent_since_sat[i] = false;
+            self.sat_at = if i + 1 == self.n { 0 } else { i + 1 };
+        }
     }
 
     fn generate(&mut self) {
@@ -610,7 +653,7 @@ impl Sim {
                 buf: 0,
             });
         }
-        if !self.tx_dirty[i] {
+        if !self.tx_dirty[i] || (self.sat && self.quota[i] == 0) {
             return None;
         }
         let mut best: Option<(u64, Pick)> = None;
@@ -662,6 +705,10 @@ impl Sim {
         };
         if measuring {
             self.measure.transmitted += 1;
+        }
+        if self.sat {
+            self.quota[i] -= 1;
+            self.sent_since_sat[i] = true;
         }
         self.log(Event::Transmit {
             cycle: self.now,

@@ -24,7 +24,8 @@ pub struct Wire {
     pub pos: u8,
     /// Length of the packet in symbols.
     pub len: u8,
-    /// Send: phase code; echo: [`crate::protocol::Echo`] code; NOTIFY: status code.
+    /// Send: phase code; echo: [`crate::protocol::Echo`] code; NOTIFY: status code; idle:
+    /// 1 = stop (go-bit allocation, origin in `src`), 0 = go.
     pub status: u8,
     pub dst: u8,
     pub src: u8,

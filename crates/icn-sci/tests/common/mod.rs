@@ -23,7 +23,12 @@ pub fn short(nodes: usize, load: f64, pattern: Pattern) -> SciConfig {
 pub fn saturated_hotspot(policy: Policy) -> SciConfig {
     let mut cfg = short(8, 1.0, Pattern::Hotspot);
     cfg.receiver = policy;
-    cfg.traffic.hotspot_fraction = 0.5;
+    cfg.bandwidth_allocation = if std::env::var("BW").is_ok() {
+        icn_sci::config::BandwidthAllocation::None
+    } else {
+        icn_sci::config::BandwidthAllocation::Sat
+    };
+    cfg.traffic.hotspot_fraction = 1.0;
     cfg.measure_cycles = 100_000;
     cfg
 }
