@@ -114,8 +114,9 @@ impl Receiver {
         let (echo, ps_disallow) = match (self.policy, self.state) {
             (Policy::NoAging, _) => (if space { Echo::Done } else { Echo::BusyA }, false),
             (_, ServeState::Na) | (_, ServeState::Nb) => {
+                let reserved = matches!(phase, Phase::RetryA | Phase::RetryB);
                 let accept = match self.policy {
-                    Policy::CountedAb => free > outstanding,
+                    Policy::CountedAb if !reserved => free > outstanding,
                     _ => space,
                 };
                 if accept {
