@@ -111,7 +111,7 @@ impl Measure {
             "notify_symbols",
             self.notify_symbols as f64,
             "symbols",
-            "NOTIFY symbols on all links",
+            "link symbols of NOTIFYs sent in the window (4 per link, N links each)",
         );
         push(
             "notify_overhead",

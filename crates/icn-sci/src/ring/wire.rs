@@ -16,49 +16,98 @@ pub enum Kind {
     Notify = 3,
 }
 
-/// One symbol slot on a link (8 bytes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Wire {
-    pub kind: Kind,
-    /// Position of this symbol in its packet (0 = header).
-    pub pos: u8,
-    /// Length of the packet in symbols.
-    pub len: u8,
-    /// Send: phase code; echo: [`crate::protocol::Echo`] code; NOTIFY: status code; idle:
-    /// 1 = stop (go-bit allocation, origin in `src`), 0 = go.
-    pub status: u8,
-    pub dst: u8,
-    pub src: u8,
-    /// Send and echo: the source's active-buffer slot (the transaction id).
-    pub buf: u16,
-}
+/// One symbol slot on a link, packed in one `u64` so that the hot loop moves and compares
+/// a machine word: bits 0–1 kind (2–7 zero), 8–15 position in the packet (0 = header), 16–23 packet
+/// length in symbols, 24–31 status (send: phase code; echo: [`crate::protocol::Echo`] code;
+/// NOTIFY: status code), 32–39 target node, 40–47 source node, 48–63 the source's
+/// active-buffer slot (send and echo: the transaction id).
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub struct Wire(u64);
 
 impl Wire {
-    pub const IDLE: Wire = Wire {
-        kind: Kind::Idle,
-        pos: 0,
-        len: 0,
-        status: 0,
-        dst: 0,
-        src: 0,
-        buf: 0,
-    };
+    pub const IDLE: Wire = Wire(0);
 
+    /// Header symbol (position 0) of a packet.
     #[inline]
-    pub fn is_idle(&self) -> bool {
-        self.kind == Kind::Idle
+    pub const fn header(kind: Kind, len: u8, status: u8, dst: u8, src: u8, buf: u16) -> Wire {
+        Wire(
+            kind as u64
+                | (len as u64) << 16
+                | (status as u64) << 24
+                | (dst as u64) << 32
+                | (src as u64) << 40
+                | (buf as u64) << 48,
+        )
     }
 
     #[inline]
-    pub fn is_last(&self) -> bool {
-        self.pos + 1 == self.len
+    pub fn kind(self) -> Kind {
+        match self.0 & 3 {
+            0 => Kind::Idle,
+            1 => Kind::Send,
+            2 => Kind::Echo,
+            _ => Kind::Notify,
+        }
+    }
+
+    #[inline]
+    pub fn pos(self) -> u8 {
+        (self.0 >> 8) as u8
+    }
+
+    #[inline]
+    pub fn len(self) -> u8 {
+        (self.0 >> 16) as u8
+    }
+
+    #[inline]
+    pub fn status(self) -> u8 {
+        (self.0 >> 24) as u8
+    }
+
+    #[inline]
+    pub fn dst(self) -> u8 {
+        (self.0 >> 32) as u8
+    }
+
+    #[inline]
+    pub fn src(self) -> u8 {
+        (self.0 >> 40) as u8
+    }
+
+    #[inline]
+    pub fn buf(self) -> u16 {
+        (self.0 >> 48) as u16
+    }
+
+    #[inline]
+    pub fn is_idle(self) -> bool {
+        self.0 & 3 == Kind::Idle as u64
+    }
+
+    #[inline]
+    pub fn is_last(self) -> bool {
+        self.pos().wrapping_add(1) == self.len()
     }
 
     /// Symbol `pos` of the packet this header describes.
     #[inline]
-    pub fn at(mut self, pos: u8) -> Wire {
-        self.pos = pos;
-        self
+    pub fn at(self, pos: u8) -> Wire {
+        Wire(self.0 & !0xff00 | u64::from(pos) << 8)
+    }
+}
+
+impl std::fmt::Debug for Wire {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Wire")
+            .field("kind", &self.kind())
+            .field("pos", &self.pos())
+            .field("len", &self.len())
+            .field("status", &self.status())
+            .field("dst", &self.dst())
+            .field("src", &self.src())
+            .field("buf", &self.buf())
+            .finish()
     }
 }
 
@@ -70,6 +119,8 @@ pub struct BypassFifos {
     head: Vec<u32>,
     len: Vec<u32>,
     mask: u32,
+    /// log2 of the capacity: FIFO `node` starts at `node << shift`.
+    shift: u32,
 }
 
 impl BypassFifos {
@@ -81,6 +132,7 @@ impl BypassFifos {
             head: vec![0; nodes],
             len: vec![0; nodes],
             mask: cap as u32 - 1,
+            shift: cap.trailing_zeros(),
         }
     }
 
@@ -106,7 +158,7 @@ impl BypassFifos {
             return false;
         }
         let i = (self.head[node] + len) & self.mask;
-        let base = node * self.capacity();
+        let base = node << self.shift;
         self.slots[base + i as usize] = w;
         self.len[node] = len + 1;
         true
@@ -118,7 +170,7 @@ impl BypassFifos {
             return None;
         }
         let h = self.head[node];
-        let w = self.slots[node * self.capacity() + h as usize];
+        let w = self.slots[(node << self.shift) + h as usize];
         self.head[node] = (h + 1) & self.mask;
         self.len[node] -= 1;
         Some(w)
@@ -133,24 +185,33 @@ mod tests {
     fn fifos_are_independent_bounded_and_ordered() {
         let mut f = BypassFifos::new(2, 3);
         assert_eq!(f.capacity(), 4);
+        let w = Wire::header(Kind::Send, 40, 3, 1, 2, 7);
         for p in 0..4 {
-            assert!(f.push(1, Wire::IDLE.at(p)));
+            assert!(f.push(1, w.at(p)));
         }
         assert!(!f.push(1, Wire::IDLE));
         assert!(f.is_empty(0));
         for p in 0..4 {
-            assert_eq!(f.pop(1).map(|w| w.pos), Some(p));
+            assert_eq!(f.pop(1).map(|w| w.pos()), Some(p));
         }
         assert_eq!(f.pop(1), None);
         // Wrap-around keeps order.
         for round in 0..10u8 {
-            f.push(0, Wire::IDLE.at(round));
-            assert_eq!(f.pop(0).map(|w| w.pos), Some(round));
+            f.push(0, w.at(round));
+            assert_eq!(f.pop(0).map(|w| w.pos()), Some(round));
         }
     }
 
     #[test]
-    fn wire_is_eight_bytes() {
+    fn wire_fields_roundtrip() {
+        let w = Wire::header(Kind::Echo, 4, 2, 63, 17, 1023).at(3);
+        assert_eq!(
+            (w.kind(), w.pos(), w.len(), w.status()),
+            (Kind::Echo, 3, 4, 2)
+        );
+        assert_eq!((w.dst(), w.src(), w.buf()), (63, 17, 1023));
+        assert!(w.is_last() && !w.is_idle());
+        assert!(Wire::IDLE.is_idle() && Wire::IDLE.kind() == Kind::Idle);
         assert_eq!(std::mem::size_of::<Wire>(), 8);
     }
 }
