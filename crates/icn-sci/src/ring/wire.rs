@@ -56,7 +56,7 @@ impl Wire {
     }
 
     #[inline]
-    pub fn len(self) -> u8 {
+    pub fn packet_len(self) -> u8 {
         (self.0 >> 16) as u8
     }
 
@@ -87,7 +87,7 @@ impl Wire {
 
     #[inline]
     pub fn is_last(self) -> bool {
-        self.pos().wrapping_add(1) == self.len()
+        self.pos().wrapping_add(1) == self.packet_len()
     }
 
     /// Symbol `pos` of the packet this header describes.
@@ -102,7 +102,7 @@ impl std::fmt::Debug for Wire {
         f.debug_struct("Wire")
             .field("kind", &self.kind())
             .field("pos", &self.pos())
-            .field("len", &self.len())
+            .field("len", &self.packet_len())
             .field("status", &self.status())
             .field("dst", &self.dst())
             .field("src", &self.src())
@@ -206,7 +206,7 @@ mod tests {
     fn wire_fields_roundtrip() {
         let w = Wire::header(Kind::Echo, 4, 2, 63, 17, 1023).at(3);
         assert_eq!(
-            (w.kind(), w.pos(), w.len(), w.status()),
+            (w.kind(), w.pos(), w.packet_len(), w.status()),
             (Kind::Echo, 3, 4, 2)
         );
         assert_eq!((w.dst(), w.src(), w.buf()), (63, 17, 1023));

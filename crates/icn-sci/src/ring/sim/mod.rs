@@ -382,7 +382,7 @@ impl Sim {
         };
         // 3. Output multiplexer.
         let out = if p.own_left > 0 {
-            let pos = p.own_tpl.len() - p.own_left;
+            let pos = p.own_tpl.packet_len() - p.own_left;
             p.own_left -= 1;
             p.gap = p.own_left == 0;
             p.own_tpl.at(pos)
@@ -408,8 +408,8 @@ impl Sim {
             Wire::IDLE
         } else if let Some(tpl) = self.pick_own(i, p, measuring) {
             p.own_tpl = tpl;
-            p.own_left = tpl.len() - 1;
-            self.created_symbols += u64::from(tpl.len());
+            p.own_left = tpl.packet_len() - 1;
+            self.created_symbols += u64::from(tpl.packet_len());
             tpl.at(0)
         } else if let Some(w) = self.fifo.pop(i) {
             if w.is_last() {
@@ -449,9 +449,9 @@ impl Sim {
             if measuring {
                 let m = &mut self.measure;
                 let src = usize::from(w.src());
-                let bytes = 2 * u64::from(w.len() - self.base_len);
+                let bytes = 2 * u64::from(w.packet_len() - self.base_len);
                 m.accepted += 1;
-                m.accepted_symbols += u64::from(w.len());
+                m.accepted_symbols += u64::from(w.packet_len());
                 m.accepted_bytes += bytes;
                 m.per_src_bytes[src] += bytes;
                 m.per_src_accepted[src] += 1;

@@ -129,7 +129,8 @@ impl Sim {
     pub(super) fn sat_step(&mut self) {
         let i = self.sat_at;
         let p = &mut self.ports[i];
-        if !(p.tx_dirty && !p.sent_since_sat) {
+        let starving = p.tx_dirty && !p.sent_since_sat;
+        if !starving {
             p.quota = self.sat_quota;
             p.sent_since_sat = false;
             self.sat_at = if i + 1 == self.n { 0 } else { i + 1 };
