@@ -9,7 +9,11 @@ use std::time::Instant;
 fn main() {
     let mut cfg = bench_config();
     cfg.warmup_cycles = 10_000;
-    cfg.measure_cycles = 2_000_000;
+    // `BENCH_CYCLES` shortens the run (e.g. under callgrind).
+    cfg.measure_cycles = std::env::var("BENCH_CYCLES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(2_000_000);
     let start = Instant::now();
     let sim = simulate(&cfg, 1, false, &NoProgress).expect("bench run");
     let secs = start.elapsed().as_secs_f64();

@@ -25,13 +25,20 @@ fn pure_register_insertion_livelocks_and_says_why() {
     let ModelError::Failed(msg) = err else {
         panic!("expected a run failure, got {err:?}");
     };
-    assert!(msg.contains("drain did not finish within drain_limit_cycles = 50000"), "{msg}");
-    assert!(msg.contains("sends still outstanding") && msg.contains("reservations"), "{msg}");
+    assert!(
+        msg.contains("drain did not finish within drain_limit_cycles = 50000"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("sends still outstanding") && msg.contains("reservations"),
+        "{msg}"
+    );
 }
 
 #[test]
 fn sat_drains_the_same_traffic() {
-    let sim = icn_sci::simulate(&hot_ring(BandwidthAllocation::Sat), 1, false, &NoProgress).unwrap();
+    let sim =
+        icn_sci::simulate(&hot_ring(BandwidthAllocation::Sat), 1, false, &NoProgress).unwrap();
     assert!(sim.quiescent());
     assert_eq!(sim.injected(), sim.accepted_total());
 }

@@ -111,13 +111,31 @@ impl std::fmt::Debug for Wire {
     }
 }
 
-/// All nodes' bypass FIFOs in one flat, fixed-capacity array (no allocation after start).
-/// Idles are never stored: the output re-creates the one idle required after every packet,
-/// so extra idles on the input are what drains a FIFO.
+/// Where one node's bypass FIFO starts and how full it is; kept in the node's hot state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FifoCursor {
+    head: u32,
+    len: u32,
+}
+
+impl FifoCursor {
+    #[inline]
+    pub fn len(self) -> usize {
+        self.len as usize
+    }
+
+    #[inline]
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
+
+/// All nodes' bypass FIFOs in one flat, fixed-capacity array (no allocation after start);
+/// each node's [`FifoCursor`] says where its FIFO is. Idles are never stored: the output
+/// re-creates the one idle required after every packet, so extra idles on the input are what
+/// drains a FIFO.
 pub struct BypassFifos {
     slots: Vec<Wire>,
-    head: Vec<u32>,
-    len: Vec<u32>,
     mask: u32,
     /// log2 of the capacity: FIFO `node` starts at `node << shift`.
     shift: u32,
@@ -129,8 +147,6 @@ impl BypassFifos {
         let cap = min_capacity.next_power_of_two();
         BypassFifos {
             slots: vec![Wire::IDLE; nodes * cap],
-            head: vec![0; nodes],
-            len: vec![0; nodes],
             mask: cap as u32 - 1,
             shift: cap.trailing_zeros(),
         }
@@ -140,39 +156,26 @@ impl BypassFifos {
         self.mask as usize + 1
     }
 
+    /// Appends to `node`'s FIFO; returns false (and drops nothing) when full.
     #[inline]
-    pub fn len(&self, node: usize) -> usize {
-        self.len[node] as usize
-    }
-
-    #[inline]
-    pub fn is_empty(&self, node: usize) -> bool {
-        self.len[node] == 0
-    }
-
-    /// Appends; returns false (and drops nothing) when full.
-    #[inline]
-    pub fn push(&mut self, node: usize, w: Wire) -> bool {
-        let len = self.len[node];
-        if len > self.mask {
+    pub fn push(&mut self, node: usize, cur: &mut FifoCursor, w: Wire) -> bool {
+        if cur.len > self.mask {
             return false;
         }
-        let i = (self.head[node] + len) & self.mask;
-        let base = node << self.shift;
-        self.slots[base + i as usize] = w;
-        self.len[node] = len + 1;
+        let i = (cur.head + cur.len) & self.mask;
+        self.slots[(node << self.shift) + i as usize] = w;
+        cur.len += 1;
         true
     }
 
     #[inline]
-    pub fn pop(&mut self, node: usize) -> Option<Wire> {
-        if self.len[node] == 0 {
+    pub fn pop(&self, node: usize, cur: &mut FifoCursor) -> Option<Wire> {
+        if cur.len == 0 {
             return None;
         }
-        let h = self.head[node];
-        let w = self.slots[(node << self.shift) + h as usize];
-        self.head[node] = (h + 1) & self.mask;
-        self.len[node] -= 1;
+        let w = self.slots[(node << self.shift) + cur.head as usize];
+        cur.head = (cur.head + 1) & self.mask;
+        cur.len -= 1;
         Some(w)
     }
 }
@@ -184,21 +187,25 @@ mod tests {
     #[test]
     fn fifos_are_independent_bounded_and_ordered() {
         let mut f = BypassFifos::new(2, 3);
+        let (mut c0, mut c1) = (FifoCursor::default(), FifoCursor::default());
         assert_eq!(f.capacity(), 4);
         let w = Wire::header(Kind::Send, 40, 3, 1, 2, 7);
         for p in 0..4 {
-            assert!(f.push(1, w.at(p)));
+            assert!(f.push(1, &mut c1, w.at(p)));
         }
-        assert!(!f.push(1, Wire::IDLE));
-        assert!(f.is_empty(0));
+        assert!(!f.push(1, &mut c1, Wire::IDLE));
+        assert!(c0.is_empty() && c1.len() == 4);
+        // Node 0's FIFO is separate storage.
+        assert!(f.push(0, &mut c0, w.at(99)));
         for p in 0..4 {
-            assert_eq!(f.pop(1).map(|w| w.pos()), Some(p));
+            assert_eq!(f.pop(1, &mut c1).map(|w| w.pos()), Some(p));
         }
-        assert_eq!(f.pop(1), None);
+        assert_eq!(f.pop(1, &mut c1), None);
+        assert_eq!(f.pop(0, &mut c0).map(|w| w.pos()), Some(99));
         // Wrap-around keeps order.
         for round in 0..10u8 {
-            f.push(0, w.at(round));
-            assert_eq!(f.pop(0).map(|w| w.pos()), Some(round));
+            f.push(0, &mut c0, w.at(round));
+            assert_eq!(f.pop(0, &mut c0).map(|w| w.pos()), Some(round));
         }
     }
 

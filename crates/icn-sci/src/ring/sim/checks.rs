@@ -19,7 +19,7 @@ impl Sim {
             let p = &self.ports[i];
             let problems = [
                 (!self.link_in[i].is_idle(), "a symbol on its input link"),
-                (!self.fifo.is_empty(i), "a non-empty bypass FIFO"),
+                (!p.fifo.is_empty(), "a non-empty bypass FIFO"),
                 (p.own_left != 0 || p.bypassing, "a packet half-sent"),
                 (!self.active[i].is_idle(), "an occupied active buffer"),
                 (!self.sendq[i].is_empty(), "a non-empty send queue"),
@@ -55,12 +55,14 @@ impl Sim {
             })
             .collect();
         let links: Vec<String> = (0..self.n)
-            .filter(|&i| self.link_in[i] != Wire::IDLE || !self.fifo.is_empty(i) || self.ports[i].own_left > 0)
+            .filter(|&i| self.link_in[i] != Wire::IDLE
+                || !self.ports[i].fifo.is_empty()
+                || self.ports[i].own_left > 0)
             .map(|i| {
                 format!(
                     "node {i}: input {:?}, FIFO {} symbols, own packet {} symbols left, bypassing {}",
                     self.link_in[i],
-                    self.fifo.len(i),
+                    self.ports[i].fifo.len(),
                     self.ports[i].own_left,
                     self.ports[i].bypassing
                 )

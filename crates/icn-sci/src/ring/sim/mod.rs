@@ -27,7 +27,7 @@ mod transmit;
 use super::events::Event;
 use super::measure::Measure;
 use super::traffic::{Arrival, Traffic};
-use super::wire::{BypassFifos, Kind, Wire};
+use super::wire::{BypassFifos, FifoCursor, Kind, Wire};
 use crate::config::{BandwidthAllocation, Pattern, SciConfig};
 use crate::protocol::packet::{ECHO_SYMBOLS, send_symbols};
 use crate::protocol::{
@@ -53,6 +53,8 @@ struct Port {
     own_tpl: Wire,
     /// The echo replacing the send being stripped here.
     strip_echo: Wire,
+    /// This node's bypass FIFO in [`Sim::fifo`].
+    fifo: FifoCursor,
     /// Cycle the input queue's consumer finishes its current packet (`u64::MAX` when the
     /// queue is empty, so the hot loop needs one comparison).
     svc_done: u64,
@@ -257,16 +259,22 @@ impl Sim {
         // The ports are taken out of `self` for the loop so that each node's port is borrowed
         // once while the node's methods use the rest of the ring.
         let mut ports = std::mem::take(&mut self.ports);
-        let last = self.n - 1;
-        for (i, port) in ports.iter_mut().enumerate() {
-            let out = self.node_step(i, port, measuring);
-            self.link_out[if i == last { 0 } else { i + 1 }] = out;
+        let mut link_out = std::mem::take(&mut self.link_out);
+        let link_in = std::mem::take(&mut self.link_in);
+        let n = ports.len();
+        if link_in.len() == n && link_out.len() == n {
+            for i in 0..n {
+                let out = self.node_step(i, &mut ports[i], link_in[i], measuring);
+                // Node i's output is node i + 1's input next cycle.
+                link_out[if i + 1 == n { 0 } else { i + 1 }] = out;
+            }
         }
+        self.link_in = link_out;
+        self.link_out = link_in;
         self.ports = ports;
         if self.sat {
             self.sat_step();
         }
-        std::mem::swap(&mut self.link_in, &mut self.link_out);
         self.now += 1;
     }
 
@@ -316,7 +324,7 @@ impl Sim {
 
     /// One node's cycle (steps 1–4 of the module doc); returns the symbol it emits.
     #[inline]
-    fn node_step(&mut self, i: usize, p: &mut Port, measuring: bool) -> Wire {
+    fn node_step(&mut self, i: usize, p: &mut Port, input: Wire, measuring: bool) -> Wire {
         // 1. Input-queue consumer.
         if self.now >= p.svc_done {
             p.inq -= 1;
@@ -332,7 +340,6 @@ impl Sim {
             self.on_state_change(i, p, change, measuring);
         }
         // 2. Parser and stripper.
-        let input = self.link_in[i];
         let me = i as u8;
         let passed = match input.kind() {
             Kind::Idle => Wire::IDLE,
@@ -387,7 +394,7 @@ impl Sim {
             p.gap = p.own_left == 0;
             p.own_tpl.at(pos)
         } else if p.bypassing {
-            match self.fifo.pop(i) {
+            match self.fifo.pop(i, &mut p.fifo) {
                 Some(w) => {
                     if w.is_last() {
                         p.bypassing = false;
@@ -411,7 +418,7 @@ impl Sim {
             p.own_left = tpl.packet_len() - 1;
             self.created_symbols += u64::from(tpl.packet_len());
             tpl.at(0)
-        } else if let Some(w) = self.fifo.pop(i) {
+        } else if let Some(w) = self.fifo.pop(i, &mut p.fifo) {
             if w.is_last() {
                 p.gap = true;
             } else {
@@ -422,7 +429,7 @@ impl Sim {
             Wire::IDLE
         };
         // 4. Bypass FIFO input.
-        if !passed.is_idle() && !self.fifo.push(i, passed) {
+        if !passed.is_idle() && !self.fifo.push(i, &mut p.fifo, passed) {
             self.fault = Some(format!(
                 "node {i}: bypass FIFO overflow at cycle {}",
                 self.now

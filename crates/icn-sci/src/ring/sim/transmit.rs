@@ -27,7 +27,7 @@ impl Sim {
     /// waiting behind them (skip-ahead over the send queue), so a send held for one target
     /// never blocks sends to other targets.
     pub(super) fn pick_own(&mut self, i: usize, p: &mut Port, measuring: bool) -> Option<Wire> {
-        if !self.fifo.is_empty(i) {
+        if !p.fifo.is_empty() {
             return None;
         }
         if let Some(change) = self.notify[i].take() {
