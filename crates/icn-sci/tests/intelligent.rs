@@ -170,10 +170,16 @@ fn intelligent_sends_fewer_ps_disallow_packets() {
     assert!(mi.value("notify_symbols") > 0.0 && ms.value("notify_symbols") == 0.0);
     // The paper's mechanism: fewer Ps-disallow sends ahead of the RETRY_As make the SERVE_A
     // epoch (t2 − t1) shorter. Observed here ≈ 1600 ns standard vs ≈ 220 ns intelligent.
-    let (es, ei) = (ms.value("serve_a_epoch_mean_ns"), mi.value("serve_a_epoch_mean_ns"));
+    let (es, ei) = (
+        ms.value("serve_a_epoch_mean_ns"),
+        mi.value("serve_a_epoch_mean_ns"),
+    );
     println!("SERVE_A epoch: standard {es:.0} ns, intelligent {ei:.0} ns");
     assert!(ei < 0.5 * es, "intelligent {ei} vs standard {es}");
-    assert!(mi.value("eta") > ms.value("eta"), "R > 1 under a saturated hot spot");
+    assert!(
+        mi.value("eta") > ms.value("eta"),
+        "R > 1 under a saturated hot spot"
+    );
 }
 
 /// Counts first transmissions that overtook an older, still untransmitted send of the same

@@ -68,10 +68,15 @@ impl Sim {
                 )
             })
             .collect();
+        let hint = if self.sat {
+            "a large backlog at a slow receiver can need more: raise drain_limit_cycles"
+        } else {
+            "with bandwidth_allocation = \"none\" this is usually a livelock: a node starved \
+             by its upstream neighbour's back-to-back retries (use \"sat\")"
+        };
         format!(
-            "drain did not finish within drain_limit_cycles = {} (a livelock: with \
-             bandwidth_allocation = \"none\" a node can be starved by its upstream neighbour's \
-             back-to-back retries): {} sends still outstanding, {} symbols on the ring; {}; ring: {}",
+            "drain did not finish within drain_limit_cycles = {} ({hint}): {} sends still \
+             outstanding, {} symbols on the ring; {}; ring: {}",
             self.drain_limit,
             self.outstanding,
             self.live_symbols(),
