@@ -33,6 +33,7 @@ fn pure_register_insertion_livelocks_and_says_why() {
         msg.contains("sends still outstanding") && msg.contains("reservations"),
         "{msg}"
     );
+    assert!(msg.contains("livelock"), "{msg}");
 }
 
 #[test]
