@@ -4,9 +4,10 @@
 //! link symbols that happen in it, and the delays of sends *created* in it (which may complete
 //! during the drain, so that slow sends are not censored).
 
+use super::delays::Delays;
 use icn_engine::Metrics;
 use icn_engine::Table;
-use icn_engine::stats::{Histogram, Summary, jain_fairness};
+use icn_engine::stats::{Summary, jain_fairness};
 
 /// 1 cycle = 2 ns.
 pub const NS_PER_CYCLE: f64 = 2.0;
@@ -25,8 +26,8 @@ pub struct Measure {
     pub per_src_accepted: Vec<u64>,
     /// Sends accepted at the hot node, by source.
     pub hot_accepted_by_src: Vec<u64>,
-    pub delay: Histogram,
-    pub per_src_delay: Vec<Histogram>,
+    /// Delays (creation → DONE, cycles) of sends created in the window, by source.
+    pub per_src_delay: Vec<Delays>,
     /// Transmissions − 1, summed over completed sends created in the window.
     pub retries: u64,
     pub completed: u64,
@@ -50,7 +51,7 @@ impl Measure {
             per_src_bytes: vec![0; nodes],
             per_src_accepted: vec![0; nodes],
             hot_accepted_by_src: vec![0; nodes],
-            per_src_delay: vec![Histogram::default(); nodes],
+            per_src_delay: vec![Delays::default(); nodes],
             ..Measure::default()
         }
     }
@@ -61,6 +62,7 @@ impl Measure {
         let c = self.cycles as f64;
         let capacity = self.nodes as f64 * c;
         let ns = c * NS_PER_CYCLE;
+        let delay = Delays::summarise(&self.per_src_delay);
         let ratio = |a: u64, b: u64| {
             if b == 0 {
                 f64::NAN
@@ -121,25 +123,25 @@ impl Measure {
         );
         push(
             "delay_mean_ns",
-            self.delay.mean() * NS_PER_CYCLE,
+            delay.mean * NS_PER_CYCLE,
             "ns",
             "send creation → DONE, mean",
         );
         push(
             "delay_p50_ns",
-            self.delay.quantile(0.5) * NS_PER_CYCLE,
+            delay.p50 * NS_PER_CYCLE,
             "ns",
             "send delay, median",
         );
         push(
             "delay_p99_ns",
-            self.delay.quantile(0.99) * NS_PER_CYCLE,
+            delay.p99 * NS_PER_CYCLE,
             "ns",
             "send delay, 99th percentile",
         );
         push(
             "delay_max_ns",
-            self.delay.max() * NS_PER_CYCLE,
+            delay.max * NS_PER_CYCLE,
             "ns",
             "send delay, maximum",
         );
@@ -214,13 +216,13 @@ impl Measure {
         let ns = self.cycles as f64 * NS_PER_CYCLE;
         let rows = (0..self.nodes)
             .map(|s| {
-                let h = &self.per_src_delay[s];
+                let h = self.per_src_delay[s].summary();
                 vec![
                     s as f64,
                     self.per_src_bytes[s] as f64 / ns,
-                    h.mean() * NS_PER_CYCLE,
-                    h.quantile(0.99) * NS_PER_CYCLE,
-                    h.max() * NS_PER_CYCLE,
+                    h.mean * NS_PER_CYCLE,
+                    h.p99 * NS_PER_CYCLE,
+                    h.max * NS_PER_CYCLE,
                     self.per_src_accepted[s] as f64,
                 ]
             })

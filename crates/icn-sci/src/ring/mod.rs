@@ -1,5 +1,6 @@
 //! The cycle-level ring simulator that drives the protocol cores.
 
+pub mod delays;
 pub mod events;
 pub mod measure;
 pub mod sim;

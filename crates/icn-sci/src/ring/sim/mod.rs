@@ -536,7 +536,6 @@ impl Sim {
                     if send.created >= self.measure_start && send.created < self.gen_end {
                         let delay = self.now - send.created;
                         let m = &mut self.measure;
-                        m.delay.add(delay);
                         m.per_src_delay[i].add(delay);
                         m.retries += u64::from(send.transmissions - 1);
                         m.completed += 1;
