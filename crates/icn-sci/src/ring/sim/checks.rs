@@ -9,7 +9,7 @@ impl Sim {
     pub fn quiescent(&self) -> bool {
         self.outstanding == 0
             && self.created_symbols == self.removed_symbols
-            && self.notify.iter().all(|b| !b.is_pending())
+            && self.ports.iter().all(|p| !p.notify.is_pending())
     }
 
     /// Checks the structural invariants that must hold once quiescent; describes the first

@@ -71,6 +71,8 @@ struct Port {
     tx_dirty: bool,
     /// SAT allocation: started an own send since the SAT last left this node.
     sent_since_sat: bool,
+    /// Intelligent receivers: the NOTIFY waiting to be sent.
+    notify: NotifyBuffer,
 }
 
 /// One replication of the ring.
@@ -103,7 +105,6 @@ pub struct Sim {
     recv: Vec<Receiver>,
     epoch_start: Vec<u64>,
     sst: Vec<Sst>,
-    notify: Vec<NotifyBuffer>,
     traffic: Traffic,
     arrivals: Vec<Arrival>,
     seq: u64,
@@ -167,7 +168,6 @@ impl Sim {
                 .collect(),
             epoch_start: vec![0; n],
             sst: vec![Sst::new(); n],
-            notify: vec![NotifyBuffer::default(); n],
             traffic: Traffic::new(cfg, seed, trace),
             arrivals: Vec::with_capacity(n),
             seq: 0,
@@ -508,7 +508,7 @@ impl Sim {
             _ => {}
         }
         if self.intelligent {
-            self.notify[i].post(change);
+            p.notify.post(change);
             p.tx_dirty = true;
         }
         let cycle = self.now;

@@ -30,7 +30,7 @@ impl Sim {
         if !p.fifo.is_empty() {
             return None;
         }
-        if let Some(change) = self.notify[i].take() {
+        if let Some(change) = p.notify.take() {
             if measuring {
                 // The NOTIFY will occupy 4 symbols on each of the N links.
                 self.measure.notify_symbols += (ECHO_SYMBOLS * self.n) as u64;
