@@ -342,6 +342,7 @@ fn toml_keys_are_checked_and_experiment_files_parse() {
     for name in [
         "sci-ab-vs-iab.toml",
         "sci-fairness.toml",
+        "sci-congestion.toml",
         "examples/sci-basic.toml",
     ] {
         for quick in [false, true] {
