@@ -9,15 +9,18 @@
 //!    removed at its origin; everything else passes on;
 //! 3. the output multiplexer emits one symbol: the rest of the packet it is sending (own or
 //!    bypassed), else the idle that must follow every packet, else — at a packet boundary —
-//!    the node's own next packet if the bypass FIFO is empty (register insertion), else the
-//!    next bypassed packet, else an idle;
+//!    the node's own next packet (a pending NOTIFY first, then a send within the SAT quota)
+//!    if the bypass FIFO is empty (register insertion), else the next bypassed packet, else
+//!    an idle;
 //! 4. the stripper's output, if not idle, enters the bypass FIFO (idles are dropped; that is
 //!    how the FIFO drains).
+//!
+//! After all nodes, the SAT (bandwidth allocation `sat`) moves on or stays.
 //!
 //! Output of node i at cycle t is the input of node i+1 at cycle t+1. A bypassed packet is
 //! forwarded cut-through, one cycle after its header entered the FIFO.
 //!
-//! Layout: the state every node touches every cycle is packed in one small [`Port`] per node
+//! Layout: the state every node touches every cycle is packed in one small `Port` per node
 //! (so the hot loop walks one array instead of ten); the links, FIFOs, senders, receivers and
 //! tables are separate arrays.
 
