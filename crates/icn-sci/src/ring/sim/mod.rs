@@ -228,9 +228,7 @@ impl Sim {
         const CHUNK: u64 = 4096;
         while self.now < self.gen_end {
             let chunk = CHUNK.min(self.gen_end - self.now);
-            for _ in 0..chunk {
-                self.step(true);
-            }
+            self.advance(chunk, true);
             progress.advance(chunk);
             self.check_fault()?;
         }
@@ -239,9 +237,7 @@ impl Sim {
             if self.now >= limit {
                 return Err(ModelError::Failed(self.diagnose()));
             }
-            for _ in 0..64 {
-                self.step(false);
-            }
+            self.advance(64, false);
             self.check_fault()?;
         }
         Ok(())
@@ -253,35 +249,38 @@ impl Sim {
         }
     }
 
-    /// Advances the whole ring by one cycle (`generate`: create new sends).
-    pub fn step(&mut self, generate: bool) {
-        if generate {
-            self.generate();
-        }
-        let measuring = self.now >= self.measure_start && self.now < self.gen_end;
-        // The ports are taken out of `self` for the loop so that each node's port is borrowed
-        // once while the node's methods use the rest of the ring.
+    /// Advances the whole ring by `cycles` cycles (`generate`: create new sends).
+    pub fn advance(&mut self, cycles: u64, generate: bool) {
+        // The ports and links are taken out of `self` for the loop, so that each node's port
+        // is borrowed once while the node's methods use the rest of the ring.
         let mut ports = std::mem::take(&mut self.ports);
+        let mut link_in = std::mem::take(&mut self.link_in);
         let mut link_out = std::mem::take(&mut self.link_out);
-        let link_in = std::mem::take(&mut self.link_in);
         let n = ports.len();
         if link_in.len() == n && link_out.len() == n {
-            for i in 0..n {
-                let out = self.node_step(i, &mut ports[i], link_in[i], measuring);
-                // Node i's output is node i + 1's input next cycle.
-                link_out[if i + 1 == n { 0 } else { i + 1 }] = out;
+            for _ in 0..cycles {
+                if generate {
+                    self.generate(&mut ports);
+                }
+                let measuring = self.now >= self.measure_start && self.now < self.gen_end;
+                for i in 0..n {
+                    let out = self.node_step(i, &mut ports[i], link_in[i], measuring);
+                    // Node i's output is node i + 1's input next cycle.
+                    link_out[if i + 1 == n { 0 } else { i + 1 }] = out;
+                }
+                std::mem::swap(&mut link_in, &mut link_out);
+                if self.sat {
+                    self.sat_step(&mut ports);
+                }
+                self.now += 1;
             }
         }
-        self.link_in = link_out;
-        self.link_out = link_in;
+        self.link_in = link_in;
+        self.link_out = link_out;
         self.ports = ports;
-        if self.sat {
-            self.sat_step();
-        }
-        self.now += 1;
     }
 
-    fn generate(&mut self) {
+    fn generate(&mut self, ports: &mut [Port]) {
         let mut arrivals = std::mem::take(&mut self.arrivals);
         self.traffic.arrivals(self.now, |a| arrivals.push(a));
         if arrivals.is_empty() {
@@ -313,7 +312,7 @@ impl Sim {
             });
             self.outstanding += 1;
             self.injected += 1;
-            self.ports[src].tx_dirty = true;
+            ports[src].tx_dirty = true;
             let (cycle, src, dst) = (self.now, a.src, a.dst);
             self.log(Event::Created {
                 cycle,

@@ -126,9 +126,9 @@ impl Sim {
     /// sent since the SAT's last visit; otherwise the node gets a fresh quota and the SAT
     /// moves on to the downstream node (arriving next cycle). Holding the SAT starves the
     /// other nodes of quota, which drains the ring until the holder can insert.
-    pub(super) fn sat_step(&mut self) {
+    pub(super) fn sat_step(&mut self, ports: &mut [Port]) {
         let i = self.sat_at;
-        let p = &mut self.ports[i];
+        let p = &mut ports[i];
         let starving = p.tx_dirty && !p.sent_since_sat;
         if !starving {
             p.quota = self.sat_quota;
