@@ -1,0 +1,246 @@
+//! Accumulators of the measurement window and their conversion into [`Metrics`].
+//!
+//! Everything is counted over the window `[warmup, warmup + measure)`: acceptances, echoes and
+//! link symbols that happen in it, and the delays of sends *created* in it (which may complete
+//! during the drain, so that slow sends are not censored).
+
+use super::delays::Delays;
+use icn_engine::Metrics;
+use icn_engine::Table;
+use icn_engine::stats::{Summary, jain_fairness};
+
+/// 1 cycle = 2 ns.
+pub const NS_PER_CYCLE: f64 = 2.0;
+
+/// Counters of one run's measurement window.
+#[derive(Clone, Debug, Default)]
+pub struct Measure {
+    pub cycles: u64,
+    pub nodes: usize,
+    pub hot_node: Option<usize>,
+    /// Symbols of accepted sends.
+    pub accepted_symbols: u64,
+    pub accepted_bytes: u64,
+    pub accepted: u64,
+    pub per_src_bytes: Vec<u64>,
+    pub per_src_accepted: Vec<u64>,
+    /// Sends accepted at the hot node, by source.
+    pub hot_accepted_by_src: Vec<u64>,
+    /// Delays (creation → DONE, cycles) of sends created in the window, by source.
+    pub per_src_delay: Vec<Delays>,
+    /// Transmissions − 1, summed over completed sends created in the window.
+    pub retries: u64,
+    pub completed: u64,
+    pub transmitted: u64,
+    pub ps_disallow: u64,
+    pub busy_echoes: u64,
+    pub notify_symbols: u64,
+    pub generated: u64,
+    pub generated_symbols: u64,
+    pub source_drops: u64,
+    pub epoch_a: Summary,
+    pub epoch_b: Summary,
+}
+
+impl Measure {
+    pub fn new(nodes: usize, cycles: u64, hot_node: Option<usize>) -> Self {
+        Measure {
+            cycles,
+            nodes,
+            hot_node,
+            per_src_bytes: vec![0; nodes],
+            per_src_accepted: vec![0; nodes],
+            hot_accepted_by_src: vec![0; nodes],
+            per_src_delay: vec![Delays::default(); nodes],
+            ..Measure::default()
+        }
+    }
+
+    /// The scalar metrics (names suffixed with `suffix`) and the `per_source` table.
+    pub fn metrics(&self, suffix: &str, cycles_simulated: u64) -> Metrics {
+        let mut m = Metrics::default();
+        let c = self.cycles as f64;
+        let capacity = self.nodes as f64 * c;
+        let ns = c * NS_PER_CYCLE;
+        let delay = Delays::summarise(&self.per_src_delay);
+        let ratio = |a: u64, b: u64| {
+            if b == 0 {
+                f64::NAN
+            } else {
+                a as f64 / b as f64
+            }
+        };
+        let mut push = |name: &str, value: f64, unit: &str, about: &str| {
+            m.push(&format!("{name}{suffix}"), value, unit, about);
+        };
+        push(
+            "eta",
+            self.accepted_symbols as f64 / capacity,
+            "",
+            "accepted send symbols / (N × cycles)",
+        );
+        push(
+            "throughput_gbps",
+            self.accepted_bytes as f64 / ns,
+            "GB/s",
+            "accepted data bytes per ns, ring total",
+        );
+        push(
+            "transactions_per_cycle",
+            self.accepted as f64 / c,
+            "1/cycle",
+            "accepted sends per cycle, ring total",
+        );
+        push(
+            "ps_disallow_sent",
+            self.ps_disallow as f64,
+            "packets",
+            "sends refused only for their phase (Ps-disallow)",
+        );
+        push(
+            "ps_disallow_share",
+            ratio(self.ps_disallow, self.transmitted),
+            "",
+            "Ps-disallow / sends transmitted",
+        );
+        push(
+            "busy_echoes",
+            self.busy_echoes as f64,
+            "packets",
+            "BUSY_A + BUSY_B echoes",
+        );
+        push(
+            "notify_symbols",
+            self.notify_symbols as f64,
+            "symbols",
+            "link symbols of NOTIFYs sent in the window (4 per link, N links each)",
+        );
+        push(
+            "notify_overhead",
+            self.notify_symbols as f64 / capacity,
+            "",
+            "NOTIFY symbols / link capacity",
+        );
+        push(
+            "delay_mean_ns",
+            delay.mean * NS_PER_CYCLE,
+            "ns",
+            "send creation → DONE, mean",
+        );
+        push(
+            "delay_p50_ns",
+            delay.p50 * NS_PER_CYCLE,
+            "ns",
+            "send delay, median",
+        );
+        push(
+            "delay_p99_ns",
+            delay.p99 * NS_PER_CYCLE,
+            "ns",
+            "send delay, 99th percentile",
+        );
+        push(
+            "delay_max_ns",
+            delay.max * NS_PER_CYCLE,
+            "ns",
+            "send delay, maximum",
+        );
+        push(
+            "retries_per_packet",
+            ratio(self.retries, self.completed),
+            "",
+            "retransmissions per completed send",
+        );
+        let epoch = |s: &Summary| {
+            if s.count == 0 {
+                f64::NAN
+            } else {
+                s.mean * NS_PER_CYCLE
+            }
+        };
+        push(
+            "serve_a_epoch_mean_ns",
+            epoch(&self.epoch_a),
+            "ns",
+            "mean length of SERVE_A epochs (t2 − t1)",
+        );
+        push(
+            "serve_b_epoch_mean_ns",
+            epoch(&self.epoch_b),
+            "ns",
+            "mean length of SERVE_B epochs",
+        );
+        let per_src: Vec<f64> = self.per_src_bytes.iter().map(|&b| b as f64).collect();
+        push(
+            "jain_fairness",
+            jain_fairness(&per_src),
+            "",
+            "Jain index of per-source accepted throughput",
+        );
+        let hot_jain = self.hot_node.map_or(f64::NAN, |h| {
+            let xs: Vec<f64> = (0..self.nodes)
+                .filter(|&s| s != h)
+                .map(|s| self.hot_accepted_by_src[s] as f64)
+                .collect();
+            jain_fairness(&xs)
+        });
+        push(
+            "hotspot_jain",
+            hot_jain,
+            "",
+            "Jain index of sends accepted at the hot node, by source",
+        );
+        push(
+            "cycles_simulated",
+            cycles_simulated as f64,
+            "cycles",
+            "cycles simulated incl. warm-up and drain",
+        );
+        push(
+            "offered_load_actual",
+            self.generated_symbols as f64 / capacity,
+            "",
+            "generated send symbols / (N × cycles)",
+        );
+        push(
+            "source_drops",
+            self.source_drops as f64,
+            "packets",
+            "sends dropped at a full send queue",
+        );
+        m.tables.push(self.per_source_table());
+        m
+    }
+
+    fn per_source_table(&self) -> Table {
+        let ns = self.cycles as f64 * NS_PER_CYCLE;
+        let rows = (0..self.nodes)
+            .map(|s| {
+                let h = self.per_src_delay[s].summary();
+                vec![
+                    s as f64,
+                    self.per_src_bytes[s] as f64 / ns,
+                    h.mean * NS_PER_CYCLE,
+                    h.p99 * NS_PER_CYCLE,
+                    h.max * NS_PER_CYCLE,
+                    self.per_src_accepted[s] as f64,
+                ]
+            })
+            .collect();
+        Table {
+            name: "per_source".into(),
+            columns: [
+                "source",
+                "throughput_gbps",
+                "delay_mean_ns",
+                "delay_p99_ns",
+                "delay_max_ns",
+                "accepted",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+            ci95: vec![],
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! Traffic generators: when each node creates a send, to whom, and how large.
+//!
+//! * Arrivals are a Bernoulli process per node and cycle with probability
+//!   `p = load / E[send symbols]`, so that a node offers `load` × its link bandwidth in send
+//!   symbols (header and CRC included). It is drawn as geometric inter-arrival gaps (one draw
+//!   per send, identical in distribution to one coin per cycle).
+//! * Each node draws from its own stream `rng::stream(seed, node)`: arrivals are a pure
+//!   function of (config, seed) and do not depend on what the ring does with them, which is
+//!   what lets `transmitter = "compare"` feed both transmitters identical traffic.
+//! * Destinations: `uniform` (any other node), `hotspot` (with probability f the hot node,
+//!   else uniform over the other nodes; the hot node itself sends uniformly), `neighbour`
+//!   (downstream neighbour), `trace` (from a CSV file).
+
+use crate::config::{Pattern, SciConfig};
+use crate::ring::trace::Trace;
+use icn_engine::rng::{Rng, SimRng, stream};
+
+/// One generated send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    pub src: u8,
+    pub dst: u8,
+    pub size_class: u8,
+}
+
+/// The traffic of one run.
+pub struct Traffic {
+    pattern: Pattern,
+    nodes: usize,
+    hot: usize,
+    hot_fraction: f64,
+    /// ln(1 − p) for the geometric gaps.
+    ln_q: f64,
+    /// Cumulative size-class weights, normalised to end at 1.
+    size_cdf: Vec<f64>,
+    rngs: Vec<SimRng>,
+    next: Vec<u64>,
+    /// Earliest of `next` (skips the per-node check on most cycles).
+    next_any: u64,
+    trace: Trace,
+    cursor: usize,
+}
+
+impl Traffic {
+    pub fn new(cfg: &SciConfig, seed: u64, trace: Trace) -> Self {
+        let total: f64 = cfg.data_weights.iter().sum();
+        let mut acc = 0.0;
+        let size_cdf: Vec<f64> = cfg
+            .data_weights
+            .iter()
+            .map(|w| {
+                acc += w / total;
+                acc
+            })
+            .collect();
+        let mean_len: f64 = cfg
+            .send_lengths()
+            .iter()
+            .zip(&cfg.data_weights)
+            .map(|(&l, w)| l as f64 * w / total)
+            .sum();
+        let p = (cfg.load / mean_len).min(1.0);
+        let mut t = Traffic {
+            pattern: cfg.traffic.pattern,
+            nodes: cfg.nodes,
+            hot: cfg.traffic.hotspot_node,
+            hot_fraction: cfg.traffic.hotspot_fraction,
+            ln_q: (1.0 - p).ln(),
+            size_cdf,
+            rngs: (0..cfg.nodes as u64).map(|i| stream(seed, i)).collect(),
+            next: vec![u64::MAX; cfg.nodes],
+            next_any: u64::MAX,
+            trace,
+            cursor: 0,
+        };
+        if t.pattern != Pattern::Trace {
+            for i in 0..t.nodes {
+                t.next[i] = t.gap(i) - 1;
+            }
+            t.next_any = t.next.iter().copied().min().unwrap_or(u64::MAX);
+        }
+        t
+    }
+
+    /// Geometric gap ≥ 1 (cycles to the next arrival).
+    fn gap(&mut self, node: usize) -> u64 {
+        if self.ln_q == f64::NEG_INFINITY {
+            return 1;
+        }
+        let u: f64 = self.rngs[node].random();
+        1 + ((1.0 - u).ln() / self.ln_q).floor() as u64
+    }
+
+    fn uniform_other(&mut self, src: usize) -> usize {
+        let r = self.rngs[src].random_range(0..self.nodes - 1);
+        if r >= src { r + 1 } else { r }
+    }
+
+    fn draw(&mut self, src: usize) -> Arrival {
+        let dst = match self.pattern {
+            Pattern::Neighbour => (src + 1) % self.nodes,
+            Pattern::Hotspot if src != self.hot => {
+                if self.rngs[src].random::<f64>() < self.hot_fraction {
+                    self.hot
+                } else {
+                    self.uniform_other(src)
+                }
+            }
+            _ => self.uniform_other(src),
+        };
+        let size_class = if self.size_cdf.len() == 1 {
+            0
+        } else {
+            let u: f64 = self.rngs[src].random();
+            self.size_cdf
+                .iter()
+                .position(|&c| u < c)
+                .unwrap_or(self.size_cdf.len() - 1)
+        };
+        Arrival {
+            src: src as u8,
+            dst: dst as u8,
+            size_class: size_class as u8,
+        }
+    }
+
+    /// Calls `emit` for every send created at cycle `now` (cycles must be visited in order).
+    #[inline]
+    pub fn arrivals(&mut self, now: u64, mut emit: impl FnMut(Arrival)) {
+        if self.pattern == Pattern::Trace {
+            while let Some(e) = self.trace.entries.get(self.cursor) {
+                if e.cycle > now {
+                    break;
+                }
+                self.cursor += 1;
+                if e.cycle == now {
+                    emit(Arrival {
+                        src: e.src,
+                        dst: e.dst,
+                        size_class: e.size_class,
+                    });
+                }
+            }
+            return;
+        }
+        if now < self.next_any {
+            return;
+        }
+        let mut next_any = u64::MAX;
+        for i in 0..self.nodes {
+            if self.next[i] == now {
+                emit(self.draw(i));
+                self.next[i] = now + self.gap(i);
+            }
+            next_any = next_any.min(self.next[i]);
+        }
+        self.next_any = next_any;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TrafficConfig;
+
+    fn cfg(pattern: Pattern, load: f64) -> SciConfig {
+        SciConfig {
+            nodes: 5,
+            load,
+            traffic: TrafficConfig {
+                pattern,
+                hotspot_node: 2,
+                hotspot_fraction: 0.5,
+                trace_file: None,
+            },
+            ..SciConfig::default()
+        }
+    }
+
+    fn collect(c: &SciConfig, cycles: u64) -> Vec<(u64, Arrival)> {
+        let mut t = Traffic::new(c, 7, Trace::default());
+        let mut out = Vec::new();
+        for now in 0..cycles {
+            t.arrivals(now, |a| out.push((now, a)));
+        }
+        out
+    }
+
+    #[test]
+    fn offered_symbols_match_load() {
+        // 40-symbol sends at load 0.4: p = 0.01 per node and cycle.
+        let arrivals = collect(&cfg(Pattern::Uniform, 0.4), 200_000);
+        let per_node_cycle = arrivals.len() as f64 / (5.0 * 200_000.0);
+        assert!((per_node_cycle - 0.01).abs() < 0.0005, "{per_node_cycle}");
+        assert!(arrivals.iter().all(|(_, a)| a.src != a.dst && a.dst < 5));
+    }
+
+    #[test]
+    fn hotspot_and_neighbour_destinations() {
+        let arrivals = collect(&cfg(Pattern::Hotspot, 1.0), 100_000);
+        let from_cold: Vec<_> = arrivals.iter().filter(|(_, a)| a.src != 2).collect();
+        let hot = from_cold.iter().filter(|(_, a)| a.dst == 2).count() as f64;
+        // P(hot) = f + (1 − f)/(N − 1) = 0.5 + 0.5/4 = 0.625.
+        let share = hot / from_cold.len() as f64;
+        assert!((share - 0.625).abs() < 0.02, "{share}");
+        assert!(
+            arrivals
+                .iter()
+                .filter(|(_, a)| a.src == 2)
+                .all(|(_, a)| a.dst != 2)
+        );
+        let nb = collect(&cfg(Pattern::Neighbour, 0.5), 10_000);
+        assert!(
+            nb.iter()
+                .all(|(_, a)| usize::from(a.dst) == (usize::from(a.src) + 1) % 5)
+        );
+    }
+
+    #[test]
+    fn size_mix_follows_weights() {
+        let mut c = cfg(Pattern::Uniform, 0.5);
+        c.data_bytes = vec![0, 256];
+        c.data_weights = vec![3.0, 1.0];
+        let arrivals = collect(&c, 100_000);
+        let big = arrivals.iter().filter(|(_, a)| a.size_class == 1).count() as f64;
+        assert!((big / arrivals.len() as f64 - 0.25).abs() < 0.02);
+    }
+
+    #[test]
+    fn same_seed_same_arrivals() {
+        let c = cfg(Pattern::Hotspot, 0.7);
+        assert_eq!(collect(&c, 5_000), collect(&c, 5_000));
+    }
+
+    #[test]
+    fn trace_arrivals_replay_in_order() {
+        let trace = Trace::parse(
+            "t",
+            "cycle,src,dst,bytes\n3,0,1,64\n3,4,0,64\n9,2,3,64\n",
+            5,
+            &[64],
+        )
+        .unwrap();
+        let mut t = Traffic::new(&cfg(Pattern::Trace, 0.5), 1, trace);
+        let mut got = Vec::new();
+        for now in 0..20 {
+            t.arrivals(now, |a| got.push((now, a.src, a.dst)));
+        }
+        assert_eq!(got, vec![(3, 0, 1), (3, 4, 0), (9, 2, 3)]);
+    }
+}
