@@ -26,8 +26,21 @@ fn mm1() -> Result<f64, String> {
     Ok((cfg.customers + cfg.warmup) as f64)
 }
 
+/// The SCI workload of issue 2: 8-node ring, 64-byte sends, offered load 0.5, hot spot 0.2.
+fn sci() -> Result<f64, String> {
+    let cfg = icn_sci::bench_config();
+    let m = icn_sci::Sci::run(&cfg, 1, &NoProgress).map_err(|e| e.to_string())?;
+    Ok(cfg.nodes as f64 * m.value("cycles_simulated"))
+}
+
 pub fn targets() -> Vec<Target> {
-    vec![Target {
+    vec![
+        Target {
+            name: "sci",
+            workload: "SCI ring, 8 nodes, 64-byte sends, load 0.5, hot spot 0.2, A/B aging",
+            unit: "node-cycles",
+            run: sci,
+        },Target {
         name: "mm1",
         workload: "M/M/1 queue, 2·10^6 customers",
         unit: "customers",

@@ -251,6 +251,10 @@ pub fn fmt_num(x: f64) -> String {
         return "—".to_owned();
     }
     let a = x.abs();
+    if a < 1e-12 {
+        // Axis ticks at "zero" come out as ±1e-17 from floating-point steps.
+        return "0".to_owned();
+    }
     if a != 0.0 && !(1e-3..1e7).contains(&a) {
         format!("{x:.3e}")
     } else if x == x.trunc() && a < 1e7 {
@@ -280,5 +284,6 @@ mod tests {
         assert_eq!(fmt_num(12.345678), "12.35");
         assert_eq!(fmt_num(1.5e-5), "1.500e-5");
         assert_eq!(fmt_num(f64::NAN), "—");
+        assert_eq!(fmt_num(-1.388e-17), "0");
     }
 }
