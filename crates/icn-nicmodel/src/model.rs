@@ -1,0 +1,199 @@
+//! `model = "nic"`: the timing model behind `icnlab run` / `sweep` / `reproduce`.
+
+use crate::bench::{self, Effort};
+use crate::pdring::{self, RingConfig};
+use crate::{Switches, build, report};
+use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Table};
+use serde::{Deserialize, Serialize};
+
+/// What one run measures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Benchmark {
+    /// One-way latency (and the whole latency/bandwidth curve as table `curve`).
+    #[default]
+    Pingpong,
+    /// Streaming bandwidth (and the curve).
+    Window,
+    /// PD-ring interrupts per 1000 messages.
+    Pdring,
+}
+
+/// Configuration of one run; defaults are MyVIA on set-up B at 4 KB.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// `setup-a`, `setup-b`, `fast-ethernet`, `gigabit-ethernet` or a path to a profile TOML.
+    pub profile: String,
+    /// `myvia`, `bvia`, `gm`, `mvia` or a path to a design TOML.
+    pub design: String,
+    pub benchmark: Benchmark,
+    /// Size of the scalar results, bytes.
+    pub size: u64,
+    /// Sizes of table `curve`; empty = no curve.
+    pub sizes: Vec<u64>,
+    pub user_tlb: Option<bool>,
+    pub pd_ring: Option<bool>,
+    pub pipeline: Option<bool>,
+    pub big_dma: Option<bool>,
+    /// Probability that a NIC-side TLB lookup hits (designs without `user_tlb`).
+    pub tlb_hit_rate: f64,
+    pub round_trips: u32,
+    pub messages: u32,
+    pub queue_depth: u32,
+    pub ring: RingConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let e = Effort::default();
+        Config {
+            profile: "setup-b".into(),
+            design: "myvia".into(),
+            benchmark: Benchmark::Pingpong,
+            size: 4096,
+            sizes: bench::paper_sizes(),
+            user_tlb: None,
+            pd_ring: None,
+            pipeline: None,
+            big_dma: None,
+            tlb_hit_rate: 1.0,
+            round_trips: e.round_trips,
+            messages: e.messages,
+            queue_depth: e.queue_depth,
+            ring: RingConfig::default(),
+        }
+    }
+}
+
+impl Config {
+    pub fn switches(&self) -> Switches {
+        Switches {
+            user_tlb: self.user_tlb,
+            pd_ring: self.pd_ring,
+            pipeline: self.pipeline,
+            big_dma: self.big_dma,
+        }
+    }
+
+    pub fn effort(&self) -> Effort {
+        Effort {
+            round_trips: self.round_trips,
+            messages: self.messages,
+            queue_depth: self.queue_depth,
+        }
+    }
+}
+
+/// The NIC timing model.
+pub struct Nic;
+
+impl Model for Nic {
+    const NAME: &'static str = "nic";
+    const ABOUT: &'static str =
+        "VIA NIC pipeline timing (Berkeley VIA, MyVIA, GM, M-VIA) on Myrinet LANai4/9 and Ethernet";
+    type Config = Config;
+
+    fn validate(cfg: &Config) -> Result<(), Invalid> {
+        const MAX: u64 = 1 << 24;
+        Invalid::check(
+            (1..=MAX).contains(&cfg.size),
+            "size",
+            "[1, 16777216] bytes",
+            cfg.size,
+        )?;
+        for s in &cfg.sizes {
+            Invalid::check((1..=MAX).contains(s), "sizes", "[1, 16777216] bytes", s)?;
+        }
+        Invalid::check(
+            (0.0..=1.0).contains(&cfg.tlb_hit_rate),
+            "tlb_hit_rate",
+            "[0, 1]",
+            cfg.tlb_hit_rate,
+        )?;
+        Invalid::check(
+            (1..=100_000).contains(&cfg.round_trips),
+            "round_trips",
+            "[1, 100000]",
+            cfg.round_trips,
+        )?;
+        Invalid::check(
+            (1..=100_000).contains(&cfg.messages),
+            "messages",
+            "[1, 100000]",
+            cfg.messages,
+        )?;
+        Invalid::check(
+            (1..=4096).contains(&cfg.queue_depth),
+            "queue_depth",
+            "[1, 4096]",
+            cfg.queue_depth,
+        )?;
+        cfg.ring.validate()?;
+        build(&cfg.profile, &cfg.design, cfg.switches(), cfg.tlb_hit_rate).map(|_| ())
+    }
+
+    fn work(cfg: &Config) -> u64 {
+        cfg.sizes.len() as u64 + 1
+    }
+
+    fn run(cfg: &Config, seed: u64, progress: &dyn Progress) -> Result<Metrics, ModelError> {
+        Self::validate(cfg)?;
+        let pipe = build(&cfg.profile, &cfg.design, cfg.switches(), cfg.tlb_hit_rate)?;
+        let mut m = Metrics::default();
+        if cfg.benchmark == Benchmark::Pdring {
+            let r = pdring::run_on(&cfg.profile, &cfg.design, &cfg.ring, seed)?;
+            m.push(
+                "interrupts_per_1000",
+                r.interrupts_per_1000(),
+                "",
+                "PD-ring low-water interrupts per 1000 messages",
+            );
+            m.push(
+                "overflow_fraction",
+                r.overflow_fraction(),
+                "",
+                "fraction of PDs that went to the big host ring",
+            );
+            m.push(
+                "nic_service_us",
+                r.mean_service_us,
+                "µs",
+                "mean NIC time per message (from the timing model)",
+            );
+            progress.advance(Self::work(cfg));
+            return Ok(m);
+        }
+        let e = cfg.effort();
+        let lat = bench::pingpong(&pipe, cfg.size, e.round_trips, seed);
+        let bw = bench::window(&pipe, cfg.size, e.messages, e.queue_depth, seed);
+        progress.advance(1);
+        m.push("latency_us", lat, "µs", "one-way latency (pingpong RTT / 2)");
+        m.push("bandwidth_mbs", bw, "MB/s", "window bandwidth, 10^6 B/s");
+        if !cfg.sizes.is_empty() {
+            let mut rows = Vec::new();
+            for &s in &cfg.sizes {
+                let p = bench::curve(&pipe, &[s], e, seed)[0];
+                rows.push(vec![s as f64, p.latency_us, p.bandwidth_mbs]);
+                progress.advance(1);
+            }
+            let max_bw = rows.iter().map(|r| r[2]).fold(f64::NAN, f64::max);
+            let min_lat = rows.iter().map(|r| r[1]).fold(f64::NAN, f64::min);
+            m.push("max_bandwidth_mbs", max_bw, "MB/s", "maximum over `sizes`");
+            m.push("min_latency_us", min_lat, "µs", "minimum over `sizes`");
+            m.tables.push(Table {
+                name: "curve".into(),
+                columns: vec!["size_bytes".into(), "latency_us".into(), "bandwidth_mbs".into()],
+                rows,
+                ci95: vec![],
+            });
+        }
+        m.tables.push(report::paper_table(&cfg.profile, &cfg.design));
+        m.notes.push(format!(
+            "deterministic model: replications only repeat the run (TLB misses aside); \
+             profile {}, design {}",
+            cfg.profile, cfg.design
+        ));
+        Ok(m)
+    }
+}
