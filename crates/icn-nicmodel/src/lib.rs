@@ -57,3 +57,13 @@ pub fn build(
     let d = Design::load(design)?;
     d.resolve(&p, switches.apply(d.flags), tlb_hit_rate)
 }
+
+/// As [`build`], from already loaded (possibly modified) profile and design.
+pub fn build_from(
+    profile: &Profile,
+    design: &Design,
+    switches: Switches,
+    tlb_hit_rate: f64,
+) -> Result<Pipeline, Invalid> {
+    design.resolve(profile, switches.apply(design.flags), tlb_hit_rate)
+}

@@ -133,7 +133,7 @@ impl Default for RingConfig {
     /// message per 30 µs on average. Ring sizes are assumptions (the paper gives none).
     fn default() -> Self {
         RingConfig {
-            small_ring: 32,
+            small_ring: 64,
             big_ring: 1024,
             low_water: 4,
             messages: 20_000,
