@@ -463,3 +463,102 @@ impl Design {
         Ok(true)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup_b() -> Profile {
+        Profile::load("setup-b").unwrap()
+    }
+
+    fn with_stage_edit(from: &str, to: &str) -> Result<Pipeline, Invalid> {
+        let text = BUNDLED[0].1.replacen(from, to, 1);
+        let d = Design::parse(&text)?;
+        d.resolve(&setup_b(), d.flags, 1.0)
+    }
+
+    #[test]
+    fn bundled_designs_resolve_on_every_bundled_profile_they_fit() {
+        for (name, text) in BUNDLED {
+            let d = Design::parse(text).unwrap();
+            let profiles: &[&str] = if name == "mvia" {
+                &["fast-ethernet", "gigabit-ethernet"]
+            } else {
+                &["setup-a", "setup-b"]
+            };
+            for p in profiles {
+                let prof = Profile::load(p).unwrap();
+                d.resolve(&prof, d.flags, 1.0)
+                    .unwrap_or_else(|e| panic!("{name} on {p}: {e}"));
+            }
+        }
+    }
+
+    #[test]
+    fn stage_naming_an_unknown_resource_is_an_error_naming_the_stage() {
+        let e = with_stage_edit("hold = [\"host_cpu\"]", "hold = [\"warp_drive\"]").unwrap_err();
+        assert_eq!(e.key, "design.stage[0].hold");
+        assert!(e.message.contains("unknown resource `warp_drive`"), "{e}");
+    }
+
+    #[test]
+    fn unknown_rate_op_param_and_flag_are_errors() {
+        let e = with_stage_edit("rate = \"pci.pio\"", "rate = \"pci.turbo\"").unwrap_err();
+        assert!(e.key.ends_with(".rate") && e.message.contains("pci.turbo"), "{e}");
+        // The first such op is in a stage switched off by default; break them all.
+        let text = BUNDLED[0].1.replace("\"h2n_dma.start\"", "\"h2n_dma.nap\"");
+        let d = Design::parse(&text).unwrap();
+        let e = d.resolve(&setup_b(), d.flags, 1.0).unwrap_err();
+        assert!(e.key.ends_with(".ops"), "{e}");
+        let e = with_stage_edit("cycles = \"post_cycles\"", "cycles = \"nope\"").unwrap_err();
+        assert_eq!(e.key, "design.stage[0].cycles");
+        let e = with_stage_edit("when = [\"user_tlb\"]", "when = [\"warp\"]").unwrap_err();
+        assert!(e.key.ends_with(".when"), "{e}");
+    }
+
+    #[test]
+    fn a_design_on_a_profile_without_a_nic_cpu_is_rejected() {
+        let d = Design::load("myvia").unwrap();
+        let p = Profile::load("fast-ethernet").unwrap();
+        let e = d.resolve(&p, d.flags, 1.0).unwrap_err();
+        assert!(e.message.contains("unknown resource"), "{e}");
+    }
+
+    #[test]
+    fn switches_select_stages_and_structure() {
+        let d = Design::load("myvia").unwrap();
+        let p = setup_b();
+        let on = d.resolve(&p, d.flags, 1.0).unwrap();
+        let names = |x: &Pipeline| x.stages.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        assert!(names(&on).contains(&"pd_pio".to_owned()));
+        assert!(names(&on).contains(&"chain_fetch".to_owned()));
+        assert_eq!(on.chunk_bytes, 122880);
+        assert_eq!(on.in_flight, None);
+        let off = Flags {
+            user_tlb: false,
+            pd_ring: false,
+            pipeline: false,
+            big_dma: false,
+        };
+        let all_off = d.resolve(&p, off, 1.0).unwrap();
+        let n = names(&all_off);
+        assert!(n.contains(&"doorbell".to_owned()) && n.contains(&"fetch_descriptor".to_owned()));
+        assert!(n.contains(&"nic_tlb".to_owned()) && !n.contains(&"utlb".to_owned()));
+        assert_eq!(all_off.chunk_bytes, 4096);
+        assert_eq!(all_off.in_flight, Some(1));
+    }
+
+    #[test]
+    fn costs_follow_the_formula() {
+        // chain_fetch on set-up B: 340 cycles / 133 MHz + 0.5 µs + 4096 B / 400 MB/s.
+        let d = Design::load("myvia").unwrap();
+        let pipe = d.resolve(&setup_b(), d.flags, 1.0).unwrap();
+        let s = pipe.stages.iter().find(|s| s.name == "chain_fetch").unwrap();
+        let want = 340.0 / 133.0 + 0.5 + 4096.0 / 400.0;
+        assert!((s.cost_us(4096, 16, 0, 1, 0) - want).abs() < 1e-12);
+        let w = pipe.stages.iter().find(|s| s.name == "net_send").unwrap();
+        assert!((w.cost_us(4096, 16, 0, 1, 0) - 4112.0 / 250.0).abs() < 1e-12);
+        assert!((w.latency_us - 0.35).abs() < 1e-12);
+    }
+}

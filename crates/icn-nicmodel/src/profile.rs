@@ -277,7 +277,7 @@ mod tests {
 
     #[test]
     fn zero_rate_is_rejected_naming_the_key() {
-        let text = BUNDLED[0].1.replace("write = 111", "write = 0");
+        let text = BUNDLED[0].1.replace("write = 112.0", "write = 0");
         let e = Profile::parse(&text).unwrap_err();
         assert_eq!(e.key, "profile.resources.pci.rates.write");
         assert!(e.message.contains("(0, ∞)"), "{e}");

@@ -331,3 +331,180 @@ impl<'a> Sim<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::design::{ResourceRef, Stage, StageBytes};
+    use icn_engine::rng::stream;
+
+    fn res(n: usize) -> Vec<ResourceRef> {
+        (0..n)
+            .map(|i| ResourceRef {
+                name: format!("r{i}"),
+                per_link: false,
+            })
+            .collect()
+    }
+
+    fn stage(hold: &[usize], fixed_us: f64, rate: Option<f64>) -> Stage {
+        Stage {
+            name: "s".into(),
+            side: Side::Tx,
+            hold: hold.to_vec(),
+            every: Every::Chunk,
+            fixed_us,
+            per_page: false,
+            miss_us: 0.0,
+            bytes: if rate.is_some() {
+                StageBytes::Chunk
+            } else {
+                StageBytes::None
+            },
+            rate,
+            latency_us: 0.0,
+            branch: false,
+            contention_us: 0.0,
+        }
+    }
+
+    fn pipe(resources: usize, stages: Vec<Stage>) -> Pipeline {
+        Pipeline {
+            resources: res(resources),
+            stages,
+            chunk_bytes: 1 << 20,
+            header_bytes: 0,
+            min_packet_bytes: 0,
+            page_bytes: 4096,
+            in_flight: None,
+            nic_entry: 0,
+            tlb_hit_rate: 1.0,
+        }
+    }
+
+    fn stream_of(n: usize, bytes: u64) -> Vec<Message> {
+        (0..n)
+            .map(|_| Message {
+                bytes,
+                from: 0,
+                after_rx_of: None,
+                after_tx_of: None,
+            })
+            .collect()
+    }
+
+    fn done(p: &Pipeline, msgs: &[Message]) -> Vec<f64> {
+        run(p, msgs, &mut stream(1, 0))
+            .iter()
+            .map(|t| t.rx_done_us)
+            .collect()
+    }
+
+    #[test]
+    fn one_stage_serves_messages_back_to_back() {
+        // 1 µs + 1000 B / 100 MB/s = 11 µs each.
+        let p = pipe(1, vec![stage(&[0], 1.0, Some(100.0))]);
+        assert_eq!(done(&p, &stream_of(3, 1000)), vec![11.0, 22.0, 33.0]);
+    }
+
+    #[test]
+    fn two_stages_on_two_resources_overlap() {
+        // A = 2 µs, B = 3 µs: B is the bottleneck, first message out at 5, then every 3.
+        let p = pipe(2, vec![stage(&[0], 2.0, None), stage(&[1], 3.0, None)]);
+        assert_eq!(done(&p, &stream_of(3, 8)), vec![5.0, 8.0, 11.0]);
+    }
+
+    #[test]
+    fn two_stages_sharing_a_resource_serialise_in_ready_order() {
+        // Both stages hold r0. All A's are ready at 0, earlier than any B, so FIFO serves
+        // A0 0-2, A1 2-4, A2 4-6, then B0 6-9, B1 9-12, B2 12-15.
+        let p = pipe(1, vec![stage(&[0], 2.0, None), stage(&[0], 3.0, None)]);
+        assert_eq!(done(&p, &stream_of(3, 8)), vec![9.0, 12.0, 15.0]);
+    }
+
+    #[test]
+    fn in_flight_one_forbids_overlap() {
+        let mut p = pipe(2, vec![stage(&[0], 2.0, None), stage(&[1], 3.0, None)]);
+        p.in_flight = Some(1);
+        assert_eq!(done(&p, &stream_of(3, 8)), vec![5.0, 10.0, 15.0]);
+    }
+
+    #[test]
+    fn chunks_pipeline_within_a_message_and_latency_is_a_pure_delay() {
+        // 3000 B in 1000-B chunks; A = 1000/500 = 2 µs per chunk on r0, then a 0.5 µs delay,
+        // B = 1000/250 = 4 µs per chunk on r1. B starts at 2.5 and runs 3 chunks back to back.
+        let mut a = stage(&[0], 0.0, Some(500.0));
+        a.latency_us = 0.5;
+        let mut p = pipe(2, vec![a, stage(&[1], 0.0, Some(250.0))]);
+        p.chunk_bytes = 1000;
+        assert_eq!(done(&p, &stream_of(1, 3000)), vec![14.5]);
+    }
+
+    #[test]
+    fn first_and_last_stages_apply_once_per_message() {
+        // Descriptor (first, 1 µs), data per chunk (2 µs), status (last, 1 µs), one resource
+        // each: chunks 0,1 data at 1-3, 3-5; status 5-6.
+        let mut d = stage(&[0], 1.0, None);
+        d.every = Every::First;
+        let mut s = stage(&[2], 1.0, None);
+        s.every = Every::Last;
+        let mut p = pipe(3, vec![d, stage(&[1], 2.0, None), s]);
+        p.chunk_bytes = 4;
+        assert_eq!(done(&p, &stream_of(1, 8)), vec![6.0]);
+    }
+
+    #[test]
+    fn pingpong_alternates_nodes() {
+        // tx stage 2 µs on the sender's r0, rx stage 3 µs on the receiver's r1: 5 µs each way.
+        let mut rx = stage(&[1], 3.0, None);
+        rx.side = Side::Rx;
+        let p = pipe(2, vec![stage(&[0], 2.0, None), rx]);
+        let msgs: Vec<Message> = (0..4)
+            .map(|m| Message {
+                bytes: 4,
+                from: m % 2,
+                after_rx_of: m.checked_sub(1),
+                after_tx_of: None,
+            })
+            .collect();
+        assert_eq!(done(&p, &msgs), vec![5.0, 10.0, 15.0, 20.0]);
+    }
+
+    #[test]
+    fn branch_stage_does_not_delay_delivery() {
+        // A 1 µs, then a 10 µs status branch on r1 and a 2 µs delivery stage on r2.
+        let mut b = stage(&[1], 10.0, None);
+        b.branch = true;
+        let mut rx = stage(&[2], 2.0, None);
+        rx.side = Side::Rx;
+        let p = pipe(3, vec![stage(&[0], 1.0, None), b, rx]);
+        let t = run(&p, &stream_of(1, 4), &mut stream(1, 0));
+        assert_eq!(t[0].rx_done_us, 3.0);
+        assert_eq!(t[0].tx_done_us, 11.0);
+    }
+
+    #[test]
+    fn contention_is_paid_only_with_overlapping_messages() {
+        let mut a = stage(&[0], 1.0, None);
+        a.contention_us = 4.0;
+        let p = pipe(2, vec![a, stage(&[1], 1.0, None)]);
+        // Alone: 2 µs. Three in a row: m0 starts alone (1 µs), m1 and m2 pay 5 µs each.
+        assert_eq!(done(&p, &stream_of(1, 4)), vec![2.0]);
+        assert_eq!(done(&p, &stream_of(3, 4)), vec![2.0, 7.0, 12.0]);
+    }
+
+    #[test]
+    fn same_seed_same_result_and_misses_depend_on_the_seed() {
+        let mut t = stage(&[0], 0.1, None);
+        t.per_page = true;
+        t.miss_us = 10.0;
+        let mut p = pipe(2, vec![t, stage(&[1], 1.0, Some(100.0))]);
+        p.tlb_hit_rate = 0.5;
+        let msgs = stream_of(50, 16384);
+        let a = run(&p, &msgs, &mut stream(7, 0));
+        let b = run(&p, &msgs, &mut stream(7, 0));
+        let c = run(&p, &msgs, &mut stream(8, 0));
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+}
