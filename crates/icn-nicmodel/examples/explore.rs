@@ -4,10 +4,17 @@ fn main() {
     let prof = &args[1];
     for d in args[2].split(',') {
         let p = build(prof, d, Switches::default(), 1.0).unwrap();
-        let e = bench::Effort { round_trips: 5, messages: 300, queue_depth: 64 };
+        let e = bench::Effort {
+            round_trips: 5,
+            messages: 300,
+            queue_depth: 64,
+        };
         println!("{prof} {d}");
         for pt in bench::curve(&p, &bench::paper_sizes(), e, 1) {
-            println!("{:>7} {:>8.2} us {:>8.2} MB/s", pt.size_bytes, pt.latency_us, pt.bandwidth_mbs);
+            println!(
+                "{:>7} {:>8.2} us {:>8.2} MB/s",
+                pt.size_bytes, pt.latency_us, pt.bandwidth_mbs
+            );
         }
     }
 }

@@ -17,7 +17,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     d.push_str(INTRO);
 
     writeln!(d, "\n## Validation (paper vs model)\n")?;
-    writeln!(d, "| # | target | paper | model | rel. error | accepted | result |")?;
+    writeln!(
+        d,
+        "| # | target | paper | model | rel. error | accepted | result |"
+    )?;
     writeln!(d, "|---|---|---|---|---|---|---|")?;
     for (i, c) in report::validation(effort)?.iter().enumerate() {
         let band = if c.lo.is_nan() {
@@ -52,7 +55,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map(|x| report::curve(p, x, effort))
             .collect::<Result<_, _>>()?;
         writeln!(d, "**{p}** — one-way latency µs / window bandwidth MB/s\n")?;
-        let head: Vec<String> = designs.iter().map(|x| format!("{x} µs | {x} MB/s")).collect();
+        let head: Vec<String> = designs
+            .iter()
+            .map(|x| format!("{x} µs | {x} MB/s"))
+            .collect();
         writeln!(d, "| size B | {} |", head.join(" | "))?;
         writeln!(d, "|---|{}", "---|---|".repeat(designs.len()))?;
         for (i, s) in bench::paper_sizes().iter().enumerate() {
@@ -65,8 +71,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         writeln!(d)?;
     }
 
-    writeln!(d, "## Ablation: MyVIA with each optimisation switched off\n")?;
-    writeln!(d, "| profile | variant | latency 4 B µs | BW 1 KB | BW 4 KB | BW 64 KB (MB/s) |")?;
+    writeln!(
+        d,
+        "## Ablation: MyVIA with each optimisation switched off\n"
+    )?;
+    writeln!(
+        d,
+        "| profile | variant | latency 4 B µs | BW 1 KB | BW 4 KB | BW 64 KB (MB/s) |"
+    )?;
     writeln!(d, "|---|---|---|---|---|---|")?;
     for r in report::ablation(effort)? {
         writeln!(
@@ -76,13 +88,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
     }
 
-    writeln!(d, "\n## Berkeley VIA vs NIC TLB hit rate (paper: 10–40 % loss on poor locality)\n")?;
-    writeln!(d, "| profile | hit rate | BW 4 KB | loss | BW 64 KB | loss |")?;
+    writeln!(
+        d,
+        "\n## Berkeley VIA vs NIC TLB hit rate (paper: 10–40 % loss on poor locality)\n"
+    )?;
+    writeln!(
+        d,
+        "| profile | hit rate | BW 4 KB | loss | BW 64 KB | loss |"
+    )?;
     writeln!(d, "|---|---|---|---|---|---|")?;
     let sweep = report::tlb_sweep(effort, 1)?;
     for (p, hit, b4, b64) in &sweep {
-        let base = sweep.iter().find(|r| r.0 == *p && r.1 == 1.0).map_or(*b4, |r| r.2);
-        let base64 = sweep.iter().find(|r| r.0 == *p && r.1 == 1.0).map_or(*b64, |r| r.3);
+        let base = sweep
+            .iter()
+            .find(|r| r.0 == *p && r.1 == 1.0)
+            .map_or(*b4, |r| r.2);
+        let base64 = sweep
+            .iter()
+            .find(|r| r.0 == *p && r.1 == 1.0)
+            .map_or(*b64, |r| r.3);
         writeln!(
             d,
             "| {p} | {hit} | {b4:.1} | {:.0} % | {b64:.1} | {:.0} % |",
@@ -100,23 +124,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          unless stated.\n",
         rc.burst_mean, rc.mean_gap_us, rc.post_us, rc.big_ring, rc.messages, rc.low_water
     )?;
-    writeln!(d, "| small ring | LANai4 (set-up A) | LANai9 (set-up B) | A, low water 1 | A, low water 8 |")?;
+    writeln!(
+        d,
+        "| small ring | LANai4 (set-up A) | LANai9 (set-up B) | A, low water 1 | A, low water 8 |"
+    )?;
     writeln!(d, "|---|---|---|---|---|")?;
     for small in [8usize, 16, 32, 64, 128, 256] {
         let mut cells = Vec::new();
-        for (p, lw) in [("setup-a", 4usize), ("setup-b", 4), ("setup-a", 1), ("setup-a", 8)] {
+        for (p, lw) in [
+            ("setup-a", 4usize),
+            ("setup-b", 4),
+            ("setup-a", 1),
+            ("setup-a", 8),
+        ] {
             let cfg = RingConfig {
                 small_ring: small,
                 low_water: lw.min(small - 1),
                 ..RingConfig::default()
             };
-            cells.push(format!("{:.2}", pdring::run_on(p, "myvia", &cfg, 1)?.interrupts_per_1000()));
+            cells.push(format!(
+                "{:.2}",
+                pdring::run_on(p, "myvia", &cfg, 1)?.interrupts_per_1000()
+            ));
         }
         writeln!(d, "| {small} | {} |", cells.join(" | "))?;
     }
 
     writeln!(d, "\n## Sensitivity: each hardware parameter ±20 %\n")?;
-    writeln!(d, "Change of each headline number (rows with no effect are omitted; 500 window messages).\n")?;
+    writeln!(
+        d,
+        "Change of each headline number (rows with no effect are omitted; 500 window messages).\n"
+    )?;
     writeln!(d, "| headline | parameter | base | −20 % | +20 % |")?;
     writeln!(d, "|---|---|---|---|---|")?;
     let quick = Effort {
@@ -136,7 +174,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     writeln!(d, "\n## Calibration\n")?;
-    writeln!(d, "Only these design parameters were fitted; everything else is from the paper, data sheets or the reasoning in the comments below.\n")?;
+    writeln!(
+        d,
+        "Only these design parameters were fitted; everything else is from the paper, data sheets or the reasoning in the comments below.\n"
+    )?;
     writeln!(d, "| design | parameter | value | fitted to |")?;
     writeln!(d, "|---|---|---|---|")?;
     for (name, text) in design::BUNDLED {

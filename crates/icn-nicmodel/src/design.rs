@@ -208,7 +208,14 @@ pub struct Pipeline {
 impl Stage {
     /// Cost of this stage for a chunk of `bytes` payload spanning `pages` pages of which
     /// `misses` missed the NIC TLB, µs.
-    pub fn cost_us(&self, bytes: u64, header: u64, min_packet: u64, pages: u64, misses: u64) -> f64 {
+    pub fn cost_us(
+        &self,
+        bytes: u64,
+        header: u64,
+        min_packet: u64,
+        pages: u64,
+        misses: u64,
+    ) -> f64 {
         let units = if self.per_page { pages as f64 } else { 1.0 };
         let moved = match self.bytes {
             StageBytes::None => 0,
@@ -238,7 +245,12 @@ impl Design {
             "[1, ∞)",
             d.chunk_bytes,
         )?;
-        Invalid::check(!d.stages.is_empty(), "design.stage", "at least one stage", 0)?;
+        Invalid::check(
+            !d.stages.is_empty(),
+            "design.stage",
+            "at least one stage",
+            0,
+        )?;
         for (k, v) in &d.params {
             Invalid::check(
                 v.is_finite() && *v >= 0.0,
@@ -355,7 +367,10 @@ impl Design {
             let rate = match &s.rate {
                 Some(r) => Some(profile.rate(r, &key("rate"))?),
                 None if bytes != StageBytes::None => {
-                    return Err(Invalid::new(key("rate"), "a stage that moves bytes needs a rate"));
+                    return Err(Invalid::new(
+                        key("rate"),
+                        "a stage that moves bytes needs a rate",
+                    ));
                 }
                 None => None,
             };
@@ -430,9 +445,11 @@ impl Design {
         match v {
             NumOrParam::Num(x) if x.is_finite() && *x >= 0.0 => Ok(*x),
             NumOrParam::Num(x) => Err(Invalid::range(key, "[0, ∞) cycles", x)),
-            NumOrParam::Param(p) => self.params.get(p).copied().ok_or_else(|| {
-                Invalid::new(key, format!("unknown design parameter `{p}`"))
-            }),
+            NumOrParam::Param(p) => self
+                .params
+                .get(p)
+                .copied()
+                .ok_or_else(|| Invalid::new(key, format!("unknown design parameter `{p}`"))),
         }
     }
 
@@ -505,7 +522,10 @@ mod tests {
     #[test]
     fn unknown_rate_op_param_and_flag_are_errors() {
         let e = with_stage_edit("rate = \"pci.pio\"", "rate = \"pci.turbo\"").unwrap_err();
-        assert!(e.key.ends_with(".rate") && e.message.contains("pci.turbo"), "{e}");
+        assert!(
+            e.key.ends_with(".rate") && e.message.contains("pci.turbo"),
+            "{e}"
+        );
         // The first such op is in a stage switched off by default; break them all.
         let text = BUNDLED[0].1.replace("\"h2n_dma.start\"", "\"h2n_dma.nap\"");
         let d = Design::parse(&text).unwrap();
@@ -554,7 +574,11 @@ mod tests {
         // chain_fetch on set-up B: 340 cycles / 133 MHz + 0.5 µs + 4096 B / 400 MB/s.
         let d = Design::load("myvia").unwrap();
         let pipe = d.resolve(&setup_b(), d.flags, 1.0).unwrap();
-        let s = pipe.stages.iter().find(|s| s.name == "chain_fetch").unwrap();
+        let s = pipe
+            .stages
+            .iter()
+            .find(|s| s.name == "chain_fetch")
+            .unwrap();
         let want = 340.0 / 133.0 + 0.5 + 4096.0 / 400.0;
         assert!((s.cost_us(4096, 16, 0, 1, 0) - want).abs() < 1e-12);
         let w = pipe.stages.iter().find(|s| s.name == "net_send").unwrap();

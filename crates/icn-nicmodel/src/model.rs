@@ -168,7 +168,12 @@ impl Model for Nic {
         let lat = bench::pingpong(&pipe, cfg.size, e.round_trips, seed);
         let bw = bench::window(&pipe, cfg.size, e.messages, e.queue_depth, seed);
         progress.advance(1);
-        m.push("latency_us", lat, "µs", "one-way latency (pingpong RTT / 2)");
+        m.push(
+            "latency_us",
+            lat,
+            "µs",
+            "one-way latency (pingpong RTT / 2)",
+        );
         m.push("bandwidth_mbs", bw, "MB/s", "window bandwidth, 10^6 B/s");
         if !cfg.sizes.is_empty() {
             let mut rows = Vec::new();
@@ -183,17 +188,125 @@ impl Model for Nic {
             m.push("min_latency_us", min_lat, "µs", "minimum over `sizes`");
             m.tables.push(Table {
                 name: "curve".into(),
-                columns: vec!["size_bytes".into(), "latency_us".into(), "bandwidth_mbs".into()],
+                columns: vec![
+                    "size_bytes".into(),
+                    "latency_us".into(),
+                    "bandwidth_mbs".into(),
+                ],
                 rows,
                 ci95: vec![],
             });
         }
-        m.tables.push(report::paper_table(&cfg.profile, &cfg.design));
+        m.tables
+            .push(report::paper_table(&cfg.profile, &cfg.design));
         m.notes.push(format!(
             "deterministic model: replications only repeat the run (TLB misses aside); \
              profile {}, design {}",
             cfg.profile, cfg.design
         ));
         Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use icn_engine::model::NoProgress;
+
+    fn small() -> Config {
+        Config {
+            sizes: vec![4, 4096],
+            round_trips: 2,
+            messages: 50,
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn default_run_has_scalars_curve_and_paper_tables() {
+        let m = Nic::run(&small(), 1, &NoProgress).unwrap();
+        let lat = m.value("latency_us");
+        let bw = m.value("bandwidth_mbs");
+        assert!(lat > 0.0 && bw > 0.0 && bw <= 250.0, "{lat} {bw}");
+        let curve = m.table("curve").unwrap();
+        assert_eq!(curve.columns, ["size_bytes", "latency_us", "bandwidth_mbs"]);
+        assert_eq!(curve.rows.len(), 2);
+        assert_eq!(
+            curve.rows[1][2], bw,
+            "scalar at `size` equals the curve at 4096"
+        );
+        let paper = m.table("paper").unwrap();
+        assert!(paper.rows.iter().any(|r| r[2] == 8.46));
+    }
+
+    #[test]
+    fn runs_are_a_pure_function_of_config_and_seed() {
+        let mut c = small();
+        c.design = "bvia".into();
+        c.tlb_hit_rate = 0.6;
+        let a = Nic::run(&c, 5, &NoProgress).unwrap();
+        let b = Nic::run(&c, 5, &NoProgress).unwrap();
+        // Debug text, because the paper table holds NaN (NaN != NaN).
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        let other = Nic::run(&c, 6, &NoProgress).unwrap();
+        assert_ne!(
+            format!("{a:?}"),
+            format!("{other:?}"),
+            "TLB misses follow the seed"
+        );
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let bad = |f: &dyn Fn(&mut Config)| {
+            let mut c = small();
+            f(&mut c);
+            Nic::validate(&c).unwrap_err().key
+        };
+        assert_eq!(bad(&|c| c.tlb_hit_rate = 1.5), "tlb_hit_rate");
+        assert_eq!(bad(&|c| c.size = 0), "size");
+        assert_eq!(bad(&|c| c.messages = 0), "messages");
+        assert_eq!(bad(&|c| c.profile = "setup-z".into()), "profile");
+        assert_eq!(bad(&|c| c.design = "ucx".into()), "design");
+        assert_eq!(bad(&|c| c.ring.low_water = 100), "ring.low_water");
+    }
+
+    #[test]
+    fn unknown_config_key_is_rejected() {
+        let v: toml::Value = toml::from_str("design = \"gm\"\nturbo = true\n").unwrap();
+        let e = icn_engine::config::deserialize_at::<Config>(v).unwrap_err();
+        assert_eq!(e.key, "turbo");
+    }
+
+    #[test]
+    fn user_profile_file_with_a_zero_rate_is_rejected() {
+        let text = crate::profile::BUNDLED[1]
+            .1
+            .replace("wire = 250", "wire = 0");
+        let path = std::env::temp_dir().join(format!("nic-bad-{}.toml", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let c = Config {
+            profile: path.display().to_string(),
+            ..small()
+        };
+        let e = Nic::validate(&c).unwrap_err();
+        std::fs::remove_file(&path).ok();
+        assert_eq!(e.key, "profile.resources.link.rates.wire");
+    }
+
+    #[test]
+    fn pdring_benchmark_reports_interrupts() {
+        let c = Config {
+            profile: "setup-a".into(),
+            benchmark: Benchmark::Pdring,
+            ring: RingConfig {
+                messages: 2000,
+                ..RingConfig::default()
+            },
+            ..small()
+        };
+        let m = Nic::run(&c, 1, &NoProgress).unwrap();
+        assert!(m.value("interrupts_per_1000") > 1.0);
+        assert!(m.value("overflow_fraction") > 0.0);
     }
 }

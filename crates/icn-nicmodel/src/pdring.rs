@@ -259,7 +259,12 @@ impl ServiceTable {
 }
 
 /// Runs the ring with the NIC speed of `design` on `profile`.
-pub fn run_on(profile: &str, design: &str, cfg: &RingConfig, seed: u64) -> Result<RingStats, Invalid> {
+pub fn run_on(
+    profile: &str,
+    design: &str,
+    cfg: &RingConfig,
+    seed: u64,
+) -> Result<RingStats, Invalid> {
     let pipe = build(profile, design, Switches::default(), 1.0)?;
     let interrupt_us = crate::Profile::load(profile)?.op("host_cpu.interrupt", "profile")?;
     let table = ServiceTable::new(&pipe, seed);
@@ -267,7 +272,12 @@ pub fn run_on(profile: &str, design: &str, cfg: &RingConfig, seed: u64) -> Resul
 }
 
 /// Producer (bursty host) / consumer (NIC) run of the ring.
-pub fn simulate(cfg: &RingConfig, service_us: &dyn Fn(u64) -> f64, interrupt_us: f64, seed: u64) -> RingStats {
+pub fn simulate(
+    cfg: &RingConfig,
+    service_us: &dyn Fn(u64) -> f64,
+    interrupt_us: f64,
+    seed: u64,
+) -> RingStats {
     let mut ring = PdRing::new(cfg.small_ring, cfg.big_ring, cfg.low_water);
     let mut sizes_rng = rng::stream(seed, 100);
     let mut arrivals = rng::stream(seed, 101);
@@ -345,4 +355,121 @@ pub fn simulate(cfg: &RingConfig, service_us: &dyn Fn(u64) -> f64, interrupt_us:
     }
     stats.mean_service_us = service_total / served.max(1) as f64;
     stats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_rows_post_to_small_then_big_then_full() {
+        let mut r = PdRing::new(2, 1, 0);
+        assert_eq!(r.post(), Post::Small);
+        assert_eq!(r.post(), Post::Small);
+        assert_eq!(r.post(), Post::Big);
+        assert!(r.flag());
+        assert_eq!(r.post(), Post::Full);
+        assert_eq!((r.small_len(), r.big_len()), (2, 1));
+    }
+
+    #[test]
+    fn flag_keeps_order_even_when_small_ring_has_room() {
+        let mut r = PdRing::new(2, 4, 0);
+        r.post();
+        r.post();
+        assert_eq!(r.post(), Post::Big);
+        assert_eq!(r.take(), Take::Took { interrupt: false });
+        // Small ring has a free slot, but a PD waits in the big ring: the new one queues behind.
+        assert_eq!(r.post(), Post::Big);
+    }
+
+    #[test]
+    fn low_water_with_flag_interrupts_once_until_serviced() {
+        let mut r = PdRing::new(4, 8, 2);
+        for _ in 0..6 {
+            r.post();
+        }
+        assert_eq!(r.big_len(), 2);
+        assert_eq!(r.take(), Take::Took { interrupt: false }); // 3 left
+        assert_eq!(r.take(), Take::Took { interrupt: true }); // 2 left = low water
+        assert_eq!(r.take(), Take::Took { interrupt: false }); // already pending
+        assert_eq!(r.on_interrupt(), 2); // big → small, 1 + 2 = 3
+        assert_eq!((r.small_len(), r.big_len(), r.flag()), (3, 0, false));
+    }
+
+    #[test]
+    fn no_flag_no_interrupt_and_empty_ring_gives_empty() {
+        let mut r = PdRing::new(4, 8, 2);
+        r.post();
+        assert_eq!(r.take(), Take::Took { interrupt: false });
+        assert_eq!(r.take(), Take::Empty);
+    }
+
+    #[test]
+    fn handler_moves_only_what_fits_and_keeps_flag_while_big_is_not_empty() {
+        let mut r = PdRing::new(2, 8, 0);
+        for _ in 0..6 {
+            r.post();
+        }
+        r.take();
+        assert_eq!(r.on_interrupt(), 1);
+        assert_eq!((r.small_len(), r.big_len(), r.flag()), (2, 3, true));
+    }
+
+    #[test]
+    fn bad_ring_config_names_the_key() {
+        let c = RingConfig {
+            low_water: 64,
+            ..RingConfig::default()
+        };
+        assert_eq!(c.validate().unwrap_err().key, "ring.low_water");
+        let c = RingConfig {
+            post_us: 0.0,
+            ..RingConfig::default()
+        };
+        assert_eq!(c.validate().unwrap_err().key, "ring.post_us");
+    }
+
+    #[test]
+    fn sizes_follow_the_bimodal_traffic_model() {
+        let mut r = rng::stream(3, 0);
+        let n = 20_000;
+        let sizes: Vec<u64> = (0..n).map(|_| draw_size(&mut r)).collect();
+        let mid = sizes.iter().filter(|s| (128..=4096).contains(*s)).count() as f64 / n as f64;
+        let big = sizes.iter().filter(|s| **s > 8000).count() as f64 / n as f64;
+        assert!((0.80..0.85).contains(&mid), "{mid}");
+        assert!((0.07..0.09).contains(&big), "{big}");
+    }
+
+    #[test]
+    fn a_nic_faster_than_the_host_never_overflows() {
+        let cfg = RingConfig {
+            messages: 5000,
+            ..RingConfig::default()
+        };
+        let s = simulate(&cfg, &|_| 0.5, 5.0, 1);
+        assert_eq!((s.interrupts, s.overflowed), (0, 0));
+    }
+
+    #[test]
+    fn a_saturated_nic_interrupts_about_once_per_refill() {
+        // NIC 100x slower than the host: the big ring is always full, each interrupt moves
+        // (small - low water) PDs, so interrupts ≈ messages / (small - low_water).
+        let cfg = RingConfig {
+            small_ring: 16,
+            low_water: 4,
+            messages: 6000,
+            burst_mean: 1000.0,
+            post_us: 1.0,
+            mean_gap_us: 1.0,
+            ..RingConfig::default()
+        };
+        let s = simulate(&cfg, &|_| 100.0, 5.0, 1);
+        let expect = 1000.0 / 12.0;
+        assert!(
+            (s.interrupts_per_1000() - expect).abs() < 0.05 * expect,
+            "{}",
+            s.interrupts_per_1000()
+        );
+    }
 }

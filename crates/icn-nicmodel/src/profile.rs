@@ -20,7 +20,10 @@ use std::collections::BTreeMap;
 pub const BUNDLED: [(&str, &str); 4] = [
     ("setup-a", include_str!("../profiles/setup-a.toml")),
     ("setup-b", include_str!("../profiles/setup-b.toml")),
-    ("fast-ethernet", include_str!("../profiles/fast-ethernet.toml")),
+    (
+        "fast-ethernet",
+        include_str!("../profiles/fast-ethernet.toml"),
+    ),
     (
         "gigabit-ethernet",
         include_str!("../profiles/gigabit-ethernet.toml"),
@@ -142,12 +145,7 @@ impl Profile {
         for (name, r) in &self.resources {
             let key = |k: &str| format!("profile.resources.{name}.{k}");
             if let Some(c) = r.clock_mhz {
-                Invalid::check(
-                    c.is_finite() && c > 0.0,
-                    &key("clock_mhz"),
-                    "(0, ∞) MHz",
-                    c,
-                )?;
+                Invalid::check(c.is_finite() && c > 0.0, &key("clock_mhz"), "(0, ∞) MHz", c)?;
             }
             for (rate, v) in &r.rates {
                 Invalid::check(
@@ -213,9 +211,9 @@ impl Profile {
     }
 
     fn split<'a>(&self, dotted: &'a str, key: &str) -> Result<(&Resource, &'a str), Invalid> {
-        let (res, name) = dotted.split_once('.').ok_or_else(|| {
-            Invalid::new(key, format!("`{dotted}` must be `resource.name`"))
-        })?;
+        let (res, name) = dotted
+            .split_once('.')
+            .ok_or_else(|| Invalid::new(key, format!("`{dotted}` must be `resource.name`")))?;
         Ok((self.resource(res, key)?, name))
     }
 

@@ -69,7 +69,7 @@ impl Check {
 
     /// `None` for informative rows.
     pub fn pass(&self) -> Option<bool> {
-        (!self.lo.is_nan()).then(|| self.model >= self.lo && self.model <= self.hi)
+        (!self.lo.is_nan()).then_some(self.model >= self.lo && self.model <= self.hi)
     }
 }
 
@@ -96,7 +96,12 @@ pub fn crossover(a: &[Point], b: &[Point]) -> f64 {
     let r: Vec<(f64, f64)> = a
         .iter()
         .zip(b)
-        .map(|(p, q)| ((p.size_bytes as f64).ln(), p.bandwidth_mbs / q.bandwidth_mbs - 1.0))
+        .map(|(p, q)| {
+            (
+                (p.size_bytes as f64).ln(),
+                p.bandwidth_mbs / q.bandwidth_mbs - 1.0,
+            )
+        })
         .collect();
     for w in r.windows(2) {
         if w[0].1 < 0.0 && w[1].1 >= 0.0 {
@@ -132,21 +137,82 @@ pub fn validation(effort: Effort) -> Result<Vec<Check>, Invalid> {
         hi,
     };
     Ok(vec![
-        Check::within("B MyVIA min one-way latency (µs)", 8.46, min_lat(&b_my), 0.1),
-        Check::within("B MyVIA bandwidth at 4 KB (MB/s)", 250.0, at(&b_my, 4096).bandwidth_mbs, 0.1),
+        Check::within(
+            "B MyVIA min one-way latency (µs)",
+            8.46,
+            min_lat(&b_my),
+            0.1,
+        ),
+        Check::within(
+            "B MyVIA bandwidth at 4 KB (MB/s)",
+            250.0,
+            at(&b_my, 4096).bandwidth_mbs,
+            0.1,
+        ),
         Check::within("A BVIA max bandwidth (MB/s)", 47.46, max_bw(&a_bv), 0.1),
         Check::within("A MyVIA max bandwidth (MB/s)", 76.2, max_bw(&a_my), 0.1),
-        band("A MyVIA overtakes BVIA at (B)", 2000.0, crossover(&a_my, &a_bv), 1500.0, 2500.0),
-        band("A MyVIA/BVIA min latency ratio", 1.0, min_lat(&a_my) / min_lat(&a_bv), 0.9, 1.1),
-        band("B BVIA/MyVIA bandwidth, min below 8 KB", 0.5, rmin, 0.4, 0.6),
-        band("B BVIA/MyVIA bandwidth, max below 8 KB", 0.5, rmax, 0.4, 0.6),
-        Check::within("B MyVIA bandwidth at 32 KB (MB/s)", 250.0, at(&b_my, 32768).bandwidth_mbs, 0.1),
-        Check::within("B BVIA bandwidth at 32 KB (MB/s)", 250.0, at(&b_bv, 32768).bandwidth_mbs, 0.1),
-        Check::within("B GM bandwidth at 32 KB (MB/s)", 250.0, at(&b_gm, 32768).bandwidth_mbs, 0.1),
-        band("B GM/MyVIA bandwidth at 4 KB (slightly above)", 1.0, at(&b_gm, 4096).bandwidth_mbs / at(&b_my, 4096).bandwidth_mbs, 1.0, 1.1),
+        band(
+            "A MyVIA overtakes BVIA at (B)",
+            2000.0,
+            crossover(&a_my, &a_bv),
+            1500.0,
+            2500.0,
+        ),
+        band(
+            "A MyVIA/BVIA min latency ratio",
+            1.0,
+            min_lat(&a_my) / min_lat(&a_bv),
+            0.9,
+            1.1,
+        ),
+        band(
+            "B BVIA/MyVIA bandwidth, min below 8 KB",
+            0.5,
+            rmin,
+            0.4,
+            0.6,
+        ),
+        band(
+            "B BVIA/MyVIA bandwidth, max below 8 KB",
+            0.5,
+            rmax,
+            0.4,
+            0.6,
+        ),
+        Check::within(
+            "B MyVIA bandwidth at 32 KB (MB/s)",
+            250.0,
+            at(&b_my, 32768).bandwidth_mbs,
+            0.1,
+        ),
+        Check::within(
+            "B BVIA bandwidth at 32 KB (MB/s)",
+            250.0,
+            at(&b_bv, 32768).bandwidth_mbs,
+            0.1,
+        ),
+        Check::within(
+            "B GM bandwidth at 32 KB (MB/s)",
+            250.0,
+            at(&b_gm, 32768).bandwidth_mbs,
+            0.1,
+        ),
+        band(
+            "B GM/MyVIA bandwidth at 4 KB (slightly above)",
+            1.0,
+            at(&b_gm, 4096).bandwidth_mbs / at(&b_my, 4096).bandwidth_mbs,
+            1.0,
+            1.1,
+        ),
         Check::within("FE M-VIA max bandwidth (MB/s)", 11.6, max_bw(&fe), 0.1),
         Check::within("FE M-VIA min latency (µs)", 22.0, min_lat(&fe), 0.1),
-        band("GbE M-VIA max bandwidth (MB/s), cited, other hosts", 59.7, max_bw(&ge), f64::NAN, f64::NAN),
+        band(
+            "GbE M-VIA max bandwidth (MB/s), cited, other hosts",
+            59.7,
+            max_bw(&ge),
+            f64::NAN,
+            f64::NAN,
+        ),
     ])
 }
 
@@ -183,12 +249,62 @@ pub fn ablation(effort: Effort) -> Result<Vec<Ablation>, Invalid> {
     let off = Some(false);
     let variants: [(&str, &str, Switches, f64); 8] = [
         ("MyVIA", "myvia", Switches::default(), 1.0),
-        ("- user TLB (NIC TLB, 100 % hits)", "myvia", Switches { user_tlb: off, ..Switches::default() }, 1.0),
-        ("- user TLB (NIC TLB, 70 % hits)", "myvia", Switches { user_tlb: off, ..Switches::default() }, 0.7),
-        ("- PD ring (doorbell + descriptor DMA)", "myvia", Switches { pd_ring: off, ..Switches::default() }, 1.0),
-        ("- pipeline (one message at a time)", "myvia", Switches { pipeline: off, ..Switches::default() }, 1.0),
-        ("- big DMA (page-sized DMAs)", "myvia", Switches { big_dma: off, ..Switches::default() }, 1.0),
-        ("- all four", "myvia", Switches { user_tlb: off, pd_ring: off, pipeline: off, big_dma: off }, 1.0),
+        (
+            "- user TLB (NIC TLB, 100 % hits)",
+            "myvia",
+            Switches {
+                user_tlb: off,
+                ..Switches::default()
+            },
+            1.0,
+        ),
+        (
+            "- user TLB (NIC TLB, 70 % hits)",
+            "myvia",
+            Switches {
+                user_tlb: off,
+                ..Switches::default()
+            },
+            0.7,
+        ),
+        (
+            "- PD ring (doorbell + descriptor DMA)",
+            "myvia",
+            Switches {
+                pd_ring: off,
+                ..Switches::default()
+            },
+            1.0,
+        ),
+        (
+            "- pipeline (one message at a time)",
+            "myvia",
+            Switches {
+                pipeline: off,
+                ..Switches::default()
+            },
+            1.0,
+        ),
+        (
+            "- big DMA (page-sized DMAs)",
+            "myvia",
+            Switches {
+                big_dma: off,
+                ..Switches::default()
+            },
+            1.0,
+        ),
+        (
+            "- all four",
+            "myvia",
+            Switches {
+                user_tlb: off,
+                pd_ring: off,
+                pipeline: off,
+                big_dma: off,
+            },
+            1.0,
+        ),
         ("Berkeley VIA", "bvia", Switches::default(), 1.0),
     ];
     let mut out = Vec::new();
@@ -221,12 +337,26 @@ pub fn ablation_table(rows: &[Ablation]) -> Table {
             }
             variant += 1;
             let p = f64::from(u8::from(r.profile == "setup-b"));
-            vec![p, (variant - 1) as f64, r.latency_us, r.bw_1k, r.bw_4k, r.bw_64k]
+            vec![
+                p,
+                (variant - 1) as f64,
+                r.latency_us,
+                r.bw_1k,
+                r.bw_4k,
+                r.bw_64k,
+            ]
         })
         .collect();
     table(
         "ablation",
-        &["profile", "variant", "latency_us", "bw_1k_mbs", "bw_4k_mbs", "bw_64k_mbs"],
+        &[
+            "profile",
+            "variant",
+            "latency_us",
+            "bw_1k_mbs",
+            "bw_4k_mbs",
+            "bw_64k_mbs",
+        ],
         data,
     )
 }
@@ -255,13 +385,48 @@ pub struct Headline {
 }
 
 pub const HEADLINES: [Headline; 7] = [
-    Headline { name: "B MyVIA latency 4 B", profile: "setup-b", design: "myvia", bw_size: None },
-    Headline { name: "B MyVIA BW 4 KB", profile: "setup-b", design: "myvia", bw_size: Some(4096) },
-    Headline { name: "B BVIA BW 4 KB", profile: "setup-b", design: "bvia", bw_size: Some(4096) },
-    Headline { name: "A BVIA BW 128 KB", profile: "setup-a", design: "bvia", bw_size: Some(131072) },
-    Headline { name: "A MyVIA BW 128 KB", profile: "setup-a", design: "myvia", bw_size: Some(131072) },
-    Headline { name: "FE M-VIA latency 4 B", profile: "fast-ethernet", design: "mvia", bw_size: None },
-    Headline { name: "FE M-VIA BW 128 KB", profile: "fast-ethernet", design: "mvia", bw_size: Some(131072) },
+    Headline {
+        name: "B MyVIA latency 4 B",
+        profile: "setup-b",
+        design: "myvia",
+        bw_size: None,
+    },
+    Headline {
+        name: "B MyVIA BW 4 KB",
+        profile: "setup-b",
+        design: "myvia",
+        bw_size: Some(4096),
+    },
+    Headline {
+        name: "B BVIA BW 4 KB",
+        profile: "setup-b",
+        design: "bvia",
+        bw_size: Some(4096),
+    },
+    Headline {
+        name: "A BVIA BW 128 KB",
+        profile: "setup-a",
+        design: "bvia",
+        bw_size: Some(131072),
+    },
+    Headline {
+        name: "A MyVIA BW 128 KB",
+        profile: "setup-a",
+        design: "myvia",
+        bw_size: Some(131072),
+    },
+    Headline {
+        name: "FE M-VIA latency 4 B",
+        profile: "fast-ethernet",
+        design: "mvia",
+        bw_size: None,
+    },
+    Headline {
+        name: "FE M-VIA BW 128 KB",
+        profile: "fast-ethernet",
+        design: "mvia",
+        bw_size: Some(131072),
+    },
 ];
 
 /// Evaluates a headline on a given profile.
@@ -313,7 +478,10 @@ pub fn sensitivity_table(rows: &[Sensitivity]) -> Table {
     let data = rows
         .iter()
         .map(|r| {
-            let h = HEADLINES.iter().position(|h| h.name == r.headline).unwrap_or(0);
+            let h = HEADLINES
+                .iter()
+                .position(|h| h.name == r.headline)
+                .unwrap_or(0);
             vec![
                 h as f64,
                 r.base,
@@ -326,7 +494,14 @@ pub fn sensitivity_table(rows: &[Sensitivity]) -> Table {
         .collect();
     table(
         "sensitivity",
-        &["headline", "base", "minus20", "plus20", "change_minus_pct", "change_plus_pct"],
+        &[
+            "headline",
+            "base",
+            "minus20",
+            "plus20",
+            "change_minus_pct",
+            "change_plus_pct",
+        ],
         data,
     )
 }

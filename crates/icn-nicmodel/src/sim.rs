@@ -285,12 +285,12 @@ impl<'a> Sim<'a> {
         };
         let us = contended
             + stage.cost_us(
-            c.bytes,
-            self.pipe.header_bytes,
-            self.pipe.min_packet_bytes,
-            pages,
-            misses,
-        );
+                c.bytes,
+                self.pipe.header_bytes,
+                self.pipe.min_packet_bytes,
+                pages,
+                misses,
+            );
         (us * PS).round() as u64
     }
 
