@@ -17,6 +17,12 @@ pub enum Benchmark {
     Window,
     /// PD-ring interrupts per 1000 messages.
     Pdring,
+    /// Table `validation`: every paper target vs the model (ignores profile/design).
+    Validation,
+    /// Tables `ablation` (MyVIA minus each optimisation) and `tlb` (BVIA vs TLB hit rate).
+    Ablation,
+    /// Table `sensitivity`: headline numbers with each hardware parameter ±20 %.
+    Sensitivity,
 }
 
 /// Configuration of one run; defaults are MyVIA on set-up B at 4 KB.
@@ -83,6 +89,65 @@ impl Config {
             queue_depth: self.queue_depth,
         }
     }
+}
+
+/// Runs one of the report benchmarks; names of rows go to `notes`.
+fn report_run(cfg: &Config) -> Result<Metrics, Invalid> {
+    let e = cfg.effort();
+    let mut m = Metrics::default();
+    match cfg.benchmark {
+        Benchmark::Validation => {
+            let checks = report::validation(e)?;
+            let passed = checks.iter().filter(|c| c.pass() == Some(true)).count();
+            let graded = checks.iter().filter(|c| c.pass().is_some()).count();
+            m.push("checks_passed", passed as f64, "", "validation targets met");
+            m.push(
+                "checks_graded",
+                graded as f64,
+                "",
+                "validation targets with a band",
+            );
+            for (i, c) in checks.iter().enumerate() {
+                m.notes.push(format!("check {i}: {}", c.name));
+            }
+            m.tables.push(report::validation_table(&checks));
+        }
+        Benchmark::Ablation => {
+            let rows = report::ablation(e)?;
+            for r in rows.iter().take(rows.len() / 2) {
+                m.notes.push(format!("variant: {}", r.variant));
+            }
+            m.tables.push(report::ablation_table(&rows));
+            let tlb = report::tlb_sweep(e, 1)?;
+            m.tables.push(Table {
+                name: "tlb".into(),
+                columns: vec![
+                    "profile".into(),
+                    "tlb_hit_rate".into(),
+                    "bw_4k_mbs".into(),
+                    "bw_64k_mbs".into(),
+                ],
+                rows: tlb
+                    .iter()
+                    .map(|(p, h, a, b)| vec![f64::from(u8::from(*p == "setup-b")), *h, *a, *b])
+                    .collect(),
+                ci95: vec![],
+            });
+            m.notes.push("profile 0 = setup-a, 1 = setup-b".into());
+        }
+        _ => {
+            let rows = report::sensitivity(e)?;
+            for (i, h) in report::HEADLINES.iter().enumerate() {
+                m.notes.push(format!("headline {i}: {}", h.name));
+            }
+            for r in &rows {
+                m.notes
+                    .push(format!("row: {} / {}", r.headline, r.parameter));
+            }
+            m.tables.push(report::sensitivity_table(&rows));
+        }
+    }
+    Ok(m)
 }
 
 /// The NIC timing model.
@@ -163,6 +228,14 @@ impl Model for Nic {
             );
             progress.advance(Self::work(cfg));
             return Ok(m);
+        }
+        match cfg.benchmark {
+            Benchmark::Validation | Benchmark::Ablation | Benchmark::Sensitivity => {
+                let m = report_run(cfg)?;
+                progress.advance(Self::work(cfg));
+                return Ok(m);
+            }
+            _ => {}
         }
         let e = cfg.effort();
         let lat = bench::pingpong(&pipe, cfg.size, e.round_trips, seed);
