@@ -1,3 +1,4 @@
+//! Prints latency/bandwidth curves: `cargo run --release -p icn-nicmodel --example explore -- setup-b myvia,bvia,gm`.
 use icn_nicmodel::{Switches, bench, build};
 fn main() {
     let args: Vec<String> = std::env::args().collect();

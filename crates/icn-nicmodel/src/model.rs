@@ -10,10 +10,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Benchmark {
-    /// One-way latency (and the whole latency/bandwidth curve as table `curve`).
+    /// Pingpong and window: scalars at `size` and table `curve` with both columns.
     #[default]
+    Both,
+    /// One-way latency only (bandwidth columns NaN).
     Pingpong,
-    /// Streaming bandwidth (and the curve).
+    /// Streaming bandwidth only (latency columns NaN).
     Window,
     /// PD-ring interrupts per 1000 messages.
     Pdring,
@@ -56,7 +58,7 @@ impl Default for Config {
         Config {
             profile: "setup-b".into(),
             design: "myvia".into(),
-            benchmark: Benchmark::Pingpong,
+            benchmark: Benchmark::Both,
             size: 4096,
             sizes: bench::paper_sizes(),
             user_tlb: None,
@@ -238,8 +240,20 @@ impl Model for Nic {
             _ => {}
         }
         let e = cfg.effort();
-        let lat = bench::pingpong(&pipe, cfg.size, e.round_trips, seed);
-        let bw = bench::window(&pipe, cfg.size, e.messages, e.queue_depth, seed);
+        let point = |size: u64| {
+            let lat = if cfg.benchmark == Benchmark::Window {
+                f64::NAN
+            } else {
+                bench::pingpong(&pipe, size, e.round_trips, seed)
+            };
+            let bw = if cfg.benchmark == Benchmark::Pingpong {
+                f64::NAN
+            } else {
+                bench::window(&pipe, size, e.messages, e.queue_depth, seed)
+            };
+            (lat, bw)
+        };
+        let (lat, bw) = point(cfg.size);
         progress.advance(1);
         m.push(
             "latency_us",
@@ -251,8 +265,8 @@ impl Model for Nic {
         if !cfg.sizes.is_empty() {
             let mut rows = Vec::new();
             for &s in &cfg.sizes {
-                let p = bench::curve(&pipe, &[s], e, seed)[0];
-                rows.push(vec![s as f64, p.latency_us, p.bandwidth_mbs]);
+                let (l, b) = point(s);
+                rows.push(vec![s as f64, l, b]);
                 progress.advance(1);
             }
             let max_bw = rows.iter().map(|r| r[2]).fold(f64::NAN, f64::max);
@@ -310,6 +324,23 @@ mod tests {
         );
         let paper = m.table("paper").unwrap();
         assert!(paper.rows.iter().any(|r| r[2] == 8.46));
+    }
+
+    #[test]
+    fn pingpong_and_window_alone_leave_the_other_column_empty() {
+        let c = Config {
+            benchmark: Benchmark::Pingpong,
+            ..small()
+        };
+        let m = Nic::run(&c, 1, &NoProgress).unwrap();
+        assert!(m.value("latency_us") > 0.0 && m.value("bandwidth_mbs").is_nan());
+        let c = Config {
+            benchmark: Benchmark::Window,
+            ..small()
+        };
+        let m = Nic::run(&c, 1, &NoProgress).unwrap();
+        assert!(m.value("latency_us").is_nan() && m.value("bandwidth_mbs") > 0.0);
+        assert!(m.value("max_bandwidth_mbs") > 0.0 && m.value("min_latency_us").is_nan());
     }
 
     #[test]

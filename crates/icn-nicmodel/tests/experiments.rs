@@ -43,7 +43,10 @@ fn quick_curve_experiments_produce_the_plotted_tables() {
         let exp = ExperimentFile::load(&f, true).unwrap();
         for p in exp.points().into_iter().take(1) {
             let mut cfg: Config = exp.typed(&p.body).unwrap();
-            if matches!(cfg.benchmark, Benchmark::Pingpong | Benchmark::Window) {
+            if matches!(
+                cfg.benchmark,
+                Benchmark::Both | Benchmark::Pingpong | Benchmark::Window
+            ) {
                 cfg.sizes.truncate(3);
                 let m = Nic::run(&cfg, exp.seed, &NoProgress).unwrap();
                 for plot in &exp.plots {
