@@ -197,7 +197,21 @@ impl Model for Nic {
             cfg.queue_depth,
         )?;
         cfg.ring.validate()?;
-        build(&cfg.profile, &cfg.design, cfg.switches(), cfg.tlb_hit_rate).map(|_| ())
+        let pipe = build(&cfg.profile, &cfg.design, cfg.switches(), cfg.tlb_hit_rate)?;
+        // The simulator holds every chunk of a run in memory: keep runs bounded.
+        const MAX_CHUNKS: u64 = 4_000_000;
+        let largest = cfg.sizes.iter().copied().max().unwrap_or(0).max(cfg.size);
+        let per_msg = largest.div_ceil(pipe.chunk_bytes).max(1);
+        let msgs = u64::from(cfg.messages).max(2 * u64::from(cfg.round_trips));
+        Invalid::check(
+            msgs * per_msg <= MAX_CHUNKS,
+            "messages",
+            &format!(
+                "[1, {}] for the largest size {largest} B ({per_msg} chunks each)",
+                MAX_CHUNKS / per_msg
+            ),
+            msgs,
+        )
     }
 
     fn work(cfg: &Config) -> u64 {
@@ -373,6 +387,14 @@ mod tests {
         assert_eq!(bad(&|c| c.profile = "setup-z".into()), "profile");
         assert_eq!(bad(&|c| c.design = "ucx".into()), "design");
         assert_eq!(bad(&|c| c.ring.low_water = 100), "ring.low_water");
+        assert_eq!(
+            bad(&|c| {
+                c.design = "bvia".into();
+                c.size = 1 << 24;
+                c.messages = 2000;
+            }),
+            "messages"
+        );
     }
 
     #[test]
