@@ -153,7 +153,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     writeln!(d, "\n## Sensitivity: each hardware parameter ±20 %\n")?;
     writeln!(
         d,
-        "Change of each headline number (rows with no effect are omitted; 500 window messages).\n"
+        "Change of each headline number (rows moving less than 0.05 % are omitted; 500 window messages).\n"
     )?;
     writeln!(d, "| headline | parameter | base | −20 % | +20 % |")?;
     writeln!(d, "|---|---|---|---|---|")?;

@@ -113,6 +113,15 @@ fn report_run(cfg: &Config) -> Result<Metrics, Invalid> {
                 m.notes.push(format!("check {i}: {}", c.name));
             }
             m.tables.push(report::validation_table(&checks));
+            for (name, text) in crate::design::BUNDLED {
+                let d = crate::Design::parse(text)?;
+                for (k, why) in &d.calibrated {
+                    m.notes.push(format!(
+                        "calibrated: {name}.{k} = {} cycles, fitted to {why}",
+                        d.params.get(k).copied().unwrap_or(f64::NAN)
+                    ));
+                }
+            }
         }
         Benchmark::Ablation => {
             let rows = report::ablation(e)?;

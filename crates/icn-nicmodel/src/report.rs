@@ -449,7 +449,8 @@ pub struct Sensitivity {
     pub plus20: f64,
 }
 
-/// Every parameter of the headline's profile moved ±20 %; rows with no effect are dropped.
+/// Every parameter of the headline's profile moved ±20 %; rows moving less than 0.05 % are
+/// dropped.
 pub fn sensitivity(effort: Effort) -> Result<Vec<Sensitivity>, Invalid> {
     let mut out = Vec::new();
     for h in &HEADLINES {
@@ -458,7 +459,7 @@ pub fn sensitivity(effort: Effort) -> Result<Vec<Sensitivity>, Invalid> {
         for (param, _) in p.parameters() {
             let minus20 = headline_value(h, &p.scaled(&param, 0.8), effort)?;
             let plus20 = headline_value(h, &p.scaled(&param, 1.2), effort)?;
-            if (minus20 / base - 1.0).abs() > 1e-4 || (plus20 / base - 1.0).abs() > 1e-4 {
+            if (minus20 / base - 1.0).abs() > 5e-4 || (plus20 / base - 1.0).abs() > 5e-4 {
                 out.push(Sensitivity {
                     headline: h.name,
                     parameter: param,
