@@ -274,6 +274,21 @@ mod tests {
     }
 
     #[test]
+    fn every_number_in_a_bundled_profile_says_where_it_comes_from() {
+        for (name, text) in BUNDLED {
+            for line in text.lines() {
+                let numeric = line
+                    .split_once('=')
+                    .is_some_and(|(_, v)| v.trim_start().starts_with(|c: char| c.is_ascii_digit()));
+                assert!(
+                    !numeric || line.contains('#'),
+                    "{name}: `{line}` has no source comment"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn zero_rate_is_rejected_naming_the_key() {
         let text = BUNDLED[0].1.replace("write = 112.0", "write = 0");
         let e = Profile::parse(&text).unwrap_err();
