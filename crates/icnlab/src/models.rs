@@ -2,14 +2,16 @@
 
 use crate::exec::{ModelRunner, Runner};
 use crate::mm1::Mm1;
+use icn_nicmodel::Nic;
 use icn_sci::Sci;
 
 static SCI: ModelRunner<Sci> = ModelRunner::new();
+static NIC: ModelRunner<Nic> = ModelRunner::new();
 static MM1: ModelRunner<Mm1> = ModelRunner::new();
 
 /// Every model, in the order `icnlab models` lists them.
-pub fn all() -> [&'static dyn Runner; 2] {
-    [&SCI, &MM1]
+pub fn all() -> [&'static dyn Runner; 3] {
+    [&SCI, &NIC, &MM1]
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Runner> {
