@@ -126,6 +126,10 @@ pub struct PlotSpec {
     /// scalar data.
     #[serde(default)]
     pub table: Option<String>,
+    /// Overlay the same x / y / series columns from this metrics table as unconnected markers
+    /// (e.g. a paper's published points next to the model's curves).
+    #[serde(default)]
+    pub markers: Option<String>,
     #[serde(default)]
     pub x_label: Option<String>,
     #[serde(default)]

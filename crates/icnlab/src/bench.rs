@@ -40,12 +40,14 @@ pub fn targets() -> Vec<Target> {
             workload: "SCI ring, 8 nodes, 64-byte sends, load 0.5, hot spot 0.2, A/B aging",
             unit: "node-cycles",
             run: sci,
-        },Target {
-        name: "mm1",
-        workload: "M/M/1 queue, 2·10^6 customers",
-        unit: "customers",
-        run: mm1,
-    }]
+        },
+        Target {
+            name: "mm1",
+            workload: "M/M/1 queue, 2·10^6 customers",
+            unit: "customers",
+            run: mm1,
+        },
+    ]
 }
 
 pub fn bench(names: &[String], repeats: usize, json: bool) -> Result<(), ExecError> {

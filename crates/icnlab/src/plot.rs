@@ -41,6 +41,10 @@ impl Frame {
 /// One line of a panel.
 struct Series {
     label: String,
+    /// Unconnected markers (published reference points) rather than a line.
+    markers_only: bool,
+    /// Lines and markers with the same key share a colour.
+    color_key: String,
     /// (x position, y, ci half-width)
     points: Vec<(f64, f64, f64)>,
 }
@@ -55,7 +59,63 @@ struct Panel {
     log_y: bool,
 }
 
-fn build_panel(spec: &PlotSpec, frame: &Frame) -> Result<Panel> {
+fn build_panel(spec: &PlotSpec, frame: &Frame, markers: Option<&Frame>) -> Result<Panel> {
+    let mut categories: Vec<String> = Vec::new();
+    let mut series = collect_series(spec, frame, &mut categories, false)?;
+    if let Some(m) = markers {
+        series.extend(collect_series(spec, m, &mut categories, true)?);
+    }
+    let title = if spec.title.is_empty() {
+        format!("{} vs {}", spec.y.join(", "), spec.x)
+    } else {
+        spec.title.clone()
+    };
+    Ok(Panel {
+        title,
+        x_label: spec.x_label.clone().unwrap_or_else(|| spec.x.clone()),
+        y_label: spec.y_label.clone().unwrap_or_else(|| spec.y.join(", ")),
+        categories: (!categories.is_empty()).then_some(categories),
+        series,
+        log_x: spec.log_x,
+        log_y: spec.log_y,
+    })
+}
+
+fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite() && (!log || *v > 0.0)) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return if log { (1.0, 10.0) } else { (0.0, 1.0) };
+    }
+    if log {
+        return (lo / 1.2, hi * 1.2);
+    }
+    let pad = if hi > lo {
+        (hi - lo) * 0.05
+    } else {
+        lo.abs().max(1.0) * 0.1
+    };
+    (
+        if lo >= 0.0 && lo - pad < 0.0 {
+            0.0
+        } else {
+            lo - pad
+        },
+        hi + pad,
+    )
+}
+
+/// The lines (or marker sets) of one frame: one per y column and distinct `series` value.
+/// Non-numeric x values are appended to `categories` and plotted at their index.
+fn collect_series(
+    spec: &PlotSpec,
+    frame: &Frame,
+    categories: &mut Vec<String>,
+    markers_only: bool,
+) -> Result<Vec<Series>> {
     let xi = frame.col(&spec.x)?;
     let filters: Vec<(usize, String)> = spec
         .filter
@@ -74,7 +134,6 @@ fn build_panel(spec: &PlotSpec, frame: &Frame) -> Result<Panel> {
         })
         .collect();
     let numeric_x = rows.iter().all(|r| r[xi].parse::<f64>().is_ok());
-    let mut categories: Vec<String> = Vec::new();
     if !numeric_x {
         for r in &rows {
             if !categories.contains(&r[xi]) {
@@ -129,50 +188,18 @@ fn build_panel(spec: &PlotSpec, frame: &Frame) -> Result<Panel> {
                 }
                 label.push_str(&key.join(", "));
             }
-            series.push(Series { label, points });
+            if markers_only {
+                label.push_str(" (published)");
+            }
+            series.push(Series {
+                color_key: format!("{y}|{}", key.join(",")),
+                label,
+                markers_only,
+                points,
+            });
         }
     }
-    let title = if spec.title.is_empty() {
-        format!("{} vs {}", spec.y.join(", "), spec.x)
-    } else {
-        spec.title.clone()
-    };
-    Ok(Panel {
-        title,
-        x_label: spec.x_label.clone().unwrap_or_else(|| spec.x.clone()),
-        y_label: spec.y_label.clone().unwrap_or_else(|| spec.y.join(", ")),
-        categories: (!numeric_x).then_some(categories),
-        series,
-        log_x: spec.log_x,
-        log_y: spec.log_y,
-    })
-}
-
-fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in values.filter(|v| v.is_finite() && (!log || *v > 0.0)) {
-        lo = lo.min(v);
-        hi = hi.max(v);
-    }
-    if !lo.is_finite() {
-        return if log { (1.0, 10.0) } else { (0.0, 1.0) };
-    }
-    if log {
-        return (lo / 1.2, hi * 1.2);
-    }
-    let pad = if hi > lo {
-        (hi - lo) * 0.05
-    } else {
-        lo.abs().max(1.0) * 0.1
-    };
-    (
-        if lo >= 0.0 && lo - pad < 0.0 {
-            0.0
-        } else {
-            lo - pad
-        },
-        hi + pad,
-    )
+    Ok(series)
 }
 
 const PANEL_W: u32 = 620;
@@ -187,8 +214,12 @@ pub fn draw(dir: &Path, specs: &[PlotSpec], out: &Path) -> Result<()> {
     for (i, spec) in specs.iter().enumerate() {
         let file = dir.join(format!("{}.csv", spec.table.as_deref().unwrap_or("data")));
         let frame = Frame::read(&file)?;
+        let markers = match &spec.markers {
+            Some(t) => Some(Frame::read(&dir.join(format!("{t}.csv")))?),
+            None => None,
+        };
         panels.push(
-            build_panel(spec, &frame)
+            build_panel(spec, &frame, markers.as_ref())
                 .with_context(|| format!("plot {} (from {})", i + 1, file.display()))?,
         );
     }
@@ -239,9 +270,26 @@ fn draw_panel(p: &Panel, area: &DrawingArea<SVGBackend, plotters::coord::Shift>)
             mesh.x_label_formatter(&fmt)
                 .y_label_formatter(&|y: &f64| crate::report::fmt_num(*y))
                 .draw()?;
-            for (i, s) in p.series.iter().enumerate() {
+            let mut keys: Vec<&str> = Vec::new();
+            for s in &p.series {
+                if !keys.contains(&s.color_key.as_str()) {
+                    keys.push(&s.color_key);
+                }
+            }
+            for s in &p.series {
+                let i = keys
+                    .iter()
+                    .position(|k| *k == s.color_key)
+                    .expect("collected");
                 let color = Palette99::pick(i).to_rgba();
                 let style = ShapeStyle::from(&color).stroke_width(2);
+                if s.markers_only {
+                    chart
+                        .draw_series(s.points.iter().map(|q| Cross::new((q.0, q.1), 6, style)))?
+                        .label(s.label.clone())
+                        .legend(move |(x, y)| Cross::new((x + 9, y), 5, style));
+                    continue;
+                }
                 chart
                     .draw_series(LineSeries::new(s.points.iter().map(|q| (q.0, q.1)), style))?
                     .label(s.label.clone())
