@@ -230,3 +230,53 @@ fn reproduce_writes_index_and_rejects_unknown_names() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Issue 2: same config and seed → bit-identical report metrics at 1 and 2 threads, on the
+/// SCI ring (a sweep of both transmitters over loads, several replications).
+#[test]
+fn sci_metrics_are_bit_identical_at_one_and_two_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "sci.toml",
+        r#"
+model = "sci"
+seed = 11
+replications = 3
+nodes = 6
+transmitter = "compare"
+warmup_cycles = 2000
+measure_cycles = 20000
+[traffic]
+pattern = "hotspot"
+hotspot_fraction = 0.4
+[sweep]
+load = [0.2, 0.7]
+"#,
+    );
+    let run = |threads: &str| {
+        let out = dir.path().join(format!("t{threads}"));
+        icnlab()
+            .args([
+                "sweep",
+                cfg.to_str().unwrap(),
+                "--quiet",
+                "--threads",
+                threads,
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .assert()
+            .success();
+        (
+            points(&out.join("report.json")),
+            fs::read(out.join("data.csv")).unwrap(),
+        )
+    };
+    let (one, two) = (run("1"), run("2"));
+    assert!(
+        one.0.as_array().unwrap().len() == 2
+            && one.0[0]["metrics"]["scalars"].as_array().unwrap().len() > 20
+    );
+    assert_eq!(one, two);
+}
