@@ -302,6 +302,7 @@ impl Sim {
             let src = usize::from(a.src);
             if measuring {
                 self.measure.generated += 1;
+                self.measure.per_src_generated[src] += 1;
                 self.measure.generated_symbols += u64::from(self.lens[usize::from(a.size_class)]);
             }
             if self.sendq[src].len() >= self.send_queue_depth {
