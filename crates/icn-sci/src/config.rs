@@ -76,6 +76,10 @@ pub struct TrafficConfig {
     pub hotspot_node: usize,
     /// Share of each (non-hot) node's sends that go to the hot node, in [0, 1].
     pub hotspot_fraction: f64,
+    /// Whether the hot node generates traffic of its own (uniform over the others). With
+    /// `false` only the nodes competing for the hot spot send, which makes per-source
+    /// fairness plots easier to read.
+    pub hot_node_sends: bool,
     /// CSV trace for `pattern = "trace"`, path relative to the working directory.
     pub trace_file: Option<String>,
 }
@@ -86,6 +90,7 @@ impl Default for TrafficConfig {
             pattern: Pattern::Hotspot,
             hotspot_node: 0,
             hotspot_fraction: 0.3,
+            hot_node_sends: true,
             trace_file: None,
         }
     }

@@ -11,10 +11,11 @@ use icn_sci::ring::Event;
 use proptest::prelude::*;
 use std::collections::HashMap;
 
-fn small_config() -> impl Strategy<Value = (SciConfig, bool, u64)> {
+/// Random configurations of up to `max_nodes` nodes measured for `measure` cycles.
+fn small_config(max_nodes: usize, measure: u64) -> impl Strategy<Value = (SciConfig, bool, u64)> {
     (
         (
-            2usize..=8,
+            2usize..=max_nodes,
             0.02f64..=1.0,
             prop::sample::subsequence(vec![0u16, 16, 64, 256], 1..=4),
         ),
@@ -38,7 +39,7 @@ fn small_config() -> impl Strategy<Value = (SciConfig, bool, u64)> {
         (any::<bool>(), any::<u64>()),
     )
         .prop_map(
-            |(
+            move |(
                 (nodes, load, sizes),
                 (receiver, quiet, window),
                 (pattern, frac),
@@ -65,7 +66,7 @@ fn small_config() -> impl Strategy<Value = (SciConfig, bool, u64)> {
                     sat_quota: quota,
                     crc_outside_header: crc_oh,
                     warmup_cycles: 300,
-                    measure_cycles: 2_000,
+                    measure_cycles: measure,
                     drain_limit_cycles: 500_000,
                     ..SciConfig::default()
                 };
@@ -161,8 +162,25 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
     #[test]
-    fn every_send_is_accepted_exactly_once((cfg, intelligent, seed) in small_config()) {
-        let sim = common::run_logged(&cfg, seed, intelligent);
+    fn every_send_is_accepted_exactly_once((cfg, intelligent, seed) in small_config(8, 2_000)) {
+        check_run(&cfg, intelligent, seed)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+    /// The same on larger rings and longer windows (release mode: about a minute).
+    #[test]
+    #[ignore = "heavy: cargo test --release -p icn-sci --test conservation -- --ignored"]
+    fn every_send_is_accepted_exactly_once_on_larger_rings((cfg, intelligent, seed) in small_config(16, 10_000)) {
+        check_run(&cfg, intelligent, seed)?;
+    }
+}
+
+fn check_run(cfg: &SciConfig, intelligent: bool, seed: u64) -> Result<(), TestCaseError> {
+    {
+        let sim = common::run_logged(cfg, seed, intelligent);
         prop_assert!(sim.quiescent());
         if let Err(e) = sim.check_quiescent_state() {
             return Err(TestCaseError::fail(e));
@@ -171,10 +189,14 @@ proptest! {
         prop_assert_eq!(created, removed, "symbols put on links vs taken off");
         prop_assert_eq!(sim.injected(), sim.accepted_total());
         let events = sim.events();
-        let created_sends = events.iter().filter(|e| matches!(e, Event::Created { .. })).count() as u64;
+        let created_sends = events
+            .iter()
+            .filter(|e| matches!(e, Event::Created { .. }))
+            .count() as u64;
         prop_assert_eq!(created_sends, sim.injected());
         if let Err(e) = check_log(events) {
             return Err(TestCaseError::fail(e));
         }
     }
+    Ok(())
 }

@@ -343,6 +343,7 @@ fn toml_keys_are_checked_and_experiment_files_parse() {
         "sci-ab-vs-iab.toml",
         "sci-fairness.toml",
         "sci-congestion.toml",
+        "sci-hotspot.toml",
         "examples/sci-basic.toml",
     ] {
         for quick in [false, true] {

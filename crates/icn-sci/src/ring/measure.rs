@@ -24,6 +24,8 @@ pub struct Measure {
     pub accepted: u64,
     pub per_src_bytes: Vec<u64>,
     pub per_src_accepted: Vec<u64>,
+    /// Sends generated in the window, by source.
+    pub per_src_generated: Vec<u64>,
     /// Sends accepted at the hot node, by source.
     pub hot_accepted_by_src: Vec<u64>,
     /// Delays (creation → DONE, cycles) of sends created in the window, by source.
@@ -50,6 +52,7 @@ impl Measure {
             hot_node,
             per_src_bytes: vec![0; nodes],
             per_src_accepted: vec![0; nodes],
+            per_src_generated: vec![0; nodes],
             hot_accepted_by_src: vec![0; nodes],
             per_src_delay: vec![Delays::default(); nodes],
             ..Measure::default()
@@ -170,12 +173,16 @@ impl Measure {
             "ns",
             "mean length of SERVE_B epochs",
         );
-        let per_src: Vec<f64> = self.per_src_bytes.iter().map(|&b| b as f64).collect();
+        // Sources that offered nothing (a silent hot node) do not count.
+        let per_src: Vec<f64> = (0..self.nodes)
+            .filter(|&s| self.per_src_generated[s] > 0)
+            .map(|s| self.per_src_bytes[s] as f64)
+            .collect();
         push(
             "jain_fairness",
             jain_fairness(&per_src),
             "",
-            "Jain index of per-source accepted throughput",
+            "Jain index of per-source accepted throughput (sources that offered traffic)",
         );
         let hot_jain = self.hot_node.map_or(f64::NAN, |h| {
             let xs: Vec<f64> = (0..self.nodes)

@@ -77,6 +77,9 @@ impl Traffic {
             for i in 0..t.nodes {
                 t.next[i] = t.gap(i) - 1;
             }
+            if t.pattern == Pattern::Hotspot && !cfg.traffic.hot_node_sends {
+                t.next[t.hot] = u64::MAX;
+            }
             t.next_any = t.next.iter().copied().min().unwrap_or(u64::MAX);
         }
         t
@@ -171,6 +174,7 @@ mod tests {
                 pattern,
                 hotspot_node: 2,
                 hotspot_fraction: 0.5,
+                hot_node_sends: true,
                 trace_file: None,
             },
             ..SciConfig::default()
@@ -213,6 +217,19 @@ mod tests {
         assert!(
             nb.iter()
                 .all(|(_, a)| usize::from(a.dst) == (usize::from(a.src) + 1) % 5)
+        );
+    }
+
+    #[test]
+    fn a_silent_hot_node_generates_nothing() {
+        let mut c = cfg(Pattern::Hotspot, 0.8);
+        c.traffic.hot_node_sends = false;
+        let arrivals = collect(&c, 50_000);
+        assert!(arrivals.iter().all(|(_, a)| a.src != 2));
+        assert!(
+            (0..5)
+                .filter(|&s| s != 2)
+                .all(|s| arrivals.iter().any(|(_, a)| a.src == s))
         );
     }
 

@@ -1,7 +1,9 @@
 //! The cycle-level SCI ring (1 cycle = 2 ns, one symbol per link per cycle).
 //!
 //! Per node and cycle, in this order (O(1) work, no allocation):
-//! 1. the input queue's consumer finishes a packet every `service_time` cycles;
+//! 1. the input queue's consumer finishes a packet every `service_time` cycles (and, with
+//!    quiet-window generation ends, the receiver checks its window — done for all nodes
+//!    before the node loop, which is equivalent since a receiver only changes its own state);
 //! 2. the parser/stripper looks at the symbol arriving on the input link: a send addressed
 //!    here is offered to the input queue at its header (the [`Receiver`] decides) and its first
 //!    4 slots carry the echo, the rest become idles; an echo addressed here is consumed (at its
@@ -263,6 +265,14 @@ impl Sim {
                     self.generate(&mut ports);
                 }
                 let measuring = self.now >= self.measure_start && self.now < self.gen_end;
+                if self.quiet_window {
+                    // Time-driven generation ends (a receiver only changes its own state).
+                    for (i, port) in ports.iter_mut().enumerate() {
+                        if let Some(change) = self.recv[i].tick(self.now) {
+                            self.on_state_change(i, port, change, measuring);
+                        }
+                    }
+                }
                 for i in 0..n {
                     let out = self.node_step(i, &mut ports[i], link_in[i], measuring);
                     // Node i's output is node i + 1's input next cycle.
@@ -292,6 +302,7 @@ impl Sim {
             let src = usize::from(a.src);
             if measuring {
                 self.measure.generated += 1;
+                self.measure.per_src_generated[src] += 1;
                 self.measure.generated_symbols += u64::from(self.lens[usize::from(a.size_class)]);
             }
             if self.sendq[src].len() >= self.send_queue_depth {
@@ -335,11 +346,6 @@ impl Sim {
             } else {
                 u64::MAX
             };
-        }
-        if self.quiet_window
-            && let Some(change) = self.recv[i].tick(self.now)
-        {
-            self.on_state_change(i, p, change, measuring);
         }
         // 2. Parser and stripper.
         let me = i as u8;
