@@ -12,6 +12,11 @@
 //! * [`claims`]: the size-by-size check of the paper's claims;
 //! * [`model`]: the `bcast` model for experiment files.
 
+pub mod bounds;
+pub mod clbm;
+pub mod design;
 pub mod ilbm;
+pub mod optimum;
 pub mod sim;
+pub mod ulbm;
 pub mod validate;
