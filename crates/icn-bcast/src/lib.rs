@@ -13,10 +13,12 @@
 //! * [`model`]: the `bcast` model for experiment files.
 
 pub mod bounds;
+pub mod claims;
 pub mod clbm;
 pub mod design;
 pub mod ilbm;
 pub mod optimum;
+pub mod schemes;
 pub mod sim;
 pub mod ulbm;
 pub mod validate;

@@ -178,7 +178,7 @@ impl CccBrd {
         if let Some(&v) = self.table.get(&(entry, free)) {
             return v;
         }
-        let mut best: Option<(usize, CyclePlan)> = None;
+        let mut best: Option<((usize, Vec<usize>), CyclePlan)> = None;
         let entry_lateral = entry < 32 && free & (1 << entry) != 0;
         for order in ORDERS {
             if !entry_lateral && order[0] == Port::L {
@@ -203,13 +203,20 @@ impl CccBrd {
                         let (t, _) = self.best(l.position, child);
                         time = time.max(l.at + t);
                     }
-                    if best.is_none_or(|(bt, _)| time < bt) {
-                        best = Some((time, plan));
+                    // Among equally fast plans prefer the one handing the message to other
+                    // cycles earliest, higher positions first (the paper's principle; it
+                    // also gives Lemma 1's timing where that is compatible).
+                    let mut handover: Vec<(usize, usize)> =
+                        sched.laterals.iter().map(|l| (usize::MAX - l.position, l.at)).collect();
+                    handover.sort_unstable();
+                    let key = (time, handover.into_iter().map(|(_, at)| at).collect::<Vec<_>>());
+                    if best.as_ref().is_none_or(|(bk, _)| key < *bk) {
+                        best = Some((key, plan));
                     }
                 }
             }
         }
-        let v = best.unwrap_or((0, CyclePlan {
+        let v = best.map(|((t, _), p)| (t, p)).unwrap_or((0, CyclePlan {
             entry,
             order: ORDERS[0],
             down: 0,
