@@ -17,8 +17,12 @@ pub mod claims;
 pub mod clbm;
 pub mod design;
 pub mod ilbm;
+pub mod model;
 pub mod optimum;
 pub mod schemes;
 pub mod sim;
 pub mod ulbm;
 pub mod validate;
+
+pub use model::{Bcast, BcastConfig};
+pub use schemes::{RunOptions, Scheme, run_scheme};
