@@ -4,10 +4,17 @@ use icn_bcast::claims::{ClaimLimits, check_ccc, markdown};
 
 fn main() {
     // Optional: ALL_SOURCES_MAX_NODES K1_MAX_NODES CONFLICTS
-    let a: Vec<u64> = std::env::args().skip(1).filter_map(|x| x.parse().ok()).collect();
+    let a: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
     let mut lim = ClaimLimits::default();
     if a.len() == 3 {
-        lim = ClaimLimits { all_sources_max_nodes: a[0] as usize, k1_max_nodes: a[1] as usize, conflicts: a[2] };
+        lim = ClaimLimits {
+            all_sources_max_nodes: a[0] as usize,
+            k1_max_nodes: a[1] as usize,
+            conflicts: a[2],
+        };
     }
     let mut rows = Vec::new();
     for k in 2..=8u32 {

@@ -1,5 +1,5 @@
 use icn_bcast::ilbm::{Ilbm, ccc::CccBrd};
-use icn_bcast::sim::{simulate, Tiebreak};
+use icn_bcast::sim::{Tiebreak, simulate};
 use icn_bcast::validate::check_schedule;
 fn main() {
     for k in 2..=8usize {
@@ -19,13 +19,22 @@ fn main() {
                 let t = o.time().unwrap() as usize;
                 let plan = brd.predicted_time(s).unwrap();
                 worst = worst.max(t);
-                line += &format!(" {s}:{t}/{}{}", plan, if o.redundant_total() > 0 { "r" } else { "" });
+                line += &format!(
+                    " {s}:{t}/{}{}",
+                    plan,
+                    if o.redundant_total() > 0 { "r" } else { "" }
+                );
             }
             let tk1 = {
                 let src = g.ccc_node(0, k - 1).unwrap();
-                simulate(&g, src, &mut Ilbm(brd.clone()), Tiebreak::LowestSender).time().unwrap() as usize
+                simulate(&g, src, &mut Ilbm(brd.clone()), Tiebreak::LowestSender)
+                    .time()
+                    .unwrap() as usize
             };
-            println!("h={h} k={k} th1={th1} sharp={sharp} worst={worst} k1={tk1} {} |{line}", if worst <= th1 { "OK" } else { "FAIL" });
+            println!(
+                "h={h} k={k} th1={th1} sharp={sharp} worst={worst} k1={tk1} {} |{line}",
+                if worst <= th1 { "OK" } else { "FAIL" }
+            );
         }
     }
 }

@@ -37,7 +37,13 @@ pub fn neighbour_bound(g: &Graph, source: NodeId) -> u32 {
     permute(&mut order, 0, &mut |ord| {
         let worst = (0..g.len())
             .filter(|&v| v != source)
-            .map(|v| ord.iter().enumerate().map(|(i, &j)| i as u32 + 1 + dists[j][v]).min().unwrap_or(0))
+            .map(|v| {
+                ord.iter()
+                    .enumerate()
+                    .map(|(i, &j)| i as u32 + 1 + dists[j][v])
+                    .min()
+                    .unwrap_or(0)
+            })
             .max()
             .unwrap_or(0);
         best = best.min(worst);

@@ -88,13 +88,18 @@ pub struct ClaimLimits {
 
 impl Default for ClaimLimits {
     fn default() -> Self {
-        ClaimLimits { all_sources_max_nodes: 100, k1_max_nodes: 300, conflicts: 200_000 }
+        ClaimLimits {
+            all_sources_max_nodes: 100,
+            k1_max_nodes: 300,
+            conflicts: 200_000,
+        }
     }
 }
 
 fn known(g: &icn_topo::Graph, s: usize, upper: u32, lim: &ClaimLimits, max_nodes: usize) -> Known {
     let o = optimum(g, s, upper, lim.conflicts, max_nodes);
-    o.exact.map_or(Known::AtLeast(o.lower.max(lower_bound(g, s))), Known::Exact)
+    o.exact
+        .map_or(Known::AtLeast(o.lower.max(lower_bound(g, s))), Known::Exact)
 }
 
 /// Checks the claims for CCC(h,k).
@@ -125,12 +130,17 @@ pub fn check_ccc(h: usize, k: u32, lim: &ClaimLimits) -> Result<ClaimRow, icn_to
     let deadlines: Vec<(usize, u32)> = (0..k)
         .map(|i| (g.ccc_node(1 << i, i as usize).unwrap_or(0), lemma1(k, i)))
         .collect();
-    let lemma1_cccbrd = deadlines.iter().all(|&(v, d)| o1.first_receipt[v].is_some_and(|t| t <= d));
-    let lemma1_optimal = opt_k1.exact().and_then(|t| match decide(&g, s1, t, &deadlines, lim.conflicts) {
-        Answer::Yes(_) => Some(true),
-        Answer::No => Some(false),
-        Answer::Unknown => None,
-    });
+    let lemma1_cccbrd = deadlines
+        .iter()
+        .all(|&(v, d)| o1.first_receipt[v].is_some_and(|t| t <= d));
+    let lemma1_optimal =
+        opt_k1
+            .exact()
+            .and_then(|t| match decide(&g, s1, t, &deadlines, lim.conflicts) {
+                Answer::Yes(_) => Some(true),
+                Answer::No => Some(false),
+                Answer::Unknown => None,
+            });
     Ok(ClaimRow {
         h,
         k,
@@ -138,7 +148,11 @@ pub fn check_ccc(h: usize, k: u32, lim: &ClaimLimits) -> Result<ClaimRow, icn_to
         diameter: diameter(&g),
         theorem1: theorem1(h, k),
         cccbrd_worst,
-        optimum_worst: if opt_exact { Known::Exact(opt_lower) } else { Known::AtLeast(opt_lower) },
+        optimum_worst: if opt_exact {
+            Known::Exact(opt_lower)
+        } else {
+            Known::AtLeast(opt_lower)
+        },
         sharp: sharp_claim(h, k),
         cccbrd_k1,
         optimum_k1: opt_k1,

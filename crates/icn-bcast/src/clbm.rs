@@ -26,7 +26,12 @@ impl TreeScheme {
     /// Broadcast time of the tree with its current child order.
     pub fn time(&self) -> u32 {
         fn t(s: &TreeScheme, v: NodeId) -> u32 {
-            s.children[v].iter().enumerate().map(|(i, &c)| i as u32 + 1 + t(s, c)).max().unwrap_or(0)
+            s.children[v]
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| i as u32 + 1 + t(s, c))
+                .max()
+                .unwrap_or(0)
         }
         t(self, self.source)
     }
@@ -38,16 +43,31 @@ impl TreeScheme {
 }
 
 fn port_to(g: &Graph, u: NodeId, v: NodeId) -> Port {
-    g.links(u).iter().find(|l| l.to == v).map_or(Port::Edge(0), |l| l.port)
+    g.links(u)
+        .iter()
+        .find(|l| l.to == v)
+        .map_or(Port::Edge(0), |l| l.port)
 }
 
 impl Protocol for TreeScheme {
     type Msg = ();
     fn start(&mut self, g: &Graph, s: NodeId) -> Vec<Send<()>> {
-        self.children[s].iter().map(|&c| Send { port: port_to(g, s, c), msg: () }).collect()
+        self.children[s]
+            .iter()
+            .map(|&c| Send {
+                port: port_to(g, s, c),
+                msg: (),
+            })
+            .collect()
     }
     fn on_receive(&mut self, g: &Graph, v: NodeId, _: NodeId, _: Port, _: &()) -> Vec<Send<()>> {
-        self.children[v].iter().map(|&c| Send { port: port_to(g, v, c), msg: () }).collect()
+        self.children[v]
+            .iter()
+            .map(|&c| Send {
+                port: port_to(g, v, c),
+                msg: (),
+            })
+            .collect()
     }
 }
 
@@ -71,7 +91,12 @@ pub fn order_children(source: NodeId, parent: &[Option<NodeId>]) -> TreeScheme {
     let mut time = vec![0u32; n];
     for &v in order.iter().rev() {
         children[v].sort_by_key(|&c| (std::cmp::Reverse(time[c]), c));
-        time[v] = children[v].iter().enumerate().map(|(i, &c)| i as u32 + 1 + time[c]).max().unwrap_or(0);
+        time[v] = children[v]
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| i as u32 + 1 + time[c])
+            .max()
+            .unwrap_or(0);
     }
     TreeScheme { source, children }
 }
@@ -84,7 +109,10 @@ pub fn bfs_scheme(g: &Graph, source: NodeId) -> TreeScheme {
             if v == source {
                 None
             } else {
-                g.neighbours(v).into_iter().filter(|&u| dist[u] + 1 == dist[v]).min()
+                g.neighbours(v)
+                    .into_iter()
+                    .filter(|&u| dist[u] + 1 == dist[v])
+                    .min()
             }
         })
         .collect();
@@ -112,7 +140,12 @@ fn greedy_parents(g: &Graph, source: NodeId, rng: &mut impl Rng) -> Vec<Option<N
                 .neighbours(u)
                 .into_iter()
                 .filter(|&v| !informed[v])
-                .max_by_key(|&v| (g.neighbours(v).iter().filter(|&&w| !informed[w]).count(), rng.random::<u16>()));
+                .max_by_key(|&v| {
+                    (
+                        g.neighbours(v).iter().filter(|&&w| !informed[w]).count(),
+                        rng.random::<u16>(),
+                    )
+                });
             if let Some(v) = pick {
                 informed[v] = true;
                 parent[v] = Some(u);
@@ -136,7 +169,11 @@ pub fn greedy_scheme(g: &Graph, source: NodeId, tries: u32, seed: u64) -> TreeSc
     let mut rng = stream(seed, source as u64);
     for _ in 0..tries {
         let parent = greedy_parents(g, source, &mut rng);
-        if parent.iter().enumerate().any(|(v, p)| v != source && p.is_none()) {
+        if parent
+            .iter()
+            .enumerate()
+            .any(|(v, p)| v != source && p.is_none())
+        {
             continue;
         }
         let s = order_children(source, &parent);

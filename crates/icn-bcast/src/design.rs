@@ -17,7 +17,9 @@ pub fn cost(g: &Graph, lists: &UniversalLists, tiebreak: Tiebreak) -> (u32, u64)
     let mut total = 0u64;
     let mut proto = lists.clone();
     for s in 0..g.len() {
-        let t = simulate(g, s, &mut proto, tiebreak).time().unwrap_or(u32::MAX);
+        let t = simulate(g, s, &mut proto, tiebreak)
+            .time()
+            .unwrap_or(u32::MAX);
         worst = worst.max(t);
         total += u64::from(t);
     }
@@ -36,7 +38,13 @@ pub struct Designed {
 }
 
 /// Searches for lists with small worst-case time, trying `moves` moves.
-pub fn design_lists(g: &Graph, adaptive: bool, moves: u32, seed: u64, tiebreak: Tiebreak) -> Designed {
+pub fn design_lists(
+    g: &Graph,
+    adaptive: bool,
+    moves: u32,
+    seed: u64,
+    tiebreak: Tiebreak,
+) -> Designed {
     let mut lists = UniversalLists::port_order(g, adaptive);
     let initial = cost(g, &lists, tiebreak);
     let mut best = initial;
@@ -64,7 +72,13 @@ pub fn design_lists(g: &Graph, adaptive: bool, moves: u32, seed: u64, tiebreak: 
             }
         }
     }
-    Designed { lists, initial, cost: best, moves_tried: moves, moves_kept: kept }
+    Designed {
+        lists,
+        initial,
+        cost: best,
+        moves_tried: moves,
+        moves_kept: kept,
+    }
 }
 
 #[cfg(test)]

@@ -72,21 +72,37 @@ impl BcastConfig {
     }
 
     fn build(&self) -> Result<(Graph, Scheme, Vec<NodeId>), Invalid> {
-        let key = if self.ccc_h > 0 && self.ccc_k > 0 { "ccc_h" } else { "graph" };
+        let key = if self.ccc_h > 0 && self.ccc_k > 0 {
+            "ccc_h"
+        } else {
+            "graph"
+        };
         let g = parse_graph_spec(&self.spec()).map_err(|e| Invalid::new(key, e.to_string()))?;
-        let scheme = Scheme::parse(&self.scheme)
-            .ok_or_else(|| Invalid::range("scheme", "clbm | naulbm | aulbm | ilbm | optimal", &self.scheme))?;
+        let scheme = Scheme::parse(&self.scheme).ok_or_else(|| {
+            Invalid::range(
+                "scheme",
+                "clbm | naulbm | aulbm | ilbm | optimal",
+                &self.scheme,
+            )
+        })?;
         let sources = if self.source == "all" {
             (0..g.len()).collect()
         } else {
-            vec![g.node(&self.source).map_err(|e| Invalid::new("source", e.to_string()))?]
+            vec![
+                g.node(&self.source)
+                    .map_err(|e| Invalid::new("source", e.to_string()))?,
+            ]
         };
         Ok((g, scheme, sources))
     }
 
     fn options(&self, seed: u64) -> RunOptions {
         RunOptions {
-            tiebreak: if self.random_tiebreak { Tiebreak::Random { seed } } else { Tiebreak::LowestSender },
+            tiebreak: if self.random_tiebreak {
+                Tiebreak::Random { seed }
+            } else {
+                Tiebreak::LowestSender
+            },
             seed,
             greedy_tries: self.greedy_tries,
             design_moves: self.design_moves,
@@ -109,13 +125,36 @@ impl Model for Bcast {
     type Config = BcastConfig;
 
     fn validate(cfg: &BcastConfig) -> Result<(), Invalid> {
-        Invalid::check(cfg.greedy_tries <= 10_000, "greedy_tries", "0..=10000", cfg.greedy_tries)?;
-        Invalid::check(cfg.design_moves <= 1_000_000, "design_moves", "0..=1000000", cfg.design_moves)?;
-        Invalid::check(cfg.optimum_max_nodes <= 5_000, "optimum_max_nodes", "0..=5000", cfg.optimum_max_nodes)?;
-        Invalid::check((cfg.ccc_h == 0) == (cfg.ccc_k == 0), "ccc_k", "> 0 exactly when ccc_h > 0", cfg.ccc_k)?;
+        Invalid::check(
+            cfg.greedy_tries <= 10_000,
+            "greedy_tries",
+            "0..=10000",
+            cfg.greedy_tries,
+        )?;
+        Invalid::check(
+            cfg.design_moves <= 1_000_000,
+            "design_moves",
+            "0..=1000000",
+            cfg.design_moves,
+        )?;
+        Invalid::check(
+            cfg.optimum_max_nodes <= 5_000,
+            "optimum_max_nodes",
+            "0..=5000",
+            cfg.optimum_max_nodes,
+        )?;
+        Invalid::check(
+            (cfg.ccc_h == 0) == (cfg.ccc_k == 0),
+            "ccc_k",
+            "> 0 exactly when ccc_h > 0",
+            cfg.ccc_k,
+        )?;
         let (g, scheme, _) = cfg.build()?;
         if scheme == Scheme::Ilbm && g.kind() == icn_topo::Kind::File {
-            return Err(Invalid::new("scheme", "ilbm has node algorithms for ccc, hypercube, ring, path, mesh and torus only"));
+            return Err(Invalid::new(
+                "scheme",
+                "ilbm has node algorithms for ccc, hypercube, ring, path, mesh and torus only",
+            ));
         }
         Ok(())
     }
@@ -132,7 +171,14 @@ impl Model for Bcast {
         progress.advance(sources.len() as u64);
         // Optimum per symmetry class of the requested sources (small graphs only).
         let (optimum, lower) = if scheme == Scheme::Optimal {
-            (run.worst(), run.per_source.iter().map(|r| r.lower_bound).max().unwrap_or(0))
+            (
+                run.worst(),
+                run.per_source
+                    .iter()
+                    .map(|r| r.lower_bound)
+                    .max()
+                    .unwrap_or(0),
+            )
         } else {
             let mut seen: HashMap<usize, NodeId> = HashMap::new();
             for &s in &sources {
@@ -143,53 +189,153 @@ impl Model for Bcast {
             let opt = run_scheme(&g, Scheme::Optimal, &reps, &opts).map_err(fail)?;
             (
                 opt.worst().filter(|_| g.len() <= cfg.optimum_max_nodes),
-                opt.per_source.iter().map(|r| r.lower_bound).max().unwrap_or(0),
+                opt.per_source
+                    .iter()
+                    .map(|r| r.lower_bound)
+                    .max()
+                    .unwrap_or(0),
             )
         };
         let mean_of = |f: &dyn Fn(&crate::schemes::SourceResult) -> f64| {
             run.per_source.iter().map(f).sum::<f64>() / run.per_source.len().max(1) as f64
         };
         let mut m = Metrics::default();
-        m.push("worst_steps", opt_f64(run.worst()), "steps", "broadcast time, worst over the sources run");
-        m.push("mean_steps", run.mean().unwrap_or(f64::NAN), "steps", "broadcast time, mean over the sources run");
+        m.push(
+            "worst_steps",
+            opt_f64(run.worst()),
+            "steps",
+            "broadcast time, worst over the sources run",
+        );
+        m.push(
+            "mean_steps",
+            run.mean().unwrap_or(f64::NAN),
+            "steps",
+            "broadcast time, mean over the sources run",
+        );
         let ccc = g.ccc_params();
-        m.push("bound_theorem1", ccc.map_or(f64::NAN, |(h, k)| f64::from(theorem1(h, k))), "steps", "the paper's Theorem 1 bound (CCC only)");
-        m.push("diameter", f64::from(diameter(&g)), "hops", "graph diameter");
-        m.push("optimum", opt_f64(optimum), "steps", "exact minimum broadcast time, worst over the sources run (NaN: not decided)");
-        m.push("lower_bound", f64::from(lower), "steps", "best proved lower bound, worst over the sources run");
-        m.push("messages", mean_of(&|r| r.messages as f64), "messages", "messages sent per broadcast (mean over sources)");
-        m.push("redundant_receptions", mean_of(&|r| r.redundant as f64), "receptions", "receptions not kept per broadcast (mean over sources)");
-        m.push("storage_entries", run.storage.iter().copied().max().map_or(f64::NAN, |v| v as f64), "entries", "list entries stored by the busiest node");
+        m.push(
+            "bound_theorem1",
+            ccc.map_or(f64::NAN, |(h, k)| f64::from(theorem1(h, k))),
+            "steps",
+            "the paper's Theorem 1 bound (CCC only)",
+        );
+        m.push(
+            "diameter",
+            f64::from(diameter(&g)),
+            "hops",
+            "graph diameter",
+        );
+        m.push(
+            "optimum",
+            opt_f64(optimum),
+            "steps",
+            "exact minimum broadcast time, worst over the sources run (NaN: not decided)",
+        );
+        m.push(
+            "lower_bound",
+            f64::from(lower),
+            "steps",
+            "best proved lower bound, worst over the sources run",
+        );
+        m.push(
+            "messages",
+            mean_of(&|r| r.messages as f64),
+            "messages",
+            "messages sent per broadcast (mean over sources)",
+        );
+        m.push(
+            "redundant_receptions",
+            mean_of(&|r| r.redundant as f64),
+            "receptions",
+            "receptions not kept per broadcast (mean over sources)",
+        );
+        m.push(
+            "storage_entries",
+            run.storage
+                .iter()
+                .copied()
+                .max()
+                .map_or(f64::NAN, |v| v as f64),
+            "entries",
+            "list entries stored by the busiest node",
+        );
         if let Some((h, k)) = ccc {
             let s1 = g.ccc_node(0, k as usize - 1).unwrap_or(0);
             let one = run_scheme(&g, scheme, &[s1], &opts).map_err(fail)?;
-            let k1_opt = run_scheme(&g, Scheme::Optimal, &[s1], &RunOptions { optimum_max_nodes: cfg.optimum_max_nodes.max(300), ..opts.clone() }).map_err(fail)?;
-            let deadlines: Vec<(NodeId, u32)> =
-                (0..k).map(|i| (g.ccc_node(1 << i, i as usize).unwrap_or(0), lemma1(k, i))).collect();
-            let lemma = match (scheme, one.sample.as_ref(), k1_opt.worst()) {
-                (Scheme::Optimal, _, Some(t)) => match decide(&g, s1, t, &deadlines, cfg.optimum_conflicts) {
-                    Answer::Yes(_) => 1.0,
-                    Answer::No => 0.0,
-                    Answer::Unknown => f64::NAN,
+            let k1_opt = run_scheme(
+                &g,
+                Scheme::Optimal,
+                &[s1],
+                &RunOptions {
+                    optimum_max_nodes: cfg.optimum_max_nodes.max(300),
+                    ..opts.clone()
                 },
-                (Scheme::Optimal, _, None) => f64::NAN,
-                (_, Some(o), _) => {
-                    f64::from(u8::from(deadlines.iter().all(|&(v, d)| o.first_receipt[v].is_some_and(|t| t <= d))))
+            )
+            .map_err(fail)?;
+            let deadlines: Vec<(NodeId, u32)> = (0..k)
+                .map(|i| (g.ccc_node(1 << i, i as usize).unwrap_or(0), lemma1(k, i)))
+                .collect();
+            let lemma = match (scheme, one.sample.as_ref(), k1_opt.worst()) {
+                (Scheme::Optimal, _, Some(t)) => {
+                    match decide(&g, s1, t, &deadlines, cfg.optimum_conflicts) {
+                        Answer::Yes(_) => 1.0,
+                        Answer::No => 0.0,
+                        Answer::Unknown => f64::NAN,
+                    }
                 }
+                (Scheme::Optimal, _, None) => f64::NAN,
+                (_, Some(o), _) => f64::from(u8::from(
+                    deadlines
+                        .iter()
+                        .all(|&(v, d)| o.first_receipt[v].is_some_and(|t| t <= d)),
+                )),
                 _ => f64::NAN,
             };
-            m.push("sharp_bound", f64::from(sharp_claim(h, k)), "steps", "the paper's sharper claim from (c,k-1)");
-            m.push("source_k1_steps", opt_f64(one.worst()), "steps", "this scheme's time from (0,k-1)");
-            m.push("source_k1_optimum", opt_f64(k1_opt.worst()), "steps", "exact optimum from (0,k-1) (NaN: not decided)");
+            m.push(
+                "sharp_bound",
+                f64::from(sharp_claim(h, k)),
+                "steps",
+                "the paper's sharper claim from (c,k-1)",
+            );
+            m.push(
+                "source_k1_steps",
+                opt_f64(one.worst()),
+                "steps",
+                "this scheme's time from (0,k-1)",
+            );
+            m.push(
+                "source_k1_optimum",
+                opt_f64(k1_opt.worst()),
+                "steps",
+                "exact optimum from (0,k-1) (NaN: not decided)",
+            );
             m.push("lemma1_holds", lemma, "", "1 if every (2^i,i) is reached from (0,k-1) by step 2(k-i)-1 (optimal: by some optimal schedule)");
         }
         m.tables.push(Table {
             name: "per_source".into(),
-            columns: ["source", "steps", "eccentricity", "lower_bound", "messages", "redundant"].map(String::from).to_vec(),
+            columns: [
+                "source",
+                "steps",
+                "eccentricity",
+                "lower_bound",
+                "messages",
+                "redundant",
+            ]
+            .map(String::from)
+            .to_vec(),
             rows: run
                 .per_source
                 .iter()
-                .map(|r| vec![r.source as f64, opt_f64(r.time), f64::from(r.eccentricity), f64::from(r.lower_bound), r.messages as f64, r.redundant as f64])
+                .map(|r| {
+                    vec![
+                        r.source as f64,
+                        opt_f64(r.time),
+                        f64::from(r.eccentricity),
+                        f64::from(r.lower_bound),
+                        r.messages as f64,
+                        r.redundant as f64,
+                    ]
+                })
                 .collect(),
             ci95: vec![],
         });
@@ -233,7 +379,12 @@ mod tests {
 
     #[test]
     fn runs_are_a_pure_function_of_config_and_seed() {
-        let cfg = BcastConfig { graph: "mesh:4x4".into(), scheme: "aulbm".into(), design_moves: 30, ..Default::default() };
+        let cfg = BcastConfig {
+            graph: "mesh:4x4".into(),
+            scheme: "aulbm".into(),
+            design_moves: 30,
+            ..Default::default()
+        };
         let a = Bcast::run(&cfg, 7, &NoProgress).unwrap();
         let b = Bcast::run(&cfg, 7, &NoProgress).unwrap();
         // Debug text, since NaN (no Theorem 1 bound on a mesh) is not equal to itself.

@@ -23,8 +23,8 @@
 use crate::bounds::lower_bound;
 use crate::sim::Transmission;
 use batsat::{Callbacks, ClauseKind, Lit, Solver, SolverInterface, SolverOpts, lbool};
-use icn_topo::{Graph, NodeId, Port};
 use icn_topo::paths::bfs;
+use icn_topo::{Graph, NodeId, Port};
 
 /// What the search established about the minimum broadcast time from one source.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,27 +68,50 @@ pub enum Answer {
 /// Decides whether `source` can inform all nodes within `t_max` steps and, in addition, each
 /// `(node, step)` of `deadlines` by that step (used to test per-node claims such as Lemma 1
 /// against optimal schedules).
-pub fn decide(g: &Graph, source: NodeId, t_max: u32, deadlines: &[(NodeId, u32)], conflicts: u64) -> Answer {
+// Indices name nodes and steps in the encoding; iterators would hide that.
+#[allow(clippy::needless_range_loop)]
+pub fn decide(
+    g: &Graph,
+    source: NodeId,
+    t_max: u32,
+    deadlines: &[(NodeId, u32)],
+    conflicts: u64,
+) -> Answer {
     let n = g.len();
     let tt = t_max as usize;
     let dist = bfs(g, source);
     if dist.iter().any(|&d| d > t_max) || deadlines.iter().any(|&(v, d)| dist[v] > d) {
         return Answer::No;
     }
-    let mut solver = Solver::new(SolverOpts::default(), Budget { conflicts: 0, limit: conflicts });
+    let mut solver = Solver::new(
+        SolverOpts::default(),
+        Budget {
+            conflicts: 0,
+            limit: conflicts,
+        },
+    );
     let lit = |s: &mut Solver<Budget>| Lit::new(s.new_var_default(), true);
     // x[v][t]
-    let x: Vec<Vec<Lit>> = (0..n).map(|_| (0..=tt).map(|_| lit(&mut solver)).collect()).collect();
+    let x: Vec<Vec<Lit>> = (0..n)
+        .map(|_| (0..=tt).map(|_| lit(&mut solver)).collect())
+        .collect();
     let nbrs: Vec<Vec<NodeId>> = (0..n).map(|v| g.neighbours(v)).collect();
     // s[u][j][t]: u sends to nbrs[u][j] in step t (index t-1).
     let snd: Vec<Vec<Vec<Lit>>> = (0..n)
-        .map(|u| (0..nbrs[u].len()).map(|_| (0..tt).map(|_| lit(&mut solver)).collect()).collect())
+        .map(|u| {
+            (0..nbrs[u].len())
+                .map(|_| (0..tt).map(|_| lit(&mut solver)).collect())
+                .collect()
+        })
         .collect();
     let add = |s: &mut Solver<Budget>, mut c: Vec<Lit>| {
         s.add_clause_reuse(&mut c);
     };
     for v in 0..n {
-        add(&mut solver, vec![if v == source { x[v][0] } else { !x[v][0] }]);
+        add(
+            &mut solver,
+            vec![if v == source { x[v][0] } else { !x[v][0] }],
+        );
         add(&mut solver, vec![x[v][tt]]);
         for &(w, d) in deadlines {
             if w == v && (d as usize) < tt {
@@ -130,8 +153,17 @@ pub fn decide(g: &Graph, source: NodeId, t_max: u32, deadlines: &[(NodeId, u32)]
             for u in 0..n {
                 for (j, &v) in nbrs[u].iter().enumerate() {
                     if solver.value_lit(snd[u][j][t - 1]) == lbool::TRUE {
-                        let port = g.links(u).iter().find(|l| l.to == v).map_or(Port::Edge(0), |l| l.port);
-                        schedule.push(Transmission { step: t as u32, from: u, to: v, port });
+                        let port = g
+                            .links(u)
+                            .iter()
+                            .find(|l| l.to == v)
+                            .map_or(Port::Edge(0), |l| l.port);
+                        schedule.push(Transmission {
+                            step: t as u32,
+                            from: u,
+                            to: v,
+                            port,
+                        });
                     }
                 }
             }
@@ -153,16 +185,30 @@ pub const DEFAULT_CONFLICTS: u64 = 200_000;
 pub fn optimum(g: &Graph, source: NodeId, upper: u32, conflicts: u64, max_nodes: usize) -> Optimum {
     let mut lower = lower_bound(g, source);
     if g.len() > max_nodes {
-        return Optimum { lower, exact: None, schedule: Vec::new() };
+        return Optimum {
+            lower,
+            exact: None,
+            schedule: Vec::new(),
+        };
     }
     while lower <= upper {
         match decide(g, source, lower, &[], conflicts) {
-            Answer::Yes(schedule) => return Optimum { lower, exact: Some(lower), schedule },
+            Answer::Yes(schedule) => {
+                return Optimum {
+                    lower,
+                    exact: Some(lower),
+                    schedule,
+                };
+            }
             Answer::No => lower += 1,
             Answer::Unknown => break,
         }
     }
-    Optimum { lower, exact: None, schedule: Vec::new() }
+    Optimum {
+        lower,
+        exact: None,
+        schedule: Vec::new(),
+    }
 }
 
 #[cfg(test)]

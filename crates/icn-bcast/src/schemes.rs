@@ -4,11 +4,11 @@
 use crate::bounds::lower_bound;
 use crate::clbm::greedy_scheme;
 use crate::design::design_lists;
+use crate::ilbm::Ilbm;
 use crate::ilbm::ccc::CccBrd;
 use crate::ilbm::grid::GridBrd;
 use crate::ilbm::hypercube::CubeBrd;
 use crate::ilbm::ring::RingBrd;
-use crate::ilbm::Ilbm;
 use crate::optimum::optimum;
 use crate::sim::{Outcome, Protocol, Tiebreak, simulate};
 use crate::validate::check_schedule;
@@ -34,7 +34,13 @@ pub enum Scheme {
 }
 
 impl Scheme {
-    pub const ALL: [Scheme; 5] = [Scheme::Clbm, Scheme::Naulbm, Scheme::Aulbm, Scheme::Ilbm, Scheme::Optimal];
+    pub const ALL: [Scheme; 5] = [
+        Scheme::Clbm,
+        Scheme::Naulbm,
+        Scheme::Aulbm,
+        Scheme::Ilbm,
+        Scheme::Optimal,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -108,22 +114,33 @@ pub struct SchemeRun {
 impl SchemeRun {
     /// Worst time over sources (`None` if any is unknown).
     pub fn worst(&self) -> Option<u32> {
-        self.per_source.iter().try_fold(0, |w, r| r.time.map(|t| w.max(t)))
+        self.per_source
+            .iter()
+            .try_fold(0, |w, r| r.time.map(|t| w.max(t)))
     }
 
     pub fn mean(&self) -> Option<f64> {
         let n = self.per_source.len().max(1) as f64;
-        self.per_source.iter().try_fold(0.0, |s, r| r.time.map(|t| s + f64::from(t))).map(|s| s / n)
+        self.per_source
+            .iter()
+            .try_fold(0.0, |s, r| r.time.map(|t| s + f64::from(t)))
+            .map(|s| s / n)
     }
 }
 
 /// Why a scheme cannot run.
 #[derive(Debug, thiserror::Error)]
 pub enum SchemeError {
-    #[error("ILBM has node algorithms for ccc, hypercube, ring, path, mesh and torus, not for graphs from files")]
+    #[error(
+        "ILBM has node algorithms for ccc, hypercube, ring, path, mesh and torus, not for graphs from files"
+    )]
     NoNodeAlgorithm,
     #[error("schedule of {scheme} from node {node} is illegal: {violation}")]
-    Illegal { scheme: &'static str, node: NodeId, violation: crate::validate::Violation },
+    Illegal {
+        scheme: &'static str,
+        node: NodeId,
+        violation: crate::validate::Violation,
+    },
 }
 
 /// Nodes that automorphisms map onto each other share a key (CCC: position in the cycle;
@@ -136,10 +153,21 @@ pub fn symmetry_class(g: &Graph, v: NodeId) -> usize {
     }
 }
 
-fn checked<P: Protocol>(g: &Graph, s: NodeId, p: &mut P, scheme: Scheme, tb: Tiebreak) -> Result<Outcome, SchemeError> {
+fn checked<P: Protocol>(
+    g: &Graph,
+    s: NodeId,
+    p: &mut P,
+    scheme: Scheme,
+    tb: Tiebreak,
+) -> Result<Outcome, SchemeError> {
     let o = simulate(g, s, p, tb);
-    check_schedule(g, s, &o.schedule, Some(&o.first_receipt))
-        .map_err(|violation| SchemeError::Illegal { scheme: scheme.name(), node: s, violation })?;
+    check_schedule(g, s, &o.schedule, Some(&o.first_receipt)).map_err(|violation| {
+        SchemeError::Illegal {
+            scheme: scheme.name(),
+            node: s,
+            violation,
+        }
+    })?;
     Ok(o)
 }
 
@@ -155,8 +183,19 @@ fn result(g: &Graph, o: &Outcome) -> SourceResult {
 }
 
 /// Runs `scheme` from each of `sources`.
-pub fn run_scheme(g: &Graph, scheme: Scheme, sources: &[NodeId], opts: &RunOptions) -> Result<SchemeRun, SchemeError> {
-    let mut run = SchemeRun { scheme, per_source: Vec::new(), storage: vec![0; g.len()], sample: None, notes: Vec::new() };
+pub fn run_scheme(
+    g: &Graph,
+    scheme: Scheme,
+    sources: &[NodeId],
+    opts: &RunOptions,
+) -> Result<SchemeRun, SchemeError> {
+    let mut run = SchemeRun {
+        scheme,
+        per_source: Vec::new(),
+        storage: vec![0; g.len()],
+        sample: None,
+        notes: Vec::new(),
+    };
     let tb = opts.tiebreak;
     let record = |run: &mut SchemeRun, o: Outcome| {
         run.per_source.push(result(g, &o));
@@ -177,15 +216,24 @@ pub fn run_scheme(g: &Graph, scheme: Scheme, sources: &[NodeId], opts: &RunOptio
                     record(&mut run, o);
                 }
             }
-            run.per_source.sort_by_key(|r| sources.iter().position(|&s| s == r.source));
+            run.per_source
+                .sort_by_key(|r| sources.iter().position(|&s| s == r.source));
         }
         Scheme::Naulbm | Scheme::Aulbm => {
             let n = g.len() as u64;
-            let moves = if n <= 256 { opts.design_moves } else { (u64::from(opts.design_moves) * 65_536 / (n * n)) as u32 };
+            let moves = if n <= 256 {
+                opts.design_moves
+            } else {
+                (u64::from(opts.design_moves) * 65_536 / (n * n)) as u32
+            };
             let d = design_lists(g, scheme == Scheme::Aulbm, moves, opts.seed, tb);
             run.notes.push(format!(
                 "{}: list design by local search, {} moves ({} kept): worst/total time {:?} → {:?}",
-                scheme.name(), d.moves_tried, d.moves_kept, d.initial, d.cost
+                scheme.name(),
+                d.moves_tried,
+                d.moves_kept,
+                d.initial,
+                d.cost
             ));
             run.storage = d.lists.entries();
             for &s in sources {
@@ -196,12 +244,22 @@ pub fn run_scheme(g: &Graph, scheme: Scheme, sources: &[NodeId], opts: &RunOptio
         Scheme::Ilbm => {
             for &s in sources {
                 let o = match g.kind() {
-                    Kind::Ccc { h, k } => checked(g, s, &mut Ilbm(CccBrd::new(h, k as usize)), scheme, tb)?,
+                    Kind::Ccc { h, k } => {
+                        checked(g, s, &mut Ilbm(CccBrd::new(h, k as usize)), scheme, tb)?
+                    }
                     Kind::Hypercube { d } => checked(g, s, &mut Ilbm(CubeBrd { d }), scheme, tb)?,
-                    Kind::Ring { n } => checked(g, s, &mut Ilbm(RingBrd { n, closed: true }), scheme, tb)?,
-                    Kind::Path { n } => checked(g, s, &mut Ilbm(RingBrd { n, closed: false }), scheme, tb)?,
-                    Kind::Mesh { w, h } => checked(g, s, &mut Ilbm(GridBrd { w, h, wrap: false }), scheme, tb)?,
-                    Kind::Torus { w, h } => checked(g, s, &mut Ilbm(GridBrd { w, h, wrap: true }), scheme, tb)?,
+                    Kind::Ring { n } => {
+                        checked(g, s, &mut Ilbm(RingBrd { n, closed: true }), scheme, tb)?
+                    }
+                    Kind::Path { n } => {
+                        checked(g, s, &mut Ilbm(RingBrd { n, closed: false }), scheme, tb)?
+                    }
+                    Kind::Mesh { w, h } => {
+                        checked(g, s, &mut Ilbm(GridBrd { w, h, wrap: false }), scheme, tb)?
+                    }
+                    Kind::Torus { w, h } => {
+                        checked(g, s, &mut Ilbm(GridBrd { w, h, wrap: true }), scheme, tb)?
+                    }
                     Kind::File => return Err(SchemeError::NoNodeAlgorithm),
                 };
                 record(&mut run, o);
@@ -218,15 +276,25 @@ pub fn run_scheme(g: &Graph, scheme: Scheme, sources: &[NodeId], opts: &RunOptio
                     Some(&v) => v,
                     None => {
                         let upper = greedy_scheme(g, s, opts.greedy_tries, opts.seed).time();
-                        let opt = optimum(g, s, upper, opts.optimum_conflicts, opts.optimum_max_nodes);
+                        let opt =
+                            optimum(g, s, upper, opts.optimum_conflicts, opts.optimum_max_nodes);
                         if let Some(t) = opt.exact {
-                            let rep = check_schedule(g, s, &opt.schedule, None)
-                                .map_err(|violation| SchemeError::Illegal { scheme: scheme.name(), node: s, violation })?;
+                            let rep =
+                                check_schedule(g, s, &opt.schedule, None).map_err(|violation| {
+                                    SchemeError::Illegal {
+                                        scheme: scheme.name(),
+                                        node: s,
+                                        violation,
+                                    }
+                                })?;
                             if rep.iter().any(|r| r.is_none_or(|r| r > t)) {
                                 return Err(SchemeError::Illegal {
                                     scheme: scheme.name(),
                                     node: s,
-                                    violation: crate::validate::Violation::BadStep { index: 0, step: t },
+                                    violation: crate::validate::Violation::BadStep {
+                                        index: 0,
+                                        step: t,
+                                    },
                                 });
                             }
                         }

@@ -102,7 +102,12 @@ impl Outcome {
 ///
 /// Terminates for every protocol: each node computes its send list once, so the total
 /// number of transfers is bounded by the sum of the list lengths.
-pub fn simulate<P: Protocol>(g: &Graph, source: NodeId, proto: &mut P, tiebreak: Tiebreak) -> Outcome {
+pub fn simulate<P: Protocol>(
+    g: &Graph,
+    source: NodeId,
+    proto: &mut P,
+    tiebreak: Tiebreak,
+) -> Outcome {
     let n = g.len();
     let mut rng: Option<SimRng> = match tiebreak {
         Tiebreak::Random { seed } => Some(stream(seed, source as u64)),
@@ -130,7 +135,12 @@ pub fn simulate<P: Protocol>(g: &Graph, source: NodeId, proto: &mut P, tiebreak:
             // Skip entries for ports this node lacks; they cost no step.
             while let Some(s) = queues[u].pop_front() {
                 if let Some(link) = g.link(u, s.port) {
-                    out.schedule.push(Transmission { step, from: u, to: link.to, port: s.port });
+                    out.schedule.push(Transmission {
+                        step,
+                        from: u,
+                        to: link.to,
+                        port: s.port,
+                    });
                     out.sends[u] += 1;
                     if arrivals[link.to].is_empty() {
                         touched.push(link.to);
@@ -154,7 +164,9 @@ pub fn simulate<P: Protocol>(g: &Graph, source: NodeId, proto: &mut P, tiebreak:
                 (_, 1) | (None, _) => {
                     // Lowest sender; arrivals were pushed in increasing sender order per step
                     // only if `active` is sorted, so search explicitly.
-                    (0..got.len()).min_by_key(|&i| (got[i].0, got[i].1)).unwrap_or(0)
+                    (0..got.len())
+                        .min_by_key(|&i| (got[i].0, got[i].1))
+                        .unwrap_or(0)
                 }
                 (Some(r), len) => r.random_range(0..len),
             };
@@ -182,13 +194,29 @@ mod tests {
     impl Protocol for Flood {
         type Msg = ();
         fn start(&mut self, g: &Graph, s: NodeId) -> Vec<Send<()>> {
-            g.links(s).iter().map(|l| Send { port: l.port, msg: () }).collect()
+            g.links(s)
+                .iter()
+                .map(|l| Send {
+                    port: l.port,
+                    msg: (),
+                })
+                .collect()
         }
-        fn on_receive(&mut self, g: &Graph, v: NodeId, _: NodeId, arrival: Port, _: &()) -> Vec<Send<()>> {
+        fn on_receive(
+            &mut self,
+            g: &Graph,
+            v: NodeId,
+            _: NodeId,
+            arrival: Port,
+            _: &(),
+        ) -> Vec<Send<()>> {
             g.links(v)
                 .iter()
                 .filter(|l| l.port != arrival)
-                .map(|l| Send { port: l.port, msg: () })
+                .map(|l| Send {
+                    port: l.port,
+                    msg: (),
+                })
                 .collect()
         }
     }
@@ -209,7 +237,10 @@ mod tests {
         // step 4 nodes 3 and 4 send to each other (both redundant).
         let g = ring(6).unwrap();
         let o = simulate(&g, 0, &mut Flood, Tiebreak::LowestSender);
-        assert_eq!(o.first_receipt, vec![Some(0), Some(1), Some(2), Some(3), Some(3), Some(2)]);
+        assert_eq!(
+            o.first_receipt,
+            vec![Some(0), Some(1), Some(2), Some(3), Some(3), Some(2)]
+        );
         assert_eq!(o.time(), Some(3));
         assert_eq!(o.redundant_total(), 2);
         assert_eq!(o.messages(), 7);

@@ -22,7 +22,9 @@ impl UniversalLists {
     /// Lists in port order.
     pub fn port_order(g: &Graph, adaptive: bool) -> Self {
         UniversalLists {
-            lists: (0..g.len()).map(|v| g.links(v).iter().map(|l| l.port).collect()).collect(),
+            lists: (0..g.len())
+                .map(|v| g.links(v).iter().map(|l| l.port).collect())
+                .collect(),
             adaptive,
         }
     }
@@ -36,7 +38,10 @@ impl UniversalLists {
 impl Protocol for UniversalLists {
     type Msg = ();
     fn start(&mut self, _: &Graph, s: NodeId) -> Vec<Send<()>> {
-        self.lists[s].iter().map(|&port| Send { port, msg: () }).collect()
+        self.lists[s]
+            .iter()
+            .map(|&port| Send { port, msg: () })
+            .collect()
     }
     fn on_receive(&mut self, g: &Graph, v: NodeId, from: NodeId, _: Port, _: &()) -> Vec<Send<()>> {
         self.lists[v]

@@ -26,7 +26,11 @@ pub enum Violation {
     #[error("transfer {index} has step {step}: steps must start at 1 and not decrease")]
     BadStep { index: usize, step: u32 },
     #[error("node {node}: claimed first receipt {claimed:?}, replay gives {replayed:?}")]
-    WrongFirstReceipt { node: NodeId, claimed: Option<u32>, replayed: Option<u32> },
+    WrongFirstReceipt {
+        node: NodeId,
+        claimed: Option<u32>,
+        replayed: Option<u32>,
+    },
 }
 
 /// Checks `schedule` for a broadcast from `source` and, if given, that `first_receipt` agrees.
@@ -43,7 +47,10 @@ pub fn check_schedule(
     let mut current = 0u32;
     for (index, t) in schedule.iter().enumerate() {
         if t.step == 0 || t.step < current {
-            return Err(Violation::BadStep { index, step: t.step });
+            return Err(Violation::BadStep {
+                index,
+                step: t.step,
+            });
         }
         if t.step != current {
             current = t.step;
@@ -51,13 +58,25 @@ pub fn check_schedule(
         }
         match informed[t.from] {
             Some(s) if s < t.step => {}
-            _ => return Err(Violation::SendsBeforeInformed { step: t.step, node: t.from }),
+            _ => {
+                return Err(Violation::SendsBeforeInformed {
+                    step: t.step,
+                    node: t.from,
+                });
+            }
         }
         if !senders.insert(t.from) {
-            return Err(Violation::TwoSendsInOneStep { step: t.step, node: t.from });
+            return Err(Violation::TwoSendsInOneStep {
+                step: t.step,
+                node: t.from,
+            });
         }
         if t.from == t.to || !g.neighbours(t.from).contains(&t.to) {
-            return Err(Violation::NotANeighbour { step: t.step, from: t.from, to: t.to });
+            return Err(Violation::NotANeighbour {
+                step: t.step,
+                from: t.from,
+                to: t.to,
+            });
         }
         if informed[t.to].is_none() {
             informed[t.to] = Some(t.step);
@@ -66,7 +85,11 @@ pub fn check_schedule(
     if let Some(claimed) = first_receipt {
         for (node, (&c, &r)) in claimed.iter().zip(&informed).enumerate() {
             if c != r {
-                return Err(Violation::WrongFirstReceipt { node, claimed: c, replayed: r });
+                return Err(Violation::WrongFirstReceipt {
+                    node,
+                    claimed: c,
+                    replayed: r,
+                });
             }
         }
     }
@@ -80,7 +103,12 @@ mod tests {
     use icn_topo::build::path;
 
     fn t(step: u32, from: NodeId, to: NodeId) -> Transmission {
-        Transmission { step, from, to, port: Port::F }
+        Transmission {
+            step,
+            from,
+            to,
+            port: Port::F,
+        }
     }
 
     #[test]
@@ -111,7 +139,11 @@ mod tests {
         );
         assert_eq!(
             check_schedule(&g, 0, &[t(1, 0, 2)], None),
-            Err(Violation::NotANeighbour { step: 1, from: 0, to: 2 })
+            Err(Violation::NotANeighbour {
+                step: 1,
+                from: 0,
+                to: 2
+            })
         );
         assert_eq!(
             check_schedule(&g, 0, &[t(2, 0, 1), t(1, 1, 2)], None),

@@ -81,13 +81,24 @@ pub struct CccBrd {
 
 const ORDERS: [[Port; 3]; 6] = {
     use Port::{B, F, L};
-    [[L, B, F], [L, F, B], [B, L, F], [F, L, B], [B, F, L], [F, B, L]]
+    [
+        [L, B, F],
+        [L, F, B],
+        [B, L, F],
+        [F, L, B],
+        [B, F, L],
+        [F, B, L],
+    ]
 };
 
 impl CccBrd {
     /// Builds the algorithm (and its plan table) for CCC(h,k), `h ≥ k ≥ 1`, `k ≤ 20`.
     pub fn new(h: usize, k: usize) -> Self {
-        let mut brd = CccBrd { h, k, table: HashMap::new() };
+        let mut brd = CccBrd {
+            h,
+            k,
+            table: HashMap::new(),
+        };
         let all = if k >= 32 { u32::MAX } else { (1u32 << k) - 1 };
         for s in 0..h {
             brd.best(s, all);
@@ -106,11 +117,19 @@ impl CccBrd {
     }
 
     fn all(&self) -> u32 {
-        if self.k >= 32 { u32::MAX } else { (1u32 << self.k) - 1 }
+        if self.k >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.k) - 1
+        }
     }
 
     fn step(&self, p: usize, down: bool) -> usize {
-        if down { (p + self.h - 1) % self.h } else { (p + 1) % self.h }
+        if down {
+            (p + self.h - 1) % self.h
+        } else {
+            (p + 1) % self.h
+        }
     }
 
     /// Replays one cycle under `plan` (pure arithmetic over its h nodes).
@@ -124,7 +143,10 @@ impl CccBrd {
             let t = match port {
                 Port::L if in_free(plan.entry) => {
                     slot += 1;
-                    laterals.push(Lateral { position: plan.entry, at: slot });
+                    laterals.push(Lateral {
+                        position: plan.entry,
+                        at: slot,
+                    });
                     continue;
                 }
                 Port::B if plan.down > 0 => {
@@ -138,14 +160,26 @@ impl CccBrd {
                 _ => continue,
             };
             let is_down = port == Port::B;
-            let count = if is_down { plan.down } else { h - 1 - plan.down };
-            let first = if is_down { plan.down_lateral_first } else { plan.up_lateral_first };
+            let count = if is_down {
+                plan.down
+            } else {
+                h - 1 - plan.down
+            };
+            let first = if is_down {
+                plan.down_lateral_first
+            } else {
+                plan.up_lateral_first
+            };
             let (mut p, mut at) = (plan.entry, t);
             for left in (0..count).rev() {
                 p = self.step(p, is_down);
                 covered = covered.max(at);
                 if in_free(p) {
-                    let (l, next) = if first || left == 0 { (at + 1, at + 2) } else { (at + 2, at + 1) };
+                    let (l, next) = if first || left == 0 {
+                        (at + 1, at + 2)
+                    } else {
+                        (at + 2, at + 1)
+                    };
                     laterals.push(Lateral { position: p, at: l });
                     at = next;
                 } else {
@@ -206,23 +240,32 @@ impl CccBrd {
                     // Among equally fast plans prefer the one handing the message to other
                     // cycles earliest, higher positions first (the paper's principle; it
                     // also gives Lemma 1's timing where that is compatible).
-                    let mut handover: Vec<(usize, usize)> =
-                        sched.laterals.iter().map(|l| (usize::MAX - l.position, l.at)).collect();
+                    let mut handover: Vec<(usize, usize)> = sched
+                        .laterals
+                        .iter()
+                        .map(|l| (usize::MAX - l.position, l.at))
+                        .collect();
                     handover.sort_unstable();
-                    let key = (time, handover.into_iter().map(|(_, at)| at).collect::<Vec<_>>());
+                    let key = (
+                        time,
+                        handover.into_iter().map(|(_, at)| at).collect::<Vec<_>>(),
+                    );
                     if best.as_ref().is_none_or(|(bk, _)| key < *bk) {
                         best = Some((key, plan));
                     }
                 }
             }
         }
-        let v = best.map(|((t, _), p)| (t, p)).unwrap_or((0, CyclePlan {
-            entry,
-            order: ORDERS[0],
-            down: 0,
-            down_lateral_first: true,
-            up_lateral_first: true,
-        }));
+        let v = best.map(|((t, _), p)| (t, p)).unwrap_or((
+            0,
+            CyclePlan {
+                entry,
+                order: ORDERS[0],
+                down: 0,
+                down_lateral_first: true,
+                up_lateral_first: true,
+            },
+        ));
         self.table.insert((entry, free), v);
         v
     }
@@ -230,13 +273,16 @@ impl CccBrd {
     /// Plan for a cycle entered at `entry` with `free` (falls back to a plain two-wave plan
     /// for a state the table lacks, which cannot happen for headers the algorithm produced).
     fn plan_for(&self, entry: usize, free: u32) -> CyclePlan {
-        self.table.get(&(entry, free)).map(|&(_, p)| p).unwrap_or(CyclePlan {
-            entry,
-            order: ORDERS[0],
-            down: (self.h - 1) / 2,
-            down_lateral_first: true,
-            up_lateral_first: true,
-        })
+        self.table
+            .get(&(entry, free))
+            .map(|&(_, p)| p)
+            .unwrap_or(CyclePlan {
+                entry,
+                order: ORDERS[0],
+                down: (self.h - 1) / 2,
+                down_lateral_first: true,
+                up_lateral_first: true,
+            })
     }
 
     /// The entry node's sends under `plan`.
@@ -248,12 +294,33 @@ impl CccBrd {
             match port {
                 Port::L if free & (1 << plan.entry) != 0 => {
                     let child = Self::child_set(&sched, plan.entry);
-                    out.push((Port::L, CccHeader { free: child, hops: 0, plan: None }));
+                    out.push((
+                        Port::L,
+                        CccHeader {
+                            free: child,
+                            hops: 0,
+                            plan: None,
+                        },
+                    ));
                 }
                 Port::B if plan.down > 0 => {
-                    out.push((Port::B, CccHeader { free, hops: plan.down - 1, plan: Some(plan) }));
+                    out.push((
+                        Port::B,
+                        CccHeader {
+                            free,
+                            hops: plan.down - 1,
+                            plan: Some(plan),
+                        },
+                    ));
                 }
-                Port::F if up > 0 => out.push((Port::F, CccHeader { free, hops: up - 1, plan: Some(plan) })),
+                Port::F if up > 0 => out.push((
+                    Port::F,
+                    CccHeader {
+                        free,
+                        hops: up - 1,
+                        plan: Some(plan),
+                    },
+                )),
                 _ => {}
             }
         }
@@ -277,14 +344,32 @@ impl NodeAlgorithm for CccBrd {
             (Port::B, Some(plan)) => (Port::F, plan),
             _ => return Vec::new(),
         };
-        let first = if onward == Port::B { plan.down_lateral_first } else { plan.up_lateral_first };
+        let first = if onward == Port::B {
+            plan.down_lateral_first
+        } else {
+            plan.up_lateral_first
+        };
         let mut out = Vec::new();
         if hd.hops > 0 {
-            out.push((onward, CccHeader { free: hd.free, hops: hd.hops - 1, plan: Some(plan) }));
+            out.push((
+                onward,
+                CccHeader {
+                    free: hd.free,
+                    hops: hd.hops - 1,
+                    plan: Some(plan),
+                },
+            ));
         }
         if p < 32 && hd.free & (1 << p) != 0 {
             let child = Self::child_set(&self.schedule(&plan, hd.free), p);
-            let l = (Port::L, CccHeader { free: child, hops: 0, plan: None });
+            let l = (
+                Port::L,
+                CccHeader {
+                    free: child,
+                    hops: 0,
+                    plan: None,
+                },
+            );
             if first { out.insert(0, l) } else { out.push(l) }
         }
         out

@@ -43,10 +43,22 @@ impl GridBrd {
         let (n, s) = self.waves(self.h);
         let mut out = Vec::new();
         if n > 0 {
-            out.push((Port::North, GridHeader { hops: n - 1, row: false }));
+            out.push((
+                Port::North,
+                GridHeader {
+                    hops: n - 1,
+                    row: false,
+                },
+            ));
         }
         if s > 0 {
-            out.push((Port::South, GridHeader { hops: s - 1, row: false }));
+            out.push((
+                Port::South,
+                GridHeader {
+                    hops: s - 1,
+                    row: false,
+                },
+            ));
         }
         out
     }
@@ -58,10 +70,22 @@ impl NodeAlgorithm for GridBrd {
         let (e, w) = self.waves(self.w);
         let mut out = Vec::new();
         if e > 0 {
-            out.push((Port::East, GridHeader { hops: e - 1, row: true }));
+            out.push((
+                Port::East,
+                GridHeader {
+                    hops: e - 1,
+                    row: true,
+                },
+            ));
         }
         if w > 0 {
-            out.push((Port::West, GridHeader { hops: w - 1, row: true }));
+            out.push((
+                Port::West,
+                GridHeader {
+                    hops: w - 1,
+                    row: true,
+                },
+            ));
         }
         out.extend(self.columns());
         out
@@ -76,7 +100,13 @@ impl NodeAlgorithm for GridBrd {
         };
         let mut out = Vec::new();
         if hd.hops > 0 {
-            out.push((onward, GridHeader { hops: hd.hops - 1, row: hd.row }));
+            out.push((
+                onward,
+                GridHeader {
+                    hops: hd.hops - 1,
+                    row: hd.row,
+                },
+            ));
         }
         if hd.row {
             out.extend(self.columns());

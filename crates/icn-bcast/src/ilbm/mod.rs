@@ -30,18 +30,28 @@ pub trait NodeAlgorithm {
     /// Ordered sends of the source.
     fn source(&self, me: NodeInfo) -> Vec<(Port, Self::Header)>;
     /// Ordered sends after the first reception, which arrived on `arrival` with `header`.
-    fn receive(&self, me: NodeInfo, arrival: Port, header: &Self::Header) -> Vec<(Port, Self::Header)>;
+    fn receive(
+        &self,
+        me: NodeInfo,
+        arrival: Port,
+        header: &Self::Header,
+    ) -> Vec<(Port, Self::Header)>;
 }
 
 /// Runs a [`NodeAlgorithm`] in the simulator.
 pub struct Ilbm<A>(pub A);
 
 fn info(g: &Graph, v: NodeId) -> NodeInfo {
-    NodeInfo { position: g.ccc_coords(v).map_or(0, |(_, p)| p) }
+    NodeInfo {
+        position: g.ccc_coords(v).map_or(0, |(_, p)| p),
+    }
 }
 
 fn wrap<H>(sends: Vec<(Port, H)>) -> Vec<Send<H>> {
-    sends.into_iter().map(|(port, msg)| Send { port, msg }).collect()
+    sends
+        .into_iter()
+        .map(|(port, msg)| Send { port, msg })
+        .collect()
 }
 
 impl<A: NodeAlgorithm> Protocol for Ilbm<A> {
@@ -49,7 +59,14 @@ impl<A: NodeAlgorithm> Protocol for Ilbm<A> {
     fn start(&mut self, g: &Graph, source: NodeId) -> Vec<Send<A::Header>> {
         wrap(self.0.source(info(g, source)))
     }
-    fn on_receive(&mut self, g: &Graph, node: NodeId, _from: NodeId, arrival: Port, msg: &A::Header) -> Vec<Send<A::Header>> {
+    fn on_receive(
+        &mut self,
+        g: &Graph,
+        node: NodeId,
+        _from: NodeId,
+        arrival: Port,
+        msg: &A::Header,
+    ) -> Vec<Send<A::Header>> {
         wrap(self.0.receive(info(g, node), arrival, msg))
     }
 }

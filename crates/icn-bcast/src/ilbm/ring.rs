@@ -43,6 +43,10 @@ impl NodeAlgorithm for RingBrd {
             Port::F => Port::B,
             _ => return Vec::new(),
         };
-        if *hops > 0 { vec![(next, hops - 1)] } else { Vec::new() }
+        if *hops > 0 {
+            vec![(next, hops - 1)]
+        } else {
+            Vec::new()
+        }
     }
 }
