@@ -12,11 +12,12 @@
 //!
 //! Modules: [`graph`] (the type), [`build`] (regular topologies), [`edgelist`] (graphs from
 //! files), [`spec`] (`"ccc:4,3"`-style specifications), [`paths`] (BFS, eccentricity,
-//! diameter, shortest paths).
+//! diameter, shortest paths), [`layout`] (2-D drawing positions).
 
 pub mod build;
 pub mod edgelist;
 pub mod graph;
+pub mod layout;
 pub mod paths;
 pub mod spec;
 
