@@ -66,8 +66,9 @@ fn parse_models(s: &str) -> anyhow::Result<Vec<Scheme>> {
     }
     s.split(',')
         .map(|m| {
-            Scheme::parse(m.trim())
-                .ok_or_else(|| anyhow!("--model: unknown model `{m}` (clbm, naulbm, aulbm, ilbm, optimal, all)"))
+            Scheme::parse(m.trim()).ok_or_else(|| {
+                anyhow!("--model: unknown model `{m}` (clbm, naulbm, aulbm, ilbm, optimal, all)")
+            })
         })
         .collect()
 }
@@ -111,7 +112,11 @@ pub fn run(args: &BcastArgs) -> anyhow::Result<()> {
         None => sources[0],
     };
     let opts = RunOptions {
-        tiebreak: if args.lowest_sender { Tiebreak::LowestSender } else { Tiebreak::Random { seed: args.seed } },
+        tiebreak: if args.lowest_sender {
+            Tiebreak::LowestSender
+        } else {
+            Tiebreak::Random { seed: args.seed }
+        },
         seed: args.seed,
         greedy_tries: RunOptions::default().greedy_tries,
         design_moves: args.design_moves,
@@ -121,7 +126,9 @@ pub fn run(args: &BcastArgs) -> anyhow::Result<()> {
     let mut runs: Vec<SchemeRun> = Vec::new();
     for &m in &models {
         if m == Scheme::Ilbm && g.kind() == icn_topo::Kind::File {
-            bail!("--model ilbm: node algorithms exist for ccc, hypercube, ring, path, mesh and torus, not file graphs");
+            bail!(
+                "--model ilbm: node algorithms exist for ccc, hypercube, ring, path, mesh and torus, not file graphs"
+            );
         }
         runs.push(run_scheme(&g, m, &sources, &opts).map_err(|e| anyhow!("{e}"))?);
     }
@@ -129,9 +136,11 @@ pub fn run(args: &BcastArgs) -> anyhow::Result<()> {
     // graph if it is small enough.
     let optimum = match runs.iter().find(|r| r.scheme == Scheme::Optimal) {
         Some(r) => r.worst(),
-        None if g.len() <= args.optimum_max_nodes => run_scheme(&g, Scheme::Optimal, &sources, &opts)
-            .map_err(|e| anyhow!("{e}"))?
-            .worst(),
+        None if g.len() <= args.optimum_max_nodes => {
+            run_scheme(&g, Scheme::Optimal, &sources, &opts)
+                .map_err(|e| anyhow!("{e}"))?
+                .worst()
+        }
         None => None,
     };
     let bound = g.ccc_params().map(|(h, k)| theorem1(h, k));
@@ -143,7 +152,8 @@ pub fn run(args: &BcastArgs) -> anyhow::Result<()> {
         }
     }
     if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).with_context(|| format!("--out: cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--out: cannot create {}", dir.display()))?;
         let report = Report {
             graph: &args.graph,
             nodes: g.len(),
@@ -174,11 +184,24 @@ pub fn run(args: &BcastArgs) -> anyhow::Result<()> {
         if let Some(m) = drawable {
             let one = run_scheme(&g, m, &[draw_source], &opts).map_err(|e| anyhow!("{e}"))?;
             if let Some(o) = one.sample {
-                let title = format!("{} {} from {}: {} steps", args.graph, m.name(), g.name(draw_source), show(o.time()));
-                write(dir, "graph.svg", &draw::svg(&g, &o.first_receipt, draw_source, &title))?;
+                let title = format!(
+                    "{} {} from {}: {} steps",
+                    args.graph,
+                    m.name(),
+                    g.name(draw_source),
+                    show(o.time())
+                );
+                write(
+                    dir,
+                    "graph.svg",
+                    &draw::svg(&g, &o.first_receipt, draw_source, &title),
+                )?;
             }
         }
-        println!("wrote {}/{{report.json, per_source.csv, graph.svg}}", dir.display());
+        println!(
+            "wrote {}/{{report.json, per_source.csv, graph.svg}}",
+            dir.display()
+        );
     }
     Ok(())
 }
@@ -188,12 +211,32 @@ fn write(dir: &Path, name: &str, text: &str) -> anyhow::Result<()> {
     std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
 }
 
-fn table(spec: &str, g: &Graph, runs: &[SchemeRun], bound: Option<u32>, diam: u32, optimum: Option<u32>) -> String {
-    let mut s = format!("graph {spec}: {} nodes, {} links, diameter {diam}\n", g.len(), g.edge_count());
+fn table(
+    spec: &str,
+    g: &Graph,
+    runs: &[SchemeRun],
+    bound: Option<u32>,
+    diam: u32,
+    optimum: Option<u32>,
+) -> String {
+    let mut s = format!(
+        "graph {spec}: {} nodes, {} links, diameter {diam}\n",
+        g.len(),
+        g.edge_count()
+    );
     let _ = writeln!(
         s,
         "{:<8} {:>6} {:>7} {:>6} {:>5} {:>8} {:>6} {:>9} {:>10} {:>8}",
-        "model", "worst", "mean", "bound", "diam", "optimum", "lower", "messages", "redundant", "storage"
+        "model",
+        "worst",
+        "mean",
+        "bound",
+        "diam",
+        "optimum",
+        "lower",
+        "messages",
+        "redundant",
+        "storage"
     );
     for r in runs {
         let n = r.per_source.len().max(1) as f64;
@@ -219,7 +262,8 @@ fn table(spec: &str, g: &Graph, runs: &[SchemeRun], bound: Option<u32>, diam: u3
 }
 
 fn per_source_csv(g: &Graph, runs: &[SchemeRun]) -> String {
-    let mut s = String::from("model,source,name,steps,eccentricity,lower_bound,messages,redundant\n");
+    let mut s =
+        String::from("model,source,name,steps,eccentricity,lower_bound,messages,redundant\n");
     for r in runs {
         for x in &r.per_source {
             let _ = writeln!(
@@ -245,9 +289,23 @@ fn per_source_csv(g: &Graph, runs: &[SchemeRun]) -> String {
 pub fn reproduce(dir: &Path, quick: bool) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let (kmax, lim) = if quick {
-        (4, ClaimLimits { all_sources_max_nodes: 64, k1_max_nodes: 128, conflicts: 50_000 })
+        (
+            4,
+            ClaimLimits {
+                all_sources_max_nodes: 64,
+                k1_max_nodes: 128,
+                conflicts: 50_000,
+            },
+        )
     } else {
-        (8, ClaimLimits { all_sources_max_nodes: 600, k1_max_nodes: 3100, conflicts: 300_000 })
+        (
+            8,
+            ClaimLimits {
+                all_sources_max_nodes: 600,
+                k1_max_nodes: 3100,
+                conflicts: 300_000,
+            },
+        )
     };
     let mut rows: Vec<ClaimRow> = Vec::new();
     for k in 2..=kmax {
@@ -286,6 +344,9 @@ pub fn reproduce(dir: &Path, quick: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One line of the claims figure: (size index, steps).
+type Points = Vec<(usize, u32)>;
+
 /// Theorem 1 bound, CCCBrd worst time and optimum (or its lower bound) per CCC size; and the
 /// same for the sharper claim from (c,k−1).
 fn claims_figure(rows: &[ClaimRow]) -> anyhow::Result<String> {
@@ -295,23 +356,43 @@ fn claims_figure(rows: &[ClaimRow]) -> anyhow::Result<String> {
         let root = SVGBackend::with_string(&mut svg, (1000, 700)).into_drawing_area();
         root.fill(&WHITE)?;
         let panels = root.split_evenly((2, 1));
-        let ymax = rows.iter().map(|r| r.theorem1.max(r.cccbrd_worst)).max().unwrap_or(1) + 2;
+        let ymax = rows
+            .iter()
+            .map(|r| r.theorem1.max(r.cccbrd_worst))
+            .max()
+            .unwrap_or(1)
+            + 2;
         let labels: Vec<String> = rows.iter().map(|r| format!("{},{}", r.h, r.k)).collect();
-        let series: [(&str, Vec<Vec<(usize, u32)>>); 2] = [
+        let series: [(&str, Vec<Points>); 2] = [
             (
                 "any source: Theorem 1 (black), CCCBrd worst (blue), optimum or lower bound (red)",
                 vec![
-                    rows.iter().enumerate().map(|(i, r)| (i, r.theorem1)).collect(),
-                    rows.iter().enumerate().map(|(i, r)| (i, r.cccbrd_worst)).collect(),
-                    rows.iter().enumerate().map(|(i, r)| (i, r.optimum_worst.lower())).collect(),
+                    rows.iter()
+                        .enumerate()
+                        .map(|(i, r)| (i, r.theorem1))
+                        .collect(),
+                    rows.iter()
+                        .enumerate()
+                        .map(|(i, r)| (i, r.cccbrd_worst))
+                        .collect(),
+                    rows.iter()
+                        .enumerate()
+                        .map(|(i, r)| (i, r.optimum_worst.lower()))
+                        .collect(),
                 ],
             ),
             (
                 "source (c,k-1): sharp claim (black), CCCBrd (blue), optimum or lower bound (red)",
                 vec![
                     rows.iter().enumerate().map(|(i, r)| (i, r.sharp)).collect(),
-                    rows.iter().enumerate().map(|(i, r)| (i, r.cccbrd_k1)).collect(),
-                    rows.iter().enumerate().map(|(i, r)| (i, r.optimum_k1.lower())).collect(),
+                    rows.iter()
+                        .enumerate()
+                        .map(|(i, r)| (i, r.cccbrd_k1))
+                        .collect(),
+                    rows.iter()
+                        .enumerate()
+                        .map(|(i, r)| (i, r.optimum_k1.lower()))
+                        .collect(),
                 ],
             ),
         ];
@@ -321,7 +402,7 @@ fn claims_figure(rows: &[ClaimRow]) -> anyhow::Result<String> {
                 .margin(10)
                 .x_label_area_size(40)
                 .y_label_area_size(40)
-                .build_cartesian_2d(0usize..rows.len(), 0u32..ymax)?;
+                .build_cartesian_2d(0usize..rows.len().saturating_sub(1).max(1), 0u32..ymax)?;
             chart
                 .configure_mesh()
                 .x_labels(rows.len())
