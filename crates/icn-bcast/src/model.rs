@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! model = "bcast"
-//! graph = "ccc:4,3"      # any icn-topo spec; or set ccc_h / ccc_k to sweep CCC sizes
+//! graph = "ccc:4,3"      # any icn-topo spec; or set ccc_k (and ccc_dh = h − k) to sweep CCC sizes
 //! scheme = "ilbm"        # clbm | naulbm | aulbm | ilbm | optimal
 //! source = "all"         # or a node name such as "(0,2)"
 //! ```
@@ -24,9 +24,11 @@ use std::collections::HashMap;
 pub struct BcastConfig {
     /// Graph spec: `ccc:H,K`, `hypercube:D`, `mesh:WxH`, `torus:WxH`, `ring:N`, `path:N`, `file:PATH`.
     pub graph: String,
-    /// When both are > 0 the graph is CCC(ccc_h, ccc_k) (lets a sweep vary h and k).
-    pub ccc_h: usize,
+    /// When > 0 the graph is CCC(ccc_k + ccc_dh, ccc_k) instead of `graph`: a cartesian sweep
+    /// over `ccc_k` and `ccc_dh` then covers exactly the sizes k ≤ h ≤ k + 4.
     pub ccc_k: u32,
+    /// `h − k` for `ccc_k`.
+    pub ccc_dh: usize,
     /// clbm | naulbm | aulbm | ilbm | optimal.
     pub scheme: String,
     /// "all" or one node name.
@@ -48,8 +50,8 @@ impl Default for BcastConfig {
         let o = RunOptions::default();
         BcastConfig {
             graph: "ccc:4,3".into(),
-            ccc_h: 0,
             ccc_k: 0,
+            ccc_dh: 0,
             scheme: "ilbm".into(),
             source: "all".into(),
             random_tiebreak: true,
@@ -64,19 +66,15 @@ impl Default for BcastConfig {
 impl BcastConfig {
     /// The graph spec actually used.
     pub fn spec(&self) -> String {
-        if self.ccc_h > 0 && self.ccc_k > 0 {
-            format!("ccc:{},{}", self.ccc_h, self.ccc_k)
+        if self.ccc_k > 0 {
+            format!("ccc:{},{}", self.ccc_k as usize + self.ccc_dh, self.ccc_k)
         } else {
             self.graph.clone()
         }
     }
 
     fn build(&self) -> Result<(Graph, Scheme, Vec<NodeId>), Invalid> {
-        let key = if self.ccc_h > 0 && self.ccc_k > 0 {
-            "ccc_h"
-        } else {
-            "graph"
-        };
+        let key = if self.ccc_k > 0 { "ccc_k" } else { "graph" };
         let g = parse_graph_spec(&self.spec()).map_err(|e| Invalid::new(key, e.to_string()))?;
         let scheme = Scheme::parse(&self.scheme).ok_or_else(|| {
             Invalid::range(
@@ -143,12 +141,8 @@ impl Model for Bcast {
             "0..=5000",
             cfg.optimum_max_nodes,
         )?;
-        Invalid::check(
-            (cfg.ccc_h == 0) == (cfg.ccc_k == 0),
-            "ccc_k",
-            "> 0 exactly when ccc_h > 0",
-            cfg.ccc_k,
-        )?;
+        Invalid::check(cfg.ccc_k <= 12, "ccc_k", "0 (use `graph`) or 1..=12", cfg.ccc_k)?;
+        Invalid::check(cfg.ccc_dh <= 64, "ccc_dh", "0..=64", cfg.ccc_dh)?;
         let (g, scheme, _) = cfg.build()?;
         if scheme == Scheme::Ilbm && g.kind() == icn_topo::Kind::File {
             return Err(Invalid::new(
@@ -373,8 +367,22 @@ mod tests {
         assert_eq!(bad(&|c| c.graph = "ccc:2,3".into()), "graph");
         assert_eq!(bad(&|c| c.scheme = "magic".into()), "scheme");
         assert_eq!(bad(&|c| c.source = "(99,0)".into()), "source");
-        assert_eq!(bad(&|c| c.ccc_h = 4), "ccc_k");
+        assert_eq!(bad(&|c| c.ccc_k = 13), "ccc_k");
+        assert_eq!(bad(&|c| c.ccc_dh = 65), "ccc_dh");
         assert_eq!(bad(&|c| c.design_moves = u32::MAX), "design_moves");
+    }
+
+    #[test]
+    fn ccc_sweep_keys_select_the_size() {
+        let cfg = BcastConfig { ccc_k: 2, ccc_dh: 1, scheme: "optimal".into(), ..Default::default() };
+        assert_eq!(cfg.spec(), "ccc:3,2");
+        let m = Bcast::run(&cfg, 1, &NoProgress).unwrap();
+        // CCC(3,2): optimum 5 = Theorem 1; from (0,1) the optimum 5 exceeds the sharp claim 4.
+        assert_eq!(m.value("optimum"), 5.0);
+        assert_eq!(m.value("bound_theorem1"), 5.0);
+        assert_eq!(m.value("source_k1_optimum"), 5.0);
+        assert_eq!(m.value("sharp_bound"), 4.0);
+        assert_eq!(m.value("lemma1_holds"), 1.0);
     }
 
     #[test]
