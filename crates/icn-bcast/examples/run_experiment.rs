@@ -15,9 +15,23 @@ fn main() {
         Bcast::validate(&cfg).expect("valid");
         let t = std::time::Instant::now();
         let m = Bcast::run(&cfg, exp.seed, &NoProgress).expect("run");
-        let pick = ["worst_steps", "bound_theorem1", "optimum", "source_k1_steps", "sharp_bound", "source_k1_optimum", "messages"];
+        let pick = [
+            "worst_steps",
+            "bound_theorem1",
+            "optimum",
+            "source_k1_steps",
+            "sharp_bound",
+            "source_k1_optimum",
+            "messages",
+        ];
         let vals: Vec<String> = pick.iter().map(|k| format!("{k}={}", m.value(k))).collect();
-        println!("{} {} {} {:.2}s", cfg.spec(), cfg.scheme, vals.join(" "), t.elapsed().as_secs_f64());
+        println!(
+            "{} {} {} {:.2}s",
+            cfg.spec(),
+            cfg.scheme,
+            vals.join(" "),
+            t.elapsed().as_secs_f64()
+        );
     }
     eprintln!("total {:.1}s", t0.elapsed().as_secs_f64());
 }

@@ -112,7 +112,7 @@ pub fn check_ccc(h: usize, k: u32, lim: &ClaimLimits) -> Result<ClaimRow, icn_to
     let mut k1 = None;
     for p in 0..h {
         let s = g.ccc_node(0, p).unwrap_or(0);
-        let o = simulate(&g, s, &mut Ilbm(brd.clone()), Tiebreak::LowestSender);
+        let o = simulate(&g, s, &mut Ilbm(&brd), Tiebreak::LowestSender);
         let t = o.time().unwrap_or(u32::MAX);
         cccbrd_worst = cccbrd_worst.max(t);
         let opt = known(&g, s, t, lim, lim.all_sources_max_nodes);

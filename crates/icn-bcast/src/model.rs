@@ -141,7 +141,12 @@ impl Model for Bcast {
             "0..=5000",
             cfg.optimum_max_nodes,
         )?;
-        Invalid::check(cfg.ccc_k <= 12, "ccc_k", "0 (use `graph`) or 1..=12", cfg.ccc_k)?;
+        Invalid::check(
+            cfg.ccc_k <= 12,
+            "ccc_k",
+            "0 (use `graph`) or 1..=12",
+            cfg.ccc_k,
+        )?;
         Invalid::check(cfg.ccc_dh <= 64, "ccc_dh", "0..=64", cfg.ccc_dh)?;
         let (g, scheme, _) = cfg.build()?;
         if scheme == Scheme::Ilbm && g.kind() == icn_topo::Kind::File {
@@ -374,7 +379,12 @@ mod tests {
 
     #[test]
     fn ccc_sweep_keys_select_the_size() {
-        let cfg = BcastConfig { ccc_k: 2, ccc_dh: 1, scheme: "optimal".into(), ..Default::default() };
+        let cfg = BcastConfig {
+            ccc_k: 2,
+            ccc_dh: 1,
+            scheme: "optimal".into(),
+            ..Default::default()
+        };
         assert_eq!(cfg.spec(), "ccc:3,2");
         let m = Bcast::run(&cfg, 1, &NoProgress).unwrap();
         // CCC(3,2): optimum 5 = Theorem 1; from (0,1) the optimum 5 exceeds the sharp claim 4.

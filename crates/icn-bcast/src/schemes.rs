@@ -242,11 +242,14 @@ pub fn run_scheme(
             }
         }
         Scheme::Ilbm => {
+            // The CCCBrd plan table depends only on (h,k): build it once.
+            let brd = g.ccc_params().map(|(h, k)| CccBrd::new(h, k as usize));
             for &s in sources {
                 let o = match g.kind() {
-                    Kind::Ccc { h, k } => {
-                        checked(g, s, &mut Ilbm(CccBrd::new(h, k as usize)), scheme, tb)?
-                    }
+                    Kind::Ccc { .. } => match &brd {
+                        Some(b) => checked(g, s, &mut Ilbm(b), scheme, tb)?,
+                        None => return Err(SchemeError::NoNodeAlgorithm),
+                    },
                     Kind::Hypercube { d } => checked(g, s, &mut Ilbm(CubeBrd { d }), scheme, tb)?,
                     Kind::Ring { n } => {
                         checked(g, s, &mut Ilbm(RingBrd { n, closed: true }), scheme, tb)?

@@ -36,12 +36,7 @@ fn check_theorem1(k_range: std::ops::RangeInclusive<u32>, all_cycles: bool) {
             for c in 0..cycles {
                 for p in 0..h {
                     let s = g.ccc_node(c, p).unwrap();
-                    let o = simulate(
-                        &g,
-                        s,
-                        &mut Ilbm(brd.clone()),
-                        Tiebreak::Random { seed: s as u64 },
-                    );
+                    let o = simulate(&g, s, &mut Ilbm(&brd), Tiebreak::Random { seed: s as u64 });
                     check_schedule(&g, s, &o.schedule, Some(&o.first_receipt))
                         .unwrap_or_else(|v| panic!("CCC({h},{k}) from {}: {v}", g.name(s)));
                     let t = o.time().unwrap_or_else(|| {

@@ -38,6 +38,22 @@ pub trait NodeAlgorithm {
     ) -> Vec<(Port, Self::Header)>;
 }
 
+/// A shared algorithm (e.g. CCCBrd with its plan table) is used by reference.
+impl<A: NodeAlgorithm> NodeAlgorithm for &A {
+    type Header = A::Header;
+    fn source(&self, me: NodeInfo) -> Vec<(Port, Self::Header)> {
+        (*self).source(me)
+    }
+    fn receive(
+        &self,
+        me: NodeInfo,
+        arrival: Port,
+        header: &Self::Header,
+    ) -> Vec<(Port, Self::Header)> {
+        (*self).receive(me, arrival, header)
+    }
+}
+
 /// Runs a [`NodeAlgorithm`] in the simulator.
 pub struct Ilbm<A>(pub A);
 
