@@ -419,3 +419,89 @@ fn claims_figure(rows: &[ClaimRow]) -> anyhow::Result<String> {
     }
     Ok(svg)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(graph: &str, model: &str) -> BcastArgs {
+        BcastArgs {
+            graph: graph.into(),
+            model: model.into(),
+            source: "all".into(),
+            draw_source: None,
+            seed: 1,
+            lowest_sender: false,
+            optimum_max_nodes: 100,
+            conflicts: 200_000,
+            design_moves: 20,
+            out: None,
+        }
+    }
+
+    #[test]
+    fn writes_report_csv_and_svg() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = args("ccc:3,2", "all");
+        a.out = Some(dir.path().to_path_buf());
+        a.draw_source = Some("(1,2)".into());
+        run(&a).unwrap();
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+                .unwrap();
+        assert_eq!(report["nodes"], 12);
+        assert_eq!(report["theorem1_bound"], 5);
+        assert_eq!(report["optimum_worst"], 5);
+        assert_eq!(report["models"].as_array().unwrap().len(), 5);
+        let csv = std::fs::read_to_string(dir.path().join("per_source.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 1 + 5 * 12);
+        let svg = std::fs::read_to_string(dir.path().join("graph.svg")).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("(1,2) step 0"));
+        assert_eq!(svg.matches("<circle").count(), 12);
+    }
+
+    #[test]
+    fn bad_input_is_a_one_line_error() {
+        for (g, m, s) in [
+            ("ccc:2,3", "ilbm", "all"),
+            ("cube:3", "ilbm", "all"),
+            ("ring:5", "magic", "all"),
+            ("ring:5", "ilbm", "99"),
+        ] {
+            let mut a = args(g, m);
+            a.source = s.into();
+            let e = run(&a).unwrap_err().to_string();
+            assert!(!e.contains('\n') && e.starts_with("--"), "{e}");
+        }
+    }
+
+    #[test]
+    fn file_graphs_run_list_models_but_not_ilbm() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("edges.txt");
+        std::fs::write(&f, "a b\nb c\nc d\nd a\na c\n").unwrap();
+        let spec = format!("file:{}", f.display());
+        run(&args(&spec, "clbm,aulbm,optimal")).unwrap();
+        assert!(
+            run(&args(&spec, "ilbm"))
+                .unwrap_err()
+                .to_string()
+                .contains("file graphs")
+        );
+    }
+
+    #[test]
+    fn quick_reproduce_writes_the_claims() {
+        let dir = tempfile::tempdir().unwrap();
+        reproduce(dir.path(), true).unwrap();
+        let md = std::fs::read_to_string(dir.path().join("claims.md")).unwrap();
+        // 3 header-ish lines aside, one row per (h,k) with 2 ≤ k ≤ 4, k ≤ h ≤ k+4.
+        assert_eq!(md.lines().count(), 2 + 15);
+        assert!(md.contains("| 3 | 2 | 12 |"));
+        assert!(
+            std::fs::read_to_string(dir.path().join("claims.svg"))
+                .unwrap()
+                .contains("<svg")
+        );
+    }
+}
