@@ -10,7 +10,11 @@ fn colour(t: Option<u32>, max: u32) -> String {
     match t {
         None => "#bbbbbb".into(),
         Some(t) => {
-            let f = if max == 0 { 0.0 } else { f64::from(t) / f64::from(max) };
+            let f = if max == 0 {
+                0.0
+            } else {
+                f64::from(t) / f64::from(max)
+            };
             let hue = 240.0 * (1.0 - f);
             format!("hsl({hue:.0},75%,50%)")
         }
@@ -23,7 +27,12 @@ pub fn svg(g: &Graph, first_receipt: &[Option<u32>], source: usize, title: &str)
     let margin = 40.0;
     let pts: Vec<(f64, f64)> = positions(g)
         .into_iter()
-        .map(|(x, y)| (margin + x * (size - 2.0 * margin), margin + 20.0 + (1.0 - y) * (size - 2.0 * margin)))
+        .map(|(x, y)| {
+            (
+                margin + x * (size - 2.0 * margin),
+                margin + 20.0 + (1.0 - y) * (size - 2.0 * margin),
+            )
+        })
         .collect();
     let max = first_receipt.iter().flatten().copied().max().unwrap_or(0);
     let r = (220.0 / (g.len() as f64).sqrt()).clamp(2.5, 14.0);
@@ -34,7 +43,11 @@ pub fn svg(g: &Graph, first_receipt: &[Option<u32>], source: usize, title: &str)
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{h}" viewBox="0 0 {size} {h}" font-family="sans-serif">"#
     );
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(s, r#"<text x="{margin}" y="24" font-size="16">{}</text>"#, escape(title));
+    let _ = writeln!(
+        s,
+        r#"<text x="{margin}" y="24" font-size="16">{}</text>"#,
+        escape(title)
+    );
     for u in 0..g.len() {
         for v in g.neighbours(u) {
             if u < v {
@@ -47,7 +60,11 @@ pub fn svg(g: &Graph, first_receipt: &[Option<u32>], source: usize, title: &str)
         }
     }
     for (v, &(x, y)) in pts.iter().enumerate() {
-        let stroke = if v == source { r#" stroke="black" stroke-width="3""# } else { "" };
+        let stroke = if v == source {
+            r#" stroke="black" stroke-width="3""#
+        } else {
+            ""
+        };
         let t = first_receipt.get(v).copied().flatten();
         let _ = writeln!(
             s,
@@ -71,13 +88,23 @@ pub fn svg(g: &Graph, first_receipt: &[Option<u32>], source: usize, title: &str)
     let w = ((size - 2.0 * margin) / f64::from(max + 1)).min(40.0);
     for t in 0..=max {
         let x = margin + f64::from(t) * w;
-        let _ = writeln!(s, r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="12" fill="{}"/>"#, colour(Some(t), max));
+        let _ = writeln!(
+            s,
+            r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="12" fill="{}"/>"#,
+            colour(Some(t), max)
+        );
     }
-    let _ = writeln!(s, r#"<text x="{margin}" y="{:.1}" font-size="12">step 0 … {max} (first receipt)</text>"#, y - 4.0);
+    let _ = writeln!(
+        s,
+        r#"<text x="{margin}" y="{:.1}" font-size="12">step 0 … {max} (first receipt)</text>"#,
+        y - 4.0
+    );
     s.push_str("</svg>\n");
     s
 }
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
