@@ -4,7 +4,7 @@
 //! |-------|-----|
 //! | `ecc(s)` | the farthest node is that many hops away |
 //! | `⌈log2 n⌉` | the informed set at most doubles per step |
-//! | neighbourhood bound | the source informs one neighbour per step, so its `i`-th neighbour (in any order) is informed no earlier than step `i`; the farthest node behind the `i`-th sent neighbour is `i + ecc'` away: we use `min over orders of max_i (i + d_i)` with `d_i` the distance from neighbour `i` to the nodes closer to it than to the source's other neighbours — simplified to the safe form `1 + min over neighbours of ecc(neighbour)` and `deg(s)`-sorted variant below |
+//! | neighbour-order bound | every node's informing chain starts with a direct send of the source, and the source's direct sends take distinct steps 1, 2, …; so for the best order `u_1, u_2, …` of the source's neighbours the time is at least `max_v min_i (i + dist(u_i, v))` (all orders tried for degree ≤ 5; skipped above) |
 //!
 //! Claims of the paper for CCC(h,k):
 //!
@@ -22,10 +22,7 @@ pub fn log2_bound(n: usize) -> u32 {
     usize::BITS - n.saturating_sub(1).leading_zeros()
 }
 
-/// Sorted-neighbour bound: the source's neighbours `u_1..u_d` are informed at steps ≥ 1..d
-/// in some order; every node `v` is informed no earlier than `min_i (i + dist(u_i, v))` for
-/// the best order. We take the minimum over orders of the maximum over `v` (exact for
-/// degree ≤ 4 by trying all orders).
+/// Neighbour-order bound (see the module table); 0 for degree > 5.
 pub fn neighbour_bound(g: &Graph, source: NodeId) -> u32 {
     let nb = g.neighbours(source);
     if nb.is_empty() || nb.len() > 5 {

@@ -375,3 +375,77 @@ impl NodeAlgorithm for CccBrd {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_plan_sends_l_at_exactly_its_free_positions_with_binomial_child_sets() {
+        for (h, k) in [(3, 2), (4, 3), (6, 4), (7, 5), (8, 8)] {
+            let brd = CccBrd::new(h, k);
+            assert!(!brd.table.is_empty());
+            for (&(entry, free), &(_, plan)) in &brd.table {
+                assert_eq!(plan.entry, entry);
+                let sched = brd.schedule(&plan, free);
+                let sent: u32 = sched.laterals.iter().map(|l| 1u32 << l.position).sum();
+                assert_eq!(
+                    sent, free,
+                    "CCC({h},{k}) entry {entry}: L sends must be exactly `free`"
+                );
+                // The j-th lateral's child gets the positions of the later laterals.
+                let m = sched.laterals.len();
+                for (j, l) in sched.laterals.iter().enumerate() {
+                    let child = CccBrd::child_set(&sched, l.position);
+                    assert_eq!(child.count_ones() as usize, m - 1 - j);
+                    assert_eq!(child & (1 << l.position), 0);
+                    assert_eq!(child & !free, 0);
+                }
+                // A wave starts by slot 3 and each node costs one step, plus one when it
+                // sends its L first.
+                assert!(sched.covered <= 2 + (h - 1) + free.count_ones() as usize);
+            }
+        }
+    }
+
+    #[test]
+    fn source_at_k_minus_1_sends_l_first_as_in_lemma_1() {
+        for (h, k) in [(4, 3), (6, 4), (9, 5)] {
+            let brd = CccBrd::new(h, k);
+            let sends = brd.source(NodeInfo { position: k - 1 });
+            assert_eq!(sends[0].0, Port::L);
+            // The first child cycle gets every dimension but k − 1.
+            assert_eq!(sends[0].1.free, (1 << (k - 1)) - 1);
+        }
+    }
+
+    #[test]
+    fn leaf_cycle_entry_covers_the_cycle_with_two_waves() {
+        // Entered over L with nothing left to hand on: the two waves cover h − 1 nodes.
+        let brd = CccBrd::new(7, 3);
+        let sends = brd.receive(
+            NodeInfo { position: 1 },
+            Port::L,
+            &CccHeader {
+                free: 0,
+                hops: 0,
+                plan: None,
+            },
+        );
+        let covered: usize = sends.iter().map(|(_, h)| h.hops + 1).sum();
+        assert_eq!(covered, 6);
+        assert!(sends.iter().all(|(p, _)| *p != Port::L));
+        // A wave node with hops = 0 and no lateral duty sends nothing.
+        let plan = sends[0].1.plan;
+        let last = brd.receive(
+            NodeInfo { position: 5 },
+            Port::F,
+            &CccHeader {
+                free: 0,
+                hops: 0,
+                plan,
+            },
+        );
+        assert!(last.is_empty());
+    }
+}
