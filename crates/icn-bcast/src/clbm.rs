@@ -6,7 +6,9 @@
 //!   subtree broadcast time — optimal for that tree ([`order_children`]);
 //! * [`greedy_scheme`]: seeded randomised greedy matchings (each step, informed nodes pick
 //!   distinct uninformed neighbours, preferring those with more uninformed neighbours),
-//!   the resulting tree re-ordered optimally; the best of several tries and the BFS scheme.
+//!   the resulting tree re-ordered optimally; the best of several tries and the BFS scheme;
+//! * [`tree_from_schedule`]: the tree of an optimal schedule found by [`crate::optimum`]
+//!   (used for small graphs: CLBM can be optimal, at the price of its storage).
 //!
 //! Storage: a node stores one list entry per child per source.
 
@@ -186,6 +188,27 @@ pub fn greedy_scheme(g: &Graph, source: NodeId, tries: u32, seed: u64) -> TreeSc
     best
 }
 
+/// The broadcast tree of a schedule: each node's parent is the sender of its first
+/// reception (lowest sender on ties), children in order of their send steps, then re-ordered
+/// by [`order_children`] (which can only keep or shorten the time).
+pub fn tree_from_schedule(
+    n: usize,
+    source: NodeId,
+    schedule: &[crate::sim::Transmission],
+) -> TreeScheme {
+    let mut parent: Vec<Option<NodeId>> = vec![None; n];
+    let mut at = vec![u32::MAX; n];
+    at[source] = 0;
+    for t in schedule {
+        if t.step < at[t.to] || (t.step == at[t.to] && parent[t.to].is_some_and(|p| t.from < p)) {
+            at[t.to] = t.step;
+            parent[t.to] = Some(t.from);
+        }
+    }
+    parent[source] = None;
+    order_children(source, &parent)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,6 +237,19 @@ mod tests {
         assert_eq!(o.time(), Some(s.time()));
         assert_eq!(o.redundant_total(), 0);
         assert_eq!(o.messages(), 15);
+    }
+
+    #[test]
+    fn optimal_schedule_tree_reaches_the_optimum() {
+        let g = ccc(3, 2).unwrap();
+        let s = g.node("(0,2)").unwrap();
+        let opt = crate::optimum::optimum(&g, s, 64, 100_000, 100);
+        let tree = tree_from_schedule(g.len(), s, &opt.schedule);
+        assert_eq!(Some(tree.time()), opt.exact);
+        assert_eq!(tree.entries().iter().sum::<usize>(), g.len() - 1);
+        let o = simulate(&g, s, &mut tree.clone(), Tiebreak::LowestSender);
+        check_schedule(&g, s, &o.schedule, Some(&o.first_receipt)).unwrap();
+        assert_eq!(o.time(), opt.exact);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!   receptions) and its record ([`sim::Outcome`]);
 //! * [`validate`]: an independent legality check of any schedule;
 //! * [`ilbm`]: node algorithms (CCCBrd, hypercube, ring, mesh/torus);
-//! * [`clbm`]: per-source broadcast trees (classical lists);
+//! * [`clbm`]: per-source broadcast trees (classical lists), optimal ones for small graphs;
 //! * [`ulbm`]: universal lists, adaptive and not, and [`design`] to search for good ones;
 //! * [`optimum`]: exact minimum broadcast time by SAT, with a budget;
 //! * [`bounds`]: lower bounds and the paper's claimed upper bounds;

@@ -2,7 +2,7 @@
 //! schedule it produces.
 
 use crate::bounds::lower_bound;
-use crate::clbm::greedy_scheme;
+use crate::clbm::{greedy_scheme, tree_from_schedule};
 use crate::design::design_lists;
 use crate::ilbm::Ilbm;
 use crate::ilbm::ccc::CccBrd;
@@ -208,6 +208,19 @@ pub fn run_scheme(
             // Storage counts every source's tree, whatever sources are run.
             for s in 0..g.len() {
                 let mut tree = greedy_scheme(g, s, opts.greedy_tries, opts.seed);
+                // Small graphs: an optimal schedule's tree, when it beats the search.
+                if g.len() <= opts.optimum_max_nodes && tree.time() > 0 {
+                    let opt = optimum(
+                        g,
+                        s,
+                        tree.time() - 1,
+                        opts.optimum_conflicts,
+                        opts.optimum_max_nodes,
+                    );
+                    if opt.exact.is_some() {
+                        tree = tree_from_schedule(g.len(), s, &opt.schedule);
+                    }
+                }
                 for (v, e) in tree.entries().into_iter().enumerate() {
                     run.storage[v] += e;
                 }
@@ -278,7 +291,13 @@ pub fn run_scheme(
                 let (exact, lower) = match cache.get(&class) {
                     Some(&v) => v,
                     None => {
-                        let upper = greedy_scheme(g, s, opts.greedy_tries, opts.seed).time();
+                        // A schedule known to be achievable caps the search (not needed when
+                        // the graph is too large to search at all).
+                        let upper = if g.len() > opts.optimum_max_nodes {
+                            0
+                        } else {
+                            greedy_scheme(g, s, opts.greedy_tries, opts.seed).time()
+                        };
                         let opt =
                             optimum(g, s, upper, opts.optimum_conflicts, opts.optimum_max_nodes);
                         if let Some(t) = opt.exact {
