@@ -81,7 +81,10 @@ mod tests {
     fn positions_are_in_the_unit_square_and_distinct_for_ccc() {
         let g = ccc(4, 3).unwrap();
         let p = positions(&g);
-        assert!(p.iter().all(|&(x, y)| (0.0..=1.0).contains(&x) && (0.0..=1.0).contains(&y)));
+        assert!(
+            p.iter()
+                .all(|&(x, y)| (0.0..=1.0).contains(&x) && (0.0..=1.0).contains(&y))
+        );
         for i in 0..p.len() {
             for j in i + 1..p.len() {
                 let d = (p[i].0 - p[j].0).hypot(p[i].1 - p[j].1);

@@ -1,3 +1,5 @@
+//! Prints an optimal broadcast schedule of CCC(h,k) from (0,p), found by SAT:
+//! `cargo run --release -p icn-bcast --example optimal_schedule -- H K P`
 use icn_bcast::optimum::optimum;
 fn main() {
     let args: Vec<usize> = std::env::args()
