@@ -6,11 +6,15 @@
 //! | Theorem 1: every source within `2k−1+2⌈(h−1)/2⌉` | worst time over sources (one per cycle position: flipping cycle bits is an automorphism) | worst optimum over positions; impossible if above |
 //! | sharper claim: from `(c,k−1)` within `2k−1+⌈(h−1)/2⌉` | time from `(0,k−1)` | single-source optimum from `(0,k−1)` |
 //! | Lemma 1: from `(c,k−1)`, `(c⊕2^i, i)` at step `2(k−i)−1` | first-receipt steps of CCCBrd | is there an optimal broadcast from `(0,k−1)` that also meets all of Lemma 1's deadlines? (SAT) |
+//!
+//! Besides the optimum, the *single-entry optimum* is computed: the best broadcast in which
+//! every cycle receives exactly one L transfer (the class CCCBrd belongs to, as the paper's
+//! algorithm does), by the same SAT search with "at most one L transfer into each cycle".
 
 use crate::bounds::{lemma1, lower_bound, sharp_claim, theorem1};
 use crate::ilbm::Ilbm;
 use crate::ilbm::ccc::CccBrd;
-use crate::optimum::{Answer, decide, optimum};
+use crate::optimum::{Answer, decide, decide_restricted, optimum};
 use crate::sim::{Tiebreak, simulate};
 use icn_topo::build::ccc;
 use icn_topo::paths::diameter;
@@ -74,6 +78,48 @@ pub struct ClaimRow {
     pub lemma1_cccbrd: bool,
     /// Some optimal broadcast from `(0,k−1)` also meets Lemma 1 (None: undecided).
     pub lemma1_optimal: Option<bool>,
+    /// Best time over broadcasts entering every cycle once, worst over sources.
+    pub single_entry_worst: Known,
+    /// The same from `(0,k−1)`.
+    pub single_entry_k1: Known,
+}
+
+/// For each cycle of CCC(h,k), the L links into it (for "every cycle entered once").
+pub fn l_links_per_cycle(g: &icn_topo::Graph) -> Vec<Vec<(usize, usize)>> {
+    let Some((_, k)) = g.ccc_params() else {
+        return Vec::new();
+    };
+    (0..1usize << k)
+        .map(|c| {
+            (0..k as usize)
+                .filter_map(|p| Some((g.ccc_node(c ^ (1 << p), p)?, g.ccc_node(c, p)?)))
+                .collect()
+        })
+        .collect()
+}
+
+/// Best time from `s` over broadcasts that enter every cycle once, searched from the lower
+/// bound up to `upper` (a single-entry time known to be achievable, e.g. CCCBrd's).
+pub fn single_entry_optimum(
+    g: &icn_topo::Graph,
+    s: usize,
+    upper: u32,
+    lim: &ClaimLimits,
+    max_nodes: usize,
+) -> Known {
+    let mut t = lower_bound(g, s);
+    if g.len() > max_nodes {
+        return Known::AtLeast(t);
+    }
+    let once = l_links_per_cycle(g);
+    while t < upper {
+        match decide_restricted(g, s, t, &[], &once, lim.conflicts) {
+            Answer::Yes(_) => return Known::Exact(t),
+            Answer::No => t += 1,
+            Answer::Unknown => return Known::AtLeast(t),
+        }
+    }
+    Known::Exact(upper)
 }
 
 /// Search limits for the claims check.
@@ -110,6 +156,8 @@ pub fn check_ccc(h: usize, k: u32, lim: &ClaimLimits) -> Result<ClaimRow, icn_to
     let mut opt_lower = 0;
     let mut opt_exact = true;
     let mut k1 = None;
+    let mut se_lower = 0;
+    let mut se_exact = true;
     for p in 0..h {
         let s = g.ccc_node(0, p).unwrap_or(0);
         let o = simulate(&g, s, &mut Ilbm(&brd), Tiebreak::LowestSender);
@@ -118,6 +166,9 @@ pub fn check_ccc(h: usize, k: u32, lim: &ClaimLimits) -> Result<ClaimRow, icn_to
         let opt = known(&g, s, t, lim, lim.all_sources_max_nodes);
         opt_lower = opt_lower.max(opt.lower());
         opt_exact &= opt.exact().is_some();
+        let se = single_entry_optimum(&g, s, t, lim, lim.all_sources_max_nodes);
+        se_lower = se_lower.max(se.lower());
+        se_exact &= se.exact().is_some();
         if p + 1 == k as usize {
             k1 = Some((s, o, opt));
         }
@@ -127,6 +178,7 @@ pub fn check_ccc(h: usize, k: u32, lim: &ClaimLimits) -> Result<ClaimRow, icn_to
     if opt_k1.exact().is_none() {
         opt_k1 = known(&g, s1, cccbrd_k1, lim, lim.k1_max_nodes);
     }
+    let single_entry_k1 = single_entry_optimum(&g, s1, cccbrd_k1, lim, lim.k1_max_nodes);
     let deadlines: Vec<(usize, u32)> = (0..k)
         .map(|i| (g.ccc_node(1 << i, i as usize).unwrap_or(0), lemma1(k, i)))
         .collect();
@@ -158,14 +210,20 @@ pub fn check_ccc(h: usize, k: u32, lim: &ClaimLimits) -> Result<ClaimRow, icn_to
         optimum_k1: opt_k1,
         lemma1_cccbrd,
         lemma1_optimal,
+        single_entry_worst: if se_exact {
+            Known::Exact(se_lower)
+        } else {
+            Known::AtLeast(se_lower)
+        },
+        single_entry_k1,
     })
 }
 
 /// The claims table in Markdown.
 pub fn markdown(rows: &[ClaimRow]) -> String {
     let mut s = String::from(
-        "| h | k | n | diam | Thm 1 | CCCBrd worst | optimum worst | Theorem 1 | sharp (c,k−1) | CCCBrd (c,k−1) | optimum (c,k−1) | sharp claim | Lemma 1 CCCBrd | Lemma 1 + optimal |\n\
-         |---|---|---|------|-------|--------------|---------------|-----------|---------------|----------------|-----------------|-------------|----------------|-------------------|\n",
+        "| h | k | n | diam | Thm 1 | CCCBrd worst | 1-entry opt worst | optimum worst | Theorem 1 | sharp (c,k−1) | CCCBrd (c,k−1) | 1-entry opt (c,k−1) | optimum (c,k−1) | sharp claim | Lemma 1 CCCBrd | Lemma 1 + optimal |\n\
+         |---|---|---|------|-------|--------------|-------------------|---------------|-----------|---------------|----------------|---------------------|-----------------|-------------|----------------|-------------------|\n",
     );
     for r in rows {
         let lemma_opt = match r.lemma1_optimal {
@@ -174,17 +232,19 @@ pub fn markdown(rows: &[ClaimRow]) -> String {
             None => "undecided",
         };
         s += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.h,
             r.k,
             r.nodes,
             r.diameter,
             r.theorem1,
             r.cccbrd_worst,
+            r.single_entry_worst.show(),
             r.optimum_worst.show(),
             verdict(r.theorem1, r.optimum_worst, r.cccbrd_worst),
             r.sharp,
             r.cccbrd_k1,
+            r.single_entry_k1.show(),
             r.optimum_k1.show(),
             verdict(r.sharp, r.optimum_k1, r.cccbrd_k1),
             if r.lemma1_cccbrd { "holds" } else { "fails" },
@@ -217,5 +277,8 @@ mod tests {
         assert_eq!(r.optimum_k1, Known::Exact(5));
         assert_eq!(verdict(r.sharp, r.optimum_k1, r.cccbrd_k1), "impossible");
         assert!(r.lemma1_cccbrd);
+        // Entering every cycle once costs a step from (0,2): CCCBrd's 6 is the best of that class.
+        assert_eq!(r.single_entry_worst, Known::Exact(6));
+        assert_eq!(r.cccbrd_worst, 6);
     }
 }

@@ -68,13 +68,26 @@ pub enum Answer {
 /// Decides whether `source` can inform all nodes within `t_max` steps and, in addition, each
 /// `(node, step)` of `deadlines` by that step (used to test per-node claims such as Lemma 1
 /// against optimal schedules).
-// Indices name nodes and steps in the encoding; iterators would hide that.
-#[allow(clippy::needless_range_loop)]
 pub fn decide(
     g: &Graph,
     source: NodeId,
     t_max: u32,
     deadlines: &[(NodeId, u32)],
+    conflicts: u64,
+) -> Answer {
+    decide_restricted(g, source, t_max, deadlines, &[], conflicts)
+}
+
+/// [`decide`] with groups of directed links of which each schedule may use at most one, once
+/// (e.g. all L links into one CCC cycle: "every cycle is entered once").
+// Indices name nodes and steps in the encoding; iterators would hide that.
+#[allow(clippy::needless_range_loop)]
+pub fn decide_restricted(
+    g: &Graph,
+    source: NodeId,
+    t_max: u32,
+    deadlines: &[(NodeId, u32)],
+    at_most_once: &[Vec<(NodeId, NodeId)>],
     conflicts: u64,
 ) -> Answer {
     let n = g.len();
@@ -143,6 +156,19 @@ pub fn decide(
                 for j2 in j + 1..nbrs[u].len() {
                     add(&mut solver, vec![!s, !snd[u][j2][t - 1]]);
                 }
+            }
+        }
+    }
+    for group in at_most_once {
+        let mut uses: Vec<Lit> = Vec::new();
+        for &(u, v) in group {
+            if let Some(j) = nbrs[u].iter().position(|&w| w == v) {
+                uses.extend(snd[u][j].iter().copied());
+            }
+        }
+        for a in 0..uses.len() {
+            for b in a + 1..uses.len() {
+                add(&mut solver, vec![!uses[a], !uses[b]]);
             }
         }
     }

@@ -5,7 +5,8 @@
 //!   range runs in release (`cargo test --release -p icn-bcast -- --include-ignored`); debug
 //!   runs every source for k ≤ 5 and one cycle's sources (all positions) for k ≥ 6.
 //! * `sharp_claim_and_lemma1_against_cccbrd_and_optimum`: the claim from (c,k−1) and Lemma 1,
-//!   against CCCBrd and the exact single-source optimum.
+//!   against CCCBrd and the exact single-source optimum; CCCBrd equals the best broadcast
+//!   that enters every cycle once wherever that was decided.
 
 use icn_bcast::bounds::{lemma1, sharp_claim, theorem1};
 use icn_bcast::claims::{ClaimLimits, check_ccc};
@@ -121,6 +122,14 @@ fn sharp_claim_and_lemma1_against_cccbrd_and_optimum() {
             assert!(r.cccbrd_worst >= r.optimum_worst.lower(), "CCC({h},{k})");
             // CCCBrd from (c,k−1) is within one step of the sharp claim.
             assert!(r.cccbrd_k1 <= r.sharp + 1, "CCC({h},{k})");
+            // CCCBrd is the best broadcast that enters every cycle once, wherever that was
+            // decided (SAT with one L transfer into each cycle).
+            if let Some(t) = r.single_entry_k1.exact() {
+                assert_eq!(r.cccbrd_k1, t, "CCC({h},{k}) from (c,k-1)");
+            }
+            if let Some(t) = r.single_entry_worst.exact() {
+                assert_eq!(r.cccbrd_worst, t, "CCC({h},{k}) worst");
+            }
             // Lemma 1 holds for CCCBrd everywhere in the range.
             assert!(r.lemma1_cccbrd, "CCC({h},{k}) Lemma 1");
             if r.nodes <= 300 {
@@ -147,6 +156,43 @@ fn sharp_claim_and_lemma1_against_cccbrd_and_optimum() {
             for i in 0..k {
                 assert!(lemma1(k, i) >= k - i);
             }
+        }
+    }
+}
+
+/// Where CCCBrd misses Theorem 1, no broadcast that enters every cycle once does better:
+/// the SAT search restricted to one L transfer into each cycle needs Theorem 1 + 1 steps.
+#[test]
+fn theorem1_misses_need_a_cycle_entered_twice() {
+    use icn_bcast::optimum::{Answer, decide_restricted};
+    for (h, k) in THEOREM1_MISSES {
+        let g = ccc(h, k).unwrap();
+        let brd = CccBrd::new(h, k as usize);
+        let once: Vec<Vec<(usize, usize)>> = (0..1usize << k)
+            .map(|c| {
+                (0..k as usize)
+                    .map(|p| {
+                        let v = g.ccc_node(c, p).unwrap();
+                        (g.ccc_node(c ^ (1 << p), p).unwrap(), v)
+                    })
+                    .collect()
+            })
+            .collect();
+        for p in 0..h {
+            if brd.predicted_time(p) != Some(theorem1(h, k) as usize + 1) {
+                continue;
+            }
+            let s = g.ccc_node(0, p).unwrap();
+            let t = theorem1(h, k);
+            assert_eq!(
+                decide_restricted(&g, s, t, &[], &once, 1_000_000),
+                Answer::No,
+                "CCC({h},{k}) from (0,{p})"
+            );
+            assert!(matches!(
+                decide_restricted(&g, s, t + 1, &[], &once, 1_000_000),
+                Answer::Yes(_)
+            ));
         }
     }
 }
