@@ -316,22 +316,26 @@ pub fn reproduce(dir: &Path, quick: bool) -> anyhow::Result<()> {
     write(dir, "claims.md", &markdown(&rows))?;
     write(dir, "claims.json", &serde_json::to_string_pretty(&rows)?)?;
     let mut csv = String::from(
-        "h,k,nodes,diameter,theorem1,cccbrd_worst,optimum_worst_lower,optimum_worst_exact,sharp,cccbrd_k1,optimum_k1_lower,optimum_k1_exact,lemma1_cccbrd\n",
+        "h,k,nodes,diameter,theorem1,cccbrd_worst,single_entry_worst_lower,single_entry_worst_exact,optimum_worst_lower,optimum_worst_exact,sharp,cccbrd_k1,single_entry_k1_lower,single_entry_k1_exact,optimum_k1_lower,optimum_k1_exact,lemma1_cccbrd\n",
     );
     for r in &rows {
         let _ = writeln!(
             csv,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.h,
             r.k,
             r.nodes,
             r.diameter,
             r.theorem1,
             r.cccbrd_worst,
+            r.single_entry_worst.lower(),
+            r.single_entry_worst.exact().is_some(),
             r.optimum_worst.lower(),
             r.optimum_worst.exact().is_some(),
             r.sharp,
             r.cccbrd_k1,
+            r.single_entry_k1.lower(),
+            r.single_entry_k1.exact().is_some(),
             r.optimum_k1.lower(),
             r.optimum_k1.exact().is_some(),
             r.lemma1_cccbrd
@@ -495,6 +499,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         reproduce(dir.path(), true).unwrap();
         let md = std::fs::read_to_string(dir.path().join("claims.md")).unwrap();
+        let csv = std::fs::read_to_string(dir.path().join("claims.csv")).unwrap();
+        let cols = csv.lines().next().unwrap().split(',').count();
+        assert!(csv.lines().all(|l| l.split(',').count() == cols));
         // 3 header-ish lines aside, one row per (h,k) with 2 ≤ k ≤ 4, k ≤ h ≤ k+4.
         assert_eq!(md.lines().count(), 2 + 15);
         assert!(md.contains("| 3 | 2 | 12 |"));
