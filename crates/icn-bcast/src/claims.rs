@@ -15,9 +15,10 @@ use crate::bounds::{lemma1, lower_bound, sharp_claim, theorem1};
 use crate::ilbm::Ilbm;
 use crate::ilbm::ccc::CccBrd;
 use crate::optimum::{Answer, decide, decide_restricted, optimum};
+use crate::schemes::diameter_by_symmetry;
 use crate::sim::{Tiebreak, simulate};
 use icn_topo::build::ccc;
-use icn_topo::paths::diameter;
+
 use serde::Serialize;
 
 /// What is known about an optimum.
@@ -197,7 +198,7 @@ pub fn check_ccc(h: usize, k: u32, lim: &ClaimLimits) -> Result<ClaimRow, icn_to
         h,
         k,
         nodes: g.len(),
-        diameter: diameter(&g),
+        diameter: diameter_by_symmetry(&g),
         theorem1: theorem1(h, k),
         cccbrd_worst,
         optimum_worst: if opt_exact {

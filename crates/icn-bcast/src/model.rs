@@ -9,10 +9,10 @@
 
 use crate::bounds::{lemma1, sharp_claim, theorem1};
 use crate::optimum::{Answer, decide};
-use crate::schemes::{RunOptions, Scheme, run_scheme, symmetry_class};
+use crate::schemes::{RunOptions, Scheme, diameter_by_symmetry, run_scheme, symmetry_class};
 use crate::sim::Tiebreak;
 use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Table};
-use icn_topo::paths::diameter;
+
 use icn_topo::{Graph, NodeId, parse_graph_spec};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -220,7 +220,7 @@ impl Model for Bcast {
         );
         m.push(
             "diameter",
-            f64::from(diameter(&g)),
+            f64::from(diameter_by_symmetry(&g)),
             "hops",
             "graph diameter",
         );

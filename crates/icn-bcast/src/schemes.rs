@@ -153,6 +153,16 @@ pub fn symmetry_class(g: &Graph, v: NodeId) -> usize {
     }
 }
 
+/// Diameter from one eccentricity per symmetry class (h BFS runs for CCC(h,k) instead of n).
+pub fn diameter_by_symmetry(g: &Graph) -> u32 {
+    let mut seen: HashMap<usize, ()> = HashMap::new();
+    (0..g.len())
+        .filter(|&v| seen.insert(symmetry_class(g, v), ()).is_none())
+        .map(|v| eccentricity(g, v))
+        .max()
+        .unwrap_or(0)
+}
+
 fn checked<P: Protocol>(
     g: &Graph,
     s: NodeId,
@@ -171,14 +181,39 @@ fn checked<P: Protocol>(
     Ok(o)
 }
 
-fn result(g: &Graph, o: &Outcome) -> SourceResult {
-    SourceResult {
-        source: o.source,
-        time: o.time(),
-        eccentricity: eccentricity(g, o.source),
-        lower_bound: lower_bound(g, o.source),
-        messages: o.messages(),
-        redundant: o.redundant_total(),
+/// Eccentricity and lower bound of a source, computed once per symmetry class (several BFS
+/// runs each: the cost that dominates all-source runs on large graphs).
+struct SourceBounds<'g> {
+    g: &'g Graph,
+    cache: std::cell::RefCell<HashMap<usize, (u32, u32)>>,
+}
+
+impl<'g> SourceBounds<'g> {
+    fn new(g: &'g Graph) -> Self {
+        SourceBounds {
+            g,
+            cache: Default::default(),
+        }
+    }
+
+    fn get(&self, s: NodeId) -> (u32, u32) {
+        *self
+            .cache
+            .borrow_mut()
+            .entry(symmetry_class(self.g, s))
+            .or_insert_with(|| (eccentricity(self.g, s), lower_bound(self.g, s)))
+    }
+
+    fn result(&self, o: &Outcome) -> SourceResult {
+        let (eccentricity, lower_bound) = self.get(o.source);
+        SourceResult {
+            source: o.source,
+            time: o.time(),
+            eccentricity,
+            lower_bound,
+            messages: o.messages(),
+            redundant: o.redundant_total(),
+        }
     }
 }
 
@@ -197,8 +232,9 @@ pub fn run_scheme(
         notes: Vec::new(),
     };
     let tb = opts.tiebreak;
+    let bounds = SourceBounds::new(g);
     let record = |run: &mut SchemeRun, o: Outcome| {
-        run.per_source.push(result(g, &o));
+        run.per_source.push(bounds.result(&o));
         if run.sample.is_none() {
             run.sample = Some(o);
         }
@@ -328,7 +364,7 @@ pub fn run_scheme(
                 run.per_source.push(SourceResult {
                     source: s,
                     time: exact,
-                    eccentricity: eccentricity(g, s),
+                    eccentricity: bounds.get(s).0,
                     lower_bound: lower,
                     messages: exact.map_or(0, |_| g.len() as u64 - 1),
                     redundant: 0,

@@ -13,7 +13,6 @@
 
 use crate::sim::Transmission;
 use icn_topo::{Graph, NodeId};
-use std::collections::HashSet;
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Violation {
@@ -43,7 +42,8 @@ pub fn check_schedule(
 ) -> Result<Vec<Option<u32>>, Violation> {
     let mut informed: Vec<Option<u32>> = vec![None; g.len()];
     informed[source] = Some(0);
-    let mut senders: HashSet<NodeId> = HashSet::new();
+    // Last step in which each node sent (0: never; steps start at 1).
+    let mut last_sent: Vec<u32> = vec![0; g.len()];
     let mut current = 0u32;
     for (index, t) in schedule.iter().enumerate() {
         if t.step == 0 || t.step < current {
@@ -52,9 +52,13 @@ pub fn check_schedule(
                 step: t.step,
             });
         }
-        if t.step != current {
-            current = t.step;
-            senders.clear();
+        current = t.step;
+        if t.from >= g.len() || t.to >= g.len() {
+            return Err(Violation::NotANeighbour {
+                step: t.step,
+                from: t.from,
+                to: t.to,
+            });
         }
         match informed[t.from] {
             Some(s) if s < t.step => {}
@@ -65,13 +69,14 @@ pub fn check_schedule(
                 });
             }
         }
-        if !senders.insert(t.from) {
+        if last_sent[t.from] == t.step {
             return Err(Violation::TwoSendsInOneStep {
                 step: t.step,
                 node: t.from,
             });
         }
-        if t.from == t.to || !g.neighbours(t.from).contains(&t.to) {
+        last_sent[t.from] = t.step;
+        if t.from == t.to || !g.adjacent(t.from, t.to) {
             return Err(Violation::NotANeighbour {
                 step: t.step,
                 from: t.from,
@@ -149,6 +154,11 @@ mod tests {
             check_schedule(&g, 0, &[t(2, 0, 1), t(1, 1, 2)], None),
             Err(Violation::BadStep { index: 1, step: 1 })
         );
+        // Node indices outside the graph are an error, not a panic.
+        assert!(matches!(
+            check_schedule(&g, 0, &[t(1, 0, 99)], None),
+            Err(Violation::NotANeighbour { to: 99, .. })
+        ));
         assert!(matches!(
             check_schedule(&g, 0, &[t(1, 0, 1)], Some(&[Some(0), Some(2), None, None])),
             Err(Violation::WrongFirstReceipt { node: 1, .. })

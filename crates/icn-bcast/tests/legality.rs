@@ -162,3 +162,31 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn symmetry_shortcuts_agree_with_brute_force() {
+    use icn_bcast::bounds::lower_bound;
+    use icn_bcast::schemes::{diameter_by_symmetry, symmetry_class};
+    use icn_topo::paths::diameter;
+    for spec in [
+        "ccc:5,3",
+        "ccc:4,4",
+        "hypercube:5",
+        "torus:5x3",
+        "ring:9",
+        "mesh:4x3",
+        "path:5",
+    ] {
+        let g = parse_graph_spec(spec).unwrap();
+        assert_eq!(diameter_by_symmetry(&g), diameter(&g), "{spec}");
+        // Nodes of one class have the same eccentricity and lower bound.
+        for u in 0..g.len() {
+            for v in 0..g.len() {
+                if symmetry_class(&g, u) == symmetry_class(&g, v) {
+                    assert_eq!(eccentricity(&g, u), eccentricity(&g, v), "{spec}");
+                    assert_eq!(lower_bound(&g, u), lower_bound(&g, v), "{spec}");
+                }
+            }
+        }
+    }
+}

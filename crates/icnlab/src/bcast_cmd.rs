@@ -18,9 +18,9 @@ mod draw;
 use anyhow::{Context, anyhow, bail};
 use icn_bcast::bounds::theorem1;
 use icn_bcast::claims::{ClaimLimits, ClaimRow, check_ccc, markdown};
-use icn_bcast::schemes::{RunOptions, Scheme, SchemeRun, run_scheme};
+use icn_bcast::schemes::{RunOptions, Scheme, SchemeRun, diameter_by_symmetry, run_scheme};
 use icn_bcast::sim::Tiebreak;
-use icn_topo::paths::diameter;
+
 use icn_topo::{Graph, parse_graph_spec};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -144,7 +144,7 @@ pub fn run(args: &BcastArgs) -> anyhow::Result<()> {
         None => None,
     };
     let bound = g.ccc_params().map(|(h, k)| theorem1(h, k));
-    let diam = diameter(&g);
+    let diam = diameter_by_symmetry(&g);
     println!("{}", table(&args.graph, &g, &runs, bound, diam, optimum));
     for r in &runs {
         for n in &r.notes {
