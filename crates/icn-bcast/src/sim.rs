@@ -160,15 +160,12 @@ pub fn simulate<P: Protocol>(
                 out.redundant[v] += got.len() as u32;
                 continue;
             }
+            // Sort by sender so that the choice depends only on who sent, not on the order
+            // in which senders were visited.
+            got.sort_by_key(|a| (a.0, a.1));
             let pick = match (&mut rng, got.len()) {
-                (_, 1) | (None, _) => {
-                    // Lowest sender; arrivals were pushed in increasing sender order per step
-                    // only if `active` is sorted, so search explicitly.
-                    (0..got.len())
-                        .min_by_key(|&i| (got[i].0, got[i].1))
-                        .unwrap_or(0)
-                }
-                (Some(r), len) => r.random_range(0..len),
+                (Some(r), len) if len > 1 => r.random_range(0..len),
+                _ => 0,
             };
             let (from, arrival, msg) = got.swap_remove(pick);
             out.redundant[v] += got.len() as u32;
