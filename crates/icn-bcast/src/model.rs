@@ -8,6 +8,7 @@
 //! ```
 
 use crate::bounds::{lemma1, sharp_claim, theorem1};
+use crate::claims::{ClaimLimits, single_entry_optimum};
 use crate::optimum::{Answer, decide};
 use crate::schemes::{RunOptions, Scheme, diameter_by_symmetry, run_scheme, symmetry_class};
 use crate::sim::Tiebreak;
@@ -309,6 +310,22 @@ impl Model for Bcast {
                 "exact optimum from (0,k-1) (NaN: not decided)",
             );
             m.push("lemma1_holds", lemma, "", "1 if every (2^i,i) is reached from (0,k-1) by step 2(k-i)-1 (optimal: by some optimal schedule)");
+            // Best broadcast entering every cycle once (CCCBrd's class), capped by CCCBrd.
+            let brd = run_scheme(&g, Scheme::Ilbm, &[s1], &opts).map_err(fail)?;
+            let single = brd.worst().map(|upper| {
+                let lim = ClaimLimits {
+                    all_sources_max_nodes: 0,
+                    k1_max_nodes: cfg.optimum_max_nodes.max(300),
+                    conflicts: cfg.optimum_conflicts,
+                };
+                single_entry_optimum(&g, s1, upper, &lim, lim.k1_max_nodes)
+            });
+            m.push(
+                "source_k1_single_entry",
+                opt_f64(single.and_then(|k| k.exact())),
+                "steps",
+                "best time from (0,k-1) entering every cycle once (NaN: not decided)",
+            );
         }
         m.tables.push(Table {
             name: "per_source".into(),
@@ -358,6 +375,7 @@ mod tests {
         assert_eq!(m.value("optimum"), 8.0);
         assert_eq!(m.value("diameter"), 7.0);
         assert_eq!(m.value("source_k1_optimum"), 7.0);
+        assert_eq!(m.value("source_k1_single_entry"), 7.0);
         assert_eq!(m.value("lemma1_holds"), 1.0);
         assert_eq!(m.table("per_source").unwrap().rows.len(), 32);
     }
@@ -391,6 +409,7 @@ mod tests {
         assert_eq!(m.value("optimum"), 5.0);
         assert_eq!(m.value("bound_theorem1"), 5.0);
         assert_eq!(m.value("source_k1_optimum"), 5.0);
+        assert_eq!(m.value("source_k1_single_entry"), 5.0);
         assert_eq!(m.value("sharp_bound"), 4.0);
         assert_eq!(m.value("lemma1_holds"), 1.0);
     }
