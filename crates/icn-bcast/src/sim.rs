@@ -260,10 +260,5 @@ mod tests {
             })
             .collect();
         assert!(distinct.len() > 1, "the seed never changed a tie-break");
-        // Whatever is kept, the lowest-sender policy is a fixed point of its own.
-        assert_eq!(
-            simulate(&g, 0, &mut Flood, Tiebreak::LowestSender),
-            simulate(&g, 0, &mut Flood, Tiebreak::LowestSender)
-        );
     }
 }
