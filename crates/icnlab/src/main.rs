@@ -4,6 +4,7 @@
 //! `icn_engine::Model`; this crate reads experiment files, runs points and replications on all
 //! cores, and writes reports, CSVs, plots and the results index.
 
+mod bcast_cmd;
 mod bench;
 mod exec;
 mod experiment;
@@ -89,6 +90,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Broadcast schedules on a graph: worst/mean time over sources per model, bounds, optimum.
+    Bcast(bcast_cmd::BcastArgs),
     /// List the models an experiment file can name.
     Models,
 }
@@ -165,6 +168,7 @@ fn main() -> ExitCode {
             reproduce::reproduce(&reproduce::Request { names, out, quick, experiments, list, threads })
         }
         Command::Bench { targets, repeats, json } => bench::bench(&targets, repeats, json),
+        Command::Bcast(args) => bcast_cmd::run(&args).map_err(|e| ExecError::Failed(format!("{e:#}"))),
         Command::Models => {
             for r in models::all() {
                 println!("{:8} {}", r.name(), r.about());

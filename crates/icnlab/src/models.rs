@@ -2,16 +2,18 @@
 
 use crate::exec::{ModelRunner, Runner};
 use crate::mm1::Mm1;
+use icn_bcast::Bcast;
 use icn_nicmodel::Nic;
 use icn_sci::Sci;
 
 static SCI: ModelRunner<Sci> = ModelRunner::new();
 static NIC: ModelRunner<Nic> = ModelRunner::new();
+static BCAST: ModelRunner<Bcast> = ModelRunner::new();
 static MM1: ModelRunner<Mm1> = ModelRunner::new();
 
 /// Every model, in the order `icnlab models` lists them.
-pub fn all() -> [&'static dyn Runner; 3] {
-    [&SCI, &NIC, &MM1]
+pub fn all() -> [&'static dyn Runner; 4] {
+    [&SCI, &NIC, &BCAST, &MM1]
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Runner> {

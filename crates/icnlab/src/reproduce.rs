@@ -7,6 +7,12 @@ use icn_engine::{ConfigError, ExperimentFile};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// Outputs an experiment needs beyond its sweep (tables and figures a TOML sweep cannot express),
+/// written into the experiment's own results directory after the sweep.
+type Extra = fn(&Path, bool) -> anyhow::Result<()>;
+
+const EXTRAS: &[(&str, Extra)] = &[("bcast", crate::bcast_cmd::reproduce)];
+
 pub struct Request {
     pub names: Vec<String>,
     pub out: PathBuf,
@@ -119,8 +125,12 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
                 progress: true,
             },
         };
-        let result = run_file(file, &out, &plan);
-        let error = result.as_ref().err().map(|e| e.to_string());
+        let mut error = run_file(file, &out, &plan).err().map(|e| e.to_string());
+        if error.is_none()
+            && let Some((_, extra)) = EXTRAS.iter().find(|(n, _)| n == name)
+        {
+            error = extra(&out, req.quick).err().map(|e| format!("{e:#}"));
+        }
         if let Some(e) = &error {
             failures += 1;
             eprintln!("  failed: {e}");

@@ -1,0 +1,451 @@
+//! CCCBrd, the paper's ILBM node algorithm for CCC(h,k), as reconstructed from the scan
+//! (see `docs/bcast.md` for the reading of the garbled lines and how this version differs).
+//!
+//! Every cycle is entered exactly once, over an L link, and then covered by two waves going
+//! round it in opposite directions (`B`: down, `F`: up) that stop where they meet (`hops`,
+//! the paper's cnt1). The message carries the set `free` of cube dimensions (lateral
+//! positions) that the entered cycle is responsible for (the paper's cnt2 generalised from a
+//! count to a set): the cycle sends L at every position in `free`, and each child cycle gets
+//! the dimensions of `free` whose L is sent *later* in this cycle. Cycles thus form a
+//! binomial spanning tree of the cube of cycles: every cycle is reached exactly once, and
+//! the cycle reached first gets the largest subtree, as the paper's principle "every cycle
+//! hands the message on to another cycle as soon as possible" asks.
+//!
+//! | node / arrival | sends, in order |
+//! |----------------|-----------------|
+//! | source `(c,s)`, `free` = all k dimensions | its [`CyclePlan`]: `L` (if `s < k`), a `B` wave of `down` nodes, an `F` wave of `h−1−down` nodes, in the plan's order |
+//! | entered over `L` with `free` | its [`CyclePlan`] for `(position, free)`, same form without `L` |
+//! | wave node (from F: down wave, from B: up wave) at a position in `free` | `L` (with the child's set) and the wave's next hop, L first if the plan says so for this wave |
+//! | wave node, other positions | the wave's next hop while `hops > 0` |
+//!
+//! A [`CyclePlan`] (send order, wave split, L-first flag per wave) is chosen by the node that
+//! enters the cycle from a table that depends only on `(h, k)`; every node holds the same
+//! table (it is part of the algorithm, like the paper's `mid` computed from `h` and `k`).
+//! Wave nodes recompute the cycle's schedule from the plan in the header to find the set of
+//! dimensions their child cycle gets.
+
+use super::{NodeAlgorithm, NodeInfo};
+use icn_topo::Port;
+use std::collections::HashMap;
+
+/// How a cycle is covered once entered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CyclePlan {
+    /// Position where the cycle was entered (the source's position in the source cycle).
+    pub entry: usize,
+    /// Order of the entry node's sends (`L` only if the entry position is in `free`).
+    pub order: [Port; 3],
+    /// Nodes covered by the down (`B`) wave; the up wave covers the other `h − 1 − down`.
+    pub down: usize,
+    /// Wave nodes with an L to send send it before forwarding the wave.
+    pub down_lateral_first: bool,
+    pub up_lateral_first: bool,
+}
+
+/// The counters carried by a CCCBrd message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CccHeader {
+    /// Dimensions the receiver's cycle is responsible for (bit `i` = dimension `i`).
+    pub free: u32,
+    /// Nodes the wave still covers after the receiver (cnt1); unused on L messages.
+    pub hops: usize,
+    /// The plan of the cycle the wave runs in; `None` on L messages (the entry node picks it).
+    pub plan: Option<CyclePlan>,
+}
+
+/// One L send of a cycle's schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Lateral {
+    position: usize,
+    /// Step (after entry) in which the L transfer happens.
+    at: usize,
+}
+
+/// The timing of a cycle covered by a plan, relative to the entry step.
+#[derive(Clone, Debug)]
+struct CycleSchedule {
+    /// Laterals in the order they are sent (ties by position).
+    laterals: Vec<Lateral>,
+    /// Step at which the last node of the cycle is reached.
+    covered: usize,
+}
+
+/// CCCBrd for CCC(h,k).
+#[derive(Clone, Debug)]
+pub struct CccBrd {
+    h: usize,
+    k: usize,
+    /// Best plan and its subtree time for `(entry, free)`.
+    table: HashMap<(usize, u32), (usize, CyclePlan)>,
+}
+
+const ORDERS: [[Port; 3]; 6] = {
+    use Port::{B, F, L};
+    [
+        [L, B, F],
+        [L, F, B],
+        [B, L, F],
+        [F, L, B],
+        [B, F, L],
+        [F, B, L],
+    ]
+};
+
+impl CccBrd {
+    /// Builds the algorithm (and its plan table) for CCC(h,k), `h ≥ k ≥ 1`, `k ≤ 20`.
+    pub fn new(h: usize, k: usize) -> Self {
+        let mut brd = CccBrd {
+            h,
+            k,
+            table: HashMap::new(),
+        };
+        let all = if k >= 32 { u32::MAX } else { (1u32 << k) - 1 };
+        for s in 0..h {
+            brd.best(s, all);
+        }
+        brd
+    }
+
+    /// Predicted broadcast time from a source at position `s` (exact: the simulator agrees).
+    pub fn predicted_time(&self, s: usize) -> Option<usize> {
+        self.table.get(&(s, self.all())).map(|&(t, _)| t)
+    }
+
+    /// The plan a source at position `s` uses.
+    pub fn source_plan(&self, s: usize) -> Option<CyclePlan> {
+        self.table.get(&(s, self.all())).map(|&(_, p)| p)
+    }
+
+    fn all(&self) -> u32 {
+        if self.k >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.k) - 1
+        }
+    }
+
+    fn step(&self, p: usize, down: bool) -> usize {
+        if down {
+            (p + self.h - 1) % self.h
+        } else {
+            (p + 1) % self.h
+        }
+    }
+
+    /// Replays one cycle under `plan` (pure arithmetic over its h nodes).
+    fn schedule(&self, plan: &CyclePlan, free: u32) -> CycleSchedule {
+        let h = self.h;
+        let in_free = |p: usize| p < 32 && free & (1 << p) != 0;
+        let mut laterals = Vec::new();
+        let mut covered = 0usize;
+        let mut slot = 0usize;
+        for port in plan.order {
+            let t = match port {
+                Port::L if in_free(plan.entry) => {
+                    slot += 1;
+                    laterals.push(Lateral {
+                        position: plan.entry,
+                        at: slot,
+                    });
+                    continue;
+                }
+                Port::B if plan.down > 0 => {
+                    slot += 1;
+                    slot
+                }
+                Port::F if plan.down < h - 1 => {
+                    slot += 1;
+                    slot
+                }
+                _ => continue,
+            };
+            let is_down = port == Port::B;
+            let count = if is_down {
+                plan.down
+            } else {
+                h - 1 - plan.down
+            };
+            let first = if is_down {
+                plan.down_lateral_first
+            } else {
+                plan.up_lateral_first
+            };
+            let (mut p, mut at) = (plan.entry, t);
+            for left in (0..count).rev() {
+                p = self.step(p, is_down);
+                covered = covered.max(at);
+                if in_free(p) {
+                    let (l, next) = if first || left == 0 {
+                        (at + 1, at + 2)
+                    } else {
+                        (at + 2, at + 1)
+                    };
+                    laterals.push(Lateral { position: p, at: l });
+                    at = next;
+                } else {
+                    at += 1;
+                }
+            }
+        }
+        laterals.sort_by_key(|l| (l.at, l.position));
+        CycleSchedule { laterals, covered }
+    }
+
+    /// The set of dimensions the child entered by the lateral at `position` gets: those of
+    /// the cycle's laterals sent after it.
+    fn child_set(sched: &CycleSchedule, position: usize) -> u32 {
+        let mut later = false;
+        let mut set = 0u32;
+        for l in &sched.laterals {
+            if later {
+                set |= 1 << l.position;
+            }
+            if l.position == position {
+                later = true;
+            }
+        }
+        set
+    }
+
+    /// Best plan for a cycle entered at `entry` responsible for `free`, and its subtree time.
+    fn best(&mut self, entry: usize, free: u32) -> (usize, CyclePlan) {
+        if let Some(&v) = self.table.get(&(entry, free)) {
+            return v;
+        }
+        let mut best: Option<((usize, Vec<usize>), CyclePlan)> = None;
+        let entry_lateral = entry < 32 && free & (1 << entry) != 0;
+        for order in ORDERS {
+            if !entry_lateral && order[0] == Port::L {
+                continue; // the L slot is skipped: [L,B,F] ≡ [B,L,F] ≡ [B,F,L]
+            }
+            if !entry_lateral && order[1] == Port::L && order[2] != Port::L {
+                continue;
+            }
+            for down in 0..self.h {
+                for flags in 0..4u8 {
+                    let plan = CyclePlan {
+                        entry,
+                        order,
+                        down,
+                        down_lateral_first: flags & 1 != 0,
+                        up_lateral_first: flags & 2 != 0,
+                    };
+                    let sched = self.schedule(&plan, free);
+                    let mut time = sched.covered;
+                    for l in &sched.laterals {
+                        let child = Self::child_set(&sched, l.position);
+                        let (t, _) = self.best(l.position, child);
+                        time = time.max(l.at + t);
+                    }
+                    // Among equally fast plans prefer the one handing the message to other
+                    // cycles earliest, higher positions first (the paper's principle; it
+                    // also gives Lemma 1's timing where that is compatible).
+                    let mut handover: Vec<(usize, usize)> = sched
+                        .laterals
+                        .iter()
+                        .map(|l| (usize::MAX - l.position, l.at))
+                        .collect();
+                    handover.sort_unstable();
+                    let key = (
+                        time,
+                        handover.into_iter().map(|(_, at)| at).collect::<Vec<_>>(),
+                    );
+                    if best.as_ref().is_none_or(|(bk, _)| key < *bk) {
+                        best = Some((key, plan));
+                    }
+                }
+            }
+        }
+        let v = best.map(|((t, _), p)| (t, p)).unwrap_or((
+            0,
+            CyclePlan {
+                entry,
+                order: ORDERS[0],
+                down: 0,
+                down_lateral_first: true,
+                up_lateral_first: true,
+            },
+        ));
+        self.table.insert((entry, free), v);
+        v
+    }
+
+    /// Plan for a cycle entered at `entry` with `free` (falls back to a plain two-wave plan
+    /// for a state the table lacks, which cannot happen for headers the algorithm produced).
+    fn plan_for(&self, entry: usize, free: u32) -> CyclePlan {
+        self.table
+            .get(&(entry, free))
+            .map(|&(_, p)| p)
+            .unwrap_or(CyclePlan {
+                entry,
+                order: ORDERS[0],
+                down: (self.h - 1) / 2,
+                down_lateral_first: true,
+                up_lateral_first: true,
+            })
+    }
+
+    /// The entry node's sends under `plan`.
+    fn entry_sends(&self, plan: CyclePlan, free: u32) -> Vec<(Port, CccHeader)> {
+        let sched = self.schedule(&plan, free);
+        let up = self.h - 1 - plan.down;
+        let mut out = Vec::new();
+        for port in plan.order {
+            match port {
+                Port::L if free & (1 << plan.entry) != 0 => {
+                    let child = Self::child_set(&sched, plan.entry);
+                    out.push((
+                        Port::L,
+                        CccHeader {
+                            free: child,
+                            hops: 0,
+                            plan: None,
+                        },
+                    ));
+                }
+                Port::B if plan.down > 0 => {
+                    out.push((
+                        Port::B,
+                        CccHeader {
+                            free,
+                            hops: plan.down - 1,
+                            plan: Some(plan),
+                        },
+                    ));
+                }
+                Port::F if up > 0 => out.push((
+                    Port::F,
+                    CccHeader {
+                        free,
+                        hops: up - 1,
+                        plan: Some(plan),
+                    },
+                )),
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+impl NodeAlgorithm for CccBrd {
+    type Header = CccHeader;
+
+    fn source(&self, me: NodeInfo) -> Vec<(Port, CccHeader)> {
+        let free = self.all();
+        self.entry_sends(self.plan_for(me.position, free), free)
+    }
+
+    fn receive(&self, me: NodeInfo, arrival: Port, hd: &CccHeader) -> Vec<(Port, CccHeader)> {
+        let p = me.position;
+        let (onward, plan) = match (arrival, hd.plan) {
+            (Port::L, _) => return self.entry_sends(self.plan_for(p, hd.free), hd.free),
+            (Port::F, Some(plan)) => (Port::B, plan),
+            (Port::B, Some(plan)) => (Port::F, plan),
+            _ => return Vec::new(),
+        };
+        let first = if onward == Port::B {
+            plan.down_lateral_first
+        } else {
+            plan.up_lateral_first
+        };
+        let mut out = Vec::new();
+        if hd.hops > 0 {
+            out.push((
+                onward,
+                CccHeader {
+                    free: hd.free,
+                    hops: hd.hops - 1,
+                    plan: Some(plan),
+                },
+            ));
+        }
+        if p < 32 && hd.free & (1 << p) != 0 {
+            let child = Self::child_set(&self.schedule(&plan, hd.free), p);
+            let l = (
+                Port::L,
+                CccHeader {
+                    free: child,
+                    hops: 0,
+                    plan: None,
+                },
+            );
+            if first { out.insert(0, l) } else { out.push(l) }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_plan_sends_l_at_exactly_its_free_positions_with_binomial_child_sets() {
+        for (h, k) in [(3, 2), (4, 3), (6, 4), (7, 5), (8, 8)] {
+            let brd = CccBrd::new(h, k);
+            assert!(!brd.table.is_empty());
+            for (&(entry, free), &(_, plan)) in &brd.table {
+                assert_eq!(plan.entry, entry);
+                let sched = brd.schedule(&plan, free);
+                let sent: u32 = sched.laterals.iter().map(|l| 1u32 << l.position).sum();
+                assert_eq!(
+                    sent, free,
+                    "CCC({h},{k}) entry {entry}: L sends must be exactly `free`"
+                );
+                // The j-th lateral's child gets the positions of the later laterals.
+                let m = sched.laterals.len();
+                for (j, l) in sched.laterals.iter().enumerate() {
+                    let child = CccBrd::child_set(&sched, l.position);
+                    assert_eq!(child.count_ones() as usize, m - 1 - j);
+                    assert_eq!(child & (1 << l.position), 0);
+                    assert_eq!(child & !free, 0);
+                }
+                // A wave starts by slot 3 and each node costs one step, plus one when it
+                // sends its L first.
+                assert!(sched.covered <= 2 + (h - 1) + free.count_ones() as usize);
+            }
+        }
+    }
+
+    #[test]
+    fn source_at_k_minus_1_sends_l_first_as_in_lemma_1() {
+        for (h, k) in [(4, 3), (6, 4), (9, 5)] {
+            let brd = CccBrd::new(h, k);
+            let sends = brd.source(NodeInfo { position: k - 1 });
+            assert_eq!(sends[0].0, Port::L);
+            // The first child cycle gets every dimension but k − 1.
+            assert_eq!(sends[0].1.free, (1 << (k - 1)) - 1);
+        }
+    }
+
+    #[test]
+    fn leaf_cycle_entry_covers_the_cycle_with_two_waves() {
+        // Entered over L with nothing left to hand on: the two waves cover h − 1 nodes.
+        let brd = CccBrd::new(7, 3);
+        let sends = brd.receive(
+            NodeInfo { position: 1 },
+            Port::L,
+            &CccHeader {
+                free: 0,
+                hops: 0,
+                plan: None,
+            },
+        );
+        let covered: usize = sends.iter().map(|(_, h)| h.hops + 1).sum();
+        assert_eq!(covered, 6);
+        assert!(sends.iter().all(|(p, _)| *p != Port::L));
+        // A wave node with hops = 0 and no lateral duty sends nothing.
+        let plan = sends[0].1.plan;
+        let last = brd.receive(
+            NodeInfo { position: 5 },
+            Port::F,
+            &CccHeader {
+                free: 0,
+                hops: 0,
+                plan,
+            },
+        );
+        assert!(last.is_empty());
+    }
+}

@@ -1,0 +1,432 @@
+//! The `bcast` model for experiment files: one graph, one broadcast scheme, all sources or one.
+//!
+//! ```toml
+//! model = "bcast"
+//! graph = "ccc:4,3"      # any icn-topo spec; or set ccc_k (and ccc_dh = h − k) to sweep CCC sizes
+//! scheme = "ilbm"        # clbm | naulbm | aulbm | ilbm | optimal
+//! source = "all"         # or a node name such as "(0,2)"
+//! ```
+
+use crate::bounds::{lemma1, sharp_claim, theorem1};
+use crate::claims::{ClaimLimits, single_entry_optimum};
+use crate::optimum::{Answer, decide};
+use crate::schemes::{RunOptions, Scheme, diameter_by_symmetry, run_scheme, symmetry_class};
+use crate::sim::Tiebreak;
+use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Table};
+
+use icn_topo::{Graph, NodeId, parse_graph_spec};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Configuration of one broadcast run. Defaults: the paper's example CCC(4,3) with CCCBrd
+/// from every source.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BcastConfig {
+    /// Graph spec: `ccc:H,K`, `hypercube:D`, `mesh:WxH`, `torus:WxH`, `ring:N`, `path:N`, `file:PATH`.
+    pub graph: String,
+    /// When > 0 the graph is CCC(ccc_k + ccc_dh, ccc_k) instead of `graph`: a cartesian sweep
+    /// over `ccc_k` and `ccc_dh` then covers exactly the sizes k ≤ h ≤ k + 4.
+    pub ccc_k: u32,
+    /// `h − k` for `ccc_k`.
+    pub ccc_dh: usize,
+    /// clbm | naulbm | aulbm | ilbm | optimal.
+    pub scheme: String,
+    /// "all" or one node name.
+    pub source: String,
+    /// Keep a uniformly random one of simultaneous receptions (the paper); false: lowest sender.
+    pub random_tiebreak: bool,
+    /// Randomised greedy tries per source for CLBM.
+    pub greedy_tries: u32,
+    /// Moves of the universal-list designer.
+    pub design_moves: u32,
+    /// Largest graph whose exact optimum is searched.
+    pub optimum_max_nodes: usize,
+    /// SAT conflict budget per call.
+    pub optimum_conflicts: u64,
+}
+
+impl Default for BcastConfig {
+    fn default() -> Self {
+        let o = RunOptions::default();
+        BcastConfig {
+            graph: "ccc:4,3".into(),
+            ccc_k: 0,
+            ccc_dh: 0,
+            scheme: "ilbm".into(),
+            source: "all".into(),
+            random_tiebreak: true,
+            greedy_tries: o.greedy_tries,
+            design_moves: o.design_moves,
+            optimum_max_nodes: o.optimum_max_nodes,
+            optimum_conflicts: o.optimum_conflicts,
+        }
+    }
+}
+
+impl BcastConfig {
+    /// The graph spec actually used.
+    pub fn spec(&self) -> String {
+        if self.ccc_k > 0 {
+            format!("ccc:{},{}", self.ccc_k as usize + self.ccc_dh, self.ccc_k)
+        } else {
+            self.graph.clone()
+        }
+    }
+
+    fn build(&self) -> Result<(Graph, Scheme, Vec<NodeId>), Invalid> {
+        let key = if self.ccc_k > 0 { "ccc_k" } else { "graph" };
+        let g = parse_graph_spec(&self.spec()).map_err(|e| Invalid::new(key, e.to_string()))?;
+        let scheme = Scheme::parse(&self.scheme).ok_or_else(|| {
+            Invalid::range(
+                "scheme",
+                "clbm | naulbm | aulbm | ilbm | optimal",
+                &self.scheme,
+            )
+        })?;
+        let sources = if self.source == "all" {
+            (0..g.len()).collect()
+        } else {
+            vec![
+                g.node(&self.source)
+                    .map_err(|e| Invalid::new("source", e.to_string()))?,
+            ]
+        };
+        Ok((g, scheme, sources))
+    }
+
+    fn options(&self, seed: u64) -> RunOptions {
+        RunOptions {
+            tiebreak: if self.random_tiebreak {
+                Tiebreak::Random { seed }
+            } else {
+                Tiebreak::LowestSender
+            },
+            seed,
+            greedy_tries: self.greedy_tries,
+            design_moves: self.design_moves,
+            optimum_max_nodes: self.optimum_max_nodes,
+            optimum_conflicts: self.optimum_conflicts,
+        }
+    }
+}
+
+/// The broadcast model.
+pub struct Bcast;
+
+fn opt_f64(t: Option<u32>) -> f64 {
+    t.map_or(f64::NAN, f64::from)
+}
+
+impl Model for Bcast {
+    const NAME: &'static str = "bcast";
+    const ABOUT: &'static str = "Broadcast on CCC/hypercube/mesh/torus/ring/any graph: CLBM, ULBM, ILBM (CCCBrd), exact optimum";
+    type Config = BcastConfig;
+
+    fn validate(cfg: &BcastConfig) -> Result<(), Invalid> {
+        Invalid::check(
+            cfg.greedy_tries <= 10_000,
+            "greedy_tries",
+            "0..=10000",
+            cfg.greedy_tries,
+        )?;
+        Invalid::check(
+            cfg.design_moves <= 1_000_000,
+            "design_moves",
+            "0..=1000000",
+            cfg.design_moves,
+        )?;
+        Invalid::check(
+            cfg.optimum_max_nodes <= 5_000,
+            "optimum_max_nodes",
+            "0..=5000",
+            cfg.optimum_max_nodes,
+        )?;
+        Invalid::check(
+            cfg.ccc_k <= 12,
+            "ccc_k",
+            "0 (use `graph`) or 1..=12",
+            cfg.ccc_k,
+        )?;
+        Invalid::check(cfg.ccc_dh <= 64, "ccc_dh", "0..=64", cfg.ccc_dh)?;
+        let (g, scheme, _) = cfg.build()?;
+        if scheme == Scheme::Ilbm && g.kind() == icn_topo::Kind::File {
+            return Err(Invalid::new(
+                "scheme",
+                "ilbm has node algorithms for ccc, hypercube, ring, path, mesh and torus only",
+            ));
+        }
+        Ok(())
+    }
+
+    fn work(cfg: &BcastConfig) -> u64 {
+        cfg.build().map_or(1, |(_, _, s)| s.len() as u64)
+    }
+
+    fn run(cfg: &BcastConfig, seed: u64, progress: &dyn Progress) -> Result<Metrics, ModelError> {
+        let (g, scheme, sources) = cfg.build()?;
+        let opts = cfg.options(seed);
+        let fail = |e: crate::schemes::SchemeError| ModelError::Failed(e.to_string());
+        let run = run_scheme(&g, scheme, &sources, &opts).map_err(fail)?;
+        progress.advance(sources.len() as u64);
+        // Optimum per symmetry class of the requested sources (small graphs only).
+        let (optimum, lower) = if scheme == Scheme::Optimal {
+            (
+                run.worst(),
+                run.per_source
+                    .iter()
+                    .map(|r| r.lower_bound)
+                    .max()
+                    .unwrap_or(0),
+            )
+        } else {
+            let mut seen: HashMap<usize, NodeId> = HashMap::new();
+            for &s in &sources {
+                seen.entry(symmetry_class(&g, s)).or_insert(s);
+            }
+            let mut reps: Vec<NodeId> = seen.into_values().collect();
+            reps.sort_unstable();
+            let opt = run_scheme(&g, Scheme::Optimal, &reps, &opts).map_err(fail)?;
+            (
+                opt.worst().filter(|_| g.len() <= cfg.optimum_max_nodes),
+                opt.per_source
+                    .iter()
+                    .map(|r| r.lower_bound)
+                    .max()
+                    .unwrap_or(0),
+            )
+        };
+        let mean_of = |f: &dyn Fn(&crate::schemes::SourceResult) -> f64| {
+            run.per_source.iter().map(f).sum::<f64>() / run.per_source.len().max(1) as f64
+        };
+        let mut m = Metrics::default();
+        m.push(
+            "worst_steps",
+            opt_f64(run.worst()),
+            "steps",
+            "broadcast time, worst over the sources run",
+        );
+        m.push(
+            "mean_steps",
+            run.mean().unwrap_or(f64::NAN),
+            "steps",
+            "broadcast time, mean over the sources run",
+        );
+        let ccc = g.ccc_params();
+        m.push(
+            "bound_theorem1",
+            ccc.map_or(f64::NAN, |(h, k)| f64::from(theorem1(h, k))),
+            "steps",
+            "the paper's Theorem 1 bound (CCC only)",
+        );
+        m.push(
+            "diameter",
+            f64::from(diameter_by_symmetry(&g)),
+            "hops",
+            "graph diameter",
+        );
+        m.push(
+            "optimum",
+            opt_f64(optimum),
+            "steps",
+            "exact minimum broadcast time, worst over the sources run (NaN: not decided)",
+        );
+        m.push(
+            "lower_bound",
+            f64::from(lower),
+            "steps",
+            "best proved lower bound, worst over the sources run",
+        );
+        m.push(
+            "messages",
+            mean_of(&|r| r.messages as f64),
+            "messages",
+            "messages sent per broadcast (mean over sources)",
+        );
+        m.push(
+            "redundant_receptions",
+            mean_of(&|r| r.redundant as f64),
+            "receptions",
+            "receptions not kept per broadcast (mean over sources)",
+        );
+        m.push(
+            "storage_entries",
+            run.storage
+                .iter()
+                .copied()
+                .max()
+                .map_or(f64::NAN, |v| v as f64),
+            "entries",
+            "list entries stored by the busiest node",
+        );
+        if let Some((h, k)) = ccc {
+            let s1 = g.ccc_node(0, k as usize - 1).unwrap_or(0);
+            let one = run_scheme(&g, scheme, &[s1], &opts).map_err(fail)?;
+            let k1_opt = run_scheme(
+                &g,
+                Scheme::Optimal,
+                &[s1],
+                &RunOptions {
+                    optimum_max_nodes: cfg.optimum_max_nodes.max(300),
+                    ..opts.clone()
+                },
+            )
+            .map_err(fail)?;
+            let deadlines: Vec<(NodeId, u32)> = (0..k)
+                .map(|i| (g.ccc_node(1 << i, i as usize).unwrap_or(0), lemma1(k, i)))
+                .collect();
+            let lemma = match (scheme, one.sample.as_ref(), k1_opt.worst()) {
+                (Scheme::Optimal, _, Some(t)) => {
+                    match decide(&g, s1, t, &deadlines, cfg.optimum_conflicts) {
+                        Answer::Yes(_) => 1.0,
+                        Answer::No => 0.0,
+                        Answer::Unknown => f64::NAN,
+                    }
+                }
+                (Scheme::Optimal, _, None) => f64::NAN,
+                (_, Some(o), _) => f64::from(u8::from(
+                    deadlines
+                        .iter()
+                        .all(|&(v, d)| o.first_receipt[v].is_some_and(|t| t <= d)),
+                )),
+                _ => f64::NAN,
+            };
+            m.push(
+                "sharp_bound",
+                f64::from(sharp_claim(h, k)),
+                "steps",
+                "the paper's sharper claim from (c,k-1)",
+            );
+            m.push(
+                "source_k1_steps",
+                opt_f64(one.worst()),
+                "steps",
+                "this scheme's time from (0,k-1)",
+            );
+            m.push(
+                "source_k1_optimum",
+                opt_f64(k1_opt.worst()),
+                "steps",
+                "exact optimum from (0,k-1) (NaN: not decided)",
+            );
+            m.push("lemma1_holds", lemma, "", "1 if every (2^i,i) is reached from (0,k-1) by step 2(k-i)-1 (optimal: by some optimal schedule)");
+            // Best broadcast entering every cycle once (CCCBrd's class), capped by CCCBrd.
+            let brd = run_scheme(&g, Scheme::Ilbm, &[s1], &opts).map_err(fail)?;
+            let single = brd.worst().map(|upper| {
+                let lim = ClaimLimits {
+                    all_sources_max_nodes: 0,
+                    k1_max_nodes: cfg.optimum_max_nodes.max(300),
+                    conflicts: cfg.optimum_conflicts,
+                };
+                single_entry_optimum(&g, s1, upper, &lim, lim.k1_max_nodes)
+            });
+            m.push(
+                "source_k1_single_entry",
+                opt_f64(single.and_then(|k| k.exact())),
+                "steps",
+                "best time from (0,k-1) entering every cycle once (NaN: not decided)",
+            );
+        }
+        m.tables.push(Table {
+            name: "per_source".into(),
+            columns: [
+                "source",
+                "steps",
+                "eccentricity",
+                "lower_bound",
+                "messages",
+                "redundant",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows: run
+                .per_source
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.source as f64,
+                        opt_f64(r.time),
+                        f64::from(r.eccentricity),
+                        f64::from(r.lower_bound),
+                        r.messages as f64,
+                        r.redundant as f64,
+                    ]
+                })
+                .collect(),
+            ci95: vec![],
+        });
+        m.notes.extend(run.notes);
+        Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use icn_engine::model::NoProgress;
+
+    #[test]
+    fn default_is_ccc_4_3_and_meets_theorem1() {
+        let cfg = BcastConfig::default();
+        Bcast::validate(&cfg).unwrap();
+        let m = Bcast::run(&cfg, 1, &NoProgress).unwrap();
+        assert_eq!(m.value("bound_theorem1"), 9.0);
+        assert!(m.value("worst_steps") <= 9.0);
+        assert_eq!(m.value("optimum"), 8.0);
+        assert_eq!(m.value("diameter"), 7.0);
+        assert_eq!(m.value("source_k1_optimum"), 7.0);
+        assert_eq!(m.value("source_k1_single_entry"), 7.0);
+        assert_eq!(m.value("lemma1_holds"), 1.0);
+        assert_eq!(m.table("per_source").unwrap().rows.len(), 32);
+    }
+
+    #[test]
+    fn bad_config_names_the_key() {
+        let bad = |f: &dyn Fn(&mut BcastConfig)| {
+            let mut c = BcastConfig::default();
+            f(&mut c);
+            Bcast::validate(&c).unwrap_err().key
+        };
+        assert_eq!(bad(&|c| c.graph = "ccc:2,3".into()), "graph");
+        assert_eq!(bad(&|c| c.scheme = "magic".into()), "scheme");
+        assert_eq!(bad(&|c| c.source = "(99,0)".into()), "source");
+        assert_eq!(bad(&|c| c.ccc_k = 13), "ccc_k");
+        assert_eq!(bad(&|c| c.ccc_dh = 65), "ccc_dh");
+        assert_eq!(bad(&|c| c.design_moves = u32::MAX), "design_moves");
+    }
+
+    #[test]
+    fn ccc_sweep_keys_select_the_size() {
+        let cfg = BcastConfig {
+            ccc_k: 2,
+            ccc_dh: 1,
+            scheme: "optimal".into(),
+            ..Default::default()
+        };
+        assert_eq!(cfg.spec(), "ccc:3,2");
+        let m = Bcast::run(&cfg, 1, &NoProgress).unwrap();
+        // CCC(3,2): optimum 5 = Theorem 1; from (0,1) the optimum 5 exceeds the sharp claim 4.
+        assert_eq!(m.value("optimum"), 5.0);
+        assert_eq!(m.value("bound_theorem1"), 5.0);
+        assert_eq!(m.value("source_k1_optimum"), 5.0);
+        assert_eq!(m.value("source_k1_single_entry"), 5.0);
+        assert_eq!(m.value("sharp_bound"), 4.0);
+        assert_eq!(m.value("lemma1_holds"), 1.0);
+    }
+
+    #[test]
+    fn runs_are_a_pure_function_of_config_and_seed() {
+        let cfg = BcastConfig {
+            graph: "mesh:4x4".into(),
+            scheme: "aulbm".into(),
+            design_moves: 30,
+            ..Default::default()
+        };
+        let a = Bcast::run(&cfg, 7, &NoProgress).unwrap();
+        let b = Bcast::run(&cfg, 7, &NoProgress).unwrap();
+        // Debug text, since NaN (no Theorem 1 bound on a mesh) is not equal to itself.
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        assert!(a.value("bound_theorem1").is_nan());
+        assert_eq!(a.value("optimum"), 6.0);
+    }
+}

@@ -1,0 +1,514 @@
+//! `icnlab bcast`: run broadcast models on a graph and report times, bounds and costs.
+//!
+//! ```text
+//! icnlab bcast --graph ccc:4,3 --model ilbm --source all
+//! icnlab bcast --graph hypercube:6 --model all --out out/q6
+//! icnlab bcast --graph file:edges.txt --model clbm,aulbm,optimal
+//! ```
+//!
+//! Prints one table row per model (worst/mean time over the sources, Theorem 1 bound for CCC,
+//! diameter, optimum where decided, lower bound, messages, redundant receptions, storage).
+//! `--out DIR` writes `report.json`, `per_source.csv` and `graph.svg` (the graph coloured by
+//! first-receipt step for one source; CCC drawn as cycles on a cube).
+//!
+//! [`reproduce`] writes the claims table and figure of the CCC paper for a range of (h,k).
+
+mod draw;
+
+use anyhow::{Context, anyhow, bail};
+use icn_bcast::bounds::theorem1;
+use icn_bcast::claims::{ClaimLimits, ClaimRow, check_ccc, markdown};
+use icn_bcast::schemes::{RunOptions, Scheme, SchemeRun, diameter_by_symmetry, run_scheme};
+use icn_bcast::sim::Tiebreak;
+
+use icn_topo::{Graph, parse_graph_spec};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct BcastArgs {
+    /// Graph: ccc:H,K | hypercube:D | mesh:WxH | torus:WxH | ring:N | path:N | file:PATH
+    #[arg(long, default_value = "ccc:4,3")]
+    pub graph: String,
+    /// Models, comma-separated: clbm, naulbm, aulbm, ilbm, optimal, or all
+    #[arg(long, default_value = "ilbm")]
+    pub model: String,
+    /// Source node name (e.g. "(0,2)") or all
+    #[arg(long, default_value = "all")]
+    pub source: String,
+    /// Source whose first-receipt steps are drawn (default: the first source run)
+    #[arg(long)]
+    pub draw_source: Option<String>,
+    /// Seed of tie-breaks and searches
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Keep the lowest-index sender of simultaneous receptions instead of a seeded random one
+    #[arg(long)]
+    pub lowest_sender: bool,
+    /// Largest graph for which the exact optimum is searched
+    #[arg(long, default_value_t = 100)]
+    pub optimum_max_nodes: usize,
+    /// SAT conflict budget per solver call (the answer is "unknown" when it runs out)
+    #[arg(long, default_value_t = 200_000)]
+    pub conflicts: u64,
+    /// Moves of the universal-list designer
+    #[arg(long, default_value_t = 200)]
+    pub design_moves: u32,
+    /// Directory for report.json, per_source.csv and graph.svg
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+}
+
+fn parse_models(s: &str) -> anyhow::Result<Vec<Scheme>> {
+    if s == "all" {
+        return Ok(Scheme::ALL.to_vec());
+    }
+    s.split(',')
+        .map(|m| {
+            Scheme::parse(m.trim()).ok_or_else(|| {
+                anyhow!("--model: unknown model `{m}` (clbm, naulbm, aulbm, ilbm, optimal, all)")
+            })
+        })
+        .collect()
+}
+
+#[derive(Serialize)]
+struct ModelReport<'a> {
+    model: &'static str,
+    worst_steps: Option<u32>,
+    mean_steps: Option<f64>,
+    storage_max_entries: Option<usize>,
+    per_source: &'a [icn_bcast::schemes::SourceResult],
+    notes: &'a [String],
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    graph: &'a str,
+    nodes: usize,
+    links: usize,
+    diameter: u32,
+    theorem1_bound: Option<u32>,
+    optimum_worst: Option<u32>,
+    models: Vec<ModelReport<'a>>,
+}
+
+fn show<T: ToString>(v: Option<T>) -> String {
+    v.map_or("-".into(), |v| v.to_string())
+}
+
+/// Runs the `bcast` subcommand.
+pub fn run(args: &BcastArgs) -> anyhow::Result<()> {
+    let g = parse_graph_spec(&args.graph).map_err(|e| anyhow!("--graph: {e}"))?;
+    let models = parse_models(&args.model)?;
+    let sources: Vec<usize> = if args.source == "all" {
+        (0..g.len()).collect()
+    } else {
+        vec![g.node(&args.source).map_err(|e| anyhow!("--source: {e}"))?]
+    };
+    let draw_source = match &args.draw_source {
+        Some(name) => g.node(name).map_err(|e| anyhow!("--draw-source: {e}"))?,
+        None => sources[0],
+    };
+    let opts = RunOptions {
+        tiebreak: if args.lowest_sender {
+            Tiebreak::LowestSender
+        } else {
+            Tiebreak::Random { seed: args.seed }
+        },
+        seed: args.seed,
+        greedy_tries: RunOptions::default().greedy_tries,
+        design_moves: args.design_moves,
+        optimum_max_nodes: args.optimum_max_nodes,
+        optimum_conflicts: args.conflicts,
+    };
+    let mut runs: Vec<SchemeRun> = Vec::new();
+    for &m in &models {
+        if m == Scheme::Ilbm && g.kind() == icn_topo::Kind::File {
+            bail!(
+                "--model ilbm: node algorithms exist for ccc, hypercube, ring, path, mesh and torus, not file graphs"
+            );
+        }
+        runs.push(run_scheme(&g, m, &sources, &opts).map_err(|e| anyhow!("{e}"))?);
+    }
+    // The optimum column: from an `optimal` run if asked for, otherwise searched for the
+    // graph if it is small enough.
+    let optimum = match runs.iter().find(|r| r.scheme == Scheme::Optimal) {
+        Some(r) => r.worst(),
+        None if g.len() <= args.optimum_max_nodes => {
+            run_scheme(&g, Scheme::Optimal, &sources, &opts)
+                .map_err(|e| anyhow!("{e}"))?
+                .worst()
+        }
+        None => None,
+    };
+    let bound = g.ccc_params().map(|(h, k)| theorem1(h, k));
+    let diam = diameter_by_symmetry(&g);
+    println!("{}", table(&args.graph, &g, &runs, bound, diam, optimum));
+    for r in &runs {
+        for n in &r.notes {
+            println!("note: {n}");
+        }
+    }
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--out: cannot create {}", dir.display()))?;
+        let report = Report {
+            graph: &args.graph,
+            nodes: g.len(),
+            links: g.edge_count(),
+            diameter: diam,
+            theorem1_bound: bound,
+            optimum_worst: optimum,
+            models: runs
+                .iter()
+                .map(|r| ModelReport {
+                    model: r.scheme.name(),
+                    worst_steps: r.worst(),
+                    mean_steps: r.mean(),
+                    storage_max_entries: r.storage.iter().copied().max(),
+                    per_source: &r.per_source,
+                    notes: &r.notes,
+                })
+                .collect(),
+        };
+        write(dir, "report.json", &serde_json::to_string_pretty(&report)?)?;
+        write(dir, "per_source.csv", &per_source_csv(&g, &runs))?;
+        // Draw ILBM's outcome for the drawing source if it ran, else the first simulated model's.
+        let drawable = runs
+            .iter()
+            .find(|r| r.scheme == Scheme::Ilbm)
+            .or_else(|| runs.iter().find(|r| r.scheme != Scheme::Optimal))
+            .map(|r| r.scheme);
+        if let Some(m) = drawable {
+            let one = run_scheme(&g, m, &[draw_source], &opts).map_err(|e| anyhow!("{e}"))?;
+            if let Some(o) = one.sample {
+                let title = format!(
+                    "{} {} from {}: {} steps",
+                    args.graph,
+                    m.name(),
+                    g.name(draw_source),
+                    show(o.time())
+                );
+                write(
+                    dir,
+                    "graph.svg",
+                    &draw::svg(&g, &o.first_receipt, draw_source, &title),
+                )?;
+            }
+        }
+        println!(
+            "wrote {}/{{report.json, per_source.csv, graph.svg}}",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> anyhow::Result<()> {
+    let p = dir.join(name);
+    std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
+}
+
+fn table(
+    spec: &str,
+    g: &Graph,
+    runs: &[SchemeRun],
+    bound: Option<u32>,
+    diam: u32,
+    optimum: Option<u32>,
+) -> String {
+    let mut s = format!(
+        "graph {spec}: {} nodes, {} links, diameter {diam}\n",
+        g.len(),
+        g.edge_count()
+    );
+    let _ = writeln!(
+        s,
+        "{:<8} {:>6} {:>7} {:>6} {:>5} {:>8} {:>6} {:>9} {:>10} {:>8}",
+        "model",
+        "worst",
+        "mean",
+        "bound",
+        "diam",
+        "optimum",
+        "lower",
+        "messages",
+        "redundant",
+        "storage"
+    );
+    for r in runs {
+        let n = r.per_source.len().max(1) as f64;
+        let msgs = r.per_source.iter().map(|x| x.messages as f64).sum::<f64>() / n;
+        let red = r.per_source.iter().map(|x| x.redundant as f64).sum::<f64>() / n;
+        let lower = r.per_source.iter().map(|x| x.lower_bound).max();
+        let _ = writeln!(
+            s,
+            "{:<8} {:>6} {:>7} {:>6} {:>5} {:>8} {:>6} {:>9.1} {:>10.1} {:>8}",
+            r.scheme.name(),
+            show(r.worst()),
+            r.mean().map_or("-".into(), |m| format!("{m:.2}")),
+            show(bound),
+            diam,
+            show(optimum),
+            show(lower),
+            msgs,
+            red,
+            show(r.storage.iter().copied().max()),
+        );
+    }
+    s
+}
+
+fn per_source_csv(g: &Graph, runs: &[SchemeRun]) -> String {
+    let mut s =
+        String::from("model,source,name,steps,eccentricity,lower_bound,messages,redundant\n");
+    for r in runs {
+        for x in &r.per_source {
+            let _ = writeln!(
+                s,
+                "{},{},\"{}\",{},{},{},{},{}",
+                r.scheme.name(),
+                x.source,
+                g.name(x.source),
+                show(x.time),
+                x.eccentricity,
+                x.lower_bound,
+                x.messages,
+                x.redundant
+            );
+        }
+    }
+    s
+}
+
+/// `icnlab reproduce bcast`: the CCC claims table (Markdown, CSV, JSON) and a figure of
+/// Theorem 1's bound, CCCBrd's worst time and the optimum over the (h,k) range, in `dir`.
+/// `quick` limits the range to k ≤ 4 and the exact search to small graphs.
+pub fn reproduce(dir: &Path, quick: bool) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let (kmax, lim) = if quick {
+        (
+            4,
+            ClaimLimits {
+                all_sources_max_nodes: 64,
+                k1_max_nodes: 128,
+                conflicts: 50_000,
+            },
+        )
+    } else {
+        (
+            8,
+            ClaimLimits {
+                all_sources_max_nodes: 600,
+                k1_max_nodes: 3100,
+                conflicts: 300_000,
+            },
+        )
+    };
+    let mut rows: Vec<ClaimRow> = Vec::new();
+    for k in 2..=kmax {
+        for h in k as usize..=k as usize + 4 {
+            rows.push(check_ccc(h, k, &lim).map_err(|e| anyhow!("{e}"))?);
+        }
+    }
+    write(dir, "claims.md", &markdown(&rows))?;
+    write(dir, "claims.json", &serde_json::to_string_pretty(&rows)?)?;
+    let mut csv = String::from(
+        "h,k,nodes,diameter,theorem1,cccbrd_worst,single_entry_worst_lower,single_entry_worst_exact,optimum_worst_lower,optimum_worst_exact,sharp,cccbrd_k1,single_entry_k1_lower,single_entry_k1_exact,optimum_k1_lower,optimum_k1_exact,lemma1_cccbrd\n",
+    );
+    for r in &rows {
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            r.h,
+            r.k,
+            r.nodes,
+            r.diameter,
+            r.theorem1,
+            r.cccbrd_worst,
+            r.single_entry_worst.lower(),
+            r.single_entry_worst.exact().is_some(),
+            r.optimum_worst.lower(),
+            r.optimum_worst.exact().is_some(),
+            r.sharp,
+            r.cccbrd_k1,
+            r.single_entry_k1.lower(),
+            r.single_entry_k1.exact().is_some(),
+            r.optimum_k1.lower(),
+            r.optimum_k1.exact().is_some(),
+            r.lemma1_cccbrd
+        );
+    }
+    write(dir, "claims.csv", &csv)?;
+    write(dir, "claims.svg", &claims_figure(&rows)?)?;
+    println!("{}", markdown(&rows));
+    println!("wrote {}/claims.{{md,csv,json,svg}}", dir.display());
+    Ok(())
+}
+
+/// One line of the claims figure: (size index, steps).
+type Points = Vec<(usize, u32)>;
+
+/// Theorem 1 bound, CCCBrd worst time and optimum (or its lower bound) per CCC size; and the
+/// same for the sharper claim from (c,k−1).
+fn claims_figure(rows: &[ClaimRow]) -> anyhow::Result<String> {
+    use plotters::prelude::*;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (1000, 700)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let panels = root.split_evenly((2, 1));
+        let ymax = rows
+            .iter()
+            .map(|r| r.theorem1.max(r.cccbrd_worst))
+            .max()
+            .unwrap_or(1)
+            + 2;
+        let labels: Vec<String> = rows.iter().map(|r| format!("{},{}", r.h, r.k)).collect();
+        let series: [(&str, Vec<Points>); 2] = [
+            (
+                "any source: Theorem 1 (black), CCCBrd worst (blue), optimum or lower bound (red)",
+                vec![
+                    rows.iter()
+                        .enumerate()
+                        .map(|(i, r)| (i, r.theorem1))
+                        .collect(),
+                    rows.iter()
+                        .enumerate()
+                        .map(|(i, r)| (i, r.cccbrd_worst))
+                        .collect(),
+                    rows.iter()
+                        .enumerate()
+                        .map(|(i, r)| (i, r.optimum_worst.lower()))
+                        .collect(),
+                ],
+            ),
+            (
+                "source (c,k-1): sharp claim (black), CCCBrd (blue), optimum or lower bound (red)",
+                vec![
+                    rows.iter().enumerate().map(|(i, r)| (i, r.sharp)).collect(),
+                    rows.iter()
+                        .enumerate()
+                        .map(|(i, r)| (i, r.cccbrd_k1))
+                        .collect(),
+                    rows.iter()
+                        .enumerate()
+                        .map(|(i, r)| (i, r.optimum_k1.lower()))
+                        .collect(),
+                ],
+            ),
+        ];
+        for (panel, (title, lines)) in panels.iter().zip(series) {
+            let mut chart = ChartBuilder::on(panel)
+                .caption(title, ("sans-serif", 15))
+                .margin(10)
+                .x_label_area_size(40)
+                .y_label_area_size(40)
+                .build_cartesian_2d(0usize..rows.len().saturating_sub(1).max(1), 0u32..ymax)?;
+            chart
+                .configure_mesh()
+                .x_labels(rows.len())
+                .x_label_formatter(&|i| labels.get(*i).cloned().unwrap_or_default())
+                .x_desc("CCC(h,k)")
+                .y_desc("steps")
+                .draw()?;
+            for (pts, colour) in lines.into_iter().zip([BLACK, BLUE, RED]) {
+                chart.draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))?;
+                chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, colour.filled())))?;
+            }
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(graph: &str, model: &str) -> BcastArgs {
+        BcastArgs {
+            graph: graph.into(),
+            model: model.into(),
+            source: "all".into(),
+            draw_source: None,
+            seed: 1,
+            lowest_sender: false,
+            optimum_max_nodes: 100,
+            conflicts: 200_000,
+            design_moves: 20,
+            out: None,
+        }
+    }
+
+    #[test]
+    fn writes_report_csv_and_svg() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = args("ccc:3,2", "all");
+        a.out = Some(dir.path().to_path_buf());
+        a.draw_source = Some("(1,2)".into());
+        run(&a).unwrap();
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+                .unwrap();
+        assert_eq!(report["nodes"], 12);
+        assert_eq!(report["theorem1_bound"], 5);
+        assert_eq!(report["optimum_worst"], 5);
+        assert_eq!(report["models"].as_array().unwrap().len(), 5);
+        let csv = std::fs::read_to_string(dir.path().join("per_source.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 1 + 5 * 12);
+        let svg = std::fs::read_to_string(dir.path().join("graph.svg")).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("(1,2) step 0"));
+        assert_eq!(svg.matches("<circle").count(), 12);
+    }
+
+    #[test]
+    fn bad_input_is_a_one_line_error() {
+        for (g, m, s) in [
+            ("ccc:2,3", "ilbm", "all"),
+            ("cube:3", "ilbm", "all"),
+            ("ring:5", "magic", "all"),
+            ("ring:5", "ilbm", "99"),
+        ] {
+            let mut a = args(g, m);
+            a.source = s.into();
+            let e = run(&a).unwrap_err().to_string();
+            assert!(!e.contains('\n') && e.starts_with("--"), "{e}");
+        }
+    }
+
+    #[test]
+    fn file_graphs_run_list_models_but_not_ilbm() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("edges.txt");
+        std::fs::write(&f, "a b\nb c\nc d\nd a\na c\n").unwrap();
+        let spec = format!("file:{}", f.display());
+        run(&args(&spec, "clbm,aulbm,optimal")).unwrap();
+        assert!(
+            run(&args(&spec, "ilbm"))
+                .unwrap_err()
+                .to_string()
+                .contains("file graphs")
+        );
+    }
+
+    #[test]
+    fn quick_reproduce_writes_the_claims() {
+        let dir = tempfile::tempdir().unwrap();
+        reproduce(dir.path(), true).unwrap();
+        let md = std::fs::read_to_string(dir.path().join("claims.md")).unwrap();
+        let csv = std::fs::read_to_string(dir.path().join("claims.csv")).unwrap();
+        let cols = csv.lines().next().unwrap().split(',').count();
+        assert!(csv.lines().all(|l| l.split(',').count() == cols));
+        // 3 header-ish lines aside, one row per (h,k) with 2 ≤ k ≤ 4, k ≤ h ≤ k+4.
+        assert_eq!(md.lines().count(), 2 + 15);
+        assert!(md.contains("| 3 | 2 | 12 |"));
+        assert!(
+            std::fs::read_to_string(dir.path().join("claims.svg"))
+                .unwrap()
+                .contains("<svg")
+        );
+    }
+}
