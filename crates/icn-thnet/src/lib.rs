@@ -1,0 +1,13 @@
+//! TH-Net (THNPC-II) X-Switch networks simulated at symbol level, and a BookSim-style
+//! virtual-channel router to compare them with.
+//!
+//! Sans-IO protocol pieces (each a plain struct tested against the spec's tables):
+//! * [`symbol`]: the 9-bit X-Link symbol codec (data vs control characters);
+//! * [`frame`]: data-frame builder/parser (routing head, data, CRC, `ID-EOF`);
+//! * [`fifo`]: the input FIFO and its STOP/GO hysteresis, with the threshold check;
+//! * [`outport`]: the output port's 15-state circulating-priority machine.
+
+pub mod fifo;
+pub mod frame;
+pub mod outport;
+pub mod symbol;
