@@ -6,8 +6,18 @@
 //! * [`frame`]: data-frame builder/parser (routing head, data, CRC, `ID-EOF`);
 //! * [`fifo`]: the input FIFO and its STOP/GO hysteresis, with the threshold check;
 //! * [`outport`]: the output port's 15-state circulating-priority machine.
+//!
+//! Assembly:
+//! * [`topology`]: ring, mesh, torus, star, tree, graph files; source routes;
+//! * [`traffic`]: workloads shared by both models;
+//! * [`nia`]: the X-NIA endpoint (send queue, frame splitting, DMA delay, checked receive);
+//! * [`xnet`]: the cycle-driven X-Switch network with its deadlock watchdog.
 
 pub mod fifo;
 pub mod frame;
+pub mod nia;
 pub mod outport;
 pub mod symbol;
+pub mod topology;
+pub mod traffic;
+pub mod xnet;
