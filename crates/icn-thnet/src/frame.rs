@@ -32,7 +32,7 @@ pub enum Check {
 
 impl Check {
     /// Check symbols per frame.
-    pub const fn len(self) -> usize {
+    pub const fn symbols(self) -> usize {
         match self {
             Check::None => 0,
             Check::Crc16 => 2,
@@ -91,7 +91,7 @@ impl Frame {
     /// The frame's symbols: Head, Data, Check, `ID-EOF`.
     pub fn encode(&self, check: Check) -> Vec<Symbol> {
         debug_assert!(self.route.iter().all(|&p| usize::from(p) < PORTS));
-        let mut out = Vec::with_capacity(self.route.len() + self.data.len() + check.len() + 1);
+        let mut out = Vec::with_capacity(self.route.len() + self.data.len() + check.symbols() + 1);
         out.extend(self.route.iter().map(|&p| Symbol::route(p)));
         out.extend(self.data.iter().map(|&b| Symbol::data(b)));
         let mut crc = [0u8; 4];
@@ -127,7 +127,7 @@ impl Frame {
         if eof_at + 1 != symbols.len() {
             return Err(FrameError::TrailingSymbols { at: eof_at + 1 });
         }
-        let need = check.len();
+        let need = check.symbols();
         if body.len() < need {
             return Err(FrameError::TooShort {
                 got: body.len(),
