@@ -21,3 +21,4 @@ pub mod symbol;
 pub mod topology;
 pub mod traffic;
 pub mod xnet;
+pub mod xswitch_model;

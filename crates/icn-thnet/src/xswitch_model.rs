@@ -1,0 +1,451 @@
+//! `model = "xswitch"`: a TH-Net network of X-Switches under a workload, with the
+//! statistics conventions of BookSim (warm-up, measurement window, drain).
+//!
+//! Units: one cycle moves one 9-bit symbol per channel, so a link carries 1 byte/cycle;
+//! `load` is offered payload bytes per node per cycle (a fraction of link bandwidth), sizes
+//! are payload bytes. Latency of a message: from its creation at the source to the
+//! acceptance of its last frame's `ID-EOF` at the destination (DMA delay, queueing, framing
+//! overhead and all). Messages created in the measurement window are measured; the run then
+//! keeps the traffic going until they are all delivered (or `drain` cycles pass, in which
+//! case the point is past saturation and `unfinished` says how many were not delivered).
+
+use crate::frame::Check;
+use crate::nia::{Delivered, Started};
+use crate::topology::Topology;
+use crate::traffic::{self, Sizes, Source, TrafficConfig, Workload};
+use crate::xnet::{NetParams, Network, Observer};
+use icn_engine::rng::stream;
+use icn_engine::stats::{Histogram, Summary, jain_fairness};
+use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Table};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+pub struct XSwitch;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct XSwitchConfig {
+    /// `ring:N`, `mesh:XxY`, `torus:XxY`, `star`, `tree:D` or `file:PATH`.
+    pub topology: String,
+    /// Offered payload bytes per node per cycle (1.0 = a full link).
+    pub load: f64,
+    /// Message size in bytes (or the small mode of the bimodal mix).
+    pub size: u32,
+    pub size_large: u32,
+    pub large_fraction: f64,
+    pub traffic: TrafficConfig,
+    /// Payload bytes per frame; a message longer than this is split. `frame_size ≥ size`
+    /// means no splitting.
+    pub frame_size: u32,
+    pub link_delay: usize,
+    pub fifo_size: usize,
+    pub stop_threshold: usize,
+    pub go_threshold: usize,
+    pub check: Check,
+    pub dma_delay: u64,
+    pub watchdog: u64,
+    pub warmup: u64,
+    pub measure: u64,
+    pub drain: u64,
+}
+
+impl Default for XSwitchConfig {
+    fn default() -> Self {
+        XSwitchConfig {
+            topology: "mesh:8x8".into(),
+            load: 0.1,
+            size: 256,
+            size_large: 4096,
+            large_fraction: 0.0,
+            traffic: TrafficConfig::default(),
+            frame_size: 64,
+            link_delay: 1,
+            fifo_size: 64,
+            stop_threshold: 48,
+            go_threshold: 16,
+            check: Check::Crc16,
+            dma_delay: 10,
+            watchdog: 20_000,
+            warmup: 5_000,
+            measure: 20_000,
+            drain: 100_000,
+        }
+    }
+}
+
+impl XSwitchConfig {
+    fn params(&self) -> NetParams {
+        NetParams {
+            link_delay: self.link_delay,
+            fifo_size: self.fifo_size,
+            stop_threshold: self.stop_threshold,
+            go_threshold: self.go_threshold,
+            frame_size: self.frame_size,
+            check: self.check,
+            dma_delay: self.dma_delay,
+            watchdog: self.watchdog,
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            size: self.size,
+            size_large: self.size_large,
+            large_fraction: self.large_fraction,
+        }
+    }
+}
+
+const MAX_SIZE: u32 = 1 << 20;
+
+/// Per-run statistics fed by the network's frame events.
+struct Stats {
+    n: usize,
+    window: (u64, u64),
+    /// Per (src, dst): (sequence of a message's last frame, creation cycle), in order.
+    pending: Vec<VecDeque<(u32, u64)>>,
+    latency: Histogram,
+    per_source_latency: Vec<Summary>,
+    accepted: Vec<u64>,
+    offered: Vec<u64>,
+    outstanding: u64,
+}
+
+impl Stats {
+    fn measured(&self, created: u64) -> bool {
+        (self.window.0..self.window.1).contains(&created)
+    }
+}
+
+impl Observer for Stats {
+    fn started(&mut self, _now: u64, src: usize, f: &Started) {
+        if let Some(created) = f.last_of {
+            self.pending[src * self.n + f.dst].push_back((f.seq, created));
+        }
+    }
+
+    fn delivered(&mut self, now: u64, dst: usize, f: &Delivered) {
+        if (self.window.0..self.window.1).contains(&now) {
+            self.accepted[f.src] += u64::from(f.bytes);
+        }
+        let q = &mut self.pending[f.src * self.n + dst];
+        if q.front().is_some_and(|&(seq, _)| seq == f.seq) {
+            let (_, created) = q.pop_front().expect("checked");
+            if self.measured(created) {
+                self.latency.add(now - created);
+                self.per_source_latency[f.src].add((now - created) as f64);
+                self.outstanding -= 1;
+            }
+        }
+    }
+}
+
+impl Model for XSwitch {
+    const NAME: &'static str = "xswitch";
+    const ABOUT: &'static str = "TH-Net X-Switch network at symbol level: STOP/GO FIFOs, circulating-priority outputs, frame splitting";
+    type Config = XSwitchConfig;
+
+    fn validate(cfg: &XSwitchConfig) -> Result<(), Invalid> {
+        let topo = Topology::from_spec(&cfg.topology)?;
+        cfg.params().validate()?;
+        Invalid::check(
+            cfg.load > 0.0 && cfg.load <= 1.0,
+            "load",
+            "(0, 1] bytes/node/cycle",
+            cfg.load,
+        )?;
+        cfg.sizes().validate(MAX_SIZE)?;
+        traffic::validate(&cfg.traffic, topo.nias(), topo.grid, MAX_SIZE)?;
+        Invalid::check(
+            (1..=1 << 36).contains(&cfg.measure),
+            "measure",
+            "1 ..= 2^36 cycles",
+            cfg.measure,
+        )?;
+        Invalid::check(
+            cfg.warmup <= 1 << 36,
+            "warmup",
+            "0 ..= 2^36 cycles",
+            cfg.warmup,
+        )?;
+        Invalid::check(
+            cfg.drain <= 1 << 36,
+            "drain",
+            "0 ..= 2^36 cycles",
+            cfg.drain,
+        )
+    }
+
+    fn work(cfg: &XSwitchConfig) -> u64 {
+        cfg.warmup + cfg.measure
+    }
+
+    fn run(cfg: &XSwitchConfig, seed: u64, progress: &dyn Progress) -> Result<Metrics, ModelError> {
+        Self::validate(cfg)?;
+        let topo = Topology::from_spec(&cfg.topology)?;
+        let n = topo.nias();
+        let trace = traffic::validate(&cfg.traffic, n, topo.grid, MAX_SIZE)?;
+        let workload = Workload::new(&cfg.traffic, n, topo.grid, cfg.sizes());
+        let rate = cfg.load / cfg.sizes().mean();
+        let is_trace = cfg.traffic.pattern == traffic::Pattern::Trace;
+        let mut sources: Vec<Source> = (0..n)
+            .map(|s| {
+                Source::new(
+                    s,
+                    rate,
+                    stream(seed, s as u64),
+                    is_trace.then_some(&trace[..]),
+                )
+            })
+            .collect();
+        let mut net = Network::new(topo, cfg.params())?;
+        let end = cfg.warmup + cfg.measure;
+        let mut st = Stats {
+            n,
+            window: (cfg.warmup, end),
+            pending: vec![VecDeque::new(); n * n],
+            latency: Histogram::default(),
+            per_source_latency: vec![Summary::default(); n],
+            accepted: vec![0; n],
+            offered: vec![0; n],
+            outstanding: 0,
+        };
+        let hard_end = end + cfg.drain;
+        while net.now < hard_end {
+            let now = net.now;
+            if now >= end && st.outstanding == 0 {
+                break;
+            }
+            net.measuring = (cfg.warmup..end).contains(&now);
+            for (s, src) in sources.iter_mut().enumerate() {
+                while src.next <= now {
+                    let a = src.arrive(&workload);
+                    net.nias[s].submit(a.dst, a.size, now);
+                    if st.measured(now) {
+                        st.offered[s] += u64::from(a.size);
+                        st.outstanding += 1;
+                    }
+                }
+            }
+            net.step(&mut st)?;
+            if now % 4096 == 4095 && now < end {
+                progress.advance(4096);
+            }
+        }
+        Ok(report(cfg, &net, &st))
+    }
+}
+
+fn report(cfg: &XSwitchConfig, net: &Network, st: &Stats) -> Metrics {
+    let n = st.n as f64;
+    let m = cfg.measure as f64;
+    let c = &net.counters;
+    let mut out = Metrics::default();
+    out.push(
+        "latency_mean",
+        st.latency.mean(),
+        "cycles",
+        "message creation → last EOF accepted",
+    );
+    out.push(
+        "latency_p50",
+        st.latency.quantile(0.5),
+        "cycles",
+        "median message latency",
+    );
+    out.push(
+        "latency_p99",
+        st.latency.quantile(0.99),
+        "cycles",
+        "99th percentile message latency",
+    );
+    out.push(
+        "latency_max",
+        st.latency.max(),
+        "cycles",
+        "largest message latency",
+    );
+    let offered: u64 = st.offered.iter().sum();
+    let accepted: u64 = st.accepted.iter().sum();
+    out.push(
+        "offered",
+        offered as f64 / (n * m),
+        "B/node/cycle",
+        "payload bytes created per node per cycle",
+    );
+    out.push(
+        "accepted",
+        accepted as f64 / (n * m),
+        "B/node/cycle",
+        "payload bytes accepted per node per cycle",
+    );
+    let links: Vec<f64> = net
+        .inter_switch_channels()
+        .map(|ch| c.busy[ch] as f64 / m)
+        .collect();
+    let mean = links.iter().sum::<f64>() / links.len().max(1) as f64;
+    out.push(
+        "link_util_mean",
+        if links.is_empty() { f64::NAN } else { mean },
+        "",
+        "switch-to-switch channel busy fraction, mean",
+    );
+    out.push(
+        "link_util_max",
+        links.iter().copied().fold(f64::NAN, f64::max),
+        "",
+        "busiest switch-to-switch channel",
+    );
+    let per_source: Vec<f64> = st.accepted.iter().map(|&b| b as f64 / m).collect();
+    out.push(
+        "jain_fairness",
+        jain_fairness(&per_source),
+        "",
+        "Jain index of accepted throughput per source",
+    );
+    out.push(
+        "stops",
+        c.stops as f64,
+        "",
+        "ID-STOP characters sent in the window",
+    );
+    out.push(
+        "gos",
+        c.gos as f64,
+        "",
+        "ID-GO characters sent in the window",
+    );
+    let outputs = net.topo.links.iter().filter(|l| l.is_some()).count() as f64;
+    out.push(
+        "wait_fraction",
+        c.wait_cycles as f64 / (outputs * m),
+        "",
+        "output-port time in Wait states",
+    );
+    out.push(
+        "unfinished",
+        st.outstanding as f64,
+        "messages",
+        "measured messages not delivered by the end of the drain",
+    );
+    out.tables.push(Table {
+        name: "per_source".into(),
+        columns: ["source", "offered", "accepted", "latency_mean"]
+            .map(String::from)
+            .to_vec(),
+        rows: (0..st.n)
+            .map(|s| {
+                let lat = &st.per_source_latency[s];
+                vec![
+                    s as f64,
+                    st.offered[s] as f64 / m,
+                    st.accepted[s] as f64 / m,
+                    if lat.count == 0 { f64::NAN } else { lat.mean },
+                ]
+            })
+            .collect(),
+        ci95: vec![],
+    });
+    if st.outstanding > 0 {
+        out.notes.push(format!(
+            "{} measured messages were still undelivered after {} drain cycles: the load is past saturation",
+            st.outstanding, cfg.drain
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use icn_engine::model::NoProgress;
+
+    fn small() -> XSwitchConfig {
+        XSwitchConfig {
+            topology: "mesh:4x4".into(),
+            load: 0.1,
+            size: 128,
+            warmup: 1_000,
+            measure: 4_000,
+            ..XSwitchConfig::default()
+        }
+    }
+
+    #[test]
+    fn below_saturation_accepted_equals_offered() {
+        let m = XSwitch::run(&small(), 1, &NoProgress).unwrap();
+        let (off, acc) = (m.value("offered"), m.value("accepted"));
+        assert!(
+            (acc - off).abs() < 0.1 * off,
+            "offered {off} accepted {acc}"
+        );
+        assert_eq!(m.value("unfinished"), 0.0);
+        assert!(m.value("latency_p50") <= m.value("latency_p99"));
+        assert!(m.value("latency_p99") <= m.value("latency_max"));
+        // A 128-byte message is two 64-byte frames of ≥ 73 symbols each, plus a 10-cycle DMA.
+        assert!(
+            m.value("latency_mean") > 146.0 + 10.0,
+            "{}",
+            m.value("latency_mean")
+        );
+        // Few messages per source in a short window: the index is noisy but well-defined.
+        let j = m.value("jain_fairness");
+        assert!(j > 1.0 / 16.0 && j <= 1.0, "{j}");
+        assert_eq!(m.table("per_source").unwrap().rows.len(), 16);
+    }
+
+    #[test]
+    fn same_seed_same_result() {
+        let a = XSwitch::run(&small(), 7, &NoProgress).unwrap();
+        let b = XSwitch::run(&small(), 7, &NoProgress).unwrap();
+        assert_eq!(a, b);
+        let c = XSwitch::run(&small(), 8, &NoProgress).unwrap();
+        assert_ne!(a.value("latency_mean"), c.value("latency_mean"));
+    }
+
+    #[test]
+    fn hotspot_backs_up_with_stop_go() {
+        let mut cfg = small();
+        cfg.load = 0.3;
+        cfg.traffic.pattern = traffic::Pattern::Hotspot;
+        cfg.traffic.hotspot_fraction = 0.5;
+        let hot = XSwitch::run(&cfg, 1, &NoProgress).unwrap();
+        assert!(hot.value("stops") > 0.0, "the hot spot must back up");
+        assert!(hot.value("wait_fraction") > 0.0);
+    }
+
+    #[test]
+    fn bad_configs_name_their_key() {
+        let bad = |f: fn(&mut XSwitchConfig)| {
+            let mut c = small();
+            f(&mut c);
+            XSwitch::validate(&c).unwrap_err().key
+        };
+        assert_eq!(bad(|c| c.frame_size = 0), "frame_size");
+        assert_eq!(bad(|c| c.topology = "mesh:4".into()), "topology");
+        assert_eq!(bad(|c| c.stop_threshold = 64), "stop_threshold");
+        assert_eq!(bad(|c| c.load = 0.0), "load");
+        assert_eq!(bad(|c| c.size = 0), "size");
+        assert_eq!(
+            bad(|c| c.topology = "file:/nonexistent/graph.txt".into()),
+            "topology"
+        );
+        assert_eq!(
+            bad(|c| {
+                c.traffic.pattern = traffic::Pattern::Hotspot;
+                c.traffic.hotspot_node = 99;
+            }),
+            "traffic.hotspot_node"
+        );
+    }
+
+    #[test]
+    fn config_rejects_unknown_keys_and_fills_defaults() {
+        let c: XSwitchConfig =
+            toml::from_str("topology = \"torus:4x4\"\n[traffic]\npattern = \"transpose\"\n")
+                .unwrap();
+        assert_eq!(c.frame_size, 64);
+        assert_eq!(c.traffic.pattern, traffic::Pattern::Transpose);
+        assert!(toml::from_str::<XSwitchConfig>("frame = 3\n").is_err());
+    }
+}
