@@ -13,6 +13,7 @@
 //! * [`nia`]: the X-NIA endpoint (send queue, frame splitting, DMA delay, checked receive);
 //! * [`xnet`]: the cycle-driven X-Switch network with its deadlock watchdog.
 
+pub mod alloc;
 pub mod fifo;
 pub mod frame;
 pub mod nia;
@@ -20,5 +21,6 @@ pub mod outport;
 pub mod symbol;
 pub mod topology;
 pub mod traffic;
+pub mod vcnet;
 pub mod xnet;
 pub mod xswitch_model;
