@@ -46,8 +46,9 @@ fn past(winner: u32, n: usize) -> u8 {
 
 /// Matches inputs to outputs. `requests[i]` is input i's mask of outputs; `in_ptr`/`out_ptr`
 /// are the arbiters' pointers (one per input / output, updated in place); `grant[i]` receives
-/// the matched output of input i (or `u8::MAX`). `n_out` outputs exist.
-pub fn allocate(
+/// the matched output of input i (or `u8::MAX`). `n_out ≤ N` outputs and `≤ N` inputs exist
+/// (`N` sizes the scratch arrays on the stack).
+pub fn allocate<const N: usize>(
     kind: AllocKind,
     requests: &[u64],
     n_out: usize,
@@ -60,7 +61,7 @@ pub fn allocate(
     match kind {
         AllocKind::RoundRobin => {
             // Step 1: inputs choose; record per output the mask of inputs that chose it.
-            let mut chose = [0u64; 64];
+            let mut chose = [0u64; N];
             for (i, &m) in requests.iter().enumerate() {
                 if let Some(o) = rr_pick(m, u32::from(in_ptr[i])) {
                     chose[o as usize] |= 1 << i;
@@ -76,7 +77,7 @@ pub fn allocate(
         }
         AllocKind::Islip => {
             // Step 1: each output grants one requesting input.
-            let mut granted = [0u64; 64]; // per input: outputs that granted it
+            let mut granted = [0u64; N]; // per input: outputs that granted it
             for o in 0..n_out {
                 let mut asking = 0u64;
                 for (i, &m) in requests.iter().enumerate() {
@@ -116,7 +117,7 @@ mod tests {
         let mut g = vec![0u8; reqs.len()];
         (0..rounds)
             .map(|_| {
-                allocate(kind, reqs, n_out, &mut ip, &mut op, &mut g);
+                allocate::<8>(kind, reqs, n_out, &mut ip, &mut op, &mut g);
                 g.clone()
             })
             .collect()

@@ -21,6 +21,7 @@ pub mod outport;
 pub mod symbol;
 pub mod topology;
 pub mod traffic;
+pub mod vc_model;
 pub mod vcnet;
 pub mod xnet;
 pub mod xswitch_model;

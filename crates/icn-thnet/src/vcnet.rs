@@ -191,6 +191,10 @@ pub struct VcNet {
     sa_in: Vec<u8>,
     sa_out: Vec<u8>,
     sa_vc: Vec<u8>,
+    /// Per router: bit `port·V + vc` set for input VCs waiting in RC/VA …
+    routing_mask: Vec<u64>,
+    /// … and for active input VCs holding flits (SA candidates), so idle VCs cost nothing.
+    sa_mask: Vec<u64>,
     in_network: u64,
     last_move: u64,
     pub measuring: bool,
@@ -262,6 +266,8 @@ impl VcNet {
             sa_in: vec![0; ports],
             sa_out: vec![0; ports],
             sa_vc: vec![0; ports],
+            routing_mask: vec![0; routers],
+            sa_mask: vec![0; routers],
             in_network: 0,
             last_move: 0,
             measuring: false,
@@ -361,6 +367,7 @@ impl VcNet {
         debug_assert!(f.flags & HEAD != 0, "a packet starts with its head");
         let (out, lo, hi) = self.route(r, f.pkt);
         self.ist[ivc] = ROUTING;
+        self.routing_mask[r] |= 1 << (ivc - r * P * self.v);
         self.iout[ivc] = out as u8;
         self.iovc[ivc] = (lo | hi << 4) as u8; // class range until VA picks a VC
         self.iready[ivc] = f.arrived.max(earliest) + self.p.routing_delay;
@@ -468,21 +475,30 @@ impl VcNet {
         let ivc = ip * self.v + f.vc as usize;
         let was_empty = self.blen[ivc] == 0;
         self.push_flit(ivc, f)?;
-        if was_empty && self.ist[ivc] == IDLE {
-            self.start_routing(ip / P, ivc, f.arrived);
+        let r = ip / P;
+        if self.ist[ivc] == ACTIVE {
+            self.sa_mask[r] |= 1 << (ivc - r * P * self.v);
+        } else if was_empty && self.ist[ivc] == IDLE {
+            self.start_routing(r, ivc, f.arrived);
         }
         Ok(())
     }
 
     fn vc_allocate(&mut self, r: usize) {
+        let mut pending = self.routing_mask[r];
+        if pending == 0 {
+            return;
+        }
         let v = self.v;
         let n = P * v;
         let base = r * n;
         let mut req = [0u64; 40];
         let mut any = false;
-        for i in 0..n {
+        while pending != 0 {
+            let i = pending.trailing_zeros() as usize;
+            pending &= pending - 1;
             let ivc = base + i;
-            if self.ist[ivc] != ROUTING || self.iready[ivc] > self.now {
+            if self.iready[ivc] > self.now {
                 continue;
             }
             let o = self.iout[ivc] as usize;
@@ -501,7 +517,7 @@ impl VcNet {
             return;
         }
         let mut grant = [u8::MAX; 40];
-        allocate(
+        allocate::<40>(
             self.p.vc_alloc,
             &req[..n],
             n,
@@ -515,16 +531,20 @@ impl VcNet {
                 let ovc = grant[i] as usize;
                 self.ovc_busy[base + ovc] = true;
                 self.ist[ivc] = ACTIVE;
+                self.routing_mask[r] &= !(1 << i);
+                if self.blen[ivc] > 0 {
+                    self.sa_mask[r] |= 1 << i;
+                }
                 self.iovc[ivc] = (ovc % v) as u8;
                 self.iready[ivc] = self.now + self.p.vc_alloc_delay;
             }
         }
     }
 
-    fn sa_eligible(&self, ivc: usize, ovc_base: usize) -> bool {
-        self.ist[ivc] == ACTIVE
-            && self.blen[ivc] > 0
-            && self.iready[ivc] <= self.now
+    /// Input VC `ivc` (active, holding flits) can bid for the switch now.
+    #[inline]
+    fn sa_ready(&self, ivc: usize, ovc_base: usize) -> bool {
+        self.iready[ivc] <= self.now
             && (self.iout[ivc] as usize == LOCAL
                 || self.credits
                     [ovc_base + self.iout[ivc] as usize * self.v + self.iovc[ivc] as usize]
@@ -532,25 +552,30 @@ impl VcNet {
     }
 
     fn switch_allocate(&mut self, r: usize, fs: usize, cs: usize) {
+        let cand = self.sa_mask[r];
+        if cand == 0 {
+            return;
+        }
         let v = self.v;
         let base = r * P;
         let ovc_base = r * P * v;
         let mut req = [0u64; P];
-        let mut any = false;
-        for (i, m) in req.iter_mut().enumerate() {
-            for w in 0..v {
-                let ivc = (base + i) * v + w;
-                if self.sa_eligible(ivc, ovc_base) {
-                    *m |= 1 << self.iout[ivc];
-                    any = true;
-                }
+        let mut ready = 0u64;
+        let mut bits = cand;
+        while bits != 0 {
+            let k = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let ivc = ovc_base + k;
+            if self.sa_ready(ivc, ovc_base) {
+                req[k / v] |= 1 << self.iout[ivc];
+                ready |= 1 << k;
             }
         }
-        if !any {
+        if ready == 0 {
             return;
         }
         let mut grant = [u8::MAX; P];
-        allocate(
+        allocate::<P>(
             self.p.sw_alloc,
             &req,
             P,
@@ -564,22 +589,27 @@ impl VcNet {
             }
             let o = o as usize;
             let ip = base + i;
-            // Which of input i's VCs bound for o goes: round robin.
+            // Which of input i's ready VCs bound for o goes: round robin.
             let mut mask = 0u64;
             for w in 0..v {
-                let ivc = ip * v + w;
-                if self.iout[ivc] as usize == o && self.sa_eligible(ivc, ovc_base) {
+                let k = i * v + w;
+                if ready >> k & 1 == 1 && self.iout[ovc_base + k] as usize == o {
                     mask |= 1 << w;
                 }
             }
             let w = rr_pick(mask, u32::from(self.sa_vc[ip])).expect("granted input has a VC for o")
                 as usize;
-            self.sa_vc[ip] = ((w + 1) % v) as u8;
+            self.sa_vc[ip] = if w + 1 == v { 0 } else { (w + 1) as u8 };
             let ivc = ip * v + w;
             let b = self.p.buf;
             let mut f = self.buf[ivc * b + self.bhead[ivc] as usize];
-            self.bhead[ivc] = ((self.bhead[ivc] as usize + 1) % b) as u8;
+            let h = self.bhead[ivc] as usize + 1;
+            self.bhead[ivc] = if h == b { 0 } else { h as u8 };
             self.blen[ivc] -= 1;
+            let bit = 1u64 << (i * v + w);
+            if self.blen[ivc] == 0 {
+                self.sa_mask[r] &= !bit;
+            }
             // Credit back upstream, for the VC this flit occupied here.
             self.cline[ip * self.clen + cs] = w as u8;
             let out_vc = self.iovc[ivc];
@@ -596,6 +626,7 @@ impl VcNet {
             if f.flags & TAIL != 0 {
                 self.ovc_busy[op * v + out_vc as usize] = false;
                 self.ist[ivc] = IDLE;
+                self.sa_mask[r] &= !bit;
                 if self.blen[ivc] > 0 {
                     self.start_routing(r, ivc, self.now + 1);
                 }
