@@ -2,12 +2,16 @@
 
 use crate::exec::{ModelRunner, Runner};
 use crate::mm1::Mm1;
+use icn_thnet::vc_model::VcRouter;
+use icn_thnet::xswitch_model::XSwitch;
 
 static MM1: ModelRunner<Mm1> = ModelRunner::new();
+static XSWITCH: ModelRunner<XSwitch> = ModelRunner::new();
+static VC_ROUTER: ModelRunner<VcRouter> = ModelRunner::new();
 
 /// Every model, in the order `icnlab models` lists them.
-pub fn all() -> [&'static dyn Runner; 1] {
-    [&MM1]
+pub fn all() -> [&'static dyn Runner; 3] {
+    [&MM1, &XSWITCH, &VC_ROUTER]
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Runner> {
