@@ -110,6 +110,8 @@ pub struct Network {
     pub counters: Counters,
     /// When set to an output port index, its grants are logged as (cycle, input port).
     pub grant_log: Option<(usize, Vec<(u64, Port)>)>,
+    /// Set when [`Network::step`] failed because of the watchdog.
+    pub deadlocked: bool,
 }
 
 impl Network {
@@ -152,6 +154,7 @@ impl Network {
             last_move: 0,
             measuring: false,
             grant_log: None,
+            deadlocked: false,
         })
     }
 
@@ -304,6 +307,7 @@ impl Network {
         }
 
         if self.in_flight > 0 && now - self.last_move >= self.p.watchdog {
+            self.deadlocked = true;
             return Err(ModelError::Failed(self.diagnose()));
         }
         self.now += 1;

@@ -47,6 +47,20 @@ pub struct XSwitchConfig {
     pub warmup: u64,
     pub measure: u64,
     pub drain: u64,
+    /// What a detected deadlock does: `error` stops the run with the diagnosis; `report`
+    /// ends the replication early and returns `deadlocked = 1` with the diagnosis as a note
+    /// (so a sweep over loads can show where a topology stops working).
+    pub on_deadlock: OnDeadlock,
+    /// An output port (`s0.D`) whose grants are returned as table `grants`; empty: none.
+    pub trace_port: String,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnDeadlock {
+    #[default]
+    Error,
+    Report,
 }
 
 impl Default for XSwitchConfig {
@@ -69,6 +83,8 @@ impl Default for XSwitchConfig {
             warmup: 5_000,
             measure: 20_000,
             drain: 100_000,
+            on_deadlock: OnDeadlock::Error,
+            trace_port: String::new(),
         }
     }
 }
@@ -173,7 +189,8 @@ impl Model for XSwitch {
             "drain",
             "0 ..= 2^36 cycles",
             cfg.drain,
-        )
+        )?;
+        trace_port(cfg, &topo).map(|_| ())
     }
 
     fn work(cfg: &XSwitchConfig) -> u64 {
@@ -198,7 +215,9 @@ impl Model for XSwitch {
                 )
             })
             .collect();
+        let traced = trace_port(cfg, &topo)?;
         let mut net = Network::new(topo, cfg.params())?;
+        net.grant_log = traced.map(|o| (o, Vec::new()));
         let end = cfg.warmup + cfg.measure;
         let mut st = Stats {
             n,
@@ -227,13 +246,53 @@ impl Model for XSwitch {
                     }
                 }
             }
-            net.step(&mut st)?;
+            match net.step(&mut st) {
+                Err(ModelError::Failed(why))
+                    if net.deadlocked && cfg.on_deadlock == OnDeadlock::Report =>
+                {
+                    let mut m = report(cfg, &net, &st);
+                    m.notes.push(why);
+                    return Ok(m);
+                }
+                other => other?,
+            }
             if now % 4096 == 4095 && now < end {
                 progress.advance(4096);
             }
         }
         Ok(report(cfg, &net, &st))
     }
+}
+
+/// The output port index named by `trace_port` ("s0.D"), checked against the topology.
+fn trace_port(cfg: &XSwitchConfig, topo: &Topology) -> Result<Option<usize>, Invalid> {
+    if cfg.trace_port.is_empty() {
+        return Ok(None);
+    }
+    let bad = || {
+        Invalid::new(
+            "trace_port",
+            format!(
+                "`{}`: expected sK.P of a wired port, K < {}, P in A..E",
+                cfg.trace_port, topo.switches
+            ),
+        )
+    };
+    let (sw, port) = cfg
+        .trace_port
+        .strip_prefix('s')
+        .and_then(|r| r.split_once('.'))
+        .ok_or_else(bad)?;
+    let sw: usize = sw.parse().map_err(|_| bad())?;
+    let port = match port.as_bytes() {
+        [c @ b'A'..=b'E'] => usize::from(c - b'A'),
+        _ => return Err(bad()),
+    };
+    let o = sw * crate::symbol::PORTS + port;
+    if sw >= topo.switches || topo.links[o].is_none() {
+        return Err(bad());
+    }
+    Ok(Some(o))
 }
 
 fn report(cfg: &XSwitchConfig, net: &Network, st: &Stats) -> Metrics {
@@ -328,6 +387,12 @@ fn report(cfg: &XSwitchConfig, net: &Network, st: &Stats) -> Metrics {
         "messages",
         "measured messages not delivered by the end of the drain",
     );
+    out.push(
+        "deadlocked",
+        f64::from(u8::from(net.deadlocked)),
+        "",
+        "1 when the watchdog stopped the run (on_deadlock = \"report\")",
+    );
     out.tables.push(Table {
         name: "per_source".into(),
         columns: ["source", "offered", "accepted", "latency_mean"]
@@ -346,7 +411,19 @@ fn report(cfg: &XSwitchConfig, net: &Network, st: &Stats) -> Metrics {
             .collect(),
         ci95: vec![],
     });
-    if st.outstanding > 0 {
+    if let Some((_, log)) = &net.grant_log {
+        out.tables.push(Table {
+            name: "grants".into(),
+            columns: ["order", "cycle", "input"].map(String::from).to_vec(),
+            rows: log
+                .iter()
+                .enumerate()
+                .map(|(i, &(t, p))| vec![i as f64, t as f64, f64::from(p)])
+                .collect(),
+            ci95: vec![],
+        });
+    }
+    if st.outstanding > 0 && !net.deadlocked {
         out.notes.push(format!(
             "{} measured messages were still undelivered after {} drain cycles: the load is past saturation",
             st.outstanding, cfg.drain
@@ -437,6 +514,64 @@ mod tests {
             }),
             "traffic.hotspot_node"
         );
+    }
+
+    /// A ring where every node sends long messages two hops clockwise deadlocks; with
+    /// `on_deadlock = "report"` the replication returns `deadlocked = 1` and the diagnosis.
+    #[test]
+    fn deadlock_is_an_error_or_a_reported_result() {
+        let path =
+            std::env::temp_dir().join(format!("thnet-ring-trace-{}.txt", std::process::id()));
+        std::fs::write(&path, "0 0 2 4096\n0 1 3 4096\n0 2 0 4096\n0 3 1 4096\n").unwrap();
+        let mut cfg = XSwitchConfig {
+            topology: "ring:4".into(),
+            frame_size: 4096,
+            fifo_size: 16,
+            stop_threshold: 12,
+            go_threshold: 4,
+            warmup: 0,
+            measure: 10_000,
+            watchdog: 1_000,
+            ..XSwitchConfig::default()
+        };
+        cfg.traffic.pattern = traffic::Pattern::Trace;
+        cfg.traffic.trace_file = path.display().to_string();
+        let err = XSwitch::run(&cfg, 1, &NoProgress).unwrap_err().to_string();
+        assert!(err.contains("Wait-for cycle"), "{err}");
+        cfg.on_deadlock = OnDeadlock::Report;
+        let m = XSwitch::run(&cfg, 1, &NoProgress).unwrap();
+        assert_eq!(m.value("deadlocked"), 1.0);
+        assert!(m.notes.iter().any(|n| n.contains("Wait-for cycle")));
+        std::fs::remove_file(path).ok();
+    }
+
+    #[test]
+    fn trace_port_logs_grants_and_is_checked() {
+        let path = std::env::temp_dir().join(format!("thnet-3to1-{}.txt", std::process::id()));
+        std::fs::write(&path, "0 0 3 64\n0 1 3 64\n0 2 3 64\n").unwrap();
+        let mut cfg = XSwitchConfig {
+            topology: "star".into(),
+            frame_size: 16,
+            dma_delay: 4,
+            warmup: 0,
+            measure: 2_000,
+            trace_port: "s0.D".into(),
+            ..XSwitchConfig::default()
+        };
+        cfg.traffic.pattern = traffic::Pattern::Trace;
+        cfg.traffic.trace_file = path.display().to_string();
+        let m = XSwitch::run(&cfg, 1, &NoProgress).unwrap();
+        let inputs: Vec<f64> = m
+            .table("grants")
+            .unwrap()
+            .rows
+            .iter()
+            .map(|r| r[2])
+            .collect();
+        assert_eq!(inputs, [0.0, 1.0, 2.0].repeat(4), "A0 B0 C0 A1 …");
+        cfg.trace_port = "s1.A".into();
+        assert_eq!(XSwitch::validate(&cfg).unwrap_err().key, "trace_port");
+        std::fs::remove_file(path).ok();
     }
 
     #[test]
