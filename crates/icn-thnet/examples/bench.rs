@@ -12,7 +12,18 @@ use icn_thnet::xswitch_model::{XSwitch, XSwitchConfig};
 use std::time::Instant;
 
 fn main() {
+    // `bench xswitch` or `bench vc` runs one of the two (e.g. under `perf stat`).
+    let only = std::env::args().nth(1).unwrap_or_default();
     let cycles = 200_000;
+    if only != "vc" {
+        xswitch(cycles);
+    }
+    if only != "xswitch" {
+        vc(cycles);
+    }
+}
+
+fn xswitch(cycles: u64) {
     let cfg = XSwitchConfig {
         topology: "mesh:8x8".into(),
         load: 0.3,
@@ -30,6 +41,9 @@ fn main() {
         s,
         m.value("accepted"),
     );
+}
+
+fn vc(cycles: u64) {
     let cfg = VcRouterConfig {
         topology: "mesh:8x8".into(),
         load: 0.3,

@@ -153,6 +153,8 @@ pub struct VcNet {
     pub now: u64,
     /// Per output port `r*P + o`: downstream input port, or `NONE` (mesh edge / local).
     down: Vec<u32>,
+    /// Per input port: the upstream output port (the inverse of `down`), or `NONE`.
+    up: Vec<u32>,
     // Input VCs, index `(r*P + i)*V + v`.
     buf: Vec<Flit>,
     bhead: Vec<u8>,
@@ -226,6 +228,12 @@ impl VcNet {
                 }
             }
         }
+        let mut up = vec![NONE; ports];
+        for (o, &i) in down.iter().enumerate() {
+            if i != NONE {
+                up[i as usize] = o as u32;
+            }
+        }
         let flen = (p.sw_alloc_delay + p.st_delay + p.channel_delay) as usize;
         let clen = p.credit_delay as usize;
         let ilen = p.channel_delay as usize;
@@ -235,6 +243,7 @@ impl VcNet {
             v,
             now: 0,
             down,
+            up,
             buf: vec![NO_FLIT; ports * v * p.buf],
             bhead: vec![0; ports * v],
             blen: vec![0; ports * v],
@@ -404,8 +413,7 @@ impl VcNet {
                 if ip % P == LOCAL {
                     self.s_credits[(ip / P) * v + c as usize] += 1;
                 } else {
-                    let r = ip / P;
-                    let up = self.down_of_input(r, ip % P);
+                    let up = self.up[ip] as usize;
                     self.credits[up * v + c as usize] += 1;
                 }
             }
@@ -455,20 +463,6 @@ impl VcNet {
         }
         self.now += 1;
         Ok(())
-    }
-
-    /// The output port feeding input port `i` of router `r`.
-    fn down_of_input(&self, r: usize, i: usize) -> usize {
-        let g = self.grid;
-        let (x, y) = (r % g.x, r / g.x);
-        // Input +x-side (port 1 = came from −x neighbour travelling +x) etc.: invert `down`.
-        let n = match i {
-            0 => y * g.x + (x + 1) % g.x,
-            1 => y * g.x + (x + g.x - 1) % g.x,
-            2 => ((y + 1) % g.y) * g.x + x,
-            _ => ((y + g.y - 1) % g.y) * g.x + x,
-        };
-        n * P + (i ^ 1)
     }
 
     fn land(&mut self, ip: usize, f: Flit) -> Result<(), ModelError> {
