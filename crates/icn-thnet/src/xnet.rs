@@ -117,6 +117,16 @@ pub struct Network {
 impl Network {
     pub fn new(topo: Topology, p: NetParams) -> Result<Network, Invalid> {
         p.validate()?;
+        Ok(Self::build(topo, p))
+    }
+
+    /// Without the parameter check: only for tests that show what the check prevents.
+    #[cfg(test)]
+    pub(crate) fn new_unchecked(topo: Topology, p: NetParams) -> Network {
+        Self::build(topo, p)
+    }
+
+    fn build(topo: Topology, p: NetParams) -> Network {
         let nports = topo.switches * PORTS;
         let nn = topo.nias();
         let mut dest = vec![NONE; nports + nn];
@@ -133,7 +143,7 @@ impl Network {
         let nias = (0..nn)
             .map(|n| Nia::new(n, nn, p.frame_size, p.check, p.dma_delay))
             .collect();
-        Ok(Network {
+        Network {
             nports,
             line: vec![Symbol::IDLE; dest.len() * p.link_delay],
             fifo: vec![Fifo::new(p.fifo_size); nports],
@@ -155,7 +165,7 @@ impl Network {
             measuring: false,
             grant_log: None,
             deadlocked: false,
-        })
+        }
     }
 
     /// Frames started by an NIA and not yet accepted by their destination.

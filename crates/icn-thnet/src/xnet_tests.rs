@@ -203,3 +203,41 @@ fn bad_parameters_name_the_key() {
     p.watchdog = 10;
     assert_eq!(Network::new(topo(), p).err().unwrap().key, "watchdog");
 }
+
+/// Two sources stream long frames into one output, so the input FIFOs of the switch fill
+/// up at full link rate: with the headroom `2·d − 1` the run is clean; with one symbol less
+/// (a configuration the validation rejects) the FIFO overflows and the run fails loudly.
+#[test]
+fn headroom_rule_is_tight() {
+    for d in [1usize, 2, 4] {
+        let run = |stop: usize| {
+            let p = NetParams {
+                link_delay: d,
+                fifo_size: 12,
+                stop_threshold: stop,
+                go_threshold: 1,
+                frame_size: 2_000,
+                dma_delay: 0,
+                ..params()
+            };
+            let mut net = Network::new_unchecked(Topology::from_spec("star").unwrap(), p);
+            for src in 0..2 {
+                net.nias[src].submit(3, 2_000, 0);
+            }
+            let mut log = Log::default();
+            (0..10_000)
+                .try_for_each(|_| net.step(&mut log))
+                .map(|_| log.delivered.len())
+        };
+        let ok = 12 - (2 * d - 1);
+        assert_eq!(run(ok).unwrap(), 2, "d = {d}: both frames delivered");
+        let err = run(ok + 1).unwrap_err().to_string();
+        assert!(err.contains("FIFO overflow"), "d = {d}: {err}");
+        let mut p = params();
+        p.link_delay = d;
+        p.fifo_size = 12;
+        p.stop_threshold = ok + 1;
+        p.go_threshold = 1;
+        assert_eq!(p.validate().unwrap_err().key, "stop_threshold");
+    }
+}
