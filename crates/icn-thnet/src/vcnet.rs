@@ -389,7 +389,10 @@ impl VcNet {
                 "VC buffer overflow at input VC {ivc}: credit flow control failed"
             )));
         }
-        let at = (self.bhead[ivc] as usize + self.blen[ivc] as usize) % b;
+        let mut at = self.bhead[ivc] as usize + self.blen[ivc] as usize;
+        if at >= b {
+            at -= b;
+        }
         self.buf[ivc * b + at] = f;
         self.blen[ivc] += 1;
         Ok(())
@@ -407,8 +410,10 @@ impl VcNet {
 
         // 1. Receive: credits, flits on router channels, injected flits.
         for ip in 0..self.routers * P {
-            let c = std::mem::replace(&mut self.cline[ip * self.clen + cs], u8::MAX);
+            let slot = ip * self.clen + cs;
+            let c = self.cline[slot];
             if c != u8::MAX {
+                self.cline[slot] = u8::MAX;
                 // The upstream of input port ip: a router output, or the source for LOCAL.
                 if ip % P == LOCAL {
                     self.s_credits[(ip / P) * v + c as usize] += 1;
@@ -419,10 +424,11 @@ impl VcNet {
             }
         }
         for o in 0..self.routers * P {
-            let mut f = std::mem::replace(&mut self.fline[o * self.flen + fs], NO_FLIT);
-            if f.pkt == NONE {
+            let slot = o * self.flen + fs;
+            if self.fline[slot].pkt == NONE {
                 continue;
             }
+            let mut f = std::mem::replace(&mut self.fline[slot], NO_FLIT);
             f.arrived = now;
             if o % P == LOCAL {
                 if f.flags & TAIL != 0 {
@@ -569,14 +575,24 @@ impl VcNet {
             return;
         }
         let mut grant = [u8::MAX; P];
-        allocate::<P>(
-            self.p.sw_alloc,
-            &req,
-            P,
-            &mut self.sa_in[base..base + P],
-            &mut self.sa_out[base..base + P],
-            &mut grant,
-        );
+        if (ready & (ready - 1)) == 0 || req.iter().filter(|&&m| m != 0).count() == 1 {
+            // A single requesting input port: both allocators reduce to its own round-robin
+            // pick, with the same pointer updates (a fast path, not a different policy).
+            let i = req.iter().position(|&m| m != 0).expect("ready ≠ 0");
+            let o = rr_pick(req[i], u32::from(self.sa_in[base + i])).expect("non-empty") as usize;
+            grant[i] = o as u8;
+            self.sa_in[base + i] = ((o + 1) % P) as u8;
+            self.sa_out[base + o] = ((i + 1) % P) as u8;
+        } else {
+            allocate::<P>(
+                self.p.sw_alloc,
+                &req,
+                P,
+                &mut self.sa_in[base..base + P],
+                &mut self.sa_out[base..base + P],
+                &mut grant,
+            );
+        }
         for (i, &o) in grant.iter().enumerate() {
             if o == u8::MAX {
                 continue;
