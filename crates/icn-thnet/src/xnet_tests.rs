@@ -241,3 +241,85 @@ fn headroom_rule_is_tight() {
         assert_eq!(p.validate().unwrap_err().key, "stop_threshold");
     }
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// (topology, deadlock possible with its routing)
+    const TOPOLOGIES: [(&str, bool); 6] = [
+        ("star", false),
+        ("mesh:3x2", false),
+        ("mesh:3x3", false),
+        ("tree:2", false),
+        ("ring:5", true),
+        ("torus:3x3", true),
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// Any legal parameters and any message mix: every frame is delivered exactly once,
+        /// intact and in order (the NIAs check), no FIFO overflows, and the only other
+        /// outcome is a diagnosed deadlock on a topology whose routing allows one.
+        #[test]
+        fn delivered_once_or_diagnosed(
+            topo in 0..TOPOLOGIES.len(),
+            d in 1usize..=3,
+            fifo in 8usize..=24,
+            slack in 0usize..=3,
+            go_frac in 0.0f64..1.0,
+            frame_size in 1u32..=40,
+            msgs in proptest::collection::vec((0u64..400, 0usize..9, 0usize..9, 1u32..=80), 1..30),
+        ) {
+            let (spec, may_deadlock) = TOPOLOGIES[topo];
+            let stop = (fifo - (2 * d - 1)).saturating_sub(slack).max(1);
+            let p = NetParams {
+                link_delay: d,
+                fifo_size: fifo,
+                stop_threshold: stop,
+                go_threshold: ((stop as f64) * go_frac) as usize,
+                frame_size,
+                check: Check::Crc16,
+                dma_delay: 2,
+                watchdog: 500,
+            };
+            let mut net = Network::new(Topology::from_spec(spec).unwrap(), p).unwrap();
+            let n = net.nias.len();
+            let mut msgs = msgs;
+            msgs.sort_by_key(|m| m.0);
+            let payload: u64 = msgs.iter().map(|m| u64::from(m.3)).sum();
+            let mut log = Log::default();
+            let mut next = 0;
+            let mut outcome = Ok(());
+            while net.now < 200_000 {
+                while next < msgs.len() && msgs[next].0 <= net.now {
+                    let (_, s, t, size) = msgs[next];
+                    net.nias[s % n].submit(t % n, size, net.now);
+                    next += 1;
+                }
+                let idle = next == msgs.len()
+                    && net.in_flight() == 0
+                    && net.nias.iter().all(|x| x.backlog() == 0 && !x.mid_frame());
+                if idle {
+                    break;
+                }
+                outcome = net.step(&mut log);
+                if outcome.is_err() {
+                    break;
+                }
+            }
+            match outcome {
+                Ok(()) => {
+                    prop_assert_eq!(log.started, log.delivered.len() as u64);
+                    let got: u64 = log.delivered.iter().map(|x| u64::from(x.2.bytes)).sum();
+                    prop_assert_eq!(got, payload);
+                }
+                Err(e) => {
+                    let e = e.to_string();
+                    prop_assert!(may_deadlock && e.contains("deadlock"), "{}: {}", spec, e);
+                }
+            }
+        }
+    }
+}
