@@ -44,9 +44,13 @@ fn xswitch(cycles: u64) {
 }
 
 fn vc(cycles: u64) {
+    let load = std::env::args()
+        .nth(2)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(0.3);
     let cfg = VcRouterConfig {
         topology: "mesh:8x8".into(),
-        load: 0.3,
+        load,
         size: 5,
         warmup: 0,
         measure: cycles,
@@ -57,7 +61,7 @@ fn vc(cycles: u64) {
     let m = VcRouter::run(&cfg, 1, &NoProgress).expect("runs");
     let s = t.elapsed().as_secs_f64();
     println!(
-        "vc-router mesh:8x8 load 0.3: {:5.1} M router-cycles/s ({:.2} s; accepted {:.3} flits/node/cycle, latency {:.1})",
+        "vc-router mesh:8x8 load {load}: {:5.1} M router-cycles/s ({:.2} s; accepted {:.3} flits/node/cycle, latency {:.1})",
         64.0 * cycles as f64 / s / 1e6,
         s,
         m.value("accepted"),

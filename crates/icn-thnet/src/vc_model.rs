@@ -310,6 +310,15 @@ fn report(cfg: &VcRouterConfig, net: &VcNet, st: &Stats, n: usize) -> Metrics {
         "measured packets not delivered by the end of the drain",
     );
     out.tables.push(Table {
+        name: "links".into(),
+        columns: ["router", "port", "utilisation"].map(String::from).to_vec(),
+        rows: net
+            .inter_router_channels()
+            .map(|ch| vec![(ch / 5) as f64, (ch % 5) as f64, net.busy[ch] as f64 / m])
+            .collect(),
+        ci95: vec![],
+    });
+    out.tables.push(Table {
         name: "per_source".into(),
         columns: ["source", "offered", "accepted", "latency_mean"]
             .map(String::from)
@@ -361,6 +370,11 @@ mod tests {
         let (off, acc) = (m.value("offered"), m.value("accepted"));
         assert!((acc - off).abs() < 0.1 * off, "{off} {acc}");
         assert_eq!(m.value("unfinished"), 0.0);
+        // 4×4 mesh: 2·4·3 = 24 links, 48 router-to-router channels; their mean is the scalar.
+        let links = m.table("links").unwrap();
+        assert_eq!(links.rows.len(), 48);
+        let mean = links.rows.iter().map(|r| r[2]).sum::<f64>() / 48.0;
+        assert!((mean - m.value("link_util_mean")).abs() < 1e-12);
     }
 
     #[test]

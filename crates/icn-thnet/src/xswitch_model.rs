@@ -394,6 +394,15 @@ fn report(cfg: &XSwitchConfig, net: &Network, st: &Stats) -> Metrics {
         "1 when the watchdog stopped the run (on_deadlock = \"report\")",
     );
     out.tables.push(Table {
+        name: "links".into(),
+        columns: ["switch", "port", "utilisation"].map(String::from).to_vec(),
+        rows: net
+            .inter_switch_channels()
+            .map(|ch| vec![(ch / 5) as f64, (ch % 5) as f64, c.busy[ch] as f64 / m])
+            .collect(),
+        ci95: vec![],
+    });
+    out.tables.push(Table {
         name: "per_source".into(),
         columns: ["source", "offered", "accepted", "latency_mean"]
             .map(String::from)
@@ -469,6 +478,11 @@ mod tests {
         let j = m.value("jain_fairness");
         assert!(j > 1.0 / 16.0 && j <= 1.0, "{j}");
         assert_eq!(m.table("per_source").unwrap().rows.len(), 16);
+        assert_eq!(
+            m.table("links").unwrap().rows.len(),
+            48,
+            "4×4 mesh: 24 links, 2 channels each"
+        );
     }
 
     #[test]
