@@ -166,7 +166,8 @@ pub struct VcNet {
     // Output VCs, index `(r*P + o)*V + v`.
     ovc_busy: Vec<bool>,
     credits: Vec<u8>,
-    // Flit channel per output port: delay line of `flen` slots.
+    // Flit channel per output port: delay line of `flen` slots, slot-major (`slot·ports + o`)
+    // so that the per-cycle scan reads one contiguous row.
     fline: Vec<Flit>,
     flen: usize,
     // Credit channel per input port (to its upstream): delay line of `clen` slots of a VC.
@@ -410,7 +411,7 @@ impl VcNet {
 
         // 1. Receive: credits, flits on router channels, injected flits.
         for ip in 0..self.routers * P {
-            let slot = ip * self.clen + cs;
+            let slot = cs * self.routers * P + ip;
             let c = self.cline[slot];
             if c != u8::MAX {
                 self.cline[slot] = u8::MAX;
@@ -424,7 +425,7 @@ impl VcNet {
             }
         }
         for o in 0..self.routers * P {
-            let slot = o * self.flen + fs;
+            let slot = fs * self.routers * P + o;
             if self.fline[slot].pkt == NONE {
                 continue;
             }
@@ -443,7 +444,7 @@ impl VcNet {
             self.land(ip, f)?;
         }
         for n in 0..self.routers {
-            let mut f = std::mem::replace(&mut self.iline[n * self.ilen + is], NO_FLIT);
+            let mut f = std::mem::replace(&mut self.iline[is * self.routers + n], NO_FLIT);
             if f.pkt != NONE {
                 f.arrived = now;
                 self.land(n * P + LOCAL, f)?;

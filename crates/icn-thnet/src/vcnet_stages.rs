@@ -144,14 +144,14 @@ impl VcNet {
                 self.sa_mask[r] &= !bit;
             }
             // Credit back upstream, for the VC this flit occupied here.
-            self.cline[ip * self.clen + cs] = w as u8;
+            self.cline[cs * self.routers * P + ip] = w as u8;
             let out_vc = self.iovc[ivc];
             let op = base + o;
             if o != LOCAL {
                 self.credits[op * v + out_vc as usize] -= 1;
             }
             f.vc = out_vc;
-            self.fline[op * self.flen + fs] = f;
+            self.fline[fs * self.routers * P + op] = f;
             self.last_move = self.now;
             if self.measuring {
                 self.busy[op] += 1;
@@ -200,7 +200,7 @@ impl VcNet {
         let len = self.pk[id as usize].len;
         let k = self.s_sent[n];
         let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == len { TAIL } else { 0 };
-        self.iline[n * self.ilen + is] = Flit {
+        self.iline[is * self.routers + n] = Flit {
             pkt: id,
             flags,
             vc: w as u8,
