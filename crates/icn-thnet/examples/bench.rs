@@ -14,7 +14,10 @@ use std::time::Instant;
 fn main() {
     // `bench xswitch` or `bench vc` runs one of the two (e.g. under `perf stat`).
     let only = std::env::args().nth(1).unwrap_or_default();
-    let cycles = std::env::var("BENCH_CYCLES").ok().and_then(|c| c.parse().ok()).unwrap_or(200_000);
+    let cycles = std::env::var("BENCH_CYCLES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(200_000);
     if only != "vc" {
         xswitch(cycles);
     }

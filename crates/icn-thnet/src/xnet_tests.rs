@@ -323,3 +323,27 @@ mod properties {
         }
     }
 }
+
+/// One 10-byte message from n0 to n2 on a 4×4 mesh (route A, A, E), link delay 1, no DMA
+/// delay, derived by hand. Idle outputs poll input p in the cycles t ≡ p (mod 5).
+/// * NIA 0 sends symbol k in cycle k; the head (FA) reaches s0's input E (4) in cycle 1;
+/// * s0's output A polls E at t = 4: grant (strip FA); forwards from 5, so s1's input B (1)
+///   sees the next FA in cycle 6;
+/// * s1's output A polls B at t = 6: grant; forwards from 7; s2's input B sees FE in cycle 8;
+/// * s2's output E polls B at t = 11: grant; forwards the 19 remaining symbols (6 header,
+///   10 data, 2 CRC, EOF) in cycles 12 ..= 30; the NIA accepts the EOF in cycle 31.
+#[test]
+fn zero_load_timing_by_hand() {
+    let mut p = params();
+    p.link_delay = 1;
+    p.dma_delay = 0;
+    p.fifo_size = 64;
+    p.stop_threshold = 48;
+    p.go_threshold = 16;
+    let mut net = Network::new(Topology::from_spec("mesh:4x4").unwrap(), p).unwrap();
+    net.nias[0].submit(2, 10, 0);
+    let mut log = Log::default();
+    drain(&mut net, &mut log, 1_000).unwrap();
+    assert_eq!(log.delivered.len(), 1);
+    assert_eq!(log.delivered[0].0, 31);
+}
