@@ -15,6 +15,11 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     p.display().to_string()
 }
 
+/// Outputs go to the temporary directory, never into the source tree.
+fn outdir(d: &Path) -> String {
+    d.join("out").display().to_string()
+}
+
 #[test]
 fn bad_thnet_configs_exit_2_naming_the_key() {
     let dir = tempfile::tempdir().unwrap();
@@ -60,7 +65,10 @@ fn bad_thnet_configs_exit_2_naming_the_key() {
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
         let cfg = write(d, &format!("bad{i}.toml"), text);
-        let out = icnlab().args(["run", &cfg, "--quiet"]).assert().code(2);
+        let out = icnlab()
+            .args(["run", &cfg, "--quiet", "--out", &outdir(d)])
+            .assert()
+            .code(2);
         let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
         assert!(err.contains(want), "case {i}: {err}");
     }
@@ -84,7 +92,10 @@ fn deadlock_exits_1_with_a_diagnosis_and_a_valid_run_succeeds() {
              [traffic]\npattern = \"trace\"\ntrace_file = \"{trace}\"\n"
         ),
     );
-    let out = icnlab().args(["run", &dead, "--quiet"]).assert().code(1);
+    let out = icnlab()
+        .args(["run", &dead, "--quiet", "--out", &outdir(d)])
+        .assert()
+        .code(1);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("Wait-for cycle"), "{err}");
     let ok = write(
@@ -92,5 +103,8 @@ fn deadlock_exits_1_with_a_diagnosis_and_a_valid_run_succeeds() {
         "ok.toml",
         "model = \"vc-router\"\ntopology = \"mesh:4x4\"\nwarmup = 200\nmeasure = 1000\n",
     );
-    icnlab().args(["run", &ok, "--quiet"]).assert().success();
+    icnlab()
+        .args(["run", &ok, "--quiet", "--out", &outdir(d)])
+        .assert()
+        .success();
 }
