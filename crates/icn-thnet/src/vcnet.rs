@@ -18,8 +18,10 @@
 //! `c + 2 + 5·H + 5 + (L − 1) = c + 7 + 5·H + (L − 1)` — the zero-load formula, tested
 //! in `vcnet_tests.rs`. Routing is dimension order (x then y); on a torus the VCs split into
 //! two dateline classes (class 1 after crossing the wrap-around link of the current
-//! dimension, reset on turning), which makes DOR deadlock-free there. The ejection port has
-//! no credits (the terminal always sinks); the source queue is unbounded.
+//! dimension, reset on turning), which makes DOR deadlock-free there; with a single VC there
+//! are no classes and a torus can deadlock, which the watchdog reports (no flit moved for
+//! `watchdog` cycles while packets are in the network). The ejection port has no credits
+//! (the terminal always sinks); the source queue is unbounded.
 
 // Indices address several parallel arrays (struct of arrays), so index loops are clearer.
 #![allow(clippy::needless_range_loop)]
@@ -57,15 +59,8 @@ pub struct VcParams {
 }
 
 impl VcParams {
-    pub fn validate(&self, grid: Grid) -> Result<(), Invalid> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         Invalid::check((1..=8).contains(&self.vcs), "vcs", "1 ..= 8", self.vcs)?;
-        if grid.wrap && self.vcs < 2 {
-            return Err(Invalid::range(
-                "vcs",
-                "2 ..= 8 on a torus (two dateline classes)",
-                self.vcs,
-            ));
-        }
         Invalid::check(
             (1..=255).contains(&self.buf),
             "buf",
@@ -201,13 +196,15 @@ pub struct VcNet {
     in_network: u64,
     last_move: u64,
     pub measuring: bool,
+    /// Set when [`VcNet::step`] failed because of the watchdog.
+    pub deadlocked: bool,
     /// Flits sent per output channel while measuring.
     pub busy: Vec<u64>,
 }
 
 impl VcNet {
     pub fn new(grid: Grid, p: VcParams) -> Result<VcNet, Invalid> {
-        p.validate(grid)?;
+        p.validate()?;
         let routers = grid.x * grid.y;
         let v = p.vcs;
         let ports = routers * P;
@@ -281,6 +278,7 @@ impl VcNet {
             in_network: 0,
             last_move: 0,
             measuring: false,
+            deadlocked: false,
             busy: vec![0; ports],
             p,
         })
@@ -323,6 +321,10 @@ impl VcNet {
         self.pk_dim[id as usize] = u8::MAX;
         self.pk_crossed[id as usize] = false;
         self.queue[src].push_back(id);
+        if self.in_network == 0 {
+            // The watchdog measures stillness of a non-empty network only.
+            self.last_move = self.now;
+        }
         self.in_network += 1;
     }
 
@@ -362,6 +364,10 @@ impl VcNet {
         let wraps = if out % 2 == 0 { pos + 1 == k } else { pos == 0 };
         if wraps {
             self.pk_crossed[i] = true;
+        }
+        if self.v == 1 {
+            // One VC: no dateline classes, so DOR on a torus can deadlock (watchdog).
+            return (out, 0, 1);
         }
         let half = self.v / 2;
         if self.pk_crossed[i] {
@@ -463,6 +469,7 @@ impl VcNet {
         }
 
         if self.in_network > 0 && now - self.last_move >= self.p.watchdog {
+            self.deadlocked = true;
             return Err(ModelError::Failed(format!(
                 "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network",
                 self.p.watchdog, self.in_network

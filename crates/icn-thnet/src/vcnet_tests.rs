@@ -147,14 +147,71 @@ fn dateline_torus_does_not_deadlock() {
 
 #[test]
 fn bad_router_parameters_name_the_key() {
-    let torus = Grid {
-        x: 4,
-        y: 4,
-        wrap: true,
-    };
-    assert_eq!(VcNet::new(torus, params(1)).err().unwrap().key, "vcs");
+    assert_eq!(VcNet::new(mesh(4), params(0)).err().unwrap().key, "vcs");
     assert_eq!(VcNet::new(mesh(4), params(9)).err().unwrap().key, "vcs");
     let mut p = params(2);
     p.buf = 0;
     assert_eq!(VcNet::new(mesh(4), p).err().unwrap().key, "buf");
+}
+
+/// One VC on a torus: no dateline classes. Long packets with tiny buffers on a ring-like
+/// 4×1 torus, every node sending two hops clockwise: the classic cycle, which the watchdog
+/// must report instead of hanging.
+#[test]
+fn single_vc_torus_deadlock_is_reported() {
+    let mut p = params(1);
+    p.buf = 2;
+    p.watchdog = 1_000;
+    let mut net = VcNet::new(
+        Grid {
+            x: 4,
+            y: 1,
+            wrap: true,
+        },
+        p,
+    )
+    .unwrap();
+    for s in 0..4 {
+        net.enqueue(s, (s + 2) % 4, 64);
+    }
+    let mut got = Vec::new();
+    let err = (0..100_000)
+        .try_for_each(|_| net.step(&mut got))
+        .unwrap_err();
+    assert!(err.to_string().contains("deadlock"), "{err}");
+    assert!(net.deadlocked);
+    // With two VCs the dateline classes break the cycle.
+    let mut p = params(2);
+    p.buf = 2;
+    p.watchdog = 1_000;
+    let mut net = VcNet::new(
+        Grid {
+            x: 4,
+            y: 1,
+            wrap: true,
+        },
+        p,
+    )
+    .unwrap();
+    for s in 0..4 {
+        net.enqueue(s, (s + 2) % 4, 64);
+    }
+    let mut got = Vec::new();
+    while got.len() < 4 {
+        net.step(&mut got).unwrap();
+    }
+}
+
+/// A packet created after the network has been idle for longer than the watchdog is not a
+/// deadlock.
+#[test]
+fn idle_gaps_are_not_deadlocks() {
+    let mut p = params(2);
+    p.watchdog = 1_000;
+    let mut net = VcNet::new(mesh(4), p).unwrap();
+    let mut got = Vec::new();
+    for _ in 0..5_000 {
+        net.step(&mut got).unwrap();
+    }
+    assert_eq!(alone(&mut net, 0, 15, 5), 7 + 5 * 6 + 4);
 }
