@@ -136,6 +136,21 @@ const NO_FLIT: Flit = Flit {
     arrived: 0,
 };
 
+/// An input VC: buffer ring position, pipeline state and the route / VC it was given.
+#[derive(Clone, Copy, Debug, Default)]
+struct InVc {
+    /// Cycle from which the next stage (VA when routing, SA when active) may happen.
+    ready: u64,
+    head: u8,
+    len: u8,
+    /// `IDLE`, `ROUTING` or `ACTIVE`.
+    st: u8,
+    /// Output port chosen by routing.
+    out: u8,
+    /// While routing: VC class range `lo | hi << 4`; once active: the output VC.
+    ovc: u8,
+}
+
 const IDLE: u8 = 0;
 const ROUTING: u8 = 1;
 const ACTIVE: u8 = 2;
@@ -152,12 +167,8 @@ pub struct VcNet {
     up: Vec<u32>,
     // Input VCs, index `(r*P + i)*V + v`.
     buf: Vec<Flit>,
-    bhead: Vec<u8>,
-    blen: Vec<u8>,
-    ist: Vec<u8>,
-    iready: Vec<u64>,
-    iout: Vec<u8>,
-    iovc: Vec<u8>,
+    /// Per input VC: its state in one small struct (one cache line holds four).
+    ivcs: Vec<InVc>,
     // Output VCs, index `(r*P + o)*V + v`.
     ovc_busy: Vec<bool>,
     credits: Vec<u8>,
@@ -243,12 +254,7 @@ impl VcNet {
             down,
             up,
             buf: vec![NO_FLIT; ports * v * p.buf],
-            bhead: vec![0; ports * v],
-            blen: vec![0; ports * v],
-            ist: vec![IDLE; ports * v],
-            iready: vec![0; ports * v],
-            iout: vec![0; ports * v],
-            iovc: vec![0; ports * v],
+            ivcs: vec![InVc::default(); ports * v],
             ovc_busy: vec![false; ports * v],
             credits: vec![p.buf as u8; ports * v],
             fline: vec![NO_FLIT; ports * flen],
@@ -379,29 +385,29 @@ impl VcNet {
 
     /// A head flit has become the front of idle input VC `ivc` of router `r`: route it.
     fn start_routing(&mut self, r: usize, ivc: usize, earliest: u64) {
-        let f = self.buf[ivc * self.p.buf + self.bhead[ivc] as usize];
+        let f = self.buf[ivc * self.p.buf + self.ivcs[ivc].head as usize];
         debug_assert!(f.flags & HEAD != 0, "a packet starts with its head");
         let (out, lo, hi) = self.route(r, f.pkt);
-        self.ist[ivc] = ROUTING;
+        self.ivcs[ivc].st = ROUTING;
         self.routing_mask[r] |= 1 << (ivc - r * P * self.v);
-        self.iout[ivc] = out as u8;
-        self.iovc[ivc] = (lo | hi << 4) as u8; // class range until VA picks a VC
-        self.iready[ivc] = f.arrived.max(earliest) + self.p.routing_delay;
+        self.ivcs[ivc].out = out as u8;
+        self.ivcs[ivc].ovc = (lo | hi << 4) as u8; // class range until VA picks a VC
+        self.ivcs[ivc].ready = f.arrived.max(earliest) + self.p.routing_delay;
     }
 
     fn push_flit(&mut self, ivc: usize, f: Flit) -> Result<(), ModelError> {
         let b = self.p.buf;
-        if self.blen[ivc] as usize == b {
+        if self.ivcs[ivc].len as usize == b {
             return Err(ModelError::Failed(format!(
                 "VC buffer overflow at input VC {ivc}: credit flow control failed"
             )));
         }
-        let mut at = self.bhead[ivc] as usize + self.blen[ivc] as usize;
+        let mut at = self.ivcs[ivc].head as usize + self.ivcs[ivc].len as usize;
         if at >= b {
             at -= b;
         }
         self.buf[ivc * b + at] = f;
-        self.blen[ivc] += 1;
+        self.ivcs[ivc].len += 1;
         Ok(())
     }
 
@@ -481,12 +487,12 @@ impl VcNet {
 
     fn land(&mut self, ip: usize, f: Flit) -> Result<(), ModelError> {
         let ivc = ip * self.v + f.vc as usize;
-        let was_empty = self.blen[ivc] == 0;
+        let was_empty = self.ivcs[ivc].len == 0;
         self.push_flit(ivc, f)?;
         let r = ip / P;
-        if self.ist[ivc] == ACTIVE {
+        if self.ivcs[ivc].st == ACTIVE {
             self.sa_mask[r] |= 1 << (ivc - r * P * self.v);
-        } else if was_empty && self.ist[ivc] == IDLE {
+        } else if was_empty && self.ivcs[ivc].st == IDLE {
             self.start_routing(r, ivc, f.arrived);
         }
         Ok(())

@@ -21,13 +21,13 @@ impl VcNet {
             let i = pending.trailing_zeros() as usize;
             pending &= pending - 1;
             let ivc = base + i;
-            if self.iready[ivc] > self.now {
+            if self.ivcs[ivc].ready > self.now {
                 continue;
             }
-            let o = self.iout[ivc] as usize;
+            let o = self.ivcs[ivc].out as usize;
             let (lo, hi) = (
-                (self.iovc[ivc] & 15) as usize,
-                (self.iovc[ivc] >> 4) as usize,
+                (self.ivcs[ivc].ovc & 15) as usize,
+                (self.ivcs[ivc].ovc >> 4) as usize,
             );
             for w in lo..hi {
                 if !self.ovc_busy[base + o * v + w] {
@@ -53,13 +53,13 @@ impl VcNet {
                 let ivc = base + i;
                 let ovc = grant[i] as usize;
                 self.ovc_busy[base + ovc] = true;
-                self.ist[ivc] = ACTIVE;
+                self.ivcs[ivc].st = ACTIVE;
                 self.routing_mask[r] &= !(1 << i);
-                if self.blen[ivc] > 0 {
+                if self.ivcs[ivc].len > 0 {
                     self.sa_mask[r] |= 1 << i;
                 }
-                self.iovc[ivc] = (ovc % v) as u8;
-                self.iready[ivc] = self.now + self.p.vc_alloc_delay;
+                self.ivcs[ivc].ovc = (ovc % v) as u8;
+                self.ivcs[ivc].ready = self.now + self.p.vc_alloc_delay;
             }
         }
     }
@@ -67,10 +67,10 @@ impl VcNet {
     /// Input VC `ivc` (active, holding flits) can bid for the switch now.
     #[inline]
     fn sa_ready(&self, ivc: usize, ovc_base: usize) -> bool {
-        self.iready[ivc] <= self.now
-            && (self.iout[ivc] as usize == LOCAL
+        self.ivcs[ivc].ready <= self.now
+            && (self.ivcs[ivc].out as usize == LOCAL
                 || self.credits
-                    [ovc_base + self.iout[ivc] as usize * self.v + self.iovc[ivc] as usize]
+                    [ovc_base + self.ivcs[ivc].out as usize * self.v + self.ivcs[ivc].ovc as usize]
                     > 0)
     }
 
@@ -90,7 +90,7 @@ impl VcNet {
             bits &= bits - 1;
             let ivc = ovc_base + k;
             if self.sa_ready(ivc, ovc_base) {
-                req[k / v] |= 1 << self.iout[ivc];
+                req[k / v] |= 1 << self.ivcs[ivc].out;
                 ready |= 1 << k;
             }
         }
@@ -126,7 +126,7 @@ impl VcNet {
             let mut mask = 0u64;
             for w in 0..v {
                 let k = i * v + w;
-                if ready >> k & 1 == 1 && self.iout[ovc_base + k] as usize == o {
+                if ready >> k & 1 == 1 && self.ivcs[ovc_base + k].out as usize == o {
                     mask |= 1 << w;
                 }
             }
@@ -135,17 +135,17 @@ impl VcNet {
             self.sa_vc[ip] = if w + 1 == v { 0 } else { (w + 1) as u8 };
             let ivc = ip * v + w;
             let b = self.p.buf;
-            let mut f = self.buf[ivc * b + self.bhead[ivc] as usize];
-            let h = self.bhead[ivc] as usize + 1;
-            self.bhead[ivc] = if h == b { 0 } else { h as u8 };
-            self.blen[ivc] -= 1;
+            let mut f = self.buf[ivc * b + self.ivcs[ivc].head as usize];
+            let h = self.ivcs[ivc].head as usize + 1;
+            self.ivcs[ivc].head = if h == b { 0 } else { h as u8 };
+            self.ivcs[ivc].len -= 1;
             let bit = 1u64 << (i * v + w);
-            if self.blen[ivc] == 0 {
+            if self.ivcs[ivc].len == 0 {
                 self.sa_mask[r] &= !bit;
             }
             // Credit back upstream, for the VC this flit occupied here.
             self.cline[cs * self.routers * P + ip] = w as u8;
-            let out_vc = self.iovc[ivc];
+            let out_vc = self.ivcs[ivc].ovc;
             let op = base + o;
             if o != LOCAL {
                 self.credits[op * v + out_vc as usize] -= 1;
@@ -158,9 +158,9 @@ impl VcNet {
             }
             if f.flags & TAIL != 0 {
                 self.ovc_busy[op * v + out_vc as usize] = false;
-                self.ist[ivc] = IDLE;
+                self.ivcs[ivc].st = IDLE;
                 self.sa_mask[r] &= !bit;
-                if self.blen[ivc] > 0 {
+                if self.ivcs[ivc].len > 0 {
                     self.start_routing(r, ivc, self.now + 1);
                 }
             }
