@@ -171,7 +171,7 @@ fn main() -> ExitCode {
         Command::Bcast(args) => bcast_cmd::run(&args).map_err(|e| ExecError::Failed(format!("{e:#}"))),
         Command::Models => {
             for r in models::all() {
-                println!("{:8} {}", r.name(), r.about());
+                println!("{:10} {}", r.name(), r.about());
             }
             Ok(())
         }

@@ -5,15 +5,19 @@ use crate::mm1::Mm1;
 use icn_bcast::Bcast;
 use icn_nicmodel::Nic;
 use icn_sci::Sci;
+use icn_thnet::vc_model::VcRouter;
+use icn_thnet::xswitch_model::XSwitch;
 
 static SCI: ModelRunner<Sci> = ModelRunner::new();
 static NIC: ModelRunner<Nic> = ModelRunner::new();
 static BCAST: ModelRunner<Bcast> = ModelRunner::new();
 static MM1: ModelRunner<Mm1> = ModelRunner::new();
+static XSWITCH: ModelRunner<XSwitch> = ModelRunner::new();
+static VC_ROUTER: ModelRunner<VcRouter> = ModelRunner::new();
 
 /// Every model, in the order `icnlab models` lists them.
-pub fn all() -> [&'static dyn Runner; 4] {
-    [&SCI, &NIC, &BCAST, &MM1]
+pub fn all() -> [&'static dyn Runner; 6] {
+    [&SCI, &XSWITCH, &VC_ROUTER, &NIC, &BCAST, &MM1]
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Runner> {

@@ -1,0 +1,33 @@
+//! TH-Net (THNPC-II) X-Switch networks simulated at symbol level, and a BookSim-style
+//! virtual-channel router to compare them with. Model notes and results: `docs/thnet.md`.
+//!
+//! Sans-IO protocol pieces (each a plain struct tested against the spec's tables):
+//! * [`symbol`]: the 9-bit X-Link symbol codec (data vs control characters);
+//! * [`frame`]: data-frame builder/parser (routing head, data, CRC, `ID-EOF`);
+//! * [`fifo`]: the input FIFO and its STOP/GO hysteresis, with the threshold check;
+//! * [`outport`]: the output port's 15-state circulating-priority machine.
+//!
+//! X-Switch assembly:
+//! * [`topology`]: ring, mesh, torus, star, tree, graph files; source routes;
+//! * [`traffic`]: workloads shared by both models;
+//! * [`nia`]: the X-NIA endpoint (send queue, frame splitting, DMA delay, checked receive);
+//! * [`xnet`]: the cycle-driven X-Switch network with its deadlock watchdog;
+//! * [`xswitch_model`]: `model = "xswitch"` for the CLI.
+//!
+//! Virtual-channel router:
+//! * [`alloc`]: round-robin and iSLIP separable allocators;
+//! * [`vcnet`]: the cycle-driven network of input-queued VC routers (BookSim2 `iq`);
+//! * [`vc_model`]: `model = "vc-router"` for the CLI.
+
+pub mod alloc;
+pub mod fifo;
+pub mod frame;
+pub mod nia;
+pub mod outport;
+pub mod symbol;
+pub mod topology;
+pub mod traffic;
+pub mod vc_model;
+pub mod vcnet;
+pub mod xnet;
+pub mod xswitch_model;

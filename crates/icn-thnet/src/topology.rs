@@ -1,0 +1,564 @@
+//! Networks of 5-port switches and their endpoints, and the source routes through them.
+//!
+//! A topology is given by a short spec string (the `topology` config key):
+//!
+//! | spec          | switches | endpoints | wiring (ports A..E)                                 | routes              |
+//! |---------------|----------|-----------|-----------------------------------------------------|---------------------|
+//! | `ring:N`      | N        | N         | A → next, B → previous, E → endpoint                 | shortest direction  |
+//! | `mesh:XxY`    | X·Y      | X·Y       | A → +x, B → −x, C → +y, D → −y, E → endpoint          | dimension order x,y |
+//! | `torus:XxY`   | X·Y      | X·Y       | as mesh, with wrap-around links                      | dimension order, shortest way round |
+//! | `star`        | 1        | 5         | ports A..E → endpoints 0..4                          | direct              |
+//! | `tree:D`      | (3^D−1)/2| same      | A → parent, B/C/D → children, E → endpoint           | shortest (via the common ancestor) |
+//! | `file:PATH`   | any      | any       | a graph file (see [`parse_graph`])                   | shortest (BFS), or listed routes |
+//!
+//! Endpoint `n` of a grid sits at switch `n`, with coordinates `(n mod X, n div X)`. This is
+//! kept inside the TH-Net crate on purpose (the shared `icn-topo` crate was being written at
+//! the same time); it can be unified later.
+
+use crate::symbol::{PORTS, Port, port_name};
+use icn_engine::Invalid;
+use std::collections::{HashMap, VecDeque};
+
+/// What one side of a link is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    Switch { sw: usize, port: Port },
+    Nia(usize),
+}
+
+/// Grid shape, for dimension-order routing and the grid traffic patterns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    pub x: usize,
+    pub y: usize,
+    pub wrap: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub switches: usize,
+    /// `links[sw * 5 + port]`: the other side of that port, if wired.
+    pub links: Vec<Option<End>>,
+    /// Endpoint `n` hangs off `(switch, port)`.
+    pub nia_at: Vec<(usize, Port)>,
+    pub grid: Option<Grid>,
+    /// `routes[src * n + dst]`: output ports, first switch first, last one to the endpoint.
+    pub routes: Vec<Vec<Port>>,
+}
+
+fn bad(message: impl Into<String>) -> Invalid {
+    Invalid::new("topology", message)
+}
+
+impl Topology {
+    pub fn nias(&self) -> usize {
+        self.nia_at.len()
+    }
+
+    pub fn route(&self, src: usize, dst: usize) -> &[Port] {
+        &self.routes[src * self.nias() + dst]
+    }
+
+    /// Builds a topology from its spec (table above); `file:` reads a graph file.
+    pub fn from_spec(spec: &str) -> Result<Topology, Invalid> {
+        let (kind, arg) = spec.split_once(':').unwrap_or((spec, ""));
+        let dims = |arg: &str| -> Result<(usize, usize), Invalid> {
+            let (x, y) = arg
+                .split_once('x')
+                .ok_or_else(|| bad(format!("`{spec}`: expected XxY, e.g. mesh:8x8")))?;
+            let p = |s: &str| {
+                s.trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|v| (1..=64).contains(v))
+            };
+            match (p(x), p(y)) {
+                (Some(x), Some(y)) if x * y >= 2 => Ok((x, y)),
+                _ => Err(Invalid::range(
+                    "topology",
+                    "XxY with 1 ≤ X, Y ≤ 64 and X·Y ≥ 2",
+                    spec,
+                )),
+            }
+        };
+        let count = |arg: &str, lo: usize, hi: usize| {
+            arg.parse::<usize>()
+                .ok()
+                .filter(|n| (lo..=hi).contains(n))
+                .ok_or_else(|| {
+                    Invalid::range("topology", &format!("{kind}:N with {lo} ≤ N ≤ {hi}"), spec)
+                })
+        };
+        let mut t = match kind {
+            "ring" => ring(count(arg, 2, 4096)?),
+            "mesh" => grid(dims(arg)?, false),
+            "torus" => grid(dims(arg)?, true),
+            "star" if arg.is_empty() => star(),
+            "tree" => tree(count(arg, 1, 6)?),
+            "file" => {
+                let text = std::fs::read_to_string(arg)
+                    .map_err(|e| bad(format!("cannot read graph file `{arg}`: {e}")))?;
+                return parse_graph(&text);
+            }
+            _ => {
+                return Err(bad(format!(
+                    "unknown `{spec}`: use ring:N, mesh:XxY, torus:XxY, star, tree:D or file:PATH"
+                )));
+            }
+        };
+        t.routes = t.all_routes(&HashMap::new())?;
+        Ok(t)
+    }
+
+    fn empty(switches: usize) -> Topology {
+        Topology {
+            switches,
+            links: vec![None; switches * PORTS],
+            nia_at: Vec::new(),
+            grid: None,
+            routes: Vec::new(),
+        }
+    }
+
+    fn connect(&mut self, a: End, b: End) -> Result<(), Invalid> {
+        for (end, other) in [(a, b), (b, a)] {
+            match end {
+                End::Switch { sw, port } => {
+                    if sw >= self.switches {
+                        return Err(bad(format!(
+                            "link to missing switch s{sw} (switches = {})",
+                            self.switches
+                        )));
+                    }
+                    if usize::from(port) >= PORTS {
+                        return Err(bad(format!("port {port} out of range A..E")));
+                    }
+                    let slot = &mut self.links[sw * PORTS + usize::from(port)];
+                    if slot.is_some() {
+                        return Err(bad(format!("port s{sw}.{} linked twice", port_name(port))));
+                    }
+                    *slot = Some(other);
+                }
+                End::Nia(n) => {
+                    let End::Switch { sw, port } = other else {
+                        return Err(bad(format!("endpoint n{n} must link to a switch port")));
+                    };
+                    if n >= self.nia_at.len() {
+                        self.nia_at.resize(n + 1, (usize::MAX, 0));
+                    }
+                    if self.nia_at[n].0 != usize::MAX {
+                        return Err(bad(format!("endpoint n{n} linked twice")));
+                    }
+                    self.nia_at[n] = (sw, port);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The switch beyond `port` of `sw`, if that port leads to a switch.
+    fn neighbour(&self, sw: usize, port: Port) -> Option<usize> {
+        match self.links[sw * PORTS + usize::from(port)] {
+            Some(End::Switch { sw, .. }) => Some(sw),
+            _ => None,
+        }
+    }
+
+    /// Follows `route` from endpoint `src`; the endpoint it reaches, or why it fails.
+    pub fn walk(&self, src: usize, route: &[Port]) -> Result<usize, String> {
+        let (mut sw, _) = self.nia_at[src];
+        for (i, &p) in route.iter().enumerate() {
+            if usize::from(p) >= PORTS {
+                return Err(format!("hop {i}: port {p} out of range A..E"));
+            }
+            match self.links[sw * PORTS + usize::from(p)] {
+                None => return Err(format!("hop {i}: s{sw}.{} is not connected", port_name(p))),
+                Some(End::Nia(n)) if i + 1 == route.len() => return Ok(n),
+                Some(End::Nia(n)) => {
+                    return Err(format!(
+                        "hop {i}: reaches endpoint n{n} before the route ends"
+                    ));
+                }
+                Some(End::Switch { sw: next, .. }) => sw = next,
+            }
+        }
+        Err(format!("route ends inside switch s{sw}"))
+    }
+
+    /// Routes for every ordered pair (including a node to itself), checked by walking them.
+    fn all_routes(
+        &self,
+        listed: &HashMap<(usize, usize), Vec<Port>>,
+    ) -> Result<Vec<Vec<Port>>, Invalid> {
+        let n = self.nias();
+        let mut routes = Vec::with_capacity(n * n);
+        let mut dist = vec![usize::MAX; self.switches];
+        for dst in 0..n {
+            if self.grid.is_none() {
+                self.bfs_from(self.nia_at[dst].0, &mut dist);
+            }
+            for src in 0..n {
+                let r = match listed.get(&(src, dst)) {
+                    Some(r) => r.clone(),
+                    None if self.grid.is_some() => self.dimension_order(src, dst),
+                    None => self.shortest(src, dst, &dist)?,
+                };
+                match self.walk(src, &r) {
+                    Ok(d) if d == dst => {}
+                    Ok(d) => return Err(bad(format!("route n{src}→n{dst} ends at n{d}"))),
+                    Err(e) => return Err(bad(format!("route n{src}→n{dst}: {e}"))),
+                }
+                routes.push(r);
+            }
+        }
+        // Reorder from [dst][src] to [src][dst].
+        Ok((0..n * n)
+            .map(|i| std::mem::take(&mut routes[(i % n) * n + i / n]))
+            .collect())
+    }
+
+    fn bfs_from(&self, root: usize, dist: &mut [usize]) {
+        dist.fill(usize::MAX);
+        dist[root] = 0;
+        let mut q = VecDeque::from([root]);
+        while let Some(s) = q.pop_front() {
+            for p in 0..PORTS as Port {
+                if let Some(t) = self.neighbour(s, p)
+                    && dist[t] == usize::MAX
+                {
+                    dist[t] = dist[s] + 1;
+                    q.push_back(t);
+                }
+            }
+        }
+    }
+
+    fn shortest(&self, src: usize, dst: usize, dist: &[usize]) -> Result<Vec<Port>, Invalid> {
+        let (mut sw, _) = self.nia_at[src];
+        let (dsw, dport) = self.nia_at[dst];
+        if dist[sw] == usize::MAX {
+            return Err(bad(format!("n{dst} is unreachable from n{src}")));
+        }
+        let mut route = Vec::with_capacity(dist[sw] + 1);
+        while sw != dsw {
+            let p = (0..PORTS as Port)
+                .find(|&p| {
+                    self.neighbour(sw, p)
+                        .is_some_and(|t| dist[t] + 1 == dist[sw])
+                })
+                .expect("BFS distance decreases along some port");
+            route.push(p);
+            sw = self.neighbour(sw, p).expect("found above");
+        }
+        route.push(dport);
+        Ok(route)
+    }
+
+    /// x first, then y; on a torus the shorter way round (ties go +).
+    fn dimension_order(&self, src: usize, dst: usize) -> Vec<Port> {
+        let g = self.grid.expect("grid topology");
+        let mut route = Vec::new();
+        let mut leg = |from: usize, to: usize, k: usize, plus: Port, minus: Port| {
+            if from == to {
+                return;
+            }
+            let fwd = (to + k - from) % k;
+            let (port, hops) = if !g.wrap {
+                if to > from {
+                    (plus, to - from)
+                } else {
+                    (minus, from - to)
+                }
+            } else if fwd <= k - fwd {
+                (plus, fwd)
+            } else {
+                (minus, k - fwd)
+            };
+            route.extend(std::iter::repeat_n(port, hops));
+        };
+        leg(src % g.x, dst % g.x, g.x, 0, 1);
+        leg(src / g.x, dst / g.x, g.y, 2, 3);
+        route.push(4);
+        route
+    }
+}
+
+fn ring(n: usize) -> Topology {
+    let mut t = Topology::empty(n);
+    for s in 0..n {
+        t.connect(
+            End::Switch { sw: s, port: 0 },
+            End::Switch {
+                sw: (s + 1) % n,
+                port: 1,
+            },
+        )
+        .expect("fresh ring ports");
+        t.connect(End::Switch { sw: s, port: 4 }, End::Nia(s))
+            .expect("fresh");
+    }
+    // A ring is a 1-D torus: route the shorter way round.
+    t.grid = Some(Grid {
+        x: n,
+        y: 1,
+        wrap: true,
+    });
+    t
+}
+
+fn grid((x, y): (usize, usize), wrap: bool) -> Topology {
+    let mut t = Topology::empty(x * y);
+    for s in 0..x * y {
+        let (i, j) = (s % x, s / x);
+        if wrap || i + 1 < x {
+            let east = j * x + (i + 1) % x;
+            if !(wrap && x == 1) {
+                t.connect(
+                    End::Switch { sw: s, port: 0 },
+                    End::Switch { sw: east, port: 1 },
+                )
+                .expect("fresh mesh ports");
+            }
+        }
+        if wrap || j + 1 < y {
+            let north = ((j + 1) % y) * x + i;
+            if !(wrap && y == 1) {
+                t.connect(
+                    End::Switch { sw: s, port: 2 },
+                    End::Switch { sw: north, port: 3 },
+                )
+                .expect("fresh mesh ports");
+            }
+        }
+        t.connect(End::Switch { sw: s, port: 4 }, End::Nia(s))
+            .expect("fresh");
+    }
+    t.grid = Some(Grid { x, y, wrap });
+    t
+}
+
+fn star() -> Topology {
+    let mut t = Topology::empty(1);
+    for p in 0..PORTS {
+        t.connect(
+            End::Switch {
+                sw: 0,
+                port: p as Port,
+            },
+            End::Nia(p),
+        )
+        .expect("fresh");
+    }
+    t
+}
+
+fn tree(depth: usize) -> Topology {
+    let switches = (3usize.pow(depth as u32) - 1) / 2;
+    let mut t = Topology::empty(switches);
+    for s in 0..switches {
+        for c in 0..3 {
+            let child = 3 * s + 1 + c;
+            if child < switches {
+                t.connect(
+                    End::Switch {
+                        sw: s,
+                        port: 1 + c as Port,
+                    },
+                    End::Switch { sw: child, port: 0 },
+                )
+                .expect("fresh tree ports");
+            }
+        }
+        t.connect(End::Switch { sw: s, port: 4 }, End::Nia(s))
+            .expect("fresh");
+    }
+    t
+}
+
+/// Parses a graph file:
+///
+/// ```text
+/// # comments start with '#'
+/// switches 3              # first: how many switches (s0 .. s2)
+/// link s0.A s1.B          # switch port to switch port
+/// link s0.E n0            # switch port to endpoint n0 (endpoints must be n0 .. n(k-1))
+/// route n0 n1 A E         # optional: a fixed route, checked by walking it
+/// ```
+pub fn parse_graph(text: &str) -> Result<Topology, Invalid> {
+    let mut t: Option<Topology> = None;
+    let mut listed = HashMap::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let at = |m: String| bad(format!("graph line {}: {m}", i + 1));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match (words[0], &mut t) {
+            ("switches", None) => {
+                let n = words
+                    .get(1)
+                    .and_then(|w| w.parse::<usize>().ok())
+                    .filter(|n| (1..=4096).contains(n))
+                    .ok_or_else(|| at("`switches N` needs 1 ≤ N ≤ 4096".into()))?;
+                t = Some(Topology::empty(n));
+            }
+            ("switches", Some(_)) => return Err(at("`switches` given twice".into())),
+            (_, None) => return Err(at("the first line must be `switches N`".into())),
+            ("link", Some(t)) if words.len() == 3 => {
+                let a = parse_end(words[1]).map_err(at)?;
+                let b = parse_end(words[2]).map_err(at)?;
+                t.connect(a, b).map_err(|e| at(e.message))?;
+            }
+            ("route", Some(_)) if words.len() >= 4 => {
+                let nia = |w: &str| {
+                    parse_end(w)
+                        .ok()
+                        .and_then(|e| if let End::Nia(n) = e { Some(n) } else { None })
+                };
+                let (Some(s), Some(d)) = (nia(words[1]), nia(words[2])) else {
+                    return Err(at("`route nS nD PORTS..` needs two endpoints".into()));
+                };
+                let ports = words[3..]
+                    .iter()
+                    .map(|w| parse_port(w))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(at)?;
+                listed.insert((s, d), ports);
+            }
+            _ => {
+                return Err(at(format!(
+                    "cannot read `{line}`: expected `link A B` or `route nS nD PORTS..`"
+                )));
+            }
+        }
+    }
+    let mut t = t.ok_or_else(|| bad("graph file is empty: expected `switches N`"))?;
+    if t.nia_at.is_empty() {
+        return Err(bad("graph has no endpoints (link sX.P nK)"));
+    }
+    if let Some(n) = t.nia_at.iter().position(|&(s, _)| s == usize::MAX) {
+        return Err(bad(format!(
+            "endpoint n{n} is missing (endpoints must be n0 .. n{})",
+            t.nia_at.len() - 1
+        )));
+    }
+    if let Some(&(s, d)) = listed
+        .keys()
+        .find(|&&(s, d)| s >= t.nias() || d >= t.nias())
+    {
+        return Err(bad(format!("route n{s} n{d} names a missing endpoint")));
+    }
+    t.routes = t.all_routes(&listed)?;
+    Ok(t)
+}
+
+fn parse_port(w: &str) -> Result<Port, String> {
+    match w.as_bytes() {
+        [c @ b'A'..=b'E'] => Ok(c - b'A'),
+        _ => Err(format!("port `{w}` out of range: ports are A, B, C, D, E")),
+    }
+}
+
+fn parse_end(w: &str) -> Result<End, String> {
+    if let Some(n) = w.strip_prefix('n') {
+        return n
+            .parse()
+            .ok()
+            .filter(|&n| n < 65_536)
+            .map(End::Nia)
+            .ok_or_else(|| format!("bad endpoint `{w}` (n0 .. n65535)"));
+    }
+    let (sw, port) = w
+        .strip_prefix('s')
+        .and_then(|r| r.split_once('.'))
+        .ok_or_else(|| format!("bad port `{w}`: expected sK.P (e.g. s0.A) or nK"))?;
+    let sw = sw
+        .parse()
+        .map_err(|_| format!("bad switch number in `{w}`"))?;
+    Ok(End::Switch {
+        sw,
+        port: parse_port(port)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mesh_routes_are_dimension_ordered() {
+        let t = Topology::from_spec("mesh:4x4").unwrap();
+        assert_eq!(t.switches, 16);
+        // (0,0) → (2,3): +x +x, +y +y +y, eject.
+        assert_eq!(t.route(0, 14), &[0, 0, 2, 2, 2, 4]);
+        // (3,3) → (0,1): −x ×3, −y ×2.
+        assert_eq!(t.route(15, 4), &[1, 1, 1, 3, 3, 4]);
+        assert_eq!(t.route(5, 5), &[4]);
+        assert!(t.links[3 * PORTS].is_none(), "mesh edge port unconnected");
+    }
+
+    #[test]
+    fn torus_routes_take_the_short_way_round() {
+        let t = Topology::from_spec("torus:4x4").unwrap();
+        assert_eq!(t.route(0, 3), &[1, 4], "x: 0 → 3 is one hop west");
+        assert_eq!(t.route(0, 2), &[0, 0, 4], "tie goes east");
+        assert_eq!(t.route(0, 12), &[3, 4]);
+    }
+
+    #[test]
+    fn ring_star_tree_route_shortest() {
+        let r = Topology::from_spec("ring:6").unwrap();
+        assert_eq!(r.route(0, 5), &[1, 4]);
+        assert_eq!(r.route(1, 3), &[0, 0, 4]);
+        let s = Topology::from_spec("star").unwrap();
+        assert_eq!(s.nias(), 5);
+        assert_eq!(s.route(0, 3), &[3]);
+        let t = Topology::from_spec("tree:2").unwrap();
+        assert_eq!(t.switches, 4);
+        // child 1 → child 3 via the root: up (A), down to child 3 (port D), eject.
+        assert_eq!(t.route(1, 3), &[0, 3, 4]);
+    }
+
+    #[test]
+    fn graph_file_with_listed_route() {
+        let g = "switches 2\nlink s0.A s1.B\nlink s0.E n0\nlink s1.E n1\nroute n0 n1 A E\n";
+        let t = parse_graph(g).unwrap();
+        assert_eq!(t.route(0, 1), &[0, 4]);
+        assert_eq!(t.route(1, 0), &[1, 4]);
+    }
+
+    #[test]
+    fn bad_graphs_name_the_problem() {
+        let cases = [
+            ("switches 2\nlink s0.F s1.B\n", "out of range"),
+            (
+                "switches 2\nlink s0.A s7.B\nlink s0.E n0\n",
+                "missing switch s7",
+            ),
+            (
+                "switches 2\nlink s0.A s1.B\nlink s0.E n0\nlink s1.E n1\nroute n0 n1 C E\n",
+                "not connected",
+            ),
+            (
+                "switches 2\nlink s0.A s1.B\nlink s0.E n0\nlink s1.E n2\n",
+                "n1 is missing",
+            ),
+            ("switches 2\nlink s0.E n0\nlink s1.E n1\n", "unreachable"),
+            ("link s0.E n0\n", "first line"),
+            ("switches 1\nlink s0.E n0\nlink s0.E n1\n", "linked twice"),
+        ];
+        for (g, want) in cases {
+            let e = parse_graph(g).unwrap_err();
+            assert_eq!(e.key, "topology");
+            assert!(e.message.contains(want), "{g:?}: {e}");
+        }
+        assert!(Topology::from_spec("mesh:0x4").is_err());
+        assert!(
+            Topology::from_spec("hypercube:3")
+                .unwrap_err()
+                .message
+                .contains("unknown")
+        );
+    }
+}

@@ -1,0 +1,430 @@
+//! Workloads shared by the X-Switch and VC-router models, so both see the same traffic.
+//!
+//! Messages arrive at each source as a Bernoulli process (BookSim's convention): in every
+//! cycle a new message is created with probability `rate = load / mean size`, drawn here as
+//! geometric gaps so the cost is per message, not per cycle. Destinations:
+//!
+//! | pattern          | destination of source `s` (grid `X×Y`, `s = (x, y)`; `n` endpoints) |
+//! |------------------|------------------------------------------------------------------------|
+//! | `uniform`        | uniform over all `n` endpoints, `s` itself included (as BookSim)       |
+//! | `hotspot`        | `hotspot_node` with probability `hotspot_fraction`, else uniform       |
+//! | `transpose`      | `(y, x)`; needs a square grid                                          |
+//! | `bit_complement` | `s XOR (n − 1)`; needs `n` a power of two                              |
+//! | `neighbour`      | `(x + 1 mod X, y)` on a grid, `s + 1 mod n` otherwise                  |
+//! | `trace`          | the rows of `trace_file`: `cycle src dst size` per line, `#` comments  |
+//!
+//! Sizes are `size` units (bytes for X-Switch, flits for the VC router), or with
+//! `large_fraction > 0` the bimodal mix `size_large` with that probability (the MyVIA paper's
+//! 128 B / 4 KB mix is `size = 128, size_large = 4096`).
+
+use crate::topology::Grid;
+use icn_engine::Invalid;
+use icn_engine::rng::{Rng, SimRng};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    #[default]
+    Uniform,
+    Hotspot,
+    Transpose,
+    BitComplement,
+    Neighbour,
+    Trace,
+}
+
+/// The `[traffic]` table of both models.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrafficConfig {
+    pub pattern: Pattern,
+    pub hotspot_node: usize,
+    pub hotspot_fraction: f64,
+    pub trace_file: String,
+}
+
+impl Default for TrafficConfig {
+    fn default() -> Self {
+        TrafficConfig {
+            pattern: Pattern::Uniform,
+            hotspot_node: 0,
+            hotspot_fraction: 0.2,
+            trace_file: String::new(),
+        }
+    }
+}
+
+/// Message-size distribution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sizes {
+    pub size: u32,
+    pub size_large: u32,
+    pub large_fraction: f64,
+}
+
+impl Sizes {
+    pub fn mean(&self) -> f64 {
+        f64::from(self.size) * (1.0 - self.large_fraction)
+            + f64::from(self.size_large) * self.large_fraction
+    }
+
+    pub fn validate(&self, max: u32) -> Result<(), Invalid> {
+        let range = format!("1 ..= {max}");
+        Invalid::check((1..=max).contains(&self.size), "size", &range, self.size)?;
+        Invalid::check(
+            (0.0..=1.0).contains(&self.large_fraction),
+            "large_fraction",
+            "0 ..= 1",
+            self.large_fraction,
+        )?;
+        if self.large_fraction > 0.0 {
+            Invalid::check(
+                (1..=max).contains(&self.size_large),
+                "size_large",
+                &range,
+                self.size_large,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn draw(&self, rng: &mut SimRng) -> u32 {
+        if self.large_fraction > 0.0 && rng.random::<f64>() < self.large_fraction {
+            self.size_large
+        } else {
+            self.size
+        }
+    }
+}
+
+/// One trace-file row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceRow {
+    pub cycle: u64,
+    pub src: usize,
+    pub dst: usize,
+    pub size: u32,
+}
+
+/// A created message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    pub dst: usize,
+    pub size: u32,
+}
+
+/// Checks the traffic table against the network size and returns the parsed trace, if any.
+pub fn validate(
+    t: &TrafficConfig,
+    n: usize,
+    grid: Option<Grid>,
+    max_size: u32,
+) -> Result<Vec<TraceRow>, Invalid> {
+    match t.pattern {
+        Pattern::Hotspot => {
+            Invalid::check(
+                t.hotspot_node < n,
+                "traffic.hotspot_node",
+                &format!("0 ..= {}", n - 1),
+                t.hotspot_node,
+            )?;
+            Invalid::check(
+                (0.0..=1.0).contains(&t.hotspot_fraction),
+                "traffic.hotspot_fraction",
+                "0 ..= 1",
+                t.hotspot_fraction,
+            )?;
+        }
+        Pattern::Transpose => {
+            if !matches!(grid, Some(g) if g.x == g.y) {
+                return Err(Invalid::new(
+                    "traffic.pattern",
+                    "transpose needs a square mesh or torus",
+                ));
+            }
+        }
+        Pattern::BitComplement => {
+            if !n.is_power_of_two() {
+                return Err(Invalid::new(
+                    "traffic.pattern",
+                    format!("bit_complement needs a power-of-two number of endpoints, got {n}"),
+                ));
+            }
+        }
+        Pattern::Trace => {
+            let text = std::fs::read_to_string(&t.trace_file).map_err(|e| {
+                Invalid::new(
+                    "traffic.trace_file",
+                    format!("cannot read `{}`: {e}", t.trace_file),
+                )
+            })?;
+            return parse_trace(&text, n, max_size);
+        }
+        Pattern::Uniform | Pattern::Neighbour => {}
+    }
+    Ok(Vec::new())
+}
+
+/// Parses `cycle src dst size` rows, sorted by cycle afterwards (stable).
+pub fn parse_trace(text: &str, n: usize, max_size: u32) -> Result<Vec<TraceRow>, Invalid> {
+    let mut rows = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let v: Vec<u64> = line
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let bad = |m: &str| Invalid::new("traffic.trace_file", format!("line {}: {m}", i + 1));
+        let [cycle, src, dst, size] = v[..] else {
+            return Err(bad("expected four integers: cycle src dst size"));
+        };
+        if src as usize >= n || dst as usize >= n {
+            return Err(bad(&format!("endpoint out of range 0 ..= {}", n - 1)));
+        }
+        if size == 0 || size > u64::from(max_size) {
+            return Err(bad(&format!("size must be in 1 ..= {max_size}")));
+        }
+        rows.push(TraceRow {
+            cycle,
+            src: src as usize,
+            dst: dst as usize,
+            size: size as u32,
+        });
+    }
+    rows.sort_by_key(|r| r.cycle);
+    Ok(rows)
+}
+
+/// One source's message generator (its own RNG stream).
+pub struct Source {
+    rng: SimRng,
+    rate: f64,
+    /// Cycle of the next arrival.
+    pub next: u64,
+    src: usize,
+    /// For traces: this source's rows, next index.
+    trace: Vec<TraceRow>,
+    trace_at: usize,
+}
+
+impl Source {
+    /// `trace`: `Some(rows)` when the workload is a trace (then `rate` is ignored).
+    pub fn new(src: usize, rate: f64, mut rng: SimRng, trace: Option<&[TraceRow]>) -> Source {
+        let (trace, next) = match trace {
+            Some(rows) => {
+                let mine: Vec<TraceRow> = rows.iter().filter(|r| r.src == src).copied().collect();
+                let next = mine.first().map_or(u64::MAX, |r| r.cycle);
+                (mine, next)
+            }
+            None if rate > 0.0 => (Vec::new(), gap(&mut rng, rate) - 1),
+            None => (Vec::new(), u64::MAX),
+        };
+        Source {
+            rng,
+            rate,
+            next,
+            src,
+            trace,
+            trace_at: 0,
+        }
+    }
+
+    /// Sources reading a trace ignore `rate`.
+    pub fn is_trace(&self) -> bool {
+        !self.trace.is_empty()
+    }
+
+    /// The message due at `self.next`; advances `next`.
+    pub fn arrive(&mut self, w: &Workload) -> Arrival {
+        if self.is_trace() {
+            let r = self.trace[self.trace_at];
+            self.trace_at += 1;
+            self.next = self.trace.get(self.trace_at).map_or(u64::MAX, |r| r.cycle);
+            return Arrival {
+                dst: r.dst,
+                size: r.size,
+            };
+        }
+        let a = Arrival {
+            dst: w.destination(self.src, &mut self.rng),
+            size: w.sizes.draw(&mut self.rng),
+        };
+        self.next += gap(&mut self.rng, self.rate);
+        a
+    }
+}
+
+/// Cycles to the next Bernoulli(p) success, ≥ 1.
+fn gap(rng: &mut SimRng, p: f64) -> u64 {
+    if p >= 1.0 {
+        return 1;
+    }
+    let u: f64 = rng.random();
+    1 + ((1.0 - u).ln() / (1.0 - p).ln()).floor() as u64
+}
+
+/// Destination rule and size distribution.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    pub pattern: Pattern,
+    pub n: usize,
+    pub grid: Option<Grid>,
+    pub hotspot_node: usize,
+    pub hotspot_fraction: f64,
+    pub sizes: Sizes,
+}
+
+impl Workload {
+    pub fn new(t: &TrafficConfig, n: usize, grid: Option<Grid>, sizes: Sizes) -> Workload {
+        Workload {
+            pattern: t.pattern,
+            n,
+            grid,
+            hotspot_node: t.hotspot_node,
+            hotspot_fraction: t.hotspot_fraction,
+            sizes,
+        }
+    }
+
+    pub fn destination(&self, s: usize, rng: &mut SimRng) -> usize {
+        let n = self.n;
+        match self.pattern {
+            Pattern::Uniform | Pattern::Trace => rng.random_range(0..n),
+            Pattern::Hotspot if rng.random::<f64>() < self.hotspot_fraction => self.hotspot_node,
+            Pattern::Hotspot => rng.random_range(0..n),
+            Pattern::Transpose => {
+                let g = self.grid.expect("validated: square grid");
+                (s % g.x) * g.x + s / g.x
+            }
+            Pattern::BitComplement => s ^ (n - 1),
+            Pattern::Neighbour => match self.grid {
+                Some(g) => (s / g.x) * g.x + (s % g.x + 1) % g.x,
+                None => (s + 1) % n,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use icn_engine::rng::stream;
+
+    fn workload(p: Pattern) -> Workload {
+        let t = TrafficConfig {
+            pattern: p,
+            hotspot_fraction: 1.0,
+            hotspot_node: 5,
+            ..Default::default()
+        };
+        Workload::new(
+            &t,
+            16,
+            Some(Grid {
+                x: 4,
+                y: 4,
+                wrap: false,
+            }),
+            Sizes {
+                size: 4,
+                size_large: 0,
+                large_fraction: 0.0,
+            },
+        )
+    }
+
+    #[test]
+    fn permutation_patterns() {
+        let mut rng = stream(1, 0);
+        let w = workload(Pattern::Transpose);
+        assert_eq!(w.destination(1, &mut rng), 4); // (1,0) → (0,1)
+        assert_eq!(w.destination(6, &mut rng), 9); // (2,1) → (1,2)
+        assert_eq!(
+            workload(Pattern::BitComplement).destination(3, &mut rng),
+            12
+        );
+        assert_eq!(workload(Pattern::Neighbour).destination(7, &mut rng), 4); // (3,1) → (0,1)
+        assert_eq!(workload(Pattern::Hotspot).destination(0, &mut rng), 5);
+    }
+
+    #[test]
+    fn bernoulli_rate_is_respected() {
+        let w = workload(Pattern::Uniform);
+        let mut s = Source::new(0, 0.1, stream(3, 0), None);
+        let mut count = 0;
+        while s.next < 100_000 {
+            s.arrive(&w);
+            count += 1;
+        }
+        // Binomial(100000, 0.1): sd ≈ 95; allow 5 sd.
+        assert!((count as i64 - 10_000).abs() < 475, "{count}");
+    }
+
+    #[test]
+    fn trace_rows_and_errors() {
+        let rows = parse_trace("# c s d z\n5 1 2 8\n0 0 3 4\n", 4, 16).unwrap();
+        assert_eq!(
+            rows[0],
+            TraceRow {
+                cycle: 0,
+                src: 0,
+                dst: 3,
+                size: 4
+            }
+        );
+        let mut s = Source::new(1, 0.0, stream(1, 1), Some(&rows));
+        assert_eq!(s.next, 5);
+        assert_eq!(
+            s.arrive(&workload(Pattern::Trace)),
+            Arrival { dst: 2, size: 8 }
+        );
+        assert_eq!(s.next, u64::MAX);
+        assert!(
+            parse_trace("0 0 9 4\n", 4, 16)
+                .unwrap_err()
+                .message
+                .contains("line 1")
+        );
+        assert!(parse_trace("0 0 1\n", 4, 16).is_err());
+        assert!(parse_trace("0 0 1 0\n", 4, 16).is_err());
+    }
+
+    #[test]
+    fn pattern_preconditions() {
+        let t = TrafficConfig {
+            pattern: Pattern::Transpose,
+            ..Default::default()
+        };
+        assert!(
+            validate(
+                &t,
+                8,
+                Some(Grid {
+                    x: 4,
+                    y: 2,
+                    wrap: false
+                }),
+                9
+            )
+            .is_err()
+        );
+        let t = TrafficConfig {
+            pattern: Pattern::BitComplement,
+            ..Default::default()
+        };
+        assert!(validate(&t, 12, None, 9).is_err());
+        let t = TrafficConfig {
+            pattern: Pattern::Hotspot,
+            hotspot_node: 16,
+            ..Default::default()
+        };
+        assert_eq!(
+            validate(&t, 16, None, 9).unwrap_err().key,
+            "traffic.hotspot_node"
+        );
+    }
+}

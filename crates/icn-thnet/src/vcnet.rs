@@ -1,0 +1,507 @@
+//! A network of input-queued virtual-channel routers, after BookSim2's `iq` router.
+//!
+//! Each router has 5 ports (+x, −x, +y, −y, local) and `V` VCs per input port, each a FIFO
+//! of `buf` flits, with credit flow control. A head flit goes through routing (RC), VC
+//! allocation (VA), switch allocation (SA) and switch traversal (ST); body flits only
+//! through SA and ST. Timing, with `a` the cycle a head flit lands in an input buffer:
+//!
+//! | event                                  | cycle                              |
+//! |----------------------------------------|------------------------------------|
+//! | eligible for VA                        | `a + routing_delay`                |
+//! | VA won at `v`, eligible for SA         | `v + vc_alloc_delay`               |
+//! | SA won at `s`: credit sent upstream    | `s`, arrives at `s + credit_delay` |
+//! | lands in the next router's buffer      | `s + sw_alloc_delay + st_delay + channel_delay` |
+//! | a new packet (created at `c`) leaves its source | `c + 1` (head), one flit per cycle after |
+//!
+//! With all delays 1: per hop 1 + 1 + 1 + 1 + 1 = 5 cycles; a packet created at `c` lands at
+//! the first router at `c + 2`, so its tail reaches the destination terminal at
+//! `c + 2 + 5·H + 5 + (L − 1) = c + 7 + 5·H + (L − 1)` — the zero-load formula, tested
+//! in `vcnet_tests.rs`. Routing is dimension order (x then y); on a torus the VCs split into
+//! two dateline classes (class 1 after crossing the wrap-around link of the current
+//! dimension, reset on turning), which makes DOR deadlock-free there; with a single VC there
+//! are no classes and a torus can deadlock, which the watchdog reports (no flit moved for
+//! `watchdog` cycles while packets are in the network). The ejection port has no credits
+//! (the terminal always sinks); the source queue is unbounded.
+
+// Indices address several parallel arrays (struct of arrays), so index loops are clearer.
+#![allow(clippy::needless_range_loop)]
+
+use crate::alloc::{AllocKind, allocate, rr_pick};
+use crate::topology::Grid;
+use icn_engine::{Invalid, ModelError};
+use std::collections::VecDeque;
+
+pub const P: usize = 5;
+const LOCAL: usize = 4;
+const NONE: u32 = u32::MAX;
+const HEAD: u8 = 1;
+const TAIL: u8 = 2;
+
+/// Router parameters (BookSim names in comments).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VcParams {
+    /// `num_vcs`
+    pub vcs: usize,
+    /// `vc_buf_size`
+    pub buf: usize,
+    /// `routing_delay`, `vc_alloc_delay`, `sw_alloc_delay`, `st_final_delay`
+    pub routing_delay: u64,
+    pub vc_alloc_delay: u64,
+    pub sw_alloc_delay: u64,
+    pub st_delay: u64,
+    /// channel latency (BookSim: 1), `credit_delay`
+    pub channel_delay: u64,
+    pub credit_delay: u64,
+    /// `vc_allocator`, `sw_allocator`
+    pub vc_alloc: AllocKind,
+    pub sw_alloc: AllocKind,
+    pub watchdog: u64,
+}
+
+impl VcParams {
+    pub fn validate(&self) -> Result<(), Invalid> {
+        Invalid::check((1..=8).contains(&self.vcs), "vcs", "1 ..= 8", self.vcs)?;
+        Invalid::check(
+            (1..=255).contains(&self.buf),
+            "buf",
+            "1 ..= 255 flits",
+            self.buf,
+        )?;
+        for (key, v) in [
+            ("routing_delay", self.routing_delay),
+            ("vc_alloc_delay", self.vc_alloc_delay),
+            ("sw_alloc_delay", self.sw_alloc_delay),
+            ("st_delay", self.st_delay),
+        ] {
+            Invalid::check(v <= 16, key, "0 ..= 16 cycles", v)?;
+        }
+        Invalid::check(
+            self.vc_alloc_delay >= 1,
+            "vc_alloc_delay",
+            "1 ..= 16 cycles",
+            self.vc_alloc_delay,
+        )?;
+        Invalid::check(
+            (1..=64).contains(&self.channel_delay),
+            "channel_delay",
+            "1 ..= 64 cycles",
+            self.channel_delay,
+        )?;
+        Invalid::check(
+            (1..=64).contains(&self.credit_delay),
+            "credit_delay",
+            "1 ..= 64 cycles",
+            self.credit_delay,
+        )?;
+        Invalid::check(
+            (1_000..=1 << 40).contains(&self.watchdog),
+            "watchdog",
+            "1000 ..= 2^40 cycles",
+            self.watchdog,
+        )
+    }
+}
+
+/// A delivered packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketDone {
+    pub src: usize,
+    pub dst: usize,
+    pub len: u32,
+    pub created: u64,
+}
+
+pub trait VcObserver {
+    fn delivered(&mut self, now: u64, p: &PacketDone);
+}
+
+impl VcObserver for Vec<(u64, PacketDone)> {
+    fn delivered(&mut self, now: u64, p: &PacketDone) {
+        self.push((now, *p));
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Flit {
+    pkt: u32,
+    flags: u8,
+    vc: u8,
+    arrived: u64,
+}
+
+const NO_FLIT: Flit = Flit {
+    pkt: NONE,
+    flags: 0,
+    vc: 0,
+    arrived: 0,
+};
+
+/// An input VC: buffer ring position, pipeline state and the route / VC it was given.
+#[derive(Clone, Copy, Debug, Default)]
+struct InVc {
+    /// Cycle from which the next stage (VA when routing, SA when active) may happen.
+    ready: u64,
+    head: u8,
+    len: u8,
+    /// `IDLE`, `ROUTING` or `ACTIVE`.
+    st: u8,
+    /// Output port chosen by routing.
+    out: u8,
+    /// While routing: VC class range `lo | hi << 4`; once active: the output VC.
+    ovc: u8,
+}
+
+const IDLE: u8 = 0;
+const ROUTING: u8 = 1;
+const ACTIVE: u8 = 2;
+
+pub struct VcNet {
+    p: VcParams,
+    grid: Grid,
+    routers: usize,
+    v: usize,
+    pub now: u64,
+    /// Per output port `r*P + o`: downstream input port, or `NONE` (mesh edge / local).
+    down: Vec<u32>,
+    /// Per input port: the upstream output port (the inverse of `down`), or `NONE`.
+    up: Vec<u32>,
+    // Input VCs, index `(r*P + i)*V + v`.
+    buf: Vec<Flit>,
+    /// Per input VC: its state in one small struct (one cache line holds four).
+    ivcs: Vec<InVc>,
+    // Output VCs, index `(r*P + o)*V + v`.
+    ovc_busy: Vec<bool>,
+    credits: Vec<u8>,
+    // Flit channel per output port: delay line of `flen` slots, slot-major (`slot·ports + o`)
+    // so that the per-cycle scan reads one contiguous row.
+    fline: Vec<Flit>,
+    flen: usize,
+    // Credit channel per input port (to its upstream): delay line of `clen` slots of a VC.
+    cline: Vec<u8>,
+    clen: usize,
+    // Sources (one per router) and their injection channel into input port LOCAL.
+    queue: Vec<VecDeque<u32>>,
+    s_cur: Vec<u32>,
+    s_vc: Vec<u8>,
+    s_sent: Vec<u32>,
+    s_busy: Vec<bool>,
+    s_credits: Vec<u8>,
+    s_ptr: Vec<u8>,
+    iline: Vec<Flit>,
+    ilen: usize,
+    // Packets (a slab with a free list).
+    pk: Vec<PacketDone>,
+    pk_dim: Vec<u8>,
+    pk_crossed: Vec<bool>,
+    free: Vec<u32>,
+    // Allocator pointers.
+    va_in: Vec<u8>,
+    va_out: Vec<u8>,
+    sa_in: Vec<u8>,
+    sa_out: Vec<u8>,
+    sa_vc: Vec<u8>,
+    /// Per router: bit `port·V + vc` set for input VCs waiting in RC/VA …
+    routing_mask: Vec<u64>,
+    /// … and for active input VCs holding flits (SA candidates), so idle VCs cost nothing.
+    sa_mask: Vec<u64>,
+    in_network: u64,
+    last_move: u64,
+    pub measuring: bool,
+    /// Set when [`VcNet::step`] failed because of the watchdog.
+    pub deadlocked: bool,
+    /// Flits sent per output channel while measuring.
+    pub busy: Vec<u64>,
+}
+
+impl VcNet {
+    pub fn new(grid: Grid, p: VcParams) -> Result<VcNet, Invalid> {
+        p.validate()?;
+        let routers = grid.x * grid.y;
+        let v = p.vcs;
+        let ports = routers * P;
+        let mut down = vec![NONE; ports];
+        for r in 0..routers {
+            let (x, y) = (r % grid.x, r / grid.x);
+            let nb = [
+                (x + 1 < grid.x || grid.wrap && grid.x > 1).then(|| y * grid.x + (x + 1) % grid.x),
+                (x > 0 || grid.wrap && grid.x > 1).then(|| y * grid.x + (x + grid.x - 1) % grid.x),
+                (y + 1 < grid.y || grid.wrap && grid.y > 1)
+                    .then(|| ((y + 1) % grid.y) * grid.x + x),
+                (y > 0 || grid.wrap && grid.y > 1)
+                    .then(|| ((y + grid.y - 1) % grid.y) * grid.x + x),
+            ];
+            for (o, n) in nb.iter().enumerate() {
+                if let Some(n) = n {
+                    // Leaving by +x lands in the neighbour's −x input, and so on.
+                    down[r * P + o] = (n * P + (o ^ 1)) as u32;
+                }
+            }
+        }
+        let mut up = vec![NONE; ports];
+        for (o, &i) in down.iter().enumerate() {
+            if i != NONE {
+                up[i as usize] = o as u32;
+            }
+        }
+        let flen = (p.sw_alloc_delay + p.st_delay + p.channel_delay) as usize;
+        let clen = p.credit_delay as usize;
+        let ilen = p.channel_delay as usize;
+        Ok(VcNet {
+            grid,
+            routers,
+            v,
+            now: 0,
+            down,
+            up,
+            buf: vec![NO_FLIT; ports * v * p.buf],
+            ivcs: vec![InVc::default(); ports * v],
+            ovc_busy: vec![false; ports * v],
+            credits: vec![p.buf as u8; ports * v],
+            fline: vec![NO_FLIT; ports * flen],
+            flen,
+            cline: vec![u8::MAX; ports * clen],
+            clen,
+            queue: vec![VecDeque::new(); routers],
+            s_cur: vec![NONE; routers],
+            s_vc: vec![0; routers],
+            s_sent: vec![0; routers],
+            s_busy: vec![false; routers * v],
+            s_credits: vec![p.buf as u8; routers * v],
+            s_ptr: vec![0; routers],
+            iline: vec![NO_FLIT; routers * ilen],
+            ilen,
+            pk: Vec::new(),
+            pk_dim: Vec::new(),
+            pk_crossed: Vec::new(),
+            free: Vec::new(),
+            va_in: vec![0; ports * v],
+            va_out: vec![0; ports * v],
+            sa_in: vec![0; ports],
+            sa_out: vec![0; ports],
+            sa_vc: vec![0; ports],
+            routing_mask: vec![0; routers],
+            sa_mask: vec![0; routers],
+            in_network: 0,
+            last_move: 0,
+            measuring: false,
+            deadlocked: false,
+            busy: vec![0; ports],
+            p,
+        })
+    }
+
+    pub fn nodes(&self) -> usize {
+        self.routers
+    }
+
+    /// Output channels that join two routers (for utilisation).
+    pub fn inter_router_channels(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.down.len()).filter(|&o| self.down[o] != NONE)
+    }
+
+    /// Packets created and not yet delivered (including those still in source queues).
+    pub fn in_network(&self) -> u64 {
+        self.in_network
+    }
+
+    /// Creates a packet of `len` flits at source `src` now.
+    pub fn enqueue(&mut self, src: usize, dst: usize, len: u32) {
+        let info = PacketDone {
+            src,
+            dst,
+            len,
+            created: self.now,
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.pk[id as usize] = info;
+                id
+            }
+            None => {
+                self.pk.push(info);
+                self.pk_dim.push(0);
+                self.pk_crossed.push(false);
+                (self.pk.len() - 1) as u32
+            }
+        };
+        self.pk_dim[id as usize] = u8::MAX;
+        self.pk_crossed[id as usize] = false;
+        self.queue[src].push_back(id);
+        if self.in_network == 0 {
+            // The watchdog measures stillness of a non-empty network only.
+            self.last_move = self.now;
+        }
+        self.in_network += 1;
+    }
+
+    /// Dimension-order route at router `r` for packet `id`: (output port, VC class range).
+    fn route(&mut self, r: usize, id: u32) -> (usize, usize, usize) {
+        let g = self.grid;
+        let dst = self.pk[id as usize].dst;
+        let (x, y) = (r % g.x, r / g.x);
+        let (dx, dy) = (dst % g.x, dst / g.x);
+        let leg = |from: usize, to: usize, k: usize, plus: usize| -> usize {
+            let fwd = (to + k - from) % k;
+            if !g.wrap {
+                if to > from { plus } else { plus + 1 }
+            } else if fwd <= k - fwd {
+                plus
+            } else {
+                plus + 1
+            }
+        };
+        let out = if x != dx {
+            leg(x, dx, g.x, 0)
+        } else if y != dy {
+            leg(y, dy, g.y, 2)
+        } else {
+            return (LOCAL, 0, self.v);
+        };
+        if !g.wrap {
+            return (out, 0, self.v);
+        }
+        let dim = (out / 2) as u8;
+        let i = id as usize;
+        if self.pk_dim[i] != dim {
+            self.pk_dim[i] = dim;
+            self.pk_crossed[i] = false;
+        }
+        let (pos, k) = if dim == 0 { (x, g.x) } else { (y, g.y) };
+        let wraps = if out % 2 == 0 { pos + 1 == k } else { pos == 0 };
+        if wraps {
+            self.pk_crossed[i] = true;
+        }
+        if self.v == 1 {
+            // One VC: no dateline classes, so DOR on a torus can deadlock (watchdog).
+            return (out, 0, 1);
+        }
+        let half = self.v / 2;
+        if self.pk_crossed[i] {
+            (out, half, self.v)
+        } else {
+            (out, 0, half)
+        }
+    }
+
+    /// A head flit has become the front of idle input VC `ivc` of router `r`: route it.
+    fn start_routing(&mut self, r: usize, ivc: usize, earliest: u64) {
+        let f = self.buf[ivc * self.p.buf + self.ivcs[ivc].head as usize];
+        debug_assert!(f.flags & HEAD != 0, "a packet starts with its head");
+        let (out, lo, hi) = self.route(r, f.pkt);
+        self.ivcs[ivc].st = ROUTING;
+        self.routing_mask[r] |= 1 << (ivc - r * P * self.v);
+        self.ivcs[ivc].out = out as u8;
+        self.ivcs[ivc].ovc = (lo | hi << 4) as u8; // class range until VA picks a VC
+        self.ivcs[ivc].ready = f.arrived.max(earliest) + self.p.routing_delay;
+    }
+
+    fn push_flit(&mut self, ivc: usize, f: Flit) -> Result<(), ModelError> {
+        let b = self.p.buf;
+        if self.ivcs[ivc].len as usize == b {
+            return Err(ModelError::Failed(format!(
+                "VC buffer overflow at input VC {ivc}: credit flow control failed"
+            )));
+        }
+        let mut at = self.ivcs[ivc].head as usize + self.ivcs[ivc].len as usize;
+        if at >= b {
+            at -= b;
+        }
+        self.buf[ivc * b + at] = f;
+        self.ivcs[ivc].len += 1;
+        Ok(())
+    }
+
+    /// One clock of the whole network.
+    pub fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
+        let now = self.now;
+        let v = self.v;
+        let (fs, cs, is) = (
+            (now % self.flen as u64) as usize,
+            (now % self.clen as u64) as usize,
+            (now % self.ilen as u64) as usize,
+        );
+
+        // 1. Receive: credits, flits on router channels, injected flits.
+        for ip in 0..self.routers * P {
+            let slot = cs * self.routers * P + ip;
+            let c = self.cline[slot];
+            if c != u8::MAX {
+                self.cline[slot] = u8::MAX;
+                // The upstream of input port ip: a router output, or the source for LOCAL.
+                if ip % P == LOCAL {
+                    self.s_credits[(ip / P) * v + c as usize] += 1;
+                } else {
+                    let up = self.up[ip] as usize;
+                    self.credits[up * v + c as usize] += 1;
+                }
+            }
+        }
+        for o in 0..self.routers * P {
+            let slot = fs * self.routers * P + o;
+            if self.fline[slot].pkt == NONE {
+                continue;
+            }
+            let mut f = std::mem::replace(&mut self.fline[slot], NO_FLIT);
+            f.arrived = now;
+            if o % P == LOCAL {
+                if f.flags & TAIL != 0 {
+                    let done = self.pk[f.pkt as usize];
+                    self.free.push(f.pkt);
+                    self.in_network -= 1;
+                    obs.delivered(now, &done);
+                }
+                continue;
+            }
+            let ip = self.down[o] as usize;
+            self.land(ip, f)?;
+        }
+        for n in 0..self.routers {
+            let mut f = std::mem::replace(&mut self.iline[is * self.routers + n], NO_FLIT);
+            if f.pkt != NONE {
+                f.arrived = now;
+                self.land(n * P + LOCAL, f)?;
+            }
+        }
+
+        // 2. Routers: VC allocation, then switch allocation and traversal.
+        for r in 0..self.routers {
+            self.vc_allocate(r);
+            self.switch_allocate(r, fs, cs);
+        }
+
+        // 3. Sources.
+        for n in 0..self.routers {
+            self.inject(n, is);
+        }
+
+        if self.in_network > 0 && now - self.last_move >= self.p.watchdog {
+            self.deadlocked = true;
+            return Err(ModelError::Failed(format!(
+                "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network",
+                self.p.watchdog, self.in_network
+            )));
+        }
+        self.now += 1;
+        Ok(())
+    }
+
+    fn land(&mut self, ip: usize, f: Flit) -> Result<(), ModelError> {
+        let ivc = ip * self.v + f.vc as usize;
+        let was_empty = self.ivcs[ivc].len == 0;
+        self.push_flit(ivc, f)?;
+        let r = ip / P;
+        if self.ivcs[ivc].st == ACTIVE {
+            self.sa_mask[r] |= 1 << (ivc - r * P * self.v);
+        } else if was_empty && self.ivcs[ivc].st == IDLE {
+            self.start_routing(r, ivc, f.arrived);
+        }
+        Ok(())
+    }
+}
+
+#[path = "vcnet_stages.rs"]
+mod stages;
+
+#[cfg(test)]
+#[path = "vcnet_tests.rs"]
+mod tests;

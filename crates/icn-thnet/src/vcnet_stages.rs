@@ -1,0 +1,217 @@
+//! The per-router pipeline stages of [`VcNet`]: VC allocation, switch allocation with
+//! traversal, and injection from the sources (split from `vcnet.rs` to keep files short).
+
+// Indices address several parallel arrays (struct of arrays), so index loops are clearer.
+#![allow(clippy::needless_range_loop)]
+
+use super::*;
+
+impl VcNet {
+    pub(super) fn vc_allocate(&mut self, r: usize) {
+        let mut pending = self.routing_mask[r];
+        if pending == 0 {
+            return;
+        }
+        let v = self.v;
+        let n = P * v;
+        let base = r * n;
+        let mut req = [0u64; 40];
+        let mut any = false;
+        while pending != 0 {
+            let i = pending.trailing_zeros() as usize;
+            pending &= pending - 1;
+            let ivc = base + i;
+            if self.ivcs[ivc].ready > self.now {
+                continue;
+            }
+            let o = self.ivcs[ivc].out as usize;
+            let (lo, hi) = (
+                (self.ivcs[ivc].ovc & 15) as usize,
+                (self.ivcs[ivc].ovc >> 4) as usize,
+            );
+            for w in lo..hi {
+                if !self.ovc_busy[base + o * v + w] {
+                    req[i] |= 1 << (o * v + w);
+                    any = true;
+                }
+            }
+        }
+        if !any {
+            return;
+        }
+        let mut grant = [u8::MAX; 40];
+        allocate::<40>(
+            self.p.vc_alloc,
+            &req[..n],
+            n,
+            &mut self.va_in[base..base + n],
+            &mut self.va_out[base..base + n],
+            &mut grant,
+        );
+        for i in 0..n {
+            if grant[i] != u8::MAX {
+                let ivc = base + i;
+                let ovc = grant[i] as usize;
+                self.ovc_busy[base + ovc] = true;
+                self.ivcs[ivc].st = ACTIVE;
+                self.routing_mask[r] &= !(1 << i);
+                if self.ivcs[ivc].len > 0 {
+                    self.sa_mask[r] |= 1 << i;
+                }
+                self.ivcs[ivc].ovc = (ovc % v) as u8;
+                self.ivcs[ivc].ready = self.now + self.p.vc_alloc_delay;
+            }
+        }
+    }
+
+    /// Input VC `ivc` (active, holding flits) can bid for the switch now.
+    #[inline]
+    fn sa_ready(&self, ivc: usize, ovc_base: usize) -> bool {
+        self.ivcs[ivc].ready <= self.now
+            && (self.ivcs[ivc].out as usize == LOCAL
+                || self.credits
+                    [ovc_base + self.ivcs[ivc].out as usize * self.v + self.ivcs[ivc].ovc as usize]
+                    > 0)
+    }
+
+    pub(super) fn switch_allocate(&mut self, r: usize, fs: usize, cs: usize) {
+        let cand = self.sa_mask[r];
+        if cand == 0 {
+            return;
+        }
+        let v = self.v;
+        let base = r * P;
+        let ovc_base = r * P * v;
+        let mut req = [0u64; P];
+        let mut ready = 0u64;
+        let mut bits = cand;
+        while bits != 0 {
+            let k = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let ivc = ovc_base + k;
+            if self.sa_ready(ivc, ovc_base) {
+                req[k / v] |= 1 << self.ivcs[ivc].out;
+                ready |= 1 << k;
+            }
+        }
+        if ready == 0 {
+            return;
+        }
+        let mut grant = [u8::MAX; P];
+        if (ready & (ready - 1)) == 0 || req.iter().filter(|&&m| m != 0).count() == 1 {
+            // A single requesting input port: both allocators reduce to its own round-robin
+            // pick, with the same pointer updates (a fast path, not a different policy).
+            let i = req.iter().position(|&m| m != 0).expect("ready ≠ 0");
+            let o = rr_pick(req[i], u32::from(self.sa_in[base + i])).expect("non-empty") as usize;
+            grant[i] = o as u8;
+            self.sa_in[base + i] = ((o + 1) % P) as u8;
+            self.sa_out[base + o] = ((i + 1) % P) as u8;
+        } else {
+            allocate::<P>(
+                self.p.sw_alloc,
+                &req,
+                P,
+                &mut self.sa_in[base..base + P],
+                &mut self.sa_out[base..base + P],
+                &mut grant,
+            );
+        }
+        for (i, &o) in grant.iter().enumerate() {
+            if o == u8::MAX {
+                continue;
+            }
+            let o = o as usize;
+            let ip = base + i;
+            // Which of input i's ready VCs bound for o goes: round robin.
+            let mut mask = 0u64;
+            for w in 0..v {
+                let k = i * v + w;
+                if ready >> k & 1 == 1 && self.ivcs[ovc_base + k].out as usize == o {
+                    mask |= 1 << w;
+                }
+            }
+            let w = rr_pick(mask, u32::from(self.sa_vc[ip])).expect("granted input has a VC for o")
+                as usize;
+            self.sa_vc[ip] = if w + 1 == v { 0 } else { (w + 1) as u8 };
+            let ivc = ip * v + w;
+            let b = self.p.buf;
+            let mut f = self.buf[ivc * b + self.ivcs[ivc].head as usize];
+            let h = self.ivcs[ivc].head as usize + 1;
+            self.ivcs[ivc].head = if h == b { 0 } else { h as u8 };
+            self.ivcs[ivc].len -= 1;
+            let bit = 1u64 << (i * v + w);
+            if self.ivcs[ivc].len == 0 {
+                self.sa_mask[r] &= !bit;
+            }
+            // Credit back upstream, for the VC this flit occupied here.
+            self.cline[cs * self.routers * P + ip] = w as u8;
+            let out_vc = self.ivcs[ivc].ovc;
+            let op = base + o;
+            if o != LOCAL {
+                self.credits[op * v + out_vc as usize] -= 1;
+            }
+            f.vc = out_vc;
+            self.fline[fs * self.routers * P + op] = f;
+            self.last_move = self.now;
+            if self.measuring {
+                self.busy[op] += 1;
+            }
+            if f.flags & TAIL != 0 {
+                self.ovc_busy[op * v + out_vc as usize] = false;
+                self.ivcs[ivc].st = IDLE;
+                self.sa_mask[r] &= !bit;
+                if self.ivcs[ivc].len > 0 {
+                    self.start_routing(r, ivc, self.now + 1);
+                }
+            }
+        }
+    }
+
+    pub(super) fn inject(&mut self, n: usize, is: usize) {
+        let v = self.v;
+        if self.s_cur[n] == NONE {
+            let Some(&id) = self.queue[n].front() else {
+                return;
+            };
+            if self.pk[id as usize].created >= self.now {
+                return;
+            }
+            let mut free = 0u64;
+            for w in 0..v {
+                if !self.s_busy[n * v + w] {
+                    free |= 1 << w;
+                }
+            }
+            let Some(w) = rr_pick(free, u32::from(self.s_ptr[n])) else {
+                return;
+            };
+            self.s_ptr[n] = ((w as usize + 1) % v) as u8;
+            self.s_busy[n * v + w as usize] = true;
+            self.s_cur[n] = id;
+            self.s_vc[n] = w as u8;
+            self.s_sent[n] = 0;
+        }
+        let id = self.s_cur[n];
+        let w = self.s_vc[n] as usize;
+        if self.s_credits[n * v + w] == 0 {
+            return;
+        }
+        self.s_credits[n * v + w] -= 1;
+        let len = self.pk[id as usize].len;
+        let k = self.s_sent[n];
+        let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == len { TAIL } else { 0 };
+        self.iline[is * self.routers + n] = Flit {
+            pkt: id,
+            flags,
+            vc: w as u8,
+            arrived: 0,
+        };
+        self.s_sent[n] += 1;
+        self.last_move = self.now;
+        if k + 1 == len {
+            self.s_busy[n * v + w] = false;
+            self.s_cur[n] = NONE;
+            self.queue[n].pop_front();
+        }
+    }
+}

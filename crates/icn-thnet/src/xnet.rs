@@ -1,0 +1,406 @@
+//! A TH-Net network at symbol level: X-Switches and X-NIAs wired by X-Links, one clock at a
+//! time.
+//!
+//! Layout (DESIGN.md principle 2): every port is an index `sw * 5 + port`; per-port state
+//! lives in flat vectors (FIFOs, flow control, output machines, "stopped" flags), and every
+//! channel is a delay line of `link_delay` slots in one flat vector. Channel `c < 5·S` is the
+//! output of switch port `c`; channel `5·S + n` is NIA `n`'s output. A cycle is
+//!
+//! 1. **receive**: each channel delivers the symbol sent `link_delay` cycles ago. At a switch
+//!    input, `ID-STOP`/`ID-GO` set/clear the "stopped" flag of the output port of the same
+//!    link (the reverse direction) and everything else but `ID-IDLE` enters the FIFO, whose
+//!    hysteresis may now want a STOP; at an NIA the symbol goes to its receiver;
+//! 2. **send**: each switch output runs its [`OutputFsm`] (pending flow-control characters
+//!    first), each NIA sends its next frame symbol unless stopped.
+//!
+//! A symbol can therefore cross a switch in the cycle it arrives (cut-through) once its
+//! output is bound. The run never hangs: [`Network::step`] fails with a wait-for diagnosis
+//! when frames are in flight and no frame symbol has moved for `watchdog` cycles.
+
+use crate::fifo::{Fifo, FlowControl, check_thresholds};
+use crate::frame::Check;
+use crate::nia::{Delivered, Nia, Started};
+use crate::outport::{Head, OutAction, OutState, OutView, OutputFsm};
+use crate::symbol::{PORTS, Port, Symbol, port_name};
+use crate::topology::{End, Topology};
+use icn_engine::{Invalid, ModelError};
+
+/// Link and switch parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetParams {
+    pub link_delay: usize,
+    pub fifo_size: usize,
+    pub stop_threshold: usize,
+    pub go_threshold: usize,
+    pub frame_size: u32,
+    pub check: Check,
+    pub dma_delay: u64,
+    pub watchdog: u64,
+}
+
+impl NetParams {
+    pub fn validate(&self) -> Result<(), Invalid> {
+        check_thresholds(
+            self.fifo_size,
+            self.stop_threshold,
+            self.go_threshold,
+            self.link_delay,
+        )?;
+        Invalid::check(
+            (1..=65_536).contains(&self.frame_size),
+            "frame_size",
+            "1 ..= 65536 payload bytes",
+            self.frame_size,
+        )?;
+        Invalid::check(
+            self.dma_delay <= 1_000_000,
+            "dma_delay",
+            "0 ..= 10^6 cycles",
+            self.dma_delay,
+        )?;
+        let min = 4 * self.link_delay as u64 + 64;
+        Invalid::check(
+            (min..=1 << 40).contains(&self.watchdog),
+            "watchdog",
+            &format!("{min} ..= 2^40 cycles (4·link_delay + 64 at least)"),
+            self.watchdog,
+        )
+    }
+}
+
+/// Receives frame events (the model turns them into latency samples).
+pub trait Observer {
+    fn started(&mut self, _now: u64, _src: usize, _f: &Started) {}
+    fn delivered(&mut self, _now: u64, _dst: usize, _f: &Delivered) {}
+}
+
+impl Observer for () {}
+
+/// Counters accumulated while `measuring` is on.
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    pub stops: u64,
+    pub gos: u64,
+    /// Output-port-cycles spent in a `Wait` state.
+    pub wait_cycles: u64,
+    /// Frame symbols sent per channel.
+    pub busy: Vec<u64>,
+    pub cycles: u64,
+}
+
+const NONE: u32 = u32::MAX;
+
+pub struct Network {
+    pub topo: Topology,
+    p: NetParams,
+    pub now: u64,
+    nports: usize,
+    line: Vec<Symbol>,
+    /// Receiver of each channel: a switch input `< nports`, NIA `nports + n`, or `NONE`.
+    dest: Vec<u32>,
+    fifo: Vec<Fifo>,
+    fc: Vec<FlowControl>,
+    bound: Vec<bool>,
+    fsm: Vec<OutputFsm>,
+    stopped: Vec<bool>,
+    pub nias: Vec<Nia>,
+    in_flight: u64,
+    last_move: u64,
+    pub measuring: bool,
+    pub counters: Counters,
+    /// When set to an output port index, its grants are logged as (cycle, input port).
+    pub grant_log: Option<(usize, Vec<(u64, Port)>)>,
+    /// Set when [`Network::step`] failed because of the watchdog.
+    pub deadlocked: bool,
+}
+
+impl Network {
+    pub fn new(topo: Topology, p: NetParams) -> Result<Network, Invalid> {
+        p.validate()?;
+        Ok(Self::build(topo, p))
+    }
+
+    /// Without the parameter check: only for tests that show what the check prevents.
+    #[cfg(test)]
+    pub(crate) fn new_unchecked(topo: Topology, p: NetParams) -> Network {
+        Self::build(topo, p)
+    }
+
+    fn build(topo: Topology, p: NetParams) -> Network {
+        let nports = topo.switches * PORTS;
+        let nn = topo.nias();
+        let mut dest = vec![NONE; nports + nn];
+        for (o, link) in topo.links.iter().enumerate() {
+            dest[o] = match *link {
+                Some(End::Switch { sw, port }) => (sw * PORTS + usize::from(port)) as u32,
+                Some(End::Nia(n)) => (nports + n) as u32,
+                None => NONE,
+            };
+        }
+        for (n, &(sw, port)) in topo.nia_at.iter().enumerate() {
+            dest[nports + n] = (sw * PORTS + usize::from(port)) as u32;
+        }
+        let nias = (0..nn)
+            .map(|n| Nia::new(n, nn, p.frame_size, p.check, p.dma_delay))
+            .collect();
+        Network {
+            nports,
+            line: vec![Symbol::IDLE; dest.len() * p.link_delay],
+            fifo: vec![Fifo::new(p.fifo_size); nports],
+            fc: vec![FlowControl::new(p.stop_threshold, p.go_threshold); nports],
+            bound: vec![false; nports],
+            fsm: vec![OutputFsm::default(); nports],
+            stopped: vec![false; nports],
+            counters: Counters {
+                busy: vec![0; dest.len()],
+                ..Counters::default()
+            },
+            dest,
+            nias,
+            topo,
+            p,
+            now: 0,
+            in_flight: 0,
+            last_move: 0,
+            measuring: false,
+            grant_log: None,
+            deadlocked: false,
+        }
+    }
+
+    /// Frames started by an NIA and not yet accepted by their destination.
+    pub fn in_flight(&self) -> u64 {
+        self.in_flight
+    }
+
+    /// Channel index → (is switch-to-switch). For link-utilisation summaries.
+    pub fn inter_switch_channels(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.nports).filter(|&c| (self.dest[c] as usize) < self.nports)
+    }
+
+    /// Largest fill any FIFO holds right now.
+    pub fn max_fill(&self) -> usize {
+        self.fifo.iter().map(Fifo::len).max().unwrap_or(0)
+    }
+
+    /// One clock of the whole network.
+    pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), ModelError> {
+        let d = self.p.link_delay;
+        let now = self.now;
+        let slot = (now % d as u64) as usize;
+        let nports = self.nports;
+
+        // 1. Receive.
+        for c in 0..self.dest.len() {
+            let s = self.line[c * d + slot];
+            let to = self.dest[c];
+            if s == Symbol::IDLE || to == NONE {
+                continue;
+            }
+            let to = to as usize;
+            if to < nports {
+                if s == Symbol::STOP {
+                    self.stopped[to] = true;
+                } else if s == Symbol::GO {
+                    self.stopped[to] = false;
+                } else {
+                    if self.fifo[to].push(s).is_err() {
+                        return Err(ModelError::Failed(format!(
+                            "cycle {now}: FIFO overflow at input {} (capacity {}): flow control failed",
+                            port_label(to),
+                            self.p.fifo_size
+                        )));
+                    }
+                    self.fc[to].observe(self.fifo[to].len());
+                }
+            } else {
+                let n = to - nports;
+                if let Some(f) = self.nias[n].receive(s).map_err(ModelError::Failed)? {
+                    self.in_flight -= 1;
+                    self.last_move = now;
+                    obs.delivered(now, n, &f);
+                }
+            }
+        }
+
+        // 2a. Switch outputs.
+        let measuring = self.measuring;
+        for o in 0..nports {
+            if self.dest[o] == NONE {
+                continue;
+            }
+            let base = o - o % PORTS;
+            let me = (o % PORTS) as Port;
+            let polled_requests = self.fsm[o].polled().is_some_and(|p| {
+                let j = base + usize::from(p);
+                !self.bound[j] && self.fifo[j].front().and_then(Symbol::route_port) == Some(me)
+            });
+            let head = match self.fsm[o].bound() {
+                Some(p) => match self.fifo[base + usize::from(p)].front() {
+                    None => Head::Empty,
+                    Some(s) if s == Symbol::EOF => Head::Eof,
+                    Some(_) => Head::Other,
+                },
+                None => Head::Empty,
+            };
+            let view = OutView {
+                flow_control_pending: self.fc[o].pending(),
+                polled_requests,
+                stopped: self.stopped[o],
+                head,
+            };
+            let sym = match self.fsm[o].step(view) {
+                OutAction::FlowControl => {
+                    let s = self.fc[o].take().expect("pending");
+                    if measuring {
+                        if s == Symbol::STOP {
+                            self.counters.stops += 1;
+                        } else {
+                            self.counters.gos += 1;
+                        }
+                    }
+                    s
+                }
+                OutAction::Idle => Symbol::IDLE,
+                OutAction::Grant(p) => {
+                    let j = base + usize::from(p);
+                    self.fifo[j].pop();
+                    self.bound[j] = true;
+                    self.fc[j].observe(self.fifo[j].len());
+                    if let Some((port, log)) = &mut self.grant_log
+                        && *port == o
+                    {
+                        log.push((now, p));
+                    }
+                    Symbol::IDLE
+                }
+                OutAction::Forward(p) => {
+                    let j = base + usize::from(p);
+                    let s = self.fifo[j]
+                        .pop()
+                        .expect("FSM forwards only a non-empty FIFO");
+                    self.fc[j].observe(self.fifo[j].len());
+                    if s == Symbol::EOF {
+                        self.bound[j] = false;
+                    }
+                    self.last_move = now;
+                    if measuring {
+                        self.counters.busy[o] += 1;
+                    }
+                    s
+                }
+            };
+            if measuring && matches!(self.fsm[o].state, OutState::Wait(_)) {
+                self.counters.wait_cycles += 1;
+            }
+            self.line[o * d + slot] = sym;
+        }
+
+        // 2b. NIAs.
+        for n in 0..self.nias.len() {
+            let nia = &mut self.nias[n];
+            if let Some(f) = nia.start_frame(now, &self.topo) {
+                self.in_flight += 1;
+                obs.started(now, n, &f);
+            }
+            let s = nia.transmit();
+            if s != Symbol::IDLE {
+                self.last_move = now;
+                if measuring {
+                    self.counters.busy[nports + n] += 1;
+                }
+            }
+            self.line[(nports + n) * d + slot] = s;
+        }
+        if measuring {
+            self.counters.cycles += 1;
+        }
+
+        if self.in_flight > 0 && now - self.last_move >= self.p.watchdog {
+            self.deadlocked = true;
+            return Err(ModelError::Failed(self.diagnose()));
+        }
+        self.now += 1;
+        Ok(())
+    }
+
+    /// Who waits on whom, as a wait-for graph over switch inputs; reports a cycle if any.
+    ///
+    /// Edges: an unbound input whose head asks for output X waits on the input bound to X;
+    /// an input bound to output X that is stopped waits on the downstream input of X.
+    pub fn diagnose(&self) -> String {
+        let n = self.nports;
+        let mut next = vec![usize::MAX; n];
+        let mut why = vec![String::new(); n];
+        for i in 0..n {
+            let base = i - i % PORTS;
+            if self.bound[i] {
+                let Some(o) = (base..base + PORTS)
+                    .find(|&o| self.fsm[o].bound() == Some((i % PORTS) as Port))
+                else {
+                    continue;
+                };
+                let to = self.dest[o] as usize;
+                if self.stopped[o] && to < n {
+                    next[i] = to;
+                    why[i] = format!(
+                        "holds output {} which {} has stopped",
+                        port_label(o),
+                        port_label(to)
+                    );
+                }
+            } else if let Some(x) = self.fifo[i].front().and_then(Symbol::route_port) {
+                let o = base + usize::from(x);
+                if let Some(p) = self.fsm[o].bound() {
+                    next[i] = base + usize::from(p);
+                    why[i] = format!(
+                        "wants output {} held by input {}",
+                        port_label(o),
+                        port_label(next[i])
+                    );
+                }
+            }
+        }
+        let mut text = format!(
+            "deadlock: no frame symbol moved for {} cycles (cycle {}) while {} frames are in flight.",
+            self.now - self.last_move,
+            self.now,
+            self.in_flight
+        );
+        let mut colour = vec![0u32; n];
+        for start in 0..n {
+            let mut i = start;
+            while i != usize::MAX && colour[i] == 0 {
+                colour[i] = start as u32 + 1;
+                i = next[i];
+            }
+            if i != usize::MAX && colour[i] == start as u32 + 1 {
+                text.push_str(" Wait-for cycle:");
+                let first = i;
+                loop {
+                    text.push_str(&format!(" input {} {};", port_label(i), why[i]));
+                    i = next[i];
+                    if i == first {
+                        break;
+                    }
+                }
+                text.push_str(" (dimension-order routing on a torus or ring without virtual channels is not deadlock-free)");
+                return text;
+            }
+        }
+        text.push_str(" No wait-for cycle found; blocked inputs:");
+        for i in (0..n).filter(|&i| next[i] != usize::MAX).take(12) {
+            text.push_str(&format!(" {} {};", port_label(i), why[i]));
+        }
+        text
+    }
+}
+
+/// "s3.B" for port index 17.
+pub fn port_label(i: usize) -> String {
+    format!("s{}.{}", i / PORTS, port_name((i % PORTS) as Port))
+}
+
+#[cfg(test)]
+#[path = "xnet_tests.rs"]
+mod tests;

@@ -1,0 +1,600 @@
+//! `model = "xswitch"`: a TH-Net network of X-Switches under a workload, with the
+//! statistics conventions of BookSim (warm-up, measurement window, drain).
+//!
+//! Units: one cycle moves one 9-bit symbol per channel, so a link carries 1 byte/cycle;
+//! `load` is offered payload bytes per node per cycle (a fraction of link bandwidth), sizes
+//! are payload bytes. Latency of a message: from its creation at the source to the
+//! acceptance of its last frame's `ID-EOF` at the destination (DMA delay, queueing, framing
+//! overhead and all). Messages created in the measurement window are measured; the run then
+//! keeps the traffic going until they are all delivered (or `drain` cycles pass, in which
+//! case the point is past saturation and `unfinished` says how many were not delivered).
+
+use crate::frame::Check;
+use crate::nia::{Delivered, Started};
+use crate::topology::Topology;
+use crate::traffic::{self, Sizes, Source, TrafficConfig, Workload};
+use crate::xnet::{NetParams, Network, Observer};
+use icn_engine::rng::stream;
+use icn_engine::stats::{Histogram, Summary, jain_fairness};
+use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Table};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+pub struct XSwitch;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct XSwitchConfig {
+    /// `ring:N`, `mesh:XxY`, `torus:XxY`, `star`, `tree:D` or `file:PATH`.
+    pub topology: String,
+    /// Offered payload bytes per node per cycle (1.0 = a full link).
+    pub load: f64,
+    /// Message size in bytes (or the small mode of the bimodal mix).
+    pub size: u32,
+    pub size_large: u32,
+    pub large_fraction: f64,
+    pub traffic: TrafficConfig,
+    /// Payload bytes per frame; a message longer than this is split. `frame_size ≥ size`
+    /// means no splitting.
+    pub frame_size: u32,
+    pub link_delay: usize,
+    pub fifo_size: usize,
+    pub stop_threshold: usize,
+    pub go_threshold: usize,
+    pub check: Check,
+    pub dma_delay: u64,
+    pub watchdog: u64,
+    pub warmup: u64,
+    pub measure: u64,
+    pub drain: u64,
+    /// What a detected deadlock does: `error` stops the run with the diagnosis; `report`
+    /// ends the replication early and returns `deadlocked = 1` with the diagnosis as a note
+    /// (so a sweep over loads can show where a topology stops working).
+    pub on_deadlock: OnDeadlock,
+    /// An output port (`s0.D`) whose grants are returned as table `grants`; empty: none.
+    pub trace_port: String,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnDeadlock {
+    #[default]
+    Error,
+    Report,
+}
+
+impl Default for XSwitchConfig {
+    fn default() -> Self {
+        XSwitchConfig {
+            topology: "mesh:8x8".into(),
+            load: 0.1,
+            size: 256,
+            size_large: 4096,
+            large_fraction: 0.0,
+            traffic: TrafficConfig::default(),
+            frame_size: 64,
+            link_delay: 1,
+            fifo_size: 64,
+            stop_threshold: 48,
+            go_threshold: 16,
+            check: Check::Crc16,
+            dma_delay: 10,
+            watchdog: 20_000,
+            warmup: 5_000,
+            measure: 20_000,
+            drain: 100_000,
+            on_deadlock: OnDeadlock::Error,
+            trace_port: String::new(),
+        }
+    }
+}
+
+impl XSwitchConfig {
+    fn params(&self) -> NetParams {
+        NetParams {
+            link_delay: self.link_delay,
+            fifo_size: self.fifo_size,
+            stop_threshold: self.stop_threshold,
+            go_threshold: self.go_threshold,
+            frame_size: self.frame_size,
+            check: self.check,
+            dma_delay: self.dma_delay,
+            watchdog: self.watchdog,
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            size: self.size,
+            size_large: self.size_large,
+            large_fraction: self.large_fraction,
+        }
+    }
+}
+
+const MAX_SIZE: u32 = 1 << 20;
+
+/// Per-run statistics fed by the network's frame events.
+struct Stats {
+    n: usize,
+    window: (u64, u64),
+    /// Per (src, dst): (sequence of a message's last frame, creation cycle), in order.
+    pending: Vec<VecDeque<(u32, u64)>>,
+    latency: Histogram,
+    per_source_latency: Vec<Summary>,
+    accepted: Vec<u64>,
+    offered: Vec<u64>,
+    outstanding: u64,
+}
+
+impl Stats {
+    fn measured(&self, created: u64) -> bool {
+        (self.window.0..self.window.1).contains(&created)
+    }
+}
+
+impl Observer for Stats {
+    fn started(&mut self, _now: u64, src: usize, f: &Started) {
+        if let Some(created) = f.last_of {
+            self.pending[src * self.n + f.dst].push_back((f.seq, created));
+        }
+    }
+
+    fn delivered(&mut self, now: u64, dst: usize, f: &Delivered) {
+        if (self.window.0..self.window.1).contains(&now) {
+            self.accepted[f.src] += u64::from(f.bytes);
+        }
+        let q = &mut self.pending[f.src * self.n + dst];
+        if q.front().is_some_and(|&(seq, _)| seq == f.seq) {
+            let (_, created) = q.pop_front().expect("checked");
+            if self.measured(created) {
+                self.latency.add(now - created);
+                self.per_source_latency[f.src].add((now - created) as f64);
+                self.outstanding -= 1;
+            }
+        }
+    }
+}
+
+impl Model for XSwitch {
+    const NAME: &'static str = "xswitch";
+    const ABOUT: &'static str = "TH-Net X-Switch network at symbol level: STOP/GO FIFOs, circulating-priority outputs, frame splitting";
+    type Config = XSwitchConfig;
+
+    fn validate(cfg: &XSwitchConfig) -> Result<(), Invalid> {
+        let topo = Topology::from_spec(&cfg.topology)?;
+        cfg.params().validate()?;
+        Invalid::check(
+            cfg.load > 0.0 && cfg.load <= 1.0,
+            "load",
+            "(0, 1] bytes/node/cycle",
+            cfg.load,
+        )?;
+        cfg.sizes().validate(MAX_SIZE)?;
+        traffic::validate(&cfg.traffic, topo.nias(), topo.grid, MAX_SIZE)?;
+        Invalid::check(
+            (1..=1 << 36).contains(&cfg.measure),
+            "measure",
+            "1 ..= 2^36 cycles",
+            cfg.measure,
+        )?;
+        Invalid::check(
+            cfg.warmup <= 1 << 36,
+            "warmup",
+            "0 ..= 2^36 cycles",
+            cfg.warmup,
+        )?;
+        Invalid::check(
+            cfg.drain <= 1 << 36,
+            "drain",
+            "0 ..= 2^36 cycles",
+            cfg.drain,
+        )?;
+        trace_port(cfg, &topo).map(|_| ())
+    }
+
+    fn work(cfg: &XSwitchConfig) -> u64 {
+        cfg.warmup + cfg.measure
+    }
+
+    fn run(cfg: &XSwitchConfig, seed: u64, progress: &dyn Progress) -> Result<Metrics, ModelError> {
+        Self::validate(cfg)?;
+        let topo = Topology::from_spec(&cfg.topology)?;
+        let n = topo.nias();
+        let trace = traffic::validate(&cfg.traffic, n, topo.grid, MAX_SIZE)?;
+        let workload = Workload::new(&cfg.traffic, n, topo.grid, cfg.sizes());
+        let rate = cfg.load / cfg.sizes().mean();
+        let is_trace = cfg.traffic.pattern == traffic::Pattern::Trace;
+        let mut sources: Vec<Source> = (0..n)
+            .map(|s| {
+                Source::new(
+                    s,
+                    rate,
+                    stream(seed, s as u64),
+                    is_trace.then_some(&trace[..]),
+                )
+            })
+            .collect();
+        let traced = trace_port(cfg, &topo)?;
+        let mut net = Network::new(topo, cfg.params())?;
+        net.grant_log = traced.map(|o| (o, Vec::new()));
+        let end = cfg.warmup + cfg.measure;
+        let mut st = Stats {
+            n,
+            window: (cfg.warmup, end),
+            pending: vec![VecDeque::new(); n * n],
+            latency: Histogram::default(),
+            per_source_latency: vec![Summary::default(); n],
+            accepted: vec![0; n],
+            offered: vec![0; n],
+            outstanding: 0,
+        };
+        let hard_end = end + cfg.drain;
+        while net.now < hard_end {
+            let now = net.now;
+            if now >= end && st.outstanding == 0 {
+                break;
+            }
+            net.measuring = (cfg.warmup..end).contains(&now);
+            for (s, src) in sources.iter_mut().enumerate() {
+                while src.next <= now {
+                    let a = src.arrive(&workload);
+                    net.nias[s].submit(a.dst, a.size, now);
+                    if st.measured(now) {
+                        st.offered[s] += u64::from(a.size);
+                        st.outstanding += 1;
+                    }
+                }
+            }
+            match net.step(&mut st) {
+                Err(ModelError::Failed(why))
+                    if net.deadlocked && cfg.on_deadlock == OnDeadlock::Report =>
+                {
+                    let mut m = report(cfg, &net, &st);
+                    m.notes.push(why);
+                    return Ok(m);
+                }
+                other => other?,
+            }
+            if now % 4096 == 4095 && now < end {
+                progress.advance(4096);
+            }
+        }
+        Ok(report(cfg, &net, &st))
+    }
+}
+
+/// The output port index named by `trace_port` ("s0.D"), checked against the topology.
+fn trace_port(cfg: &XSwitchConfig, topo: &Topology) -> Result<Option<usize>, Invalid> {
+    if cfg.trace_port.is_empty() {
+        return Ok(None);
+    }
+    let bad = || {
+        Invalid::new(
+            "trace_port",
+            format!(
+                "`{}`: expected sK.P of a wired port, K < {}, P in A..E",
+                cfg.trace_port, topo.switches
+            ),
+        )
+    };
+    let (sw, port) = cfg
+        .trace_port
+        .strip_prefix('s')
+        .and_then(|r| r.split_once('.'))
+        .ok_or_else(bad)?;
+    let sw: usize = sw.parse().map_err(|_| bad())?;
+    let port = match port.as_bytes() {
+        [c @ b'A'..=b'E'] => usize::from(c - b'A'),
+        _ => return Err(bad()),
+    };
+    let o = sw * crate::symbol::PORTS + port;
+    if sw >= topo.switches || topo.links[o].is_none() {
+        return Err(bad());
+    }
+    Ok(Some(o))
+}
+
+fn report(cfg: &XSwitchConfig, net: &Network, st: &Stats) -> Metrics {
+    let n = st.n as f64;
+    let m = cfg.measure as f64;
+    let c = &net.counters;
+    let mut out = Metrics::default();
+    out.push(
+        "latency_mean",
+        st.latency.mean(),
+        "cycles",
+        "message creation → last EOF accepted",
+    );
+    out.push(
+        "latency_p50",
+        st.latency.quantile(0.5),
+        "cycles",
+        "median message latency",
+    );
+    out.push(
+        "latency_p99",
+        st.latency.quantile(0.99),
+        "cycles",
+        "99th percentile message latency",
+    );
+    out.push(
+        "latency_max",
+        st.latency.max(),
+        "cycles",
+        "largest message latency",
+    );
+    let offered: u64 = st.offered.iter().sum();
+    let accepted: u64 = st.accepted.iter().sum();
+    out.push(
+        "offered",
+        offered as f64 / (n * m),
+        "B/node/cycle",
+        "payload bytes created per node per cycle",
+    );
+    out.push(
+        "accepted",
+        accepted as f64 / (n * m),
+        "B/node/cycle",
+        "payload bytes accepted per node per cycle",
+    );
+    let links: Vec<f64> = net
+        .inter_switch_channels()
+        .map(|ch| c.busy[ch] as f64 / m)
+        .collect();
+    let mean = links.iter().sum::<f64>() / links.len().max(1) as f64;
+    out.push(
+        "link_util_mean",
+        if links.is_empty() { f64::NAN } else { mean },
+        "",
+        "switch-to-switch channel busy fraction, mean",
+    );
+    out.push(
+        "link_util_max",
+        links.iter().copied().fold(f64::NAN, f64::max),
+        "",
+        "busiest switch-to-switch channel",
+    );
+    let per_source: Vec<f64> = st.accepted.iter().map(|&b| b as f64 / m).collect();
+    out.push(
+        "jain_fairness",
+        jain_fairness(&per_source),
+        "",
+        "Jain index of accepted throughput per source",
+    );
+    out.push(
+        "stops",
+        c.stops as f64,
+        "",
+        "ID-STOP characters sent in the window",
+    );
+    out.push(
+        "gos",
+        c.gos as f64,
+        "",
+        "ID-GO characters sent in the window",
+    );
+    let outputs = net.topo.links.iter().filter(|l| l.is_some()).count() as f64;
+    out.push(
+        "wait_fraction",
+        c.wait_cycles as f64 / (outputs * m),
+        "",
+        "output-port time in Wait states",
+    );
+    out.push(
+        "unfinished",
+        st.outstanding as f64,
+        "messages",
+        "measured messages not delivered by the end of the drain",
+    );
+    out.push(
+        "deadlocked",
+        f64::from(u8::from(net.deadlocked)),
+        "",
+        "1 when the watchdog stopped the run (on_deadlock = \"report\")",
+    );
+    out.tables.push(Table {
+        name: "links".into(),
+        columns: ["switch", "port", "utilisation"].map(String::from).to_vec(),
+        rows: net
+            .inter_switch_channels()
+            .map(|ch| vec![(ch / 5) as f64, (ch % 5) as f64, c.busy[ch] as f64 / m])
+            .collect(),
+        ci95: vec![],
+    });
+    out.tables.push(Table {
+        name: "per_source".into(),
+        columns: ["source", "offered", "accepted", "latency_mean"]
+            .map(String::from)
+            .to_vec(),
+        rows: (0..st.n)
+            .map(|s| {
+                let lat = &st.per_source_latency[s];
+                vec![
+                    s as f64,
+                    st.offered[s] as f64 / m,
+                    st.accepted[s] as f64 / m,
+                    if lat.count == 0 { f64::NAN } else { lat.mean },
+                ]
+            })
+            .collect(),
+        ci95: vec![],
+    });
+    if let Some((_, log)) = &net.grant_log {
+        out.tables.push(Table {
+            name: "grants".into(),
+            columns: ["order", "cycle", "input"].map(String::from).to_vec(),
+            rows: log
+                .iter()
+                .enumerate()
+                .map(|(i, &(t, p))| vec![i as f64, t as f64, f64::from(p)])
+                .collect(),
+            ci95: vec![],
+        });
+    }
+    if st.outstanding > 0 && !net.deadlocked {
+        out.notes.push(format!(
+            "{} measured messages were still undelivered after {} drain cycles: the load is past saturation",
+            st.outstanding, cfg.drain
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use icn_engine::model::NoProgress;
+
+    fn small() -> XSwitchConfig {
+        XSwitchConfig {
+            topology: "mesh:4x4".into(),
+            load: 0.1,
+            size: 128,
+            warmup: 1_000,
+            measure: 4_000,
+            ..XSwitchConfig::default()
+        }
+    }
+
+    #[test]
+    fn below_saturation_accepted_equals_offered() {
+        let m = XSwitch::run(&small(), 1, &NoProgress).unwrap();
+        let (off, acc) = (m.value("offered"), m.value("accepted"));
+        assert!(
+            (acc - off).abs() < 0.1 * off,
+            "offered {off} accepted {acc}"
+        );
+        assert_eq!(m.value("unfinished"), 0.0);
+        assert!(m.value("latency_p50") <= m.value("latency_p99"));
+        assert!(m.value("latency_p99") <= m.value("latency_max"));
+        // A 128-byte message is two 64-byte frames of ≥ 73 symbols each, plus a 10-cycle DMA.
+        assert!(
+            m.value("latency_mean") > 146.0 + 10.0,
+            "{}",
+            m.value("latency_mean")
+        );
+        // Few messages per source in a short window: the index is noisy but well-defined.
+        let j = m.value("jain_fairness");
+        assert!(j > 1.0 / 16.0 && j <= 1.0, "{j}");
+        assert_eq!(m.table("per_source").unwrap().rows.len(), 16);
+        assert_eq!(
+            m.table("links").unwrap().rows.len(),
+            48,
+            "4×4 mesh: 24 links, 2 channels each"
+        );
+    }
+
+    #[test]
+    fn same_seed_same_result() {
+        let a = XSwitch::run(&small(), 7, &NoProgress).unwrap();
+        let b = XSwitch::run(&small(), 7, &NoProgress).unwrap();
+        assert_eq!(a, b);
+        let c = XSwitch::run(&small(), 8, &NoProgress).unwrap();
+        assert_ne!(a.value("latency_mean"), c.value("latency_mean"));
+    }
+
+    #[test]
+    fn hotspot_backs_up_with_stop_go() {
+        let mut cfg = small();
+        cfg.load = 0.3;
+        cfg.traffic.pattern = traffic::Pattern::Hotspot;
+        cfg.traffic.hotspot_fraction = 0.5;
+        let hot = XSwitch::run(&cfg, 1, &NoProgress).unwrap();
+        assert!(hot.value("stops") > 0.0, "the hot spot must back up");
+        assert!(hot.value("wait_fraction") > 0.0);
+    }
+
+    #[test]
+    fn bad_configs_name_their_key() {
+        let bad = |f: fn(&mut XSwitchConfig)| {
+            let mut c = small();
+            f(&mut c);
+            XSwitch::validate(&c).unwrap_err().key
+        };
+        assert_eq!(bad(|c| c.frame_size = 0), "frame_size");
+        assert_eq!(bad(|c| c.topology = "mesh:4".into()), "topology");
+        assert_eq!(bad(|c| c.stop_threshold = 64), "stop_threshold");
+        assert_eq!(bad(|c| c.load = 0.0), "load");
+        assert_eq!(bad(|c| c.size = 0), "size");
+        assert_eq!(
+            bad(|c| c.topology = "file:/nonexistent/graph.txt".into()),
+            "topology"
+        );
+        assert_eq!(
+            bad(|c| {
+                c.traffic.pattern = traffic::Pattern::Hotspot;
+                c.traffic.hotspot_node = 99;
+            }),
+            "traffic.hotspot_node"
+        );
+    }
+
+    /// A ring where every node sends long messages two hops clockwise deadlocks; with
+    /// `on_deadlock = "report"` the replication returns `deadlocked = 1` and the diagnosis.
+    #[test]
+    fn deadlock_is_an_error_or_a_reported_result() {
+        let path =
+            std::env::temp_dir().join(format!("thnet-ring-trace-{}.txt", std::process::id()));
+        std::fs::write(&path, "0 0 2 4096\n0 1 3 4096\n0 2 0 4096\n0 3 1 4096\n").unwrap();
+        let mut cfg = XSwitchConfig {
+            topology: "ring:4".into(),
+            frame_size: 4096,
+            fifo_size: 16,
+            stop_threshold: 12,
+            go_threshold: 4,
+            warmup: 0,
+            measure: 10_000,
+            watchdog: 1_000,
+            ..XSwitchConfig::default()
+        };
+        cfg.traffic.pattern = traffic::Pattern::Trace;
+        cfg.traffic.trace_file = path.display().to_string();
+        let err = XSwitch::run(&cfg, 1, &NoProgress).unwrap_err().to_string();
+        assert!(err.contains("Wait-for cycle"), "{err}");
+        cfg.on_deadlock = OnDeadlock::Report;
+        let m = XSwitch::run(&cfg, 1, &NoProgress).unwrap();
+        assert_eq!(m.value("deadlocked"), 1.0);
+        assert!(m.notes.iter().any(|n| n.contains("Wait-for cycle")));
+        std::fs::remove_file(path).ok();
+    }
+
+    #[test]
+    fn trace_port_logs_grants_and_is_checked() {
+        let path = std::env::temp_dir().join(format!("thnet-3to1-{}.txt", std::process::id()));
+        std::fs::write(&path, "0 0 3 64\n0 1 3 64\n0 2 3 64\n").unwrap();
+        let mut cfg = XSwitchConfig {
+            topology: "star".into(),
+            frame_size: 16,
+            dma_delay: 4,
+            warmup: 0,
+            measure: 2_000,
+            trace_port: "s0.D".into(),
+            ..XSwitchConfig::default()
+        };
+        cfg.traffic.pattern = traffic::Pattern::Trace;
+        cfg.traffic.trace_file = path.display().to_string();
+        let m = XSwitch::run(&cfg, 1, &NoProgress).unwrap();
+        let inputs: Vec<f64> = m
+            .table("grants")
+            .unwrap()
+            .rows
+            .iter()
+            .map(|r| r[2])
+            .collect();
+        assert_eq!(inputs, [0.0, 1.0, 2.0].repeat(4), "A0 B0 C0 A1 …");
+        cfg.trace_port = "s1.A".into();
+        assert_eq!(XSwitch::validate(&cfg).unwrap_err().key, "trace_port");
+        std::fs::remove_file(path).ok();
+    }
+
+    #[test]
+    fn config_rejects_unknown_keys_and_fills_defaults() {
+        let c: XSwitchConfig =
+            toml::from_str("topology = \"torus:4x4\"\n[traffic]\npattern = \"transpose\"\n")
+                .unwrap();
+        assert_eq!(c.frame_size, 64);
+        assert_eq!(c.traffic.pattern, traffic::Pattern::Transpose);
+        assert!(toml::from_str::<XSwitchConfig>("frame = 3\n").is_err());
+    }
+}
