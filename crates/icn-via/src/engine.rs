@@ -1,0 +1,672 @@
+//! The per-VI protocol engine shared by both providers: it turns posted descriptors into
+//! frames on a [`Wire`], turns incoming frames into completions, and applies the reliability
+//! rules ([`crate::rx_rules`], [`crate::tracker`]).
+//!
+//! Progress is made by the caller (in `*Done`, `*Wait` and `Post*`), like a user-level NIC
+//! library with no helper thread: the provider never runs behind the consumer's back, so the
+//! only threads touching a VI are the consumer's. Acknowledgements ride on outgoing data
+//! frames when there are any and are otherwise sent before the engine blocks, or after
+//! [`ACK_EVERY`] unacknowledged frames, so a streaming sender is never starved of acks.
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::attrs::{Reliability, ViAttributes};
+use crate::cq::{CqShared, WorkQueue};
+use crate::descriptor::{Completion, Descriptor, Op, Segment};
+use crate::error::{CompletionStatus, Result, ViaError};
+use crate::frame::{FLAG_ACK, FLAG_IMM, HEADER_LEN, Header, Kind};
+use crate::memory::{Access, RegionInner, RegionTable};
+use crate::rx_rules::{RxAction, decide};
+use crate::tracker::SendTracker;
+use crate::vi_state::{ViEvent, ViState};
+use crate::wire::{SLICE, Wire};
+
+/// Send a standalone ack after this many unacknowledged data frames.
+const ACK_EVERY: u32 = 16;
+/// A blocked write fails after this long without progress (the peer stopped reading).
+pub const STALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A translated, checked piece of registered memory.
+#[derive(Clone)]
+struct Slot {
+    region: Arc<RegionInner>,
+    offset: usize,
+    len: usize,
+}
+
+struct PostedRecv {
+    desc: Descriptor,
+    slots: Vec<Slot>,
+    cap: u64,
+}
+
+/// What to do when the payload of the current frame has been read.
+enum OnDone {
+    Recv { desc: Descriptor, imm: Option<u32> },
+    RdmaWrite { recv: Option<Descriptor>, imm: Option<u32> },
+    ReadResp,
+    Discard { recv: Option<(Descriptor, CompletionStatus)>, nak: Option<CompletionStatus> },
+}
+
+enum Rx {
+    Header { buf: [u8; HEADER_LEN], have: usize },
+    Payload { hdr: Header, slots: Vec<Slot>, done: usize, on_done: OnDone },
+}
+
+impl Rx {
+    fn idle() -> Self {
+        Rx::Header { buf: [0; HEADER_LEN], have: 0 }
+    }
+}
+
+pub(crate) struct ViCore {
+    pub id: u32,
+    pub attrs: ViAttributes,
+    pub state: ViState,
+    table: Arc<RegionTable>,
+    wire: Option<Wire>,
+    tx_seq: u32,
+    rx_expect: u32,
+    ack_due: Option<u32>,
+    unacked: u32,
+    tracker: SendTracker,
+    reads: HashMap<u32, Vec<Slot>>,
+    recvs: VecDeque<PostedRecv>,
+    send_done: VecDeque<Completion>,
+    recv_done: VecDeque<Completion>,
+    rx: Rx,
+    scratch: Vec<u8>,
+    tx_buf: Vec<u8>,
+    pub send_cq: Option<Arc<CqShared>>,
+    pub recv_cq: Option<Arc<CqShared>>,
+    pub break_reason: Option<String>,
+}
+
+fn io_err(e: io::Error) -> String {
+    e.to_string()
+}
+
+impl ViCore {
+    pub fn new(id: u32, attrs: ViAttributes, table: Arc<RegionTable>) -> Self {
+        ViCore {
+            id,
+            attrs,
+            state: ViState::Idle,
+            table,
+            wire: None,
+            tx_seq: 1,
+            rx_expect: 1,
+            ack_due: None,
+            unacked: 0,
+            tracker: SendTracker::default(),
+            reads: HashMap::new(),
+            recvs: VecDeque::new(),
+            send_done: VecDeque::new(),
+            recv_done: VecDeque::new(),
+            rx: Rx::idle(),
+            scratch: vec![0; 64 * 1024],
+            tx_buf: Vec::new(),
+            send_cq: None,
+            recv_cq: None,
+            break_reason: None,
+        }
+    }
+
+    // ---- connection -------------------------------------------------------------------
+
+    /// Client side: sends the request on a fresh link and waits for the answer.
+    pub fn connect(&mut self, link: Box<dyn crate::link::Link>, disc: &[u8], timeout: Option<Duration>) -> Result<()> {
+        self.state = self.state.on(ViEvent::RequestSent)?;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut wire = Wire::new(link);
+        let hdr = Header {
+            imm: self.attrs.reliability.code(),
+            handle: self.attrs.max_transfer_size,
+            len: disc.len() as u32,
+            ..Header::new(Kind::Connect)
+        };
+        let answer = wire.write_all(&[&hdr.encode(), disc], STALL_TIMEOUT).and_then(|()| {
+            let mut b = [0u8; HEADER_LEN];
+            wire.read_exact_until(&mut b, deadline)?;
+            Header::decode(&b).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+        });
+        match answer {
+            Ok(h) if h.kind == Kind::Accept && h.imm == self.attrs.reliability.code() => {
+                self.attrs.max_transfer_size = self.attrs.max_transfer_size.min(h.handle);
+                self.state = self.state.on(ViEvent::Accepted)?;
+                self.wire = Some(wire);
+                Ok(())
+            }
+            Ok(h) if h.kind == Kind::Reject => {
+                self.state = self.state.on(ViEvent::Rejected)?;
+                Err(ViaError::Rejected)
+            }
+            Ok(_) => {
+                self.state = self.state.on(ViEvent::Fault)?;
+                Err(ViaError::ConnectionLost("unexpected answer to a connection request".into()))
+            }
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                self.state = self.state.on(ViEvent::Fault)?;
+                Err(ViaError::Timeout)
+            }
+            Err(e) => {
+                self.state = self.state.on(ViEvent::Fault)?;
+                Err(ViaError::ConnectionLost(e.to_string()))
+            }
+        }
+    }
+
+    /// Server side: the request was accepted on `wire`; answer and become connected.
+    pub fn accept(&mut self, mut wire: Wire, peer_mts: u32) -> Result<()> {
+        if self.state != ViState::Idle {
+            return Err(ViaError::InvalidState(format!("accept on a VI in state {:?}", self.state)));
+        }
+        self.attrs.max_transfer_size = self.attrs.max_transfer_size.min(peer_mts);
+        let hdr = Header {
+            imm: self.attrs.reliability.code(),
+            handle: self.attrs.max_transfer_size,
+            ..Header::new(Kind::Accept)
+        };
+        wire.write_all(&[&hdr.encode()], STALL_TIMEOUT)?;
+        self.state = self.state.on(ViEvent::Accepted)?;
+        self.wire = Some(wire);
+        Ok(())
+    }
+
+    /// `VipDisconnect`: tells the peer, flushes everything pending, returns to `Idle`.
+    pub fn disconnect(&mut self) -> Result<()> {
+        if let Some(w) = &mut self.wire {
+            let _ = w.write_all(&[&Header::new(Kind::Disconnect).encode()], Duration::from_millis(100));
+        }
+        self.state = self.state.on(ViEvent::Disconnect)?;
+        self.wire = None;
+        self.flush_all(None);
+        Ok(())
+    }
+
+    fn flush_all(&mut self, transport_error: Option<String>) {
+        if transport_error.is_some() {
+            self.tracker.on_break();
+        } else {
+            self.tracker.on_flush();
+        }
+        self.reads.clear();
+        while let Some(r) = self.recvs.pop_front() {
+            self.push_recv_done(Completion::new(r.desc, CompletionStatus::Flushed, 0, None));
+        }
+        self.drain_tracker();
+        self.rx = Rx::idle();
+    }
+
+    /// The VI breaks: reliability violated, peer gone, or a protocol error.
+    fn fault(&mut self, reason: String) {
+        if self.state == ViState::Connected {
+            self.state = ViState::Error;
+        }
+        self.break_reason.get_or_insert(reason.clone());
+        self.wire = None;
+        self.flush_all(Some(reason));
+    }
+
+    // ---- posting ----------------------------------------------------------------------
+
+    fn translate(&self, segs: &[Segment]) -> std::result::Result<Vec<Slot>, CompletionStatus> {
+        segs.iter()
+            .map(|s| {
+                let region =
+                    self.table.translate(s.handle, s.offset, u64::from(s.len), self.attrs.ptag, Access::Local)?;
+                Ok(Slot { region, offset: s.offset as usize, len: s.len as usize })
+            })
+            .collect()
+    }
+
+    fn check_posting(&self, send: bool) -> Result<()> {
+        let ok = if send { self.state.can_post_send() } else { self.state.can_post_recv() };
+        match (ok, self.state) {
+            (true, _) => Ok(()),
+            (false, ViState::Error) => Err(ViaError::ConnectionLost(
+                self.break_reason.clone().unwrap_or_else(|| "VI is in the error state".into()),
+            )),
+            (false, s) => Err(ViaError::InvalidState(format!("cannot post in VI state {s:?}"))),
+        }
+    }
+
+    /// `VipPostRecv`.
+    pub fn post_recv(&mut self, desc: Descriptor) -> Result<()> {
+        self.check_posting(false)?;
+        desc.check(&self.attrs, true)?;
+        if self.recvs.len() >= self.attrs.queue_depth {
+            return Err(ViaError::ResourceExhausted("receive queue full".into()));
+        }
+        match self.translate(&desc.segments) {
+            Ok(slots) => {
+                let cap = desc.total_len();
+                self.recvs.push_back(PostedRecv { desc, slots, cap });
+            }
+            Err(st) => {
+                self.push_recv_done(Completion::new(desc, st, 0, None));
+                if self.attrs.reliability.is_reliable() && self.state == ViState::Connected {
+                    self.fault("local protection error on a receive descriptor".into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `VipPostSend` (send, RDMA write, RDMA read).
+    pub fn post_send(&mut self, desc: Descriptor) -> Result<()> {
+        self.check_posting(true)?;
+        desc.check(&self.attrs, false)?;
+        if self.tracker.len() + self.send_done.len() >= self.attrs.queue_depth {
+            return Err(ViaError::ResourceExhausted("send queue full".into()));
+        }
+        let seq = self.tx_seq;
+        let slots = match self.translate(&desc.segments) {
+            Ok(s) => s,
+            Err(st) => {
+                self.tracker.failed_locally(seq, desc, st);
+                self.drain_tracker();
+                if self.attrs.reliability.is_reliable() {
+                    self.fault("local protection error on a send descriptor".into());
+                }
+                return Ok(());
+            }
+        };
+        let total = desc.total_len() as u32;
+        let mut hdr = Header { seq, ..Header::new(Kind::Send) };
+        match desc.op {
+            Op::Send => hdr.len = total,
+            Op::RdmaWrite(r) => {
+                hdr = Header { kind: Kind::RdmaWrite, len: total, handle: r.handle.0, offset: r.offset, ..hdr };
+            }
+            Op::RdmaRead(r) => {
+                hdr = Header { kind: Kind::ReadReq, aux: total, handle: r.handle.0, offset: r.offset, ..hdr };
+            }
+            Op::Recv => unreachable!("checked by Descriptor::check"),
+        }
+        if let Some(imm) = desc.immediate {
+            hdr.flags |= FLAG_IMM;
+            hdr.imm = imm;
+        }
+        let payload = if matches!(desc.op, Op::RdmaRead(_)) { &[][..] } else { &slots[..] };
+        if hdr.kind != Kind::ReadReq {
+            self.piggyback_ack(&mut hdr);
+        }
+        if let Err(e) = self.send_frame(&hdr, payload) {
+            self.tracker.transmitted(seq, desc, self.attrs.reliability);
+            self.fault(io_err(e));
+            return Ok(());
+        }
+        self.tx_seq = self.tx_seq.wrapping_add(1);
+        if let Op::RdmaRead(_) = desc.op {
+            self.reads.insert(seq, slots);
+        }
+        self.tracker.transmitted(seq, desc, self.attrs.reliability);
+        self.drain_tracker();
+        Ok(())
+    }
+
+    fn piggyback_ack(&mut self, hdr: &mut Header) {
+        if let Some(a) = self.ack_due.take() {
+            hdr.flags |= FLAG_ACK;
+            hdr.aux = a;
+            self.unacked = 0;
+        }
+    }
+
+    /// Writes a header and the bytes of `slots`: straight from the region when there is one
+    /// slot, gathered into a staging buffer otherwise.
+    fn send_frame(&mut self, hdr: &Header, slots: &[Slot]) -> io::Result<()> {
+        let wire = self.wire.as_mut().ok_or_else(|| io::Error::other("not connected"))?;
+        let h = hdr.encode();
+        match slots {
+            [] => wire.write_all(&[&h], STALL_TIMEOUT),
+            [s] => {
+                let mem = s.region.lock();
+                wire.write_all(&[&h, &mem[s.offset..s.offset + s.len]], STALL_TIMEOUT)
+            }
+            many => {
+                self.tx_buf.clear();
+                for s in many {
+                    self.tx_buf.extend_from_slice(&s.region.lock()[s.offset..s.offset + s.len]);
+                }
+                wire.write_all(&[&h, &self.tx_buf], STALL_TIMEOUT)
+            }
+        }
+    }
+
+    // ---- completions ------------------------------------------------------------------
+
+    fn drain_tracker(&mut self) {
+        while let Some(c) = self.tracker.pop_done() {
+            self.send_done.push_back(c);
+            if let Some(cq) = &self.send_cq {
+                cq.push(self.id, WorkQueue::Send);
+            }
+        }
+    }
+
+    fn push_recv_done(&mut self, c: Completion) {
+        self.recv_done.push_back(c);
+        if let Some(cq) = &self.recv_cq {
+            cq.push(self.id, WorkQueue::Recv);
+        }
+    }
+
+    /// `VipSendDone`.
+    pub fn send_done(&mut self) -> Option<Completion> {
+        if self.send_done.is_empty() {
+            self.progress();
+        }
+        self.send_done.pop_front()
+    }
+
+    /// `VipRecvDone`.
+    pub fn recv_done(&mut self) -> Option<Completion> {
+        if self.recv_done.is_empty() {
+            self.progress();
+        }
+        self.recv_done.pop_front()
+    }
+
+    /// `VipSendWait` / `VipRecvWait`: progress until the queue has a completion, the VI can
+    /// no longer produce one, or the timeout passes.
+    pub fn wait(&mut self, q: WorkQueue, timeout: Option<Duration>) -> Result<Completion> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            self.progress();
+            let c = match q {
+                WorkQueue::Send => self.send_done.pop_front(),
+                WorkQueue::Recv => self.recv_done.pop_front(),
+            };
+            if let Some(c) = c {
+                return Ok(c);
+            }
+            let pending = match q {
+                WorkQueue::Send => !self.tracker.is_empty(),
+                WorkQueue::Recv => !self.recvs.is_empty(),
+            };
+            if self.wire.is_none() || !pending {
+                return Err(match self.state {
+                    ViState::Error => ViaError::ConnectionLost(
+                        self.break_reason.clone().unwrap_or_else(|| "VI broken".into()),
+                    ),
+                    _ if !pending => ViaError::InvalidState("nothing posted on this queue".into()),
+                    s => ViaError::InvalidState(format!("VI is {s:?}")),
+                });
+            }
+            self.flush_ack();
+            let left = match deadline {
+                Some(d) => d.saturating_duration_since(Instant::now()),
+                None => SLICE,
+            };
+            if left.is_zero() {
+                return Err(ViaError::Timeout);
+            }
+            if let Some(w) = &mut self.wire
+                && let Err(e) = w.wait_readable(left.min(SLICE))
+            {
+                self.fault(io_err(e));
+            }
+        }
+    }
+
+    /// Sends a standalone ack if one is owed.
+    pub fn flush_ack(&mut self) {
+        let Some(a) = self.ack_due.take() else { return };
+        self.unacked = 0;
+        let hdr = Header { flags: FLAG_ACK, aux: a, ..Header::new(Kind::Ack) };
+        if let Err(e) = self.send_frame(&hdr, &[]) {
+            self.fault(io_err(e));
+        }
+    }
+
+    // ---- receiving --------------------------------------------------------------------
+
+    /// Reads and handles every frame available without blocking.
+    pub fn progress(&mut self) {
+        while self.wire.is_some() {
+            match self.step() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(reason) => {
+                    self.fault(reason);
+                    break;
+                }
+            }
+        }
+        if self.unacked >= ACK_EVERY {
+            self.flush_ack();
+        }
+    }
+
+    /// One non-blocking step of the receive state machine; `Ok(false)` when no bytes were
+    /// available.
+    fn step(&mut self) -> std::result::Result<bool, String> {
+        let Some(wire) = self.wire.as_mut() else { return Ok(false) };
+        match &mut self.rx {
+            Rx::Header { buf, have } => {
+                let n = wire.read_some(&mut buf[*have..]).map_err(io_err)?;
+                *have += n;
+                if *have < HEADER_LEN {
+                    return Ok(n > 0);
+                }
+                let hdr = Header::decode(buf).map_err(|e| format!("bad frame from peer: {e}"))?;
+                self.rx = Rx::idle();
+                self.on_header(hdr)?;
+                Ok(true)
+            }
+            Rx::Payload { hdr, slots, done, .. } => {
+                let total = hdr.len as usize;
+                if *done < total {
+                    let n = if slots.is_empty() {
+                        let want = (total - *done).min(self.scratch.len());
+                        wire.read_some(&mut self.scratch[..want]).map_err(io_err)?
+                    } else {
+                        // Find the slot holding byte `done` and read straight into it.
+                        let mut skip = *done;
+                        let slot = slots
+                            .iter()
+                            .find(|s| {
+                                if skip < s.len {
+                                    true
+                                } else {
+                                    skip -= s.len;
+                                    false
+                                }
+                            })
+                            .ok_or("payload longer than its destination")?;
+                        let mut mem = slot.region.lock();
+                        let start = slot.offset + skip;
+                        wire.read_some(&mut mem[start..slot.offset + slot.len]).map_err(io_err)?
+                    };
+                    *done += n;
+                    if *done < total {
+                        return Ok(n > 0);
+                    }
+                }
+                let Rx::Payload { hdr, on_done, .. } = std::mem::replace(&mut self.rx, Rx::idle()) else {
+                    unreachable!()
+                };
+                self.on_payload(hdr, on_done)?;
+                Ok(true)
+            }
+        }
+    }
+
+    fn note_delivered(&mut self, seq: u32) {
+        self.ack_due = Some(seq);
+        self.unacked += 1;
+    }
+
+    fn on_header(&mut self, hdr: Header) -> std::result::Result<(), String> {
+        let rel = self.attrs.reliability;
+        let (slots, on_done) = match hdr.kind {
+            Kind::Send | Kind::RdmaWrite => {
+                if let Some(a) = hdr.ack() {
+                    self.tracker.on_ack(a);
+                    self.drain_tracker();
+                }
+                self.expect_seq(hdr.seq)?;
+                if rel == Reliability::ReliableDelivery {
+                    self.note_delivered(hdr.seq);
+                }
+                let imm = hdr.immediate();
+                let is_send = hdr.kind == Kind::Send;
+                let target = if is_send {
+                    Ok(None)
+                } else if !self.attrs.enable_rdma_write {
+                    Err(CompletionStatus::RdmaProtectionError)
+                } else {
+                    self.table
+                        .translate(crate::memory::MemHandle(hdr.handle), hdr.offset, u64::from(hdr.len), self.attrs.ptag, Access::RemoteWrite)
+                        .map(|r| Some(Slot { region: r, offset: hdr.offset as usize, len: hdr.len as usize }))
+                };
+                let needs_recv = is_send || imm.is_some();
+                let cap = self.recvs.front().map(|r| r.cap);
+                match decide(rel, needs_recv, cap, is_send, u64::from(hdr.len), target.as_ref().map(|_| ()).map_err(|e| *e)) {
+                    RxAction::Place { consume_recv } => {
+                        let recv = if consume_recv { self.recvs.pop_front() } else { None };
+                        if is_send {
+                            let r = recv.ok_or("receive vanished")?;
+                            (r.slots, OnDone::Recv { desc: r.desc, imm })
+                        } else {
+                            let slot = target.ok().flatten().ok_or("target vanished")?;
+                            (vec![slot], OnDone::RdmaWrite { recv: recv.map(|r| r.desc), imm })
+                        }
+                    }
+                    RxAction::Discard { recv_status, nak } => {
+                        let recv = recv_status.and_then(|st| self.recvs.pop_front().map(|r| (r.desc, st)));
+                        (Vec::new(), OnDone::Discard { recv, nak })
+                    }
+                }
+            }
+            Kind::ReadReq => {
+                self.expect_seq(hdr.seq)?;
+                return self.answer_read(hdr);
+            }
+            Kind::ReadResp => {
+                let slots = self.reads.remove(&hdr.seq).ok_or("read response for no pending read")?;
+                if hdr.aux != 0 {
+                    let st = CompletionStatus::from_code(hdr.aux).unwrap_or(CompletionStatus::RdmaProtectionError);
+                    self.tracker.on_read_done(hdr.seq, st);
+                    self.drain_tracker();
+                    return Err(format!("peer refused RDMA read with {st:?}"));
+                }
+                let want: usize = slots.iter().map(|s| s.len).sum();
+                if want != hdr.len as usize {
+                    return Err("read response length differs from the request".into());
+                }
+                (slots, OnDone::ReadResp)
+            }
+            Kind::Ack => {
+                self.tracker.on_ack(hdr.aux);
+                self.drain_tracker();
+                return Ok(());
+            }
+            Kind::Nak => {
+                let st = CompletionStatus::from_code(hdr.aux).unwrap_or(CompletionStatus::TransportError);
+                self.tracker.on_nak(hdr.seq, st);
+                self.drain_tracker();
+                return Err(format!("peer refused frame {} with {st:?}", hdr.seq));
+            }
+            Kind::Disconnect => {
+                self.state = self.state.on(ViEvent::PeerDisconnected).unwrap_or(ViState::Idle);
+                self.wire = None;
+                self.break_reason = Some("peer disconnected".into());
+                self.flush_all(None);
+                return Ok(());
+            }
+            Kind::Connect | Kind::Accept | Kind::Reject => {
+                return Err(format!("unexpected {:?} on a connected VI", hdr.kind));
+            }
+        };
+        self.rx = Rx::Payload { hdr, slots, done: 0, on_done };
+        if hdr.len == 0 {
+            // Complete zero-length frames now rather than on the next read.
+            let Rx::Payload { hdr, on_done, .. } = std::mem::replace(&mut self.rx, Rx::idle()) else {
+                unreachable!()
+            };
+            self.on_payload(hdr, on_done)?;
+        }
+        Ok(())
+    }
+
+    fn expect_seq(&mut self, seq: u32) -> std::result::Result<(), String> {
+        if seq != self.rx_expect {
+            return Err(format!("frame {seq} out of order, expected {}", self.rx_expect));
+        }
+        self.rx_expect = self.rx_expect.wrapping_add(1);
+        Ok(())
+    }
+
+    fn answer_read(&mut self, req: Header) -> std::result::Result<(), String> {
+        let target = if self.attrs.enable_rdma_read {
+            self.table.translate(
+                crate::memory::MemHandle(req.handle),
+                req.offset,
+                u64::from(req.aux),
+                self.attrs.ptag,
+                Access::RemoteRead,
+            )
+        } else {
+            Err(CompletionStatus::RdmaProtectionError)
+        };
+        match target {
+            Ok(region) => {
+                let resp = Header { seq: req.seq, len: req.aux, ..Header::new(Kind::ReadResp) };
+                let slot = Slot { region, offset: req.offset as usize, len: req.aux as usize };
+                self.send_frame(&resp, &[slot]).map_err(io_err)
+            }
+            Err(st) => {
+                let resp = Header { seq: req.seq, aux: st.code(), ..Header::new(Kind::ReadResp) };
+                let _ = self.send_frame(&resp, &[]);
+                Err(format!("refused RDMA read with {st:?}"))
+            }
+        }
+    }
+
+    fn on_payload(&mut self, hdr: Header, on_done: OnDone) -> std::result::Result<(), String> {
+        let placed = |s: &mut Self| {
+            if s.attrs.reliability == Reliability::ReliableReception {
+                s.note_delivered(hdr.seq);
+            }
+        };
+        match on_done {
+            OnDone::Recv { desc, imm } => {
+                placed(self);
+                self.push_recv_done(Completion::new(desc, CompletionStatus::Success, hdr.len, imm));
+            }
+            OnDone::RdmaWrite { recv, imm } => {
+                placed(self);
+                if let Some(desc) = recv {
+                    self.push_recv_done(Completion::new(desc, CompletionStatus::Success, hdr.len, imm));
+                }
+            }
+            OnDone::ReadResp => {
+                self.tracker.on_read_done(hdr.seq, CompletionStatus::Success);
+                self.drain_tracker();
+            }
+            OnDone::Discard { recv, nak } => {
+                if let Some((desc, st)) = recv {
+                    self.push_recv_done(Completion::new(desc, st, 0, None));
+                }
+                if let Some(st) = nak {
+                    self.ack_due = None;
+                    let h = Header { seq: hdr.seq, aux: st.code(), ..Header::new(Kind::Nak) };
+                    let _ = self.send_frame(&h, &[]);
+                    return Err(format!("refused frame {} from peer with {st:?}", hdr.seq));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Attribute snapshot for `VipQueryVi`.
+    pub fn query(&self) -> (ViState, ViAttributes, usize, usize) {
+        (self.state, self.attrs, self.tracker.len(), self.recvs.len())
+    }
+}

@@ -1,0 +1,128 @@
+//! A [`Link`] plus a stash of bytes read early, with blocking helpers bounded by deadlines.
+//!
+//! A writer that finds the pipe full keeps reading what the peer sends into the stash while
+//! it waits. Without that, two peers each writing a large frame to the other would both
+//! block forever on full pipes (the classic socket deadlock); with it, the pipe towards us
+//! always drains and the peer always progresses.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use crate::link::Link;
+
+/// The most bytes a blocked writer stashes before giving up on the peer (a peer that floods
+/// us while never reading is broken).
+const MAX_STASH: usize = 64 << 20;
+/// Longest single sleep inside a blocking helper, so deadlines and peer death are noticed.
+pub const SLICE: Duration = Duration::from_millis(20);
+
+pub struct Wire {
+    pub link: Box<dyn Link>,
+    stash: Vec<u8>,
+    stash_pos: usize,
+}
+
+impl Wire {
+    pub fn new(link: Box<dyn Link>) -> Self {
+        Wire { link, stash: Vec::new(), stash_pos: 0 }
+    }
+
+    /// Non-blocking read: stashed bytes first, then the link. `Ok(0)`: nothing available.
+    pub fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.stash_pos < self.stash.len() {
+            let n = buf.len().min(self.stash.len() - self.stash_pos);
+            buf[..n].copy_from_slice(&self.stash[self.stash_pos..self.stash_pos + n]);
+            self.stash_pos += n;
+            if self.stash_pos == self.stash.len() {
+                self.stash.clear();
+                self.stash_pos = 0;
+            }
+            return Ok(n);
+        }
+        self.link.read_some(buf)
+    }
+
+    /// True if stashed bytes are waiting (then a wait must not block).
+    pub fn has_stashed(&self) -> bool {
+        self.stash_pos < self.stash.len()
+    }
+
+    /// Blocks until readable or `timeout`; returns at once if bytes are stashed.
+    pub fn wait_readable(&mut self, timeout: Duration) -> io::Result<()> {
+        if self.has_stashed() {
+            return Ok(());
+        }
+        self.link.wait(false, timeout)
+    }
+
+    /// Writes all of `bufs` in order, stashing inbound bytes while the pipe is full; fails
+    /// with `TimedOut` if no byte could be written for `stall`.
+    pub fn write_all(&mut self, bufs: &[&[u8]], stall: Duration) -> io::Result<()> {
+        let mut idx = 0;
+        let mut off = 0;
+        let mut last_progress = Instant::now();
+        let mut tmp = [0u8; 16 * 1024];
+        while idx < bufs.len() {
+            if off == bufs[idx].len() {
+                idx += 1;
+                off = 0;
+                continue;
+            }
+            let mut cur: Vec<&[u8]> = Vec::with_capacity(bufs.len() - idx);
+            cur.push(&bufs[idx][off..]);
+            cur.extend_from_slice(&bufs[idx + 1..]);
+            let mut n = self.link.write_some(&cur)?;
+            if n == 0 {
+                // Pipe full: drain what the peer sends us, then sleep until writable.
+                let got = self.link.read_some(&mut tmp).or_else(|e| {
+                    if e.kind() == io::ErrorKind::UnexpectedEof { Err(e) } else { Ok(0) }
+                })?;
+                if got > 0 {
+                    if self.stash.len() + got > MAX_STASH {
+                        return Err(io::Error::other("peer floods without reading"));
+                    }
+                    self.stash.extend_from_slice(&tmp[..got]);
+                    continue;
+                }
+                if last_progress.elapsed() > stall {
+                    return Err(io::Error::new(io::ErrorKind::TimedOut, "peer stopped reading"));
+                }
+                self.link.wait(true, SLICE)?;
+                continue;
+            }
+            last_progress = Instant::now();
+            while n > 0 {
+                let left = bufs[idx].len() - off;
+                if n < left {
+                    off += n;
+                    n = 0;
+                } else {
+                    n -= left;
+                    idx += 1;
+                    off = 0;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads exactly `buf.len()` bytes or fails at `deadline` (`TimedOut`).
+    pub fn read_exact_until(&mut self, buf: &mut [u8], deadline: Option<Instant>) -> io::Result<()> {
+        let mut have = 0;
+        while have < buf.len() {
+            let n = self.read_some(&mut buf[have..])?;
+            have += n;
+            if n == 0 {
+                let left = match deadline {
+                    Some(d) => d.saturating_duration_since(Instant::now()),
+                    None => SLICE,
+                };
+                if left.is_zero() {
+                    return Err(io::Error::new(io::ErrorKind::TimedOut, "timed out"));
+                }
+                self.link.wait(false, left.min(SLICE))?;
+            }
+        }
+        Ok(())
+    }
+}
