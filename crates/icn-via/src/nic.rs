@@ -260,6 +260,20 @@ impl Vi {
     pub fn recv_wait(&self, timeout: Option<Duration>) -> Result<Completion> {
         self.core().wait(WorkQueue::Recv, timeout)
     }
+    /// Makes progress without blocking: handles every frame that has arrived (answering RDMA
+    /// reads, placing RDMA writes) and sends any acknowledgement owed.
+    ///
+    /// The library has no helper thread (like a user-level NIC library, progress happens in
+    /// the consumer's calls). Acknowledgements ride on outgoing frames or are sent when this
+    /// side blocks; a consumer that received a message and then neither sends, waits nor
+    /// polls for a long time should call this so the peer's reliable sends complete, and an
+    /// RDMA target with nothing posted calls it to serve reads and writes.
+    pub fn progress(&self) {
+        let mut core = self.core();
+        core.progress();
+        core.flush_ack();
+    }
+
     /// `VipDisconnect`.
     pub fn disconnect(&self) -> Result<()> {
         self.core().disconnect()
