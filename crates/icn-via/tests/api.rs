@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use icn_via::*;
 
-const PROVIDERS: [&str; 1] = ["tcp"];
+const PROVIDERS: [&str; 2] = ["tcp", "shm"];
 const RELIABLE: [Reliability; 2] = [Reliability::ReliableDelivery, Reliability::ReliableReception];
 
 /// The passive side of an RDMA test: keep the VI progressing for `ms` milliseconds.
