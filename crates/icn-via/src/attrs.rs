@@ -71,11 +71,19 @@ pub struct MemAttributes {
 impl MemAttributes {
     /// Local-only memory: usable in send/receive descriptors, not as an RDMA target.
     pub fn local(ptag: Ptag) -> Self {
-        MemAttributes { ptag, enable_rdma_write: false, enable_rdma_read: false }
+        MemAttributes {
+            ptag,
+            enable_rdma_write: false,
+            enable_rdma_read: false,
+        }
     }
     /// Memory a peer may both RDMA-write and RDMA-read.
     pub fn rdma(ptag: Ptag) -> Self {
-        MemAttributes { ptag, enable_rdma_write: true, enable_rdma_read: true }
+        MemAttributes {
+            ptag,
+            enable_rdma_write: true,
+            enable_rdma_read: true,
+        }
     }
 }
 
@@ -145,7 +153,11 @@ mod tests {
 
     #[test]
     fn reliability_codes_round_trip() {
-        for r in [Reliability::Unreliable, Reliability::ReliableDelivery, Reliability::ReliableReception] {
+        for r in [
+            Reliability::Unreliable,
+            Reliability::ReliableDelivery,
+            Reliability::ReliableReception,
+        ] {
             assert_eq!(Reliability::from_code(r.code()), Some(r));
         }
         assert_eq!(Reliability::from_code(3), None);
@@ -164,6 +176,11 @@ mod tests {
         assert!(a.validate().is_err());
         a.max_transfer_size = 1;
         a.queue_depth = MAX_QUEUE_DEPTH + 1;
-        assert!(a.validate().unwrap_err().to_string().contains("queue_depth"));
+        assert!(
+            a.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("queue_depth")
+        );
     }
 }

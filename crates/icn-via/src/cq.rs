@@ -34,13 +34,17 @@ impl CqShared {
         let cap = *self.capacity.lock().unwrap_or_else(|e| e.into_inner());
         let mut e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         if e.len() >= cap {
-            self.overflowed.store(true, std::sync::atomic::Ordering::Relaxed);
+            self.overflowed
+                .store(true, std::sync::atomic::Ordering::Relaxed);
         } else {
             e.push_back((vi, q));
         }
     }
     pub(crate) fn attach(&self, core: &Arc<Mutex<ViCore>>) {
-        self.members.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::downgrade(core));
+        self.members
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Arc::downgrade(core));
     }
 }
 
@@ -64,8 +68,14 @@ impl CompletionQueue {
     }
 
     fn progress_members(&self) {
-        let members: Vec<_> =
-            self.shared.members.lock().unwrap_or_else(|e| e.into_inner()).iter().filter_map(Weak::upgrade).collect();
+        let members: Vec<_> = self
+            .shared
+            .members
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
         for m in members {
             let mut core = m.lock().unwrap_or_else(|e| e.into_inner());
             core.progress();
@@ -75,10 +85,22 @@ impl CompletionQueue {
 
     /// `VipCQDone`: the next (VI, work queue) with a completion, if any.
     pub fn done(&self) -> Result<Option<(ViId, WorkQueue)>> {
-        if self.shared.overflowed.load(std::sync::atomic::Ordering::Relaxed) {
-            return Err(ViaError::ResourceExhausted("completion queue overflowed".into()));
+        if self
+            .shared
+            .overflowed
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return Err(ViaError::ResourceExhausted(
+                "completion queue overflowed".into(),
+            ));
         }
-        let pop = || self.shared.entries.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+        let pop = || {
+            self.shared
+                .entries
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .pop_front()
+        };
         if let Some((v, q)) = pop() {
             return Ok(Some((ViId(v), q)));
         }
@@ -110,14 +132,20 @@ impl CompletionQueue {
     /// `VipResizeCQ`.
     pub fn resize(&self, capacity: usize) -> Result<()> {
         check_capacity(capacity)?;
-        *self.shared.capacity.lock().unwrap_or_else(|e| e.into_inner()) = capacity;
+        *self
+            .shared
+            .capacity
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = capacity;
         Ok(())
     }
 }
 
 fn check_capacity(capacity: usize) -> Result<()> {
     if capacity == 0 || capacity > 1 << 20 {
-        return Err(ViaError::InvalidParameter(format!("CQ capacity must be in 1..=1048576, got {capacity}")));
+        return Err(ViaError::InvalidParameter(format!(
+            "CQ capacity must be in 1..=1048576, got {capacity}"
+        )));
     }
     Ok(())
 }

@@ -19,7 +19,11 @@ pub struct Segment {
 
 impl Segment {
     pub fn new(handle: MemHandle, offset: u64, len: u32) -> Self {
-        Segment { handle, offset, len }
+        Segment {
+            handle,
+            offset,
+            len,
+        }
     }
 }
 
@@ -57,16 +61,36 @@ pub struct Descriptor {
 
 impl Descriptor {
     pub fn send(segments: Vec<Segment>) -> Self {
-        Descriptor { op: Op::Send, segments, immediate: None, id: 0 }
+        Descriptor {
+            op: Op::Send,
+            segments,
+            immediate: None,
+            id: 0,
+        }
     }
     pub fn recv(segments: Vec<Segment>) -> Self {
-        Descriptor { op: Op::Recv, segments, immediate: None, id: 0 }
+        Descriptor {
+            op: Op::Recv,
+            segments,
+            immediate: None,
+            id: 0,
+        }
     }
     pub fn rdma_write(remote: RemoteAddr, segments: Vec<Segment>) -> Self {
-        Descriptor { op: Op::RdmaWrite(remote), segments, immediate: None, id: 0 }
+        Descriptor {
+            op: Op::RdmaWrite(remote),
+            segments,
+            immediate: None,
+            id: 0,
+        }
     }
     pub fn rdma_read(remote: RemoteAddr, segments: Vec<Segment>) -> Self {
-        Descriptor { op: Op::RdmaRead(remote), segments, immediate: None, id: 0 }
+        Descriptor {
+            op: Op::RdmaRead(remote),
+            segments,
+            immediate: None,
+            id: 0,
+        }
     }
     /// Adds immediate data.
     pub fn with_immediate(mut self, imm: u32) -> Self {
@@ -108,10 +132,15 @@ impl Descriptor {
         }
         let is_recv = self.op == Op::Recv;
         if is_recv != on_recv_queue {
-            return Err(ViaError::Descriptor(format!("{:?} posted on the wrong queue", self.op)));
+            return Err(ViaError::Descriptor(format!(
+                "{:?} posted on the wrong queue",
+                self.op
+            )));
         }
         if self.immediate.is_some() && matches!(self.op, Op::Recv | Op::RdmaRead(_)) {
-            return Err(ViaError::Descriptor("immediate data only on send and RDMA write".into()));
+            return Err(ViaError::Descriptor(
+                "immediate data only on send and RDMA write".into(),
+            ));
         }
         if matches!(self.op, Op::RdmaRead(_)) && !attrs.reliability.is_reliable() {
             return Err(ViaError::Descriptor("RDMA read needs a reliable VI".into()));
@@ -154,15 +183,29 @@ pub struct Completion {
 }
 
 impl Completion {
-    pub(crate) fn new(desc: Descriptor, status: CompletionStatus, length: u32, immediate: Option<u32>) -> Self {
-        Completion { status, op: desc.op.into(), length, immediate, desc }
+    pub(crate) fn new(
+        desc: Descriptor,
+        status: CompletionStatus,
+        length: u32,
+        immediate: Option<u32>,
+    ) -> Self {
+        Completion {
+            status,
+            op: desc.op.into(),
+            length,
+            immediate,
+            desc,
+        }
     }
     /// `Ok(self)` on success, else a [`ViaError`] describing the status.
     pub fn ok(self) -> Result<Self> {
         if self.status.is_ok() {
             Ok(self)
         } else {
-            Err(ViaError::Descriptor(format!("descriptor completed with {:?}", self.status)))
+            Err(ViaError::Descriptor(format!(
+                "descriptor completed with {:?}",
+                self.status
+            )))
         }
     }
 }
@@ -178,35 +221,91 @@ mod tests {
 
     #[test]
     fn check_enforces_each_rule_of_the_table() {
-        let rd = ViAttributes { max_transfer_size: 100, ..ViAttributes::new(Ptag(1), Reliability::ReliableDelivery) };
-        let ur = ViAttributes { reliability: Reliability::Unreliable, ..rd };
-        let remote = RemoteAddr { handle: MemHandle(2), offset: 0 };
-        assert!(Descriptor::send(vec![seg(50), seg(50)]).check(&rd, false).is_ok());
+        let rd = ViAttributes {
+            max_transfer_size: 100,
+            ..ViAttributes::new(Ptag(1), Reliability::ReliableDelivery)
+        };
+        let ur = ViAttributes {
+            reliability: Reliability::Unreliable,
+            ..rd
+        };
+        let remote = RemoteAddr {
+            handle: MemHandle(2),
+            offset: 0,
+        };
+        assert!(
+            Descriptor::send(vec![seg(50), seg(50)])
+                .check(&rd, false)
+                .is_ok()
+        );
         // segments
-        assert!(Descriptor::send(vec![seg(1); MAX_SEGMENTS]).check(&rd, false).is_ok());
-        assert!(Descriptor::send(vec![seg(1); MAX_SEGMENTS + 1]).check(&rd, false).is_err());
+        assert!(
+            Descriptor::send(vec![seg(1); MAX_SEGMENTS])
+                .check(&rd, false)
+                .is_ok()
+        );
+        assert!(
+            Descriptor::send(vec![seg(1); MAX_SEGMENTS + 1])
+                .check(&rd, false)
+                .is_err()
+        );
         // length
-        assert!(Descriptor::send(vec![seg(50), seg(51)]).check(&rd, false).is_err());
+        assert!(
+            Descriptor::send(vec![seg(50), seg(51)])
+                .check(&rd, false)
+                .is_err()
+        );
         // queue
         assert!(Descriptor::recv(vec![seg(1)]).check(&rd, false).is_err());
         assert!(Descriptor::send(vec![seg(1)]).check(&rd, true).is_err());
         assert!(Descriptor::recv(vec![seg(1)]).check(&rd, true).is_ok());
         // immediate
-        assert!(Descriptor::recv(vec![]).with_immediate(1).check(&rd, true).is_err());
-        assert!(Descriptor::rdma_read(remote, vec![]).with_immediate(1).check(&rd, false).is_err());
-        assert!(Descriptor::rdma_write(remote, vec![]).with_immediate(1).check(&rd, false).is_ok());
+        assert!(
+            Descriptor::recv(vec![])
+                .with_immediate(1)
+                .check(&rd, true)
+                .is_err()
+        );
+        assert!(
+            Descriptor::rdma_read(remote, vec![])
+                .with_immediate(1)
+                .check(&rd, false)
+                .is_err()
+        );
+        assert!(
+            Descriptor::rdma_write(remote, vec![])
+                .with_immediate(1)
+                .check(&rd, false)
+                .is_ok()
+        );
         // RDMA read needs reliability
-        assert!(Descriptor::rdma_read(remote, vec![seg(4)]).check(&rd, false).is_ok());
-        assert!(Descriptor::rdma_read(remote, vec![seg(4)]).check(&ur, false).is_err());
+        assert!(
+            Descriptor::rdma_read(remote, vec![seg(4)])
+                .check(&rd, false)
+                .is_ok()
+        );
+        assert!(
+            Descriptor::rdma_read(remote, vec![seg(4)])
+                .check(&ur, false)
+                .is_err()
+        );
     }
 
     #[test]
     fn completion_reports_the_posted_operation() {
-        let c = Completion::new(Descriptor::send(vec![seg(3)]).with_id(7), CompletionStatus::Flushed, 0, None);
+        let c = Completion::new(
+            Descriptor::send(vec![seg(3)]).with_id(7),
+            CompletionStatus::Flushed,
+            0,
+            None,
+        );
         assert_eq!(c.op, CompletedOp::Send);
         assert_eq!(c.desc.id, 7);
         assert!(c.clone().ok().is_err());
-        let c = Completion { status: CompletionStatus::Success, ..c };
+        let c = Completion {
+            status: CompletionStatus::Success,
+            ..c
+        };
         assert!(c.ok().is_ok());
     }
 }

@@ -45,20 +45,40 @@ struct PostedRecv {
 
 /// What to do when the payload of the current frame has been read.
 enum OnDone {
-    Recv { desc: Descriptor, imm: Option<u32> },
-    RdmaWrite { recv: Option<Descriptor>, imm: Option<u32> },
+    Recv {
+        desc: Descriptor,
+        imm: Option<u32>,
+    },
+    RdmaWrite {
+        recv: Option<Descriptor>,
+        imm: Option<u32>,
+    },
     ReadResp,
-    Discard { recv: Option<(Descriptor, CompletionStatus)>, nak: Option<CompletionStatus> },
+    Discard {
+        recv: Option<(Descriptor, CompletionStatus)>,
+        nak: Option<CompletionStatus>,
+    },
 }
 
 enum Rx {
-    Header { buf: [u8; HEADER_LEN], have: usize },
-    Payload { hdr: Header, slots: Vec<Slot>, done: usize, on_done: OnDone },
+    Header {
+        buf: [u8; HEADER_LEN],
+        have: usize,
+    },
+    Payload {
+        hdr: Header,
+        slots: Vec<Slot>,
+        done: usize,
+        on_done: OnDone,
+    },
 }
 
 impl Rx {
     fn idle() -> Self {
-        Rx::Header { buf: [0; HEADER_LEN], have: 0 }
+        Rx::Header {
+            buf: [0; HEADER_LEN],
+            have: 0,
+        }
     }
 }
 
@@ -118,7 +138,12 @@ impl ViCore {
     // ---- connection -------------------------------------------------------------------
 
     /// Client side: sends the request on a fresh link and waits for the answer.
-    pub fn connect(&mut self, link: Box<dyn crate::link::Link>, disc: &[u8], timeout: Option<Duration>) -> Result<()> {
+    pub fn connect(
+        &mut self,
+        link: Box<dyn crate::link::Link>,
+        disc: &[u8],
+        timeout: Option<Duration>,
+    ) -> Result<()> {
         self.state = self.state.on(ViEvent::RequestSent)?;
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut wire = Wire::new(link);
@@ -128,11 +153,13 @@ impl ViCore {
             len: disc.len() as u32,
             ..Header::new(Kind::Connect)
         };
-        let answer = wire.write_all(&[&hdr.encode(), disc], STALL_TIMEOUT).and_then(|()| {
-            let mut b = [0u8; HEADER_LEN];
-            wire.read_exact_until(&mut b, deadline)?;
-            Header::decode(&b).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
-        });
+        let answer = wire
+            .write_all(&[&hdr.encode(), disc], STALL_TIMEOUT)
+            .and_then(|()| {
+                let mut b = [0u8; HEADER_LEN];
+                wire.read_exact_until(&mut b, deadline)?;
+                Header::decode(&b).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+            });
         match answer {
             Ok(h) if h.kind == Kind::Accept && h.imm == self.attrs.reliability.code() => {
                 self.attrs.max_transfer_size = self.attrs.max_transfer_size.min(h.handle);
@@ -146,7 +173,9 @@ impl ViCore {
             }
             Ok(_) => {
                 self.state = self.state.on(ViEvent::Fault)?;
-                Err(ViaError::ConnectionLost("unexpected answer to a connection request".into()))
+                Err(ViaError::ConnectionLost(
+                    "unexpected answer to a connection request".into(),
+                ))
             }
             Err(e) if e.kind() == io::ErrorKind::TimedOut => {
                 self.state = self.state.on(ViEvent::Fault)?;
@@ -162,7 +191,10 @@ impl ViCore {
     /// Server side: the request was accepted on `wire`; answer and become connected.
     pub fn accept(&mut self, mut wire: Wire, peer_mts: u32) -> Result<()> {
         if self.state != ViState::Idle {
-            return Err(ViaError::InvalidState(format!("accept on a VI in state {:?}", self.state)));
+            return Err(ViaError::InvalidState(format!(
+                "accept on a VI in state {:?}",
+                self.state
+            )));
         }
         self.attrs.max_transfer_size = self.attrs.max_transfer_size.min(peer_mts);
         let hdr = Header {
@@ -178,8 +210,14 @@ impl ViCore {
 
     /// `VipDisconnect`: tells the peer, flushes everything pending, returns to `Idle`.
     pub fn disconnect(&mut self) -> Result<()> {
+        // Settle what the peer is owed first: its reliable sends complete on our acks.
+        self.progress();
+        self.flush_ack();
         if let Some(w) = &mut self.wire {
-            let _ = w.write_all(&[&Header::new(Kind::Disconnect).encode()], Duration::from_millis(100));
+            let _ = w.write_all(
+                &[&Header::new(Kind::Disconnect).encode()],
+                Duration::from_millis(100),
+            );
         }
         self.state = self.state.on(ViEvent::Disconnect)?;
         self.wire = None;
@@ -216,21 +254,38 @@ impl ViCore {
     fn translate(&self, segs: &[Segment]) -> std::result::Result<Vec<Slot>, CompletionStatus> {
         segs.iter()
             .map(|s| {
-                let region =
-                    self.table.translate(s.handle, s.offset, u64::from(s.len), self.attrs.ptag, Access::Local)?;
-                Ok(Slot { region, offset: s.offset as usize, len: s.len as usize })
+                let region = self.table.translate(
+                    s.handle,
+                    s.offset,
+                    u64::from(s.len),
+                    self.attrs.ptag,
+                    Access::Local,
+                )?;
+                Ok(Slot {
+                    region,
+                    offset: s.offset as usize,
+                    len: s.len as usize,
+                })
             })
             .collect()
     }
 
     fn check_posting(&self, send: bool) -> Result<()> {
-        let ok = if send { self.state.can_post_send() } else { self.state.can_post_recv() };
+        let ok = if send {
+            self.state.can_post_send()
+        } else {
+            self.state.can_post_recv()
+        };
         match (ok, self.state) {
             (true, _) => Ok(()),
             (false, ViState::Error) => Err(ViaError::ConnectionLost(
-                self.break_reason.clone().unwrap_or_else(|| "VI is in the error state".into()),
+                self.break_reason
+                    .clone()
+                    .unwrap_or_else(|| "VI is in the error state".into()),
             )),
-            (false, s) => Err(ViaError::InvalidState(format!("cannot post in VI state {s:?}"))),
+            (false, s) => Err(ViaError::InvalidState(format!(
+                "cannot post in VI state {s:?}"
+            ))),
         }
     }
 
@@ -276,14 +331,29 @@ impl ViCore {
             }
         };
         let total = desc.total_len() as u32;
-        let mut hdr = Header { seq, ..Header::new(Kind::Send) };
+        let mut hdr = Header {
+            seq,
+            ..Header::new(Kind::Send)
+        };
         match desc.op {
             Op::Send => hdr.len = total,
             Op::RdmaWrite(r) => {
-                hdr = Header { kind: Kind::RdmaWrite, len: total, handle: r.handle.0, offset: r.offset, ..hdr };
+                hdr = Header {
+                    kind: Kind::RdmaWrite,
+                    len: total,
+                    handle: r.handle.0,
+                    offset: r.offset,
+                    ..hdr
+                };
             }
             Op::RdmaRead(r) => {
-                hdr = Header { kind: Kind::ReadReq, aux: total, handle: r.handle.0, offset: r.offset, ..hdr };
+                hdr = Header {
+                    kind: Kind::ReadReq,
+                    aux: total,
+                    handle: r.handle.0,
+                    offset: r.offset,
+                    ..hdr
+                };
             }
             Op::Recv => unreachable!("checked by Descriptor::check"),
         }
@@ -291,10 +361,12 @@ impl ViCore {
             hdr.flags |= FLAG_IMM;
             hdr.imm = imm;
         }
-        let payload = if matches!(desc.op, Op::RdmaRead(_)) { &[][..] } else { &slots[..] };
-        if hdr.kind != Kind::ReadReq {
-            self.piggyback_ack(&mut hdr);
-        }
+        let payload = if matches!(desc.op, Op::RdmaRead(_)) {
+            &[][..]
+        } else {
+            &slots[..]
+        };
+        self.piggyback_ack(&mut hdr);
         if let Err(e) = self.send_frame(&hdr, payload) {
             self.tracker.transmitted(seq, desc, self.attrs.reliability);
             self.fault(io_err(e));
@@ -311,8 +383,7 @@ impl ViCore {
 
     fn piggyback_ack(&mut self, hdr: &mut Header) {
         if let Some(a) = self.ack_due.take() {
-            hdr.flags |= FLAG_ACK;
-            hdr.aux = a;
+            hdr.set_ack(a);
             self.unacked = 0;
         }
     }
@@ -320,7 +391,10 @@ impl ViCore {
     /// Writes a header and the bytes of `slots`: straight from the region when there is one
     /// slot, gathered into a staging buffer otherwise.
     fn send_frame(&mut self, hdr: &Header, slots: &[Slot]) -> io::Result<()> {
-        let wire = self.wire.as_mut().ok_or_else(|| io::Error::other("not connected"))?;
+        let wire = self
+            .wire
+            .as_mut()
+            .ok_or_else(|| io::Error::other("not connected"))?;
         let h = hdr.encode();
         match slots {
             [] => wire.write_all(&[&h], STALL_TIMEOUT),
@@ -331,7 +405,8 @@ impl ViCore {
             many => {
                 self.tx_buf.clear();
                 for s in many {
-                    self.tx_buf.extend_from_slice(&s.region.lock()[s.offset..s.offset + s.len]);
+                    self.tx_buf
+                        .extend_from_slice(&s.region.lock()[s.offset..s.offset + s.len]);
                 }
                 wire.write_all(&[&h, &self.tx_buf], STALL_TIMEOUT)
             }
@@ -387,12 +462,15 @@ impl ViCore {
             }
             let pending = match q {
                 WorkQueue::Send => !self.tracker.is_empty(),
-                WorkQueue::Recv => !self.recvs.is_empty(),
+                // a receive being filled has left `recvs` but is still pending
+                WorkQueue::Recv => !self.recvs.is_empty() || matches!(self.rx, Rx::Payload { .. }),
             };
             if self.wire.is_none() || !pending {
                 return Err(match self.state {
                     ViState::Error => ViaError::ConnectionLost(
-                        self.break_reason.clone().unwrap_or_else(|| "VI broken".into()),
+                        self.break_reason
+                            .clone()
+                            .unwrap_or_else(|| "VI broken".into()),
                     ),
                     _ if !pending => ViaError::InvalidState("nothing posted on this queue".into()),
                     s => ViaError::InvalidState(format!("VI is {s:?}")),
@@ -418,7 +496,11 @@ impl ViCore {
     pub fn flush_ack(&mut self) {
         let Some(a) = self.ack_due.take() else { return };
         self.unacked = 0;
-        let hdr = Header { flags: FLAG_ACK, aux: a, ..Header::new(Kind::Ack) };
+        let hdr = Header {
+            flags: FLAG_ACK,
+            aux: a,
+            ..Header::new(Kind::Ack)
+        };
         if let Err(e) = self.send_frame(&hdr, &[]) {
             self.fault(io_err(e));
         }
@@ -446,7 +528,9 @@ impl ViCore {
     /// One non-blocking step of the receive state machine; `Ok(false)` when no bytes were
     /// available.
     fn step(&mut self) -> std::result::Result<bool, String> {
-        let Some(wire) = self.wire.as_mut() else { return Ok(false) };
+        let Some(wire) = self.wire.as_mut() else {
+            return Ok(false);
+        };
         match &mut self.rx {
             Rx::Header { buf, have } => {
                 let n = wire.read_some(&mut buf[*have..]).map_err(io_err)?;
@@ -459,7 +543,9 @@ impl ViCore {
                 self.on_header(hdr)?;
                 Ok(true)
             }
-            Rx::Payload { hdr, slots, done, .. } => {
+            Rx::Payload {
+                hdr, slots, done, ..
+            } => {
                 let total = hdr.len as usize;
                 if *done < total {
                     let n = if slots.is_empty() {
@@ -481,14 +567,16 @@ impl ViCore {
                             .ok_or("payload longer than its destination")?;
                         let mut mem = slot.region.lock();
                         let start = slot.offset + skip;
-                        wire.read_some(&mut mem[start..slot.offset + slot.len]).map_err(io_err)?
+                        wire.read_some(&mut mem[start..slot.offset + slot.len])
+                            .map_err(io_err)?
                     };
                     *done += n;
                     if *done < total {
                         return Ok(n > 0);
                     }
                 }
-                let Rx::Payload { hdr, on_done, .. } = std::mem::replace(&mut self.rx, Rx::idle()) else {
+                let Rx::Payload { hdr, on_done, .. } = std::mem::replace(&mut self.rx, Rx::idle())
+                else {
                     unreachable!()
                 };
                 self.on_payload(hdr, on_done)?;
@@ -522,36 +610,74 @@ impl ViCore {
                     Err(CompletionStatus::RdmaProtectionError)
                 } else {
                     self.table
-                        .translate(crate::memory::MemHandle(hdr.handle), hdr.offset, u64::from(hdr.len), self.attrs.ptag, Access::RemoteWrite)
-                        .map(|r| Some(Slot { region: r, offset: hdr.offset as usize, len: hdr.len as usize }))
+                        .translate(
+                            crate::memory::MemHandle(hdr.handle),
+                            hdr.offset,
+                            u64::from(hdr.len),
+                            self.attrs.ptag,
+                            Access::RemoteWrite,
+                        )
+                        .map(|r| {
+                            Some(Slot {
+                                region: r,
+                                offset: hdr.offset as usize,
+                                len: hdr.len as usize,
+                            })
+                        })
                 };
                 let needs_recv = is_send || imm.is_some();
                 let cap = self.recvs.front().map(|r| r.cap);
-                match decide(rel, needs_recv, cap, is_send, u64::from(hdr.len), target.as_ref().map(|_| ()).map_err(|e| *e)) {
+                match decide(
+                    rel,
+                    needs_recv,
+                    cap,
+                    is_send,
+                    u64::from(hdr.len),
+                    target.as_ref().map(|_| ()).map_err(|e| *e),
+                ) {
                     RxAction::Place { consume_recv } => {
-                        let recv = if consume_recv { self.recvs.pop_front() } else { None };
+                        let recv = if consume_recv {
+                            self.recvs.pop_front()
+                        } else {
+                            None
+                        };
                         if is_send {
                             let r = recv.ok_or("receive vanished")?;
                             (r.slots, OnDone::Recv { desc: r.desc, imm })
                         } else {
                             let slot = target.ok().flatten().ok_or("target vanished")?;
-                            (vec![slot], OnDone::RdmaWrite { recv: recv.map(|r| r.desc), imm })
+                            (
+                                vec![slot],
+                                OnDone::RdmaWrite {
+                                    recv: recv.map(|r| r.desc),
+                                    imm,
+                                },
+                            )
                         }
                     }
                     RxAction::Discard { recv_status, nak } => {
-                        let recv = recv_status.and_then(|st| self.recvs.pop_front().map(|r| (r.desc, st)));
+                        let recv =
+                            recv_status.and_then(|st| self.recvs.pop_front().map(|r| (r.desc, st)));
                         (Vec::new(), OnDone::Discard { recv, nak })
                     }
                 }
             }
             Kind::ReadReq => {
+                if let Some(a) = hdr.ack() {
+                    self.tracker.on_ack(a);
+                    self.drain_tracker();
+                }
                 self.expect_seq(hdr.seq)?;
                 return self.answer_read(hdr);
             }
             Kind::ReadResp => {
-                let slots = self.reads.remove(&hdr.seq).ok_or("read response for no pending read")?;
+                let slots = self
+                    .reads
+                    .remove(&hdr.seq)
+                    .ok_or("read response for no pending read")?;
                 if hdr.aux != 0 {
-                    let st = CompletionStatus::from_code(hdr.aux).unwrap_or(CompletionStatus::RdmaProtectionError);
+                    let st = CompletionStatus::from_code(hdr.aux)
+                        .unwrap_or(CompletionStatus::RdmaProtectionError);
                     self.tracker.on_read_done(hdr.seq, st);
                     self.drain_tracker();
                     return Err(format!("peer refused RDMA read with {st:?}"));
@@ -568,13 +694,17 @@ impl ViCore {
                 return Ok(());
             }
             Kind::Nak => {
-                let st = CompletionStatus::from_code(hdr.aux).unwrap_or(CompletionStatus::TransportError);
+                let st = CompletionStatus::from_code(hdr.aux)
+                    .unwrap_or(CompletionStatus::TransportError);
                 self.tracker.on_nak(hdr.seq, st);
                 self.drain_tracker();
                 return Err(format!("peer refused frame {} with {st:?}", hdr.seq));
             }
             Kind::Disconnect => {
-                self.state = self.state.on(ViEvent::PeerDisconnected).unwrap_or(ViState::Idle);
+                self.state = self
+                    .state
+                    .on(ViEvent::PeerDisconnected)
+                    .unwrap_or(ViState::Idle);
                 self.wire = None;
                 self.break_reason = Some("peer disconnected".into());
                 self.flush_all(None);
@@ -584,10 +714,16 @@ impl ViCore {
                 return Err(format!("unexpected {:?} on a connected VI", hdr.kind));
             }
         };
-        self.rx = Rx::Payload { hdr, slots, done: 0, on_done };
+        self.rx = Rx::Payload {
+            hdr,
+            slots,
+            done: 0,
+            on_done,
+        };
         if hdr.len == 0 {
             // Complete zero-length frames now rather than on the next read.
-            let Rx::Payload { hdr, on_done, .. } = std::mem::replace(&mut self.rx, Rx::idle()) else {
+            let Rx::Payload { hdr, on_done, .. } = std::mem::replace(&mut self.rx, Rx::idle())
+            else {
                 unreachable!()
             };
             self.on_payload(hdr, on_done)?;
@@ -597,7 +733,10 @@ impl ViCore {
 
     fn expect_seq(&mut self, seq: u32) -> std::result::Result<(), String> {
         if seq != self.rx_expect {
-            return Err(format!("frame {seq} out of order, expected {}", self.rx_expect));
+            return Err(format!(
+                "frame {seq} out of order, expected {}",
+                self.rx_expect
+            ));
         }
         self.rx_expect = self.rx_expect.wrapping_add(1);
         Ok(())
@@ -617,12 +756,24 @@ impl ViCore {
         };
         match target {
             Ok(region) => {
-                let resp = Header { seq: req.seq, len: req.aux, ..Header::new(Kind::ReadResp) };
-                let slot = Slot { region, offset: req.offset as usize, len: req.aux as usize };
+                let resp = Header {
+                    seq: req.seq,
+                    len: req.aux,
+                    ..Header::new(Kind::ReadResp)
+                };
+                let slot = Slot {
+                    region,
+                    offset: req.offset as usize,
+                    len: req.aux as usize,
+                };
                 self.send_frame(&resp, &[slot]).map_err(io_err)
             }
             Err(st) => {
-                let resp = Header { seq: req.seq, aux: st.code(), ..Header::new(Kind::ReadResp) };
+                let resp = Header {
+                    seq: req.seq,
+                    aux: st.code(),
+                    ..Header::new(Kind::ReadResp)
+                };
                 let _ = self.send_frame(&resp, &[]);
                 Err(format!("refused RDMA read with {st:?}"))
             }
@@ -638,16 +789,27 @@ impl ViCore {
         match on_done {
             OnDone::Recv { desc, imm } => {
                 placed(self);
-                self.push_recv_done(Completion::new(desc, CompletionStatus::Success, hdr.len, imm));
+                self.push_recv_done(Completion::new(
+                    desc,
+                    CompletionStatus::Success,
+                    hdr.len,
+                    imm,
+                ));
             }
             OnDone::RdmaWrite { recv, imm } => {
                 placed(self);
                 if let Some(desc) = recv {
-                    self.push_recv_done(Completion::new(desc, CompletionStatus::Success, hdr.len, imm));
+                    self.push_recv_done(Completion::new(
+                        desc,
+                        CompletionStatus::Success,
+                        hdr.len,
+                        imm,
+                    ));
                 }
             }
             OnDone::ReadResp => {
-                self.tracker.on_read_done(hdr.seq, CompletionStatus::Success);
+                self.tracker
+                    .on_read_done(hdr.seq, CompletionStatus::Success);
                 self.drain_tracker();
             }
             OnDone::Discard { recv, nak } => {
@@ -656,7 +818,11 @@ impl ViCore {
                 }
                 if let Some(st) = nak {
                     self.ack_due = None;
-                    let h = Header { seq: hdr.seq, aux: st.code(), ..Header::new(Kind::Nak) };
+                    let h = Header {
+                        seq: hdr.seq,
+                        aux: st.code(),
+                        ..Header::new(Kind::Nak)
+                    };
                     let _ = self.send_frame(&h, &[]);
                     return Err(format!("refused frame {} from peer with {st:?}", hdr.seq));
                 }

@@ -25,7 +25,7 @@
 //! | `Reject` | none | |
 //! | `Send` | data | seq, imm?, ack? |
 //! | `RdmaWrite` | data | seq, handle, offset, imm?, ack? |
-//! | `ReadReq` | none | seq, handle, offset, aux = length |
+//! | `ReadReq` | none | seq, handle, offset, aux = length, imm = ack? |
 //! | `ReadResp` | data (none if aux ≠ 0) | seq of the request, aux = status |
 //! | `Ack` | none | aux = cumulative ack (flag required) |
 //! | `Nak` | none | seq refused, aux = status (≠ success) |
@@ -71,7 +71,10 @@ impl Kind {
         })
     }
     fn carries_data(self) -> bool {
-        matches!(self, Kind::Send | Kind::RdmaWrite | Kind::ReadResp | Kind::Connect)
+        matches!(
+            self,
+            Kind::Send | Kind::RdmaWrite | Kind::ReadResp | Kind::Connect
+        )
     }
 }
 
@@ -106,16 +109,41 @@ pub struct Header {
 impl Header {
     /// A header of `kind` with every other field zero.
     pub fn new(kind: Kind) -> Self {
-        Header { kind, flags: 0, seq: 0, len: 0, imm: 0, handle: 0, offset: 0, aux: 0 }
+        Header {
+            kind,
+            flags: 0,
+            seq: 0,
+            len: 0,
+            imm: 0,
+            handle: 0,
+            offset: 0,
+            aux: 0,
+        }
     }
 
     /// Immediate data, if the flag says it is present.
     pub fn immediate(&self) -> Option<u32> {
         (self.flags & FLAG_IMM != 0).then_some(self.imm)
     }
-    /// Piggy-backed cumulative ack, if present.
+    /// Piggy-backed cumulative ack, if present (in `imm` for a read request, whose `aux`
+    /// holds the length; in `aux` otherwise).
     pub fn ack(&self) -> Option<u32> {
-        (self.flags & FLAG_ACK != 0).then_some(self.aux)
+        let field = if self.kind == Kind::ReadReq {
+            self.imm
+        } else {
+            self.aux
+        };
+        (self.flags & FLAG_ACK != 0).then_some(field)
+    }
+
+    /// Sets the piggy-backed cumulative ack (see [`Header::ack`]).
+    pub fn set_ack(&mut self, ack: u32) {
+        self.flags |= FLAG_ACK;
+        if self.kind == Kind::ReadReq {
+            self.imm = ack;
+        } else {
+            self.aux = ack;
+        }
     }
 
     pub fn encode(&self) -> [u8; HEADER_LEN] {
@@ -153,7 +181,7 @@ impl Header {
         };
         let allowed_flags = match kind {
             Kind::Send | Kind::RdmaWrite => FLAG_IMM | FLAG_ACK,
-            Kind::Ack => FLAG_ACK,
+            Kind::Ack | Kind::ReadReq => FLAG_ACK,
             _ => 0,
         };
         if h.flags & !allowed_flags != 0 || (kind == Kind::Ack && h.flags != FLAG_ACK) {
@@ -170,7 +198,8 @@ impl Header {
         let status_ok = |code: u32| CompletionStatus::from_code(code).is_some();
         let fields_ok = match kind {
             Kind::Connect | Kind::Accept => {
-                Reliability::from_code(h.imm).is_some() && (1..=MAX_TRANSFER_SIZE).contains(&h.handle)
+                Reliability::from_code(h.imm).is_some()
+                    && (1..=MAX_TRANSFER_SIZE).contains(&h.handle)
             }
             Kind::ReadReq => h.aux <= MAX_TRANSFER_SIZE,
             Kind::ReadResp => status_ok(h.aux) && (h.aux == 0 || h.len == 0),
@@ -203,21 +232,57 @@ mod tests {
     use proptest::prelude::*;
 
     fn send(len: u32) -> Header {
-        Header { seq: 9, len, ..Header::new(Kind::Send) }
+        Header {
+            seq: 9,
+            len,
+            ..Header::new(Kind::Send)
+        }
     }
 
     #[test]
     fn round_trip_of_each_kind() {
         let hs = [
-            Header { imm: 2, handle: 4096, len: 3, ..Header::new(Kind::Connect) },
-            Header { imm: 0, handle: 1, ..Header::new(Kind::Accept) },
+            Header {
+                imm: 2,
+                handle: 4096,
+                len: 3,
+                ..Header::new(Kind::Connect)
+            },
+            Header {
+                imm: 0,
+                handle: 1,
+                ..Header::new(Kind::Accept)
+            },
             Header::new(Kind::Reject),
-            Header { flags: FLAG_IMM | FLAG_ACK, imm: 7, aux: 3, ..send(100) },
-            Header { handle: 5, offset: u64::MAX, ..Header::new(Kind::RdmaWrite) },
-            Header { aux: MAX_TRANSFER_SIZE, ..Header::new(Kind::ReadReq) },
-            Header { aux: 7, ..Header::new(Kind::ReadResp) },
-            Header { flags: FLAG_ACK, aux: 77, ..Header::new(Kind::Ack) },
-            Header { aux: 8, seq: 1, ..Header::new(Kind::Nak) },
+            Header {
+                flags: FLAG_IMM | FLAG_ACK,
+                imm: 7,
+                aux: 3,
+                ..send(100)
+            },
+            Header {
+                handle: 5,
+                offset: u64::MAX,
+                ..Header::new(Kind::RdmaWrite)
+            },
+            Header {
+                aux: MAX_TRANSFER_SIZE,
+                ..Header::new(Kind::ReadReq)
+            },
+            Header {
+                aux: 7,
+                ..Header::new(Kind::ReadResp)
+            },
+            Header {
+                flags: FLAG_ACK,
+                aux: 77,
+                ..Header::new(Kind::Ack)
+            },
+            Header {
+                aux: 8,
+                seq: 1,
+                ..Header::new(Kind::Nak)
+            },
             Header::new(Kind::Disconnect),
         ];
         for h in hs {
@@ -233,28 +298,81 @@ mod tests {
         let mut b = send(0).encode();
         b[2] = 11;
         assert_eq!(Header::decode(&b), Err(FrameError::Kind(11)));
-        assert_eq!(Header::decode(&Header { flags: 4, ..send(0) }.encode()), Err(FrameError::Flags(4)));
+        assert_eq!(
+            Header::decode(
+                &Header {
+                    flags: 4,
+                    ..send(0)
+                }
+                .encode()
+            ),
+            Err(FrameError::Flags(4))
+        );
         let ack_no_flag = Header::new(Kind::Ack);
-        assert_eq!(Header::decode(&ack_no_flag.encode()), Err(FrameError::Flags(0)));
-        let imm_on_ack = Header { flags: FLAG_ACK | FLAG_IMM, ..Header::new(Kind::Ack) };
+        assert_eq!(
+            Header::decode(&ack_no_flag.encode()),
+            Err(FrameError::Flags(0))
+        );
+        let imm_on_ack = Header {
+            flags: FLAG_ACK | FLAG_IMM,
+            ..Header::new(Kind::Ack)
+        };
         assert!(Header::decode(&imm_on_ack.encode()).is_err());
         assert_eq!(
             Header::decode(&send(MAX_TRANSFER_SIZE + 1).encode()),
             Err(FrameError::Length(MAX_TRANSFER_SIZE + 1))
         );
         assert!(Header::decode(&send(MAX_TRANSFER_SIZE).encode()).is_ok());
-        let long_disc = Header { imm: 0, handle: 1, len: 65, ..Header::new(Kind::Connect) };
-        assert_eq!(Header::decode(&long_disc.encode()), Err(FrameError::Length(65)));
-        assert_eq!(Header::decode(&Header { len: 1, ..Header::new(Kind::Ack) }.encode()), Err(FrameError::Flags(0)));
-        let bad_rel = Header { imm: 3, handle: 1, ..Header::new(Kind::Connect) };
+        let long_disc = Header {
+            imm: 0,
+            handle: 1,
+            len: 65,
+            ..Header::new(Kind::Connect)
+        };
+        assert_eq!(
+            Header::decode(&long_disc.encode()),
+            Err(FrameError::Length(65))
+        );
+        assert_eq!(
+            Header::decode(
+                &Header {
+                    len: 1,
+                    ..Header::new(Kind::Ack)
+                }
+                .encode()
+            ),
+            Err(FrameError::Flags(0))
+        );
+        let bad_rel = Header {
+            imm: 3,
+            handle: 1,
+            ..Header::new(Kind::Connect)
+        };
         assert_eq!(Header::decode(&bad_rel.encode()), Err(FrameError::Field));
-        let zero_mts = Header { imm: 0, handle: 0, ..Header::new(Kind::Accept) };
+        let zero_mts = Header {
+            imm: 0,
+            handle: 0,
+            ..Header::new(Kind::Accept)
+        };
         assert_eq!(Header::decode(&zero_mts.encode()), Err(FrameError::Field));
-        let nak_ok = Header { aux: 0, ..Header::new(Kind::Nak) };
+        let nak_ok = Header {
+            aux: 0,
+            ..Header::new(Kind::Nak)
+        };
         assert_eq!(Header::decode(&nak_ok.encode()), Err(FrameError::Field));
-        let resp_err_with_data = Header { aux: 7, len: 1, ..Header::new(Kind::ReadResp) };
-        assert_eq!(Header::decode(&resp_err_with_data.encode()), Err(FrameError::Field));
-        let big_read = Header { aux: MAX_TRANSFER_SIZE + 1, ..Header::new(Kind::ReadReq) };
+        let resp_err_with_data = Header {
+            aux: 7,
+            len: 1,
+            ..Header::new(Kind::ReadResp)
+        };
+        assert_eq!(
+            Header::decode(&resp_err_with_data.encode()),
+            Err(FrameError::Field)
+        );
+        let big_read = Header {
+            aux: MAX_TRANSFER_SIZE + 1,
+            ..Header::new(Kind::ReadReq)
+        };
         assert_eq!(Header::decode(&big_read.encode()), Err(FrameError::Field));
     }
 

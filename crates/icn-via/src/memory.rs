@@ -69,20 +69,37 @@ pub(crate) struct RegionTable {
 }
 
 impl RegionTable {
-    pub(crate) fn register(self: &Arc<Self>, len: usize, attrs: MemAttributes) -> Result<MemRegion> {
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        len: usize,
+        attrs: MemAttributes,
+    ) -> Result<MemRegion> {
         if len > MAX_REGISTER_SIZE {
             return Err(ViaError::InvalidParameter(format!(
                 "region length must be in 0..={MAX_REGISTER_SIZE}, got {len}"
             )));
         }
         let handle = MemHandle(self.next.fetch_add(1, Ordering::Relaxed) + 1);
-        let inner = Arc::new(RegionInner { attrs, data: Mutex::new(vec![0; len]) });
-        self.map.write().unwrap_or_else(|e| e.into_inner()).insert(handle.0, inner.clone());
-        Ok(MemRegion { handle, inner, table: Arc::downgrade(self) })
+        let inner = Arc::new(RegionInner {
+            attrs,
+            data: Mutex::new(vec![0; len]),
+        });
+        self.map
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(handle.0, inner.clone());
+        Ok(MemRegion {
+            handle,
+            inner,
+            table: Arc::downgrade(self),
+        })
     }
 
     fn remove(&self, handle: MemHandle) {
-        self.map.write().unwrap_or_else(|e| e.into_inner()).remove(&handle.0);
+        self.map
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&handle.0);
     }
 
     /// Checks `[offset, offset+len)` of region `handle` for use by a VI with tag `ptag`.
@@ -154,7 +171,12 @@ impl MemRegion {
         let dst = offset
             .checked_add(src.len())
             .and_then(|end| d.get_mut(offset..end))
-            .ok_or_else(|| ViaError::Protection(format!("write of {} B at {offset} outside region", src.len())))?;
+            .ok_or_else(|| {
+                ViaError::Protection(format!(
+                    "write of {} B at {offset} outside region",
+                    src.len()
+                ))
+            })?;
         dst.copy_from_slice(src);
         Ok(())
     }
@@ -164,7 +186,12 @@ impl MemRegion {
         let src = offset
             .checked_add(dst.len())
             .and_then(|end| d.get(offset..end))
-            .ok_or_else(|| ViaError::Protection(format!("read of {} B at {offset} outside region", dst.len())))?;
+            .ok_or_else(|| {
+                ViaError::Protection(format!(
+                    "read of {} B at {offset} outside region",
+                    dst.len()
+                ))
+            })?;
         dst.copy_from_slice(src);
         Ok(())
     }
@@ -203,18 +230,39 @@ mod tests {
         use Access::*;
         use CompletionStatus::*;
         // row 1: unknown handle
-        assert_eq!(t.translate(MemHandle(999), 0, 1, p, Local).err(), Some(ProtectionError));
-        assert_eq!(t.translate(MemHandle(999), 0, 1, p, RemoteWrite).err(), Some(RdmaProtectionError));
+        assert_eq!(
+            t.translate(MemHandle(999), 0, 1, p, Local).err(),
+            Some(ProtectionError)
+        );
+        assert_eq!(
+            t.translate(MemHandle(999), 0, 1, p, RemoteWrite).err(),
+            Some(RdmaProtectionError)
+        );
         // row 2: ptag mismatch
-        assert_eq!(t.translate(local.handle(), 0, 1, Ptag(2), Local).err(), Some(ProtectionError));
+        assert_eq!(
+            t.translate(local.handle(), 0, 1, Ptag(2), Local).err(),
+            Some(ProtectionError)
+        );
         // row 3: bounds, including the exact end and u64 overflow
         assert!(t.translate(local.handle(), 0, 100, p, Local).is_ok());
         assert!(t.translate(local.handle(), 100, 0, p, Local).is_ok());
-        assert_eq!(t.translate(local.handle(), 1, 100, p, Local).err(), Some(ProtectionError));
-        assert_eq!(t.translate(local.handle(), u64::MAX, 2, p, Local).err(), Some(ProtectionError));
+        assert_eq!(
+            t.translate(local.handle(), 1, 100, p, Local).err(),
+            Some(ProtectionError)
+        );
+        assert_eq!(
+            t.translate(local.handle(), u64::MAX, 2, p, Local).err(),
+            Some(ProtectionError)
+        );
         // row 4: RDMA rights
-        assert_eq!(t.translate(local.handle(), 0, 1, p, RemoteWrite).err(), Some(RdmaProtectionError));
-        assert_eq!(t.translate(local.handle(), 0, 1, p, RemoteRead).err(), Some(RdmaProtectionError));
+        assert_eq!(
+            t.translate(local.handle(), 0, 1, p, RemoteWrite).err(),
+            Some(RdmaProtectionError)
+        );
+        assert_eq!(
+            t.translate(local.handle(), 0, 1, p, RemoteRead).err(),
+            Some(RdmaProtectionError)
+        );
         assert!(t.translate(rdma.handle(), 0, 1, p, RemoteWrite).is_ok());
         assert!(t.translate(rdma.handle(), 0, 1, p, RemoteRead).is_ok());
     }
@@ -226,7 +274,10 @@ mod tests {
         let h = r.handle();
         assert!(t.translate(h, 0, 8, Ptag(1), Access::Local).is_ok());
         drop(r);
-        assert_eq!(t.translate(h, 0, 8, Ptag(1), Access::Local).err(), Some(CompletionStatus::ProtectionError));
+        assert_eq!(
+            t.translate(h, 0, 8, Ptag(1), Access::Local).err(),
+            Some(CompletionStatus::ProtectionError)
+        );
     }
 
     #[test]
@@ -240,6 +291,9 @@ mod tests {
         r.read(2, &mut b).unwrap();
         assert_eq!(b, [3, 4]);
         assert!(r.read(3, &mut b).is_err());
-        assert!(t.register(MAX_REGISTER_SIZE + 1, MemAttributes::local(Ptag(1))).is_err());
+        assert!(
+            t.register(MAX_REGISTER_SIZE + 1, MemAttributes::local(Ptag(1)))
+                .is_err()
+        );
     }
 }

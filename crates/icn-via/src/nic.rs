@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::attrs::{
-    MAX_DISCRIMINATOR_LEN, MAX_QUEUE_DEPTH, MAX_REGISTER_SIZE, MAX_SEGMENTS, MAX_TRANSFER_SIZE, MemAttributes,
-    NicAttributes, Ptag, Reliability, ViAttributes,
+    MAX_DISCRIMINATOR_LEN, MAX_QUEUE_DEPTH, MAX_REGISTER_SIZE, MAX_SEGMENTS, MAX_TRANSFER_SIZE,
+    MemAttributes, NicAttributes, Ptag, Reliability, ViAttributes,
 };
 use crate::cq::{CompletionQueue, ViId, WorkQueue};
 use crate::descriptor::{Completion, Descriptor};
@@ -113,7 +113,13 @@ impl Nic {
 
     /// `VipConnectRequest`: connects `vi` to the server NIC at `remote`, offering
     /// `discriminator`. Fails with `Rejected`, `Timeout` or `ConnectionLost`.
-    pub fn connect_request(&self, vi: &Vi, remote: &str, discriminator: &[u8], timeout: Option<Duration>) -> Result<()> {
+    pub fn connect_request(
+        &self,
+        vi: &Vi,
+        remote: &str,
+        discriminator: &[u8],
+        timeout: Option<Duration>,
+    ) -> Result<()> {
         check_discriminator(discriminator)?;
         let link = dial(&self.shared.addr, remote, timeout.unwrap_or(STALL_TIMEOUT))?;
         vi.core().connect(link, discriminator, timeout)
@@ -121,17 +127,26 @@ impl Nic {
 
     /// `VipConnectWait`: waits for a request carrying `discriminator`. Requests with other
     /// discriminators are kept for other waiters.
-    pub fn connect_wait(&self, discriminator: &[u8], timeout: Option<Duration>) -> Result<ConnRequest> {
+    pub fn connect_wait(
+        &self,
+        discriminator: &[u8],
+        timeout: Option<Duration>,
+    ) -> Result<ConnRequest> {
         check_discriminator(discriminator)?;
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
             {
                 let mut pending = lock(&self.shared.pending);
-                if let Some(i) = pending.iter().position(|r| r.discriminator == discriminator) {
+                if let Some(i) = pending
+                    .iter()
+                    .position(|r| r.discriminator == discriminator)
+                {
                     return Ok(pending.remove(i));
                 }
             }
-            let left = deadline.map_or(Duration::from_millis(20), |d| d.saturating_duration_since(Instant::now()));
+            let left = deadline.map_or(Duration::from_millis(20), |d| {
+                d.saturating_duration_since(Instant::now())
+            });
             if left.is_zero() {
                 return Err(ViaError::Timeout);
             }
@@ -168,14 +183,23 @@ impl ConnRequest {
         let deadline = Some(Instant::now() + REQUEST_READ_TIMEOUT);
         let mut b = [0u8; HEADER_LEN];
         wire.read_exact_until(&mut b, deadline)?;
-        let h = Header::decode(&b).map_err(|e| ViaError::ConnectionLost(format!("bad connection request: {e}")))?;
+        let h = Header::decode(&b)
+            .map_err(|e| ViaError::ConnectionLost(format!("bad connection request: {e}")))?;
         if h.kind != Kind::Connect {
-            return Err(ViaError::ConnectionLost("expected a connection request".into()));
+            return Err(ViaError::ConnectionLost(
+                "expected a connection request".into(),
+            ));
         }
         let mut disc = vec![0u8; h.len as usize];
         wire.read_exact_until(&mut disc, deadline)?;
-        let reliability = Reliability::from_code(h.imm).ok_or_else(|| ViaError::ConnectionLost("bad reliability".into()))?;
-        Ok(ConnRequest { wire, discriminator: disc, reliability, max_transfer_size: h.handle })
+        let reliability = Reliability::from_code(h.imm)
+            .ok_or_else(|| ViaError::ConnectionLost("bad reliability".into()))?;
+        Ok(ConnRequest {
+            wire,
+            discriminator: disc,
+            reliability,
+            max_transfer_size: h.handle,
+        })
     }
 
     /// The reliability level the client asked for.
@@ -192,7 +216,10 @@ impl ConnRequest {
     pub fn accept(mut self, vi: &Vi) -> Result<()> {
         let mut core = vi.core();
         if core.attrs.reliability != self.reliability {
-            let _ = self.wire.write_all(&[&Header::new(Kind::Reject).encode()], Duration::from_secs(1));
+            let _ = self.wire.write_all(
+                &[&Header::new(Kind::Reject).encode()],
+                Duration::from_secs(1),
+            );
             return Err(ViaError::InvalidParameter(format!(
                 "VI reliability {:?} differs from the request's {:?}",
                 core.attrs.reliability, self.reliability
@@ -203,7 +230,10 @@ impl ConnRequest {
 
     /// `VipConnectReject`.
     pub fn reject(mut self) -> Result<()> {
-        self.wire.write_all(&[&Header::new(Kind::Reject).encode()], Duration::from_secs(1))?;
+        self.wire.write_all(
+            &[&Header::new(Kind::Reject).encode()],
+            Duration::from_secs(1),
+        )?;
         Ok(())
     }
 }
@@ -281,14 +311,21 @@ impl Vi {
     /// `VipQueryVi`.
     pub fn query(&self) -> ViQuery {
         let (state, attributes, send_posted, recv_posted) = self.core().query();
-        ViQuery { state, attributes, send_posted, recv_posted }
+        ViQuery {
+            state,
+            attributes,
+            send_posted,
+            recv_posted,
+        }
     }
     /// `VipSetViAttributes`: only allowed while idle (VIA: before connecting).
     pub fn set_attributes(&self, attrs: ViAttributes) -> Result<()> {
         attrs.validate()?;
         let mut core = self.core();
         if core.state != ViState::Idle {
-            return Err(ViaError::InvalidState("VI attributes can only change while idle".into()));
+            return Err(ViaError::InvalidState(
+                "VI attributes can only change while idle".into(),
+            ));
         }
         core.attrs = attrs;
         Ok(())

@@ -31,14 +31,19 @@ pub enum Address {
 impl Address {
     pub fn parse(url: &str) -> Result<Address> {
         let bad = || {
-            ViaError::InvalidParameter(format!("provider URL must be tcp://HOST:PORT or shm://NAME, got {url:?}"))
+            ViaError::InvalidParameter(format!(
+                "provider URL must be tcp://HOST:PORT or shm://NAME, got {url:?}"
+            ))
         };
         let (scheme, rest) = url.split_once("://").ok_or_else(bad)?;
         let rest = (!rest.is_empty()).then(|| rest.to_string());
         match scheme {
             "tcp" => Ok(Address::Tcp(rest)),
             "shm" => {
-                if rest.as_ref().is_some_and(|r| r.len() > 90 || r.contains('\0')) {
+                if rest
+                    .as_ref()
+                    .is_some_and(|r| r.len() > 90 || r.contains('\0'))
+                {
                     return Err(bad());
                 }
                 Ok(Address::Shm(rest))
@@ -91,7 +96,9 @@ impl Listener {
             }
         };
         match self {
-            Listener::None => Err(ViaError::InvalidState("this NIC was opened without a listening address".into())),
+            Listener::None => Err(ViaError::InvalidState(
+                "this NIC was opened without a listening address".into(),
+            )),
             Listener::Tcp(l) => {
                 if !ready(l.as_fd())? {
                     return Ok(None);
@@ -144,12 +151,27 @@ mod tests {
 
     #[test]
     fn urls_parse_or_are_rejected() {
-        assert_eq!(Address::parse("tcp://127.0.0.1:0").unwrap(), Address::Tcp(Some("127.0.0.1:0".into())));
+        assert_eq!(
+            Address::parse("tcp://127.0.0.1:0").unwrap(),
+            Address::Tcp(Some("127.0.0.1:0".into()))
+        );
         assert_eq!(Address::parse("tcp://").unwrap(), Address::Tcp(None));
-        assert_eq!(Address::parse("shm:///tmp/icnlab").unwrap(), Address::Shm(Some("/tmp/icnlab".into())));
+        assert_eq!(
+            Address::parse("shm:///tmp/icnlab").unwrap(),
+            Address::Shm(Some("/tmp/icnlab".into()))
+        );
         assert_eq!(Address::parse("shm://").unwrap(), Address::Shm(None));
-        for bad in ["", "tcp", "udp://x", "shm://a\0b", &format!("shm://{}", "x".repeat(91))] {
-            assert!(matches!(Address::parse(bad), Err(ViaError::InvalidParameter(_))), "{bad:?}");
+        for bad in [
+            "",
+            "tcp",
+            "udp://x",
+            "shm://a\0b",
+            &format!("shm://{}", "x".repeat(91)),
+        ] {
+            assert!(
+                matches!(Address::parse(bad), Err(ViaError::InvalidParameter(_))),
+                "{bad:?}"
+            );
         }
     }
 }

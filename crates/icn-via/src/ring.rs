@@ -76,16 +76,29 @@ impl RingPair {
     /// valid while `owner` lives; `len` must be at least [`CTRL_SIZE`]; and at most one view
     /// per side may exist at a time (in any process), so each ring has one producer and one
     /// consumer.
-    pub unsafe fn from_raw(base: *mut u8, len: usize, side: usize, owner: Box<dyn Send>) -> Result<RingPair, RingError> {
+    pub unsafe fn from_raw(
+        base: *mut u8,
+        len: usize,
+        side: usize,
+        owner: Box<dyn Send>,
+    ) -> Result<RingPair, RingError> {
         if len < CTRL_SIZE || base as usize % 8 != 0 || side > 1 {
             return Err(RingError::Corrupt);
         }
-        let mut me = RingPair { base, cap: 0, side, _owner: owner };
+        let mut me = RingPair {
+            base,
+            cap: 0,
+            side,
+            _owner: owner,
+        };
         // The capacity is peer-written: it must describe exactly this area.
         let cap = me.u64_at(CAP_OFF).load(Ordering::Acquire);
         if me.u64_at(MAGIC_OFF).load(Ordering::Acquire) != MAGIC
             || cap == 0
-            || (cap as usize).checked_mul(2).and_then(|c| c.checked_add(CTRL_SIZE)) != Some(len)
+            || (cap as usize)
+                .checked_mul(2)
+                .and_then(|c| c.checked_add(CTRL_SIZE))
+                != Some(len)
         {
             return Err(RingError::Corrupt);
         }
@@ -136,7 +149,11 @@ impl RingPair {
         let tail = self.u64_at(tail_off(r)).load(Ordering::Acquire);
         let head = self.u64_at(head_off(r)).load(Ordering::Relaxed);
         let n = tail.wrapping_sub(head);
-        if n > self.cap as u64 { Err(RingError::Corrupt) } else { Ok(n as usize) }
+        if n > self.cap as u64 {
+            Err(RingError::Corrupt)
+        } else {
+            Ok(n as usize)
+        }
     }
 
     /// True if the incoming ring has bytes to read (a corrupt ring counts as readable so
@@ -190,7 +207,8 @@ impl RingPair {
         }
         let head = self.u64_at(head_off(r)).load(Ordering::Relaxed);
         self.copy_out(r, head, &mut buf[..n]);
-        self.u64_at(head_off(r)).store(head.wrapping_add(n as u64), Ordering::Release);
+        self.u64_at(head_off(r))
+            .store(head.wrapping_add(n as u64), Ordering::Release);
         Ok(n)
     }
 
@@ -239,14 +257,17 @@ impl RingPair {
     pub fn ring_peer(&self) -> bool {
         self.peer_bell().fetch_add(1, Ordering::SeqCst);
         fence(Ordering::SeqCst);
-        self.u32_at(sleeping_off(1 - self.side)).load(Ordering::SeqCst) != 0
+        self.u32_at(sleeping_off(1 - self.side))
+            .load(Ordering::SeqCst)
+            != 0
     }
 
     /// This side announces it is about to sleep (`true`) or awake (`false`). The fence pairs
     /// with the one in [`RingPair::ring_peer`]: either the sleeper sees the new data on its
     /// re-check, or the writer sees the flag and wakes it.
     pub fn set_sleeping(&self, asleep: bool) {
-        self.u32_at(sleeping_off(self.side)).store(u32::from(asleep), Ordering::SeqCst);
+        self.u32_at(sleeping_off(self.side))
+            .store(u32::from(asleep), Ordering::SeqCst);
         fence(Ordering::SeqCst);
     }
 }
@@ -275,7 +296,8 @@ pub fn heap_area(cap: usize) -> (RingPair, RingPair) {
     // views (which each hold the Arc) are gone; one view per side.
     unsafe {
         RingPair::init(base, len);
-        let a = RingPair::from_raw(base, len, 0, Box::new(owner.clone())).expect("fresh area is valid");
+        let a =
+            RingPair::from_raw(base, len, 0, Box::new(owner.clone())).expect("fresh area is valid");
         let b = RingPair::from_raw(base, len, 1, Box::new(owner)).expect("fresh area is valid");
         (a, b)
     }
@@ -369,12 +391,21 @@ mod tests {
         // SAFETY: valid zeroed heap memory of `len` bytes, 8-aligned, kept alive by `mem`
         // until after the views (owners are dummies) are dropped; one view at a time.
         unsafe {
-            assert!(RingPair::from_raw(base, len, 0, Box::new(())).is_err(), "no magic");
+            assert!(
+                RingPair::from_raw(base, len, 0, Box::new(())).is_err(),
+                "no magic"
+            );
             RingPair::init(base, len);
             (base.add(CAP_OFF) as *mut u64).write(65);
-            assert!(RingPair::from_raw(base, len, 0, Box::new(())).is_err(), "cap disagrees with len");
+            assert!(
+                RingPair::from_raw(base, len, 0, Box::new(())).is_err(),
+                "cap disagrees with len"
+            );
             (base.add(CAP_OFF) as *mut u64).write(64);
-            assert!(RingPair::from_raw(base, len, 2, Box::new(())).is_err(), "no side 2");
+            assert!(
+                RingPair::from_raw(base, len, 2, Box::new(())).is_err(),
+                "no side 2"
+            );
             assert!(RingPair::from_raw(base, len, 0, Box::new(())).is_ok());
         }
         drop(mem);

@@ -26,7 +26,10 @@ pub enum RxAction {
     Place { consume_recv: bool },
     /// Discard the payload. Complete the front receive with `recv_status` if set; send a NAK
     /// with `nak` and break the VI if set.
-    Discard { recv_status: Option<CompletionStatus>, nak: Option<CompletionStatus> },
+    Discard {
+        recv_status: Option<CompletionStatus>,
+        nak: Option<CompletionStatus>,
+    },
 }
 
 /// The rule of the module table.
@@ -50,12 +53,17 @@ pub fn decide(
         match recv_capacity {
             None => return refuse(None, CompletionStatus::RemoteDescriptorError),
             Some(cap) if is_plain_send && len > cap => {
-                return refuse(Some(CompletionStatus::LengthError), CompletionStatus::RemoteDescriptorError);
+                return refuse(
+                    Some(CompletionStatus::LengthError),
+                    CompletionStatus::RemoteDescriptorError,
+                );
             }
             Some(_) => {}
         }
     }
-    RxAction::Place { consume_recv: needs_recv }
+    RxAction::Place {
+        consume_recv: needs_recv,
+    }
 }
 
 #[cfg(test)]
@@ -72,17 +80,44 @@ mod tests {
         for rel in [Unreliable, ReliableDelivery, ReliableReception] {
             let nak = |s| rel.is_reliable().then_some(s);
             // row 1: accepted
-            assert_eq!(decide(rel, true, Some(10), true, 10, OK), RxAction::Place { consume_recv: true });
-            assert_eq!(decide(rel, false, None, false, 10, OK), RxAction::Place { consume_recv: false });
-            assert_eq!(decide(rel, true, Some(0), false, 10, OK), RxAction::Place { consume_recv: true }, "write+imm ignores receive capacity");
+            assert_eq!(
+                decide(rel, true, Some(10), true, 10, OK),
+                RxAction::Place { consume_recv: true }
+            );
+            assert_eq!(
+                decide(rel, false, None, false, 10, OK),
+                RxAction::Place {
+                    consume_recv: false
+                }
+            );
+            assert_eq!(
+                decide(rel, true, Some(0), false, 10, OK),
+                RxAction::Place { consume_recv: true },
+                "write+imm ignores receive capacity"
+            );
             // row 2: RDMA target refused
-            assert_eq!(decide(rel, false, None, false, 1, BAD), RxAction::Discard { recv_status: None, nak: nak(RdmaProtectionError) });
+            assert_eq!(
+                decide(rel, false, None, false, 1, BAD),
+                RxAction::Discard {
+                    recv_status: None,
+                    nak: nak(RdmaProtectionError)
+                }
+            );
             // row 3: no receive posted
-            assert_eq!(decide(rel, true, None, true, 1, OK), RxAction::Discard { recv_status: None, nak: nak(RemoteDescriptorError) });
+            assert_eq!(
+                decide(rel, true, None, true, 1, OK),
+                RxAction::Discard {
+                    recv_status: None,
+                    nak: nak(RemoteDescriptorError)
+                }
+            );
             // row 4: too long
             assert_eq!(
                 decide(rel, true, Some(9), true, 10, OK),
-                RxAction::Discard { recv_status: Some(LengthError), nak: nak(RemoteDescriptorError) }
+                RxAction::Discard {
+                    recv_status: Some(LengthError),
+                    nak: nak(RemoteDescriptorError)
+                }
             );
         }
     }

@@ -68,7 +68,11 @@ impl SendTracker {
     /// A descriptor that failed locally before reaching the wire (e.g. a bad segment): it
     /// completes, in order, with `status`.
     pub fn failed_locally(&mut self, seq: u32, desc: Descriptor, status: CompletionStatus) {
-        self.entries.push_back(Entry { seq, desc, track: Track::Done(status) });
+        self.entries.push_back(Entry {
+            seq,
+            desc,
+            track: Track::Done(status),
+        });
     }
 
     /// The peer acknowledges every data frame with sequence ≤ `upto`.
@@ -82,7 +86,11 @@ impl SendTracker {
 
     /// The response to RDMA read `seq` was placed (or refused with `status`).
     pub fn on_read_done(&mut self, seq: u32, status: CompletionStatus) {
-        if let Some(e) = self.entries.iter_mut().find(|e| e.seq == seq && e.track == Track::AwaitResponse) {
+        if let Some(e) = self
+            .entries
+            .iter_mut()
+            .find(|e| e.seq == seq && e.track == Track::AwaitResponse)
+        {
             e.track = Track::Done(status);
         }
     }
@@ -94,7 +102,11 @@ impl SendTracker {
             if matches!(e.track, Track::Done(_)) {
                 continue;
             }
-            e.track = Track::Done(if e.seq == seq { status } else { CompletionStatus::Flushed });
+            e.track = Track::Done(if e.seq == seq {
+                status
+            } else {
+                CompletionStatus::Flushed
+            });
         }
     }
 
@@ -115,7 +127,11 @@ impl SendTracker {
             if matches!(e.track, Track::Done(_)) {
                 continue;
             }
-            e.track = Track::Done(if first { CompletionStatus::TransportError } else { CompletionStatus::Flushed });
+            e.track = Track::Done(if first {
+                CompletionStatus::TransportError
+            } else {
+                CompletionStatus::Flushed
+            });
             first = false;
         }
     }
@@ -126,7 +142,11 @@ impl SendTracker {
             return None;
         };
         let e = self.entries.pop_front()?;
-        let len = if status.is_ok() { e.desc.total_len() as u32 } else { 0 };
+        let len = if status.is_ok() {
+            e.desc.total_len() as u32
+        } else {
+            0
+        };
         Some(Completion::new(e.desc, status, len, None))
     }
 }
@@ -143,10 +163,19 @@ mod tests {
         Descriptor::send(vec![]).with_id(id)
     }
     fn read(id: u64) -> Descriptor {
-        Descriptor::rdma_read(RemoteAddr { handle: MemHandle(1), offset: 0 }, vec![]).with_id(id)
+        Descriptor::rdma_read(
+            RemoteAddr {
+                handle: MemHandle(1),
+                offset: 0,
+            },
+            vec![],
+        )
+        .with_id(id)
     }
     fn drain(t: &mut SendTracker) -> Vec<(u64, CompletionStatus)> {
-        std::iter::from_fn(|| t.pop_done()).map(|c| (c.desc.id, c.status)).collect()
+        std::iter::from_fn(|| t.pop_done())
+            .map(|c| (c.desc.id, c.status))
+            .collect()
     }
 
     #[test]
@@ -189,7 +218,10 @@ mod tests {
         t.transmitted(3, send(3), ReliableReception);
         t.on_ack(1);
         t.on_nak(2, RemoteDescriptorError);
-        assert_eq!(drain(&mut t), vec![(1, Success), (2, RemoteDescriptorError), (3, Flushed)]);
+        assert_eq!(
+            drain(&mut t),
+            vec![(1, Success), (2, RemoteDescriptorError), (3, Flushed)]
+        );
     }
 
     #[test]
@@ -200,7 +232,15 @@ mod tests {
         t.transmitted(3, read(3), ReliableDelivery);
         t.failed_locally(4, send(4), ProtectionError);
         t.on_break();
-        assert_eq!(drain(&mut t), vec![(1, Success), (2, TransportError), (3, Flushed), (4, ProtectionError)]);
+        assert_eq!(
+            drain(&mut t),
+            vec![
+                (1, Success),
+                (2, TransportError),
+                (3, Flushed),
+                (4, ProtectionError)
+            ]
+        );
         assert!(t.is_empty());
     }
 

@@ -46,7 +46,11 @@ impl ViState {
             (Connected, Disconnect | PeerDisconnected) => Idle,
             (Connected, Fault) => Error,
             (Error, Disconnect) => Idle,
-            (s, e) => return Err(ViaError::InvalidState(format!("{e:?} not allowed in VI state {s:?}"))),
+            (s, e) => {
+                return Err(ViaError::InvalidState(format!(
+                    "{e:?} not allowed in VI state {s:?}"
+                )));
+            }
         })
     }
     /// May a send-queue descriptor be posted?
@@ -82,12 +86,22 @@ mod tests {
             assert_eq!(s.on(e).unwrap(), n, "{s:?} --{e:?}-->");
         }
         let all_s = [Idle, PendingConnect, Connected, Error];
-        let all_e = [RequestSent, Accepted, Rejected, Disconnect, PeerDisconnected, Fault];
+        let all_e = [
+            RequestSent,
+            Accepted,
+            Rejected,
+            Disconnect,
+            PeerDisconnected,
+            Fault,
+        ];
         let mut invalid = 0;
         for s in all_s {
             for e in all_e {
                 if !rows.iter().any(|r| r.0 == s && r.1 == e) {
-                    assert!(matches!(s.on(e), Err(ViaError::InvalidState(_))), "{s:?} {e:?}");
+                    assert!(
+                        matches!(s.on(e), Err(ViaError::InvalidState(_))),
+                        "{s:?} {e:?}"
+                    );
                     invalid += 1;
                 }
             }
@@ -101,7 +115,9 @@ mod tests {
         for s in [Idle, PendingConnect, Error] {
             assert!(!s.can_post_send());
         }
-        assert!(Idle.can_post_recv() && PendingConnect.can_post_recv() && Connected.can_post_recv());
+        assert!(
+            Idle.can_post_recv() && PendingConnect.can_post_recv() && Connected.can_post_recv()
+        );
         assert!(!Error.can_post_recv());
     }
 }

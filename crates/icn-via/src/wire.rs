@@ -24,7 +24,11 @@ pub struct Wire {
 
 impl Wire {
     pub fn new(link: Box<dyn Link>) -> Self {
-        Wire { link, stash: Vec::new(), stash_pos: 0 }
+        Wire {
+            link,
+            stash: Vec::new(),
+            stash_pos: 0,
+        }
     }
 
     /// Non-blocking read: stashed bytes first, then the link. `Ok(0)`: nothing available.
@@ -75,7 +79,11 @@ impl Wire {
             if n == 0 {
                 // Pipe full: drain what the peer sends us, then sleep until writable.
                 let got = self.link.read_some(&mut tmp).or_else(|e| {
-                    if e.kind() == io::ErrorKind::UnexpectedEof { Err(e) } else { Ok(0) }
+                    if e.kind() == io::ErrorKind::UnexpectedEof {
+                        Err(e)
+                    } else {
+                        Ok(0)
+                    }
                 })?;
                 if got > 0 {
                     if self.stash.len() + got > MAX_STASH {
@@ -85,7 +93,10 @@ impl Wire {
                     continue;
                 }
                 if last_progress.elapsed() > stall {
-                    return Err(io::Error::new(io::ErrorKind::TimedOut, "peer stopped reading"));
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "peer stopped reading",
+                    ));
                 }
                 self.link.wait(true, SLICE)?;
                 continue;
@@ -107,7 +118,11 @@ impl Wire {
     }
 
     /// Reads exactly `buf.len()` bytes or fails at `deadline` (`TimedOut`).
-    pub fn read_exact_until(&mut self, buf: &mut [u8], deadline: Option<Instant>) -> io::Result<()> {
+    pub fn read_exact_until(
+        &mut self,
+        buf: &mut [u8],
+        deadline: Option<Instant>,
+    ) -> io::Result<()> {
         let mut have = 0;
         while have < buf.len() {
             let n = self.read_some(&mut buf[have..])?;

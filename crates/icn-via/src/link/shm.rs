@@ -23,8 +23,8 @@ use memmap2::MmapMut;
 use rustix::event::{PollFd, PollFlags, poll};
 use rustix::fs::{MemfdFlags, memfd_create};
 use rustix::net::{
-    RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage, SendFlags,
-    recvmsg, sendmsg,
+    RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
+    SendAncillaryMessage, SendFlags, recvmsg, sendmsg,
 };
 use rustix::thread::futex;
 
@@ -80,9 +80,8 @@ impl AsFd for ShmListener {
 
 /// Client side: connects to the NIC listening as `name` and shares a fresh area with it.
 pub fn dial(name: &str) -> io::Result<ShmLink> {
-    let sock = UnixStream::connect_addr(&socket_addr(name)?).map_err(|e| {
-        io::Error::new(e.kind(), format!("no shm NIC listening as {name:?}: {e}"))
-    })?;
+    let sock = UnixStream::connect_addr(&socket_addr(name)?)
+        .map_err(|e| io::Error::new(e.kind(), format!("no shm NIC listening as {name:?}: {e}")))?;
     let fd = memfd_create("icnlab-via", MemfdFlags::CLOEXEC)?;
     let len = area_len(RING_CAP);
     File::from(fd.try_clone()?).set_len(len as u64)?;
@@ -91,7 +90,12 @@ pub fn dial(name: &str) -> io::Result<ShmLink> {
     let mut control = SendAncillaryBuffer::new(&mut space);
     let fds = [fd.as_fd()];
     control.push(SendAncillaryMessage::ScmRights(&fds));
-    sendmsg(&sock, &[IoSlice::new(b"V")], &mut control, SendFlags::empty())?;
+    sendmsg(
+        &sock,
+        &[IoSlice::new(b"V")],
+        &mut control,
+        SendFlags::empty(),
+    )?;
     // `fd` closes here; the mapping keeps the memory, and once both sides unmap it is gone.
     ShmLink::new(ring, sock)
 }
@@ -100,7 +104,12 @@ fn receive_fd(sock: &UnixStream) -> io::Result<OwnedFd> {
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
     let mut byte = [0u8; 1];
-    let msg = recvmsg(sock, &mut [IoSliceMut::new(&mut byte)], &mut control, RecvFlags::CMSG_CLOEXEC)?;
+    let msg = recvmsg(
+        sock,
+        &mut [IoSliceMut::new(&mut byte)],
+        &mut control,
+        RecvFlags::CMSG_CLOEXEC,
+    )?;
     if msg.bytes != 1 {
         return Err(closed());
     }
@@ -111,7 +120,10 @@ fn receive_fd(sock: &UnixStream) -> io::Result<OwnedFd> {
             return Ok(fd);
         }
     }
-    Err(io::Error::new(io::ErrorKind::InvalidData, "connection request carried no memory"))
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        "connection request carried no memory",
+    ))
 }
 
 /// Maps the memfd and builds side `side`'s view. `init_len` is set by the creator, which
@@ -120,7 +132,10 @@ fn map_area(fd: OwnedFd, init_len: Option<usize>, side: usize) -> io::Result<Rin
     let file = File::from(fd);
     let len = file.metadata()?.len();
     if len < crate::ring::CTRL_SIZE as u64 || len > (area_len(RING_CAP) * 4) as u64 {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "shared area of a bad size"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "shared area of a bad size",
+        ));
     }
     // SAFETY: the file is a memfd shared only with the peer process; mapping it shared is
     // the point. The peer may write any byte at any time, which `RingPair` is written to
@@ -206,7 +221,10 @@ impl Link for ShmLink {
             i = i.wrapping_add(1);
         }
         loop {
-            let seq = self.ring.my_bell().load(std::sync::atomic::Ordering::SeqCst);
+            let seq = self
+                .ring
+                .my_bell()
+                .load(std::sync::atomic::Ordering::SeqCst);
             self.ring.set_sleeping(true);
             if ready(&self.ring) {
                 self.ring.set_sleeping(false);
@@ -217,10 +235,20 @@ impl Link for ShmLink {
                 self.ring.set_sleeping(false);
                 return Ok(());
             }
-            let r = futex::wait(self.ring.my_bell(), futex::Flags::empty(), seq, Some(&timespec(left.min(SLEEP_SLICE))));
+            let r = futex::wait(
+                self.ring.my_bell(),
+                futex::Flags::empty(),
+                seq,
+                Some(&timespec(left.min(SLEEP_SLICE))),
+            );
             self.ring.set_sleeping(false);
             match r {
-                Ok(()) | Err(rustix::io::Errno::AGAIN | rustix::io::Errno::TIMEDOUT | rustix::io::Errno::INTR) => {}
+                Ok(())
+                | Err(
+                    rustix::io::Errno::AGAIN
+                    | rustix::io::Errno::TIMEDOUT
+                    | rustix::io::Errno::INTR,
+                ) => {}
                 Err(e) => return Err(e.into()),
             }
             if ready(&self.ring) {

@@ -21,12 +21,19 @@ impl TcpLink {
 }
 
 fn would_block(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted)
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+    )
 }
 
 impl Link for TcpLink {
     fn write_some(&mut self, bufs: &[&[u8]]) -> io::Result<usize> {
-        let slices: Vec<IoSlice<'_>> = bufs.iter().filter(|b| !b.is_empty()).map(|b| IoSlice::new(b)).collect();
+        let slices: Vec<IoSlice<'_>> = bufs
+            .iter()
+            .filter(|b| !b.is_empty())
+            .map(|b| IoSlice::new(b))
+            .collect();
         if slices.is_empty() {
             return Ok(0);
         }
