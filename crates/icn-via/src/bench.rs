@@ -158,10 +158,27 @@ impl Endpoint {
         nic.connect_request(&vi, remote, b"icnlab-bench", T)?;
         Ok(Endpoint { nic, ptag, vi })
     }
+    /// A registered buffer, written once so its pages are resident (as in any real use;
+    /// untouched pages would make the first copies measure page faults).
     fn region(&self, len: usize) -> Result<MemRegion> {
-        self.nic
-            .register_mem(len.max(1), MemAttributes::local(self.ptag))
+        let r = self.nic.register_mem(len.max(1), MemAttributes::local(self.ptag))?;
+        r.with_mut(|b| b.fill(0xa5));
+        Ok(r)
     }
+}
+
+/// Pins the calling thread to the `index`-th CPU it may run on (0 = first), as MPI launchers
+/// bind ranks to cores by default: two polling processes that share a core take turns at
+/// scheduler-tick granularity. Returns false if there are not enough CPUs or pinning fails.
+pub fn pin_to_cpu(index: usize) -> bool {
+    use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
+    let Ok(allowed) = sched_getaffinity(None) else { return false };
+    let Some(cpu) = (0..CpuSet::MAX_CPU).filter(|&c| allowed.is_set(c)).nth(index) else {
+        return false;
+    };
+    let mut one = CpuSet::new();
+    one.set(cpu);
+    sched_setaffinity(None, &one).is_ok()
 }
 
 /// The side that measures: pingpong initiator or window sender.

@@ -51,6 +51,7 @@ pub enum Access {
 
 pub(crate) struct RegionInner {
     pub(crate) attrs: MemAttributes,
+    len: usize,
     data: Mutex<Vec<u8>>,
 }
 
@@ -82,6 +83,7 @@ impl RegionTable {
         let handle = MemHandle(self.next.fetch_add(1, Ordering::Relaxed) + 1);
         let inner = Arc::new(RegionInner {
             attrs,
+            len,
             data: Mutex::new(vec![0; len]),
         });
         self.map
@@ -121,7 +123,7 @@ impl RegionTable {
         if region.attrs.ptag != ptag {
             return Err(fail);
         }
-        let size = region.lock().len() as u64;
+        let size = region.len as u64;
         match offset.checked_add(len) {
             Some(end) if end <= size => {}
             _ => return Err(fail),
@@ -159,7 +161,7 @@ impl MemRegion {
     }
     /// Length in bytes.
     pub fn len(&self) -> usize {
-        self.inner.lock().len()
+        self.inner.len
     }
     /// True for a zero-length region.
     pub fn is_empty(&self) -> bool {

@@ -62,8 +62,21 @@ impl Wire {
     /// Writes all of `bufs` in order, stashing inbound bytes while the pipe is full; fails
     /// with `TimedOut` if no byte could be written for `stall`.
     pub fn write_all(&mut self, bufs: &[&[u8]], stall: Duration) -> io::Result<()> {
-        let mut idx = 0;
-        let mut off = 0;
+        // Fast path: everything fits at once (small messages, room in the pipe).
+        let total: usize = bufs.iter().map(|b| b.len()).sum();
+        let first = if total == 0 { 0 } else { self.link.write_some(bufs)? };
+        if first == total {
+            return Ok(());
+        }
+        let (mut idx, mut off) = (0, first);
+        while idx < bufs.len() && off >= bufs[idx].len() {
+            off -= bufs[idx].len();
+            idx += 1;
+        }
+        self.write_rest(bufs, idx, off, stall)
+    }
+
+    fn write_rest(&mut self, bufs: &[&[u8]], mut idx: usize, mut off: usize, stall: Duration) -> io::Result<()> {
         let mut last_progress = Instant::now();
         let mut tmp = [0u8; 16 * 1024];
         while idx < bufs.len() {

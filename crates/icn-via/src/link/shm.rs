@@ -7,7 +7,8 @@
 //! From then on the data path is user-level: a send is a copy into the ring plus, only if the
 //! peer sleeps, one `futex` wake.
 //!
-//! Waiting spins for [`SPIN`] (catching the reply of a ping-pong without a system call), then
+//! Waiting polls for [`PURE_SPIN`] (catching the reply of a ping-pong without a system call),
+//! then polls while yielding the CPU until [`SPIN`] (a loaded machine's peer gets to run), then
 //! sleeps on the futex in slices of at most 10 ms, checking the socket for the peer's death
 //! between slices; it never busy-waits longer than [`SPIN`].
 
@@ -33,8 +34,10 @@ use crate::ring::{RingPair, area_len};
 
 /// Bytes per ring direction.
 pub const RING_CAP: usize = 2 << 20;
-/// How long a wait spins before sleeping.
-pub const SPIN: Duration = Duration::from_micros(50);
+/// How long a wait polls before sleeping.
+pub const SPIN: Duration = Duration::from_micros(200);
+/// How long of that it polls without yielding the CPU.
+pub const PURE_SPIN: Duration = Duration::from_micros(50);
 /// Longest futex sleep between liveness checks.
 const SLEEP_SLICE: Duration = Duration::from_millis(10);
 /// How long set-up may take once the socket is connected.
@@ -212,13 +215,26 @@ impl Link for ShmLink {
     fn wait(&mut self, want_write: bool, timeout: Duration) -> io::Result<()> {
         let ready = |r: &RingPair| r.readable() || (want_write && r.writable());
         let start = Instant::now();
-        let mut i = 0u32;
-        while start.elapsed() < SPIN.min(timeout) {
-            if ready(&self.ring) {
-                return Ok(());
+        // Phase 1: pure spin for PURE_SPIN (a small message's round trip); phase 2: spin with
+        // sched_yield until SPIN, so on a loaded machine a peer waiting for our core runs;
+        // phase 3: futex sleep.
+        let spin = SPIN.min(timeout);
+        let mut polls = 0u32;
+        loop {
+            for _ in 0..64 {
+                if ready(&self.ring) {
+                    return Ok(());
+                }
+                std::hint::spin_loop();
             }
-            std::hint::spin_loop();
-            i = i.wrapping_add(1);
+            polls += 1;
+            let t = start.elapsed();
+            if t >= spin {
+                break;
+            }
+            if t >= PURE_SPIN || polls > 4096 {
+                std::thread::yield_now();
+            }
         }
         loop {
             let seq = self
