@@ -25,6 +25,7 @@ pub const MAX_REGISTER_SIZE: usize = 1 << 30;
 ///
 /// RDMA read is only allowed on the two reliable levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Reliability {
     Unreliable,
     ReliableDelivery,

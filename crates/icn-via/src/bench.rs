@@ -44,6 +44,10 @@ pub struct BenchConfig {
     pub reliability: Reliability,
     /// Caps the bytes moved per size so large sizes finish quickly.
     pub max_bytes_per_size: usize,
+    /// [`run_local`] over shm: pin the two sides to different CPUs (see [`pin_to_cpu`]). The raw
+    /// baselines block in the kernel instead of polling and are never pinned (pinning only
+    /// stops a blocked thread from moving to an idle core).
+    pub pin: bool,
 }
 
 impl Default for BenchConfig {
@@ -58,6 +62,7 @@ impl Default for BenchConfig {
             window: 64,
             reliability: Reliability::ReliableDelivery,
             max_bytes_per_size: 512 << 20,
+            pin: true,
         }
     }
 }
@@ -161,7 +166,9 @@ impl Endpoint {
     /// A registered buffer, written once so its pages are resident (as in any real use;
     /// untouched pages would make the first copies measure page faults).
     fn region(&self, len: usize) -> Result<MemRegion> {
-        let r = self.nic.register_mem(len.max(1), MemAttributes::local(self.ptag))?;
+        let r = self
+            .nic
+            .register_mem(len.max(1), MemAttributes::local(self.ptag))?;
         r.with_mut(|b| b.fill(0xa5));
         Ok(r)
     }
@@ -171,14 +178,31 @@ impl Endpoint {
 /// bind ranks to cores by default: two polling processes that share a core take turns at
 /// scheduler-tick granularity. Returns false if there are not enough CPUs or pinning fails.
 pub fn pin_to_cpu(index: usize) -> bool {
+    pin_to(index).is_some()
+}
+
+/// Runs `f` with the calling thread pinned to its `index`-th allowed CPU (if `pin`), then
+/// restores the thread's previous CPU mask.
+fn pinned<R>(pin: bool, index: usize, f: impl FnOnce() -> R) -> R {
+    let saved = if pin { pin_to(index) } else { None };
+    let r = f();
+    if let Some(mask) = saved {
+        let _ = rustix::thread::sched_setaffinity(None, &mask);
+    }
+    r
+}
+
+/// Pins to the `index`-th allowed CPU; returns the previous mask.
+fn pin_to(index: usize) -> Option<rustix::thread::CpuSet> {
     use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
-    let Ok(allowed) = sched_getaffinity(None) else { return false };
-    let Some(cpu) = (0..CpuSet::MAX_CPU).filter(|&c| allowed.is_set(c)).nth(index) else {
-        return false;
-    };
+    let allowed = sched_getaffinity(None).ok()?;
+    let cpu = (0..CpuSet::MAX_CPU)
+        .filter(|&c| allowed.is_set(c))
+        .nth(index)?;
     let mut one = CpuSet::new();
     one.set(cpu);
-    sched_setaffinity(None, &one).is_ok()
+    sched_setaffinity(None, &one).ok()?;
+    Some(allowed)
 }
 
 /// The side that measures: pingpong initiator or window sender.
@@ -369,22 +393,29 @@ pub fn run_local(provider: &str, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Ro
             )));
         }
     };
+    // Only shm waits poll; tcp waits block in poll(2) like the raw baselines, and pinning a
+    // blocking thread only stops it from moving to an idle core.
+    let polls = provider == "shm";
     let (tx, rx) = std::sync::mpsc::channel();
     let scfg = cfg.clone();
     let srv = std::thread::spawn(move || -> Result<()> {
-        let ep = Endpoint::accept(&listen, scfg.reliability, |a| {
-            let _ = tx.send(a.to_string());
-        })?;
-        server(&ep, kind, &scfg)
+        pinned(scfg.pin && polls, 1, || {
+            let ep = Endpoint::accept(&listen, scfg.reliability, |a| {
+                let _ = tx.send(a.to_string());
+            })?;
+            server(&ep, kind, &scfg)
+        })
     });
     let addr = rx
         .recv()
         .map_err(|_| ViaError::ConnectionLost("benchmark server failed to start".into()))?;
-    let ep = Endpoint::connect(&addr, cfg.reliability)?;
-    let rows = client(&ep, kind, cfg)?;
+    let rows = pinned(cfg.pin && polls, 0, || {
+        let ep = Endpoint::connect(&addr, cfg.reliability)?;
+        client(&ep, kind, cfg)
+    });
     srv.join()
         .map_err(|_| ViaError::ConnectionLost("benchmark server panicked".into()))??;
-    Ok(rows)
+    rows
 }
 
 fn unique() -> u32 {
@@ -422,14 +453,15 @@ fn raw_pair(kind: RawSocket) -> std::io::Result<(Box<dyn Stream>, Box<dyn Stream
     })
 }
 
-/// The same pingpong/window programs over a plain blocking socket (the peer in a thread).
+/// The same pingpong/window programs over a plain blocking socket (the peer in a thread,
+/// neither side pinned).
 pub fn run_raw(sock: RawSocket, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Row>> {
     cfg.validate()?;
     let (mut a, mut b) = raw_pair(sock)?;
     let scfg = cfg.clone();
     let peer = std::thread::spawn(move || -> std::io::Result<()> {
         let mut buf = vec![0u8; scfg.max_size().max(1)];
-        for &size in &scfg.sizes {
+        for &size in scfg.sizes.iter().filter(|&&s| s > 0) {
             match kind {
                 Kind::Pingpong => {
                     let n = scfg.reps(scfg.iterations, size)
@@ -452,7 +484,8 @@ pub fn run_raw(sock: RawSocket, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Row
     });
     let mut buf = vec![0u8; cfg.max_size().max(1)];
     let mut rows = Vec::new();
-    for &size in &cfg.sizes {
+    // A stream cannot carry a zero-byte message: size 0 has no raw baseline.
+    for &size in cfg.sizes.iter().filter(|&&s| s > 0) {
         match kind {
             Kind::Pingpong => {
                 let n = cfg.reps(cfg.iterations, size);
@@ -565,7 +598,11 @@ mod tests {
         for s in [RawSocket::Tcp, RawSocket::Unix] {
             for kind in [Kind::Pingpong, Kind::Window] {
                 let rows = run_raw(s, kind, &quick()).unwrap();
-                assert_eq!(rows.len(), 4);
+                assert_eq!(
+                    rows.iter().map(|r| r.size).collect::<Vec<_>>(),
+                    vec![8, 4096, 100_000],
+                    "no size 0"
+                );
             }
         }
     }

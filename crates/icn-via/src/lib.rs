@@ -66,6 +66,7 @@ pub mod error;
 pub mod frame;
 pub mod link;
 pub mod memory;
+pub mod model;
 mod nic;
 pub mod provider;
 pub mod ring;

@@ -262,7 +262,11 @@ impl RingPair {
     /// it read it, its futex wait returns at once.
     pub fn ring_peer(&self) -> bool {
         fence(Ordering::SeqCst);
-        if self.u32_at(sleeping_off(1 - self.side)).load(Ordering::SeqCst) == 0 {
+        if self
+            .u32_at(sleeping_off(1 - self.side))
+            .load(Ordering::SeqCst)
+            == 0
+        {
             return false;
         }
         self.peer_bell().fetch_add(1, Ordering::SeqCst);
@@ -358,7 +362,11 @@ mod tests {
     fn doorbell_reports_a_sleeping_peer() {
         let (a, b) = heap_area(8);
         assert!(!a.ring_peer());
-        assert_eq!(b.my_bell().load(Ordering::SeqCst), 0, "no bump while the peer is awake");
+        assert_eq!(
+            b.my_bell().load(Ordering::SeqCst),
+            0,
+            "no bump while the peer is awake"
+        );
         b.set_sleeping(true);
         assert!(a.ring_peer());
         assert_eq!(b.my_bell().load(Ordering::SeqCst), 1);

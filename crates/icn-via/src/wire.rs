@@ -13,42 +13,77 @@ use crate::link::Link;
 /// The most bytes a blocked writer stashes before giving up on the peer (a peer that floods
 /// us while never reading is broken).
 const MAX_STASH: usize = 64 << 20;
+/// Bytes a small read fetches ahead.
+const READ_AHEAD: usize = 64 * 1024;
 /// Longest single sleep inside a blocking helper, so deadlines and peer death are noticed.
 pub const SLICE: Duration = Duration::from_millis(20);
 
 pub struct Wire {
     pub link: Box<dyn Link>,
-    stash: Vec<u8>,
-    stash_pos: usize,
+    /// Bytes read from the link but not yet consumed: `inbuf[start..end]`. Filled by
+    /// read-ahead (small reads) and by a blocked writer draining the peer. Allocated and
+    /// zeroed once; never shrinks.
+    inbuf: Vec<u8>,
+    start: usize,
+    end: usize,
 }
 
 impl Wire {
     pub fn new(link: Box<dyn Link>) -> Self {
         Wire {
             link,
-            stash: Vec::new(),
-            stash_pos: 0,
+            inbuf: Vec::new(),
+            start: 0,
+            end: 0,
         }
     }
 
-    /// Non-blocking read: stashed bytes first, then the link. `Ok(0)`: nothing available.
+    /// Non-blocking read: buffered bytes first, then the link. `Ok(0)`: nothing available.
     pub fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.stash_pos < self.stash.len() {
-            let n = buf.len().min(self.stash.len() - self.stash_pos);
-            buf[..n].copy_from_slice(&self.stash[self.stash_pos..self.stash_pos + n]);
-            self.stash_pos += n;
-            if self.stash_pos == self.stash.len() {
-                self.stash.clear();
-                self.stash_pos = 0;
-            }
-            return Ok(n);
+        if self.start == self.end && buf.len() >= READ_AHEAD / 2 {
+            // Large reads (payloads) go straight to their destination.
+            return self.link.read_some(buf);
         }
-        self.link.read_some(buf)
+        if self.start == self.end {
+            // Small reads (headers, small payloads): read ahead in one call, so a stream of
+            // small frames costs one system call (tcp) or one ring read (shm) per batch.
+            if self.inbuf.len() < READ_AHEAD {
+                self.inbuf.resize(READ_AHEAD, 0);
+            }
+            self.start = 0;
+            self.end = self.link.read_some(&mut self.inbuf[..READ_AHEAD])?;
+        }
+        let n = buf.len().min(self.end - self.start);
+        buf[..n].copy_from_slice(&self.inbuf[self.start..self.start + n]);
+        self.start += n;
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+        Ok(n)
     }
 
-    /// True if stashed bytes are waiting (then a wait must not block).
+    /// Appends bytes drained from the link while a write was blocked.
+    fn stash(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.end - self.start + bytes.len() > MAX_STASH {
+            return Err(io::Error::other("peer floods without reading"));
+        }
+        if self.end + bytes.len() > self.inbuf.len() {
+            self.inbuf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if self.end + bytes.len() > self.inbuf.len() {
+                self.inbuf.resize(self.end + bytes.len(), 0);
+            }
+        }
+        self.inbuf[self.end..self.end + bytes.len()].copy_from_slice(bytes);
+        self.end += bytes.len();
+        Ok(())
+    }
+
+    /// True if buffered bytes are waiting (then a wait must not block).
     pub fn has_stashed(&self) -> bool {
-        self.stash_pos < self.stash.len()
+        self.start < self.end
     }
 
     /// Blocks until readable or `timeout`; returns at once if bytes are stashed.
@@ -64,7 +99,11 @@ impl Wire {
     pub fn write_all(&mut self, bufs: &[&[u8]], stall: Duration) -> io::Result<()> {
         // Fast path: everything fits at once (small messages, room in the pipe).
         let total: usize = bufs.iter().map(|b| b.len()).sum();
-        let first = if total == 0 { 0 } else { self.link.write_some(bufs)? };
+        let first = if total == 0 {
+            0
+        } else {
+            self.link.write_some(bufs)?
+        };
         if first == total {
             return Ok(());
         }
@@ -76,7 +115,13 @@ impl Wire {
         self.write_rest(bufs, idx, off, stall)
     }
 
-    fn write_rest(&mut self, bufs: &[&[u8]], mut idx: usize, mut off: usize, stall: Duration) -> io::Result<()> {
+    fn write_rest(
+        &mut self,
+        bufs: &[&[u8]],
+        mut idx: usize,
+        mut off: usize,
+        stall: Duration,
+    ) -> io::Result<()> {
         let mut last_progress = Instant::now();
         let mut tmp = [0u8; 16 * 1024];
         while idx < bufs.len() {
@@ -99,10 +144,7 @@ impl Wire {
                     }
                 })?;
                 if got > 0 {
-                    if self.stash.len() + got > MAX_STASH {
-                        return Err(io::Error::other("peer floods without reading"));
-                    }
-                    self.stash.extend_from_slice(&tmp[..got]);
+                    self.stash(&tmp[..got])?;
                     continue;
                 }
                 if last_progress.elapsed() > stall {

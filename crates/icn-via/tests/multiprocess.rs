@@ -1,7 +1,7 @@
 //! Multi-process integration tests: the far side is a real process (`icn-via-peer`), on both
 //! providers, loopback only, every wait bounded.
 //!
-//! The soak length is `ICN_VIA_SOAK` messages (default 20 000 so `cargo test` stays quick;
+//! The soak length is `ICN_VIA_SOAK` messages (default 50 000 so `cargo test` stays quick;
 //! the 10^6 run: `ICN_VIA_SOAK=1000000 cargo test --release -p icn-via --test
 //! multiprocess soak`).
 
@@ -139,7 +139,7 @@ fn soak_count() -> u64 {
     std::env::var("ICN_VIA_SOAK")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(20_000)
+        .unwrap_or(50_000)
 }
 
 #[test]
@@ -152,6 +152,7 @@ fn soak_nothing_lost_duplicated_or_reordered_on_reliable_vis() {
         ] {
             let peer = Peer::spawn("sink", p, name, &n.to_string());
             let c = peer.connect(p, rel);
+            let t0 = Instant::now();
             const DEPTH: u64 = 64;
             let out = c.region(DEPTH as usize * 16, false);
             let inbox = c.region(4 * 24, false);
@@ -222,6 +223,7 @@ fn soak_nothing_lost_duplicated_or_reordered_on_reliable_vis() {
                 (n, n, 0),
                 "{p} {name}: received, in order, corrupt"
             );
+            eprintln!("soak {p} {name}: {n} messages in {:?}", t0.elapsed());
             c.vi.disconnect().unwrap();
             peer.wait_ok();
         }

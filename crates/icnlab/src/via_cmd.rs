@@ -152,13 +152,14 @@ pub fn run(args: &ViaArgs) -> Result<()> {
         bench::server(&ep, kind, &cfg)?;
         return Ok(());
     }
-    pin(0);
     let rows = match &args.connect {
         Some(remote) => {
+            pin(0);
             let ep = Endpoint::connect(&url(args.provider(), remote), cfg.reliability)?;
             bench::client(&ep, kind, &cfg)?
         }
-        None => run_with_child(args, &cfg)?,
+        // pins itself once the child runs (a child inherits its parent's CPU mask)
+        None => run_with_child(args, &cfg, || pin(0))?,
     };
     let mut results = vec![(format!("icn-via {}", args.provider()), rows)];
     if args.baselines {
@@ -169,7 +170,7 @@ pub fn run(args: &ViaArgs) -> Result<()> {
 }
 
 /// Starts `icnlab via ... --server` as a second process and measures against it.
-fn run_with_child(args: &ViaArgs, cfg: &BenchConfig) -> Result<Vec<Row>> {
+fn run_with_child(args: &ViaArgs, cfg: &BenchConfig, pin: impl FnOnce() -> bool) -> Result<Vec<Row>> {
     let listen = match args.provider {
         Provider::Tcp => "127.0.0.1:0".to_string(),
         Provider::Shm => format!("/icnlab-via-bench/{}", std::process::id()),
@@ -186,6 +187,7 @@ fn run_with_child(args: &ViaArgs, cfg: &BenchConfig) -> Result<Vec<Row>> {
         let _ = child.kill();
         bail!("benchmark server did not start: {line:?}");
     };
+    pin();
     let ep = Endpoint::connect(addr, cfg.reliability)?;
     let rows = bench::client(&ep, args.kind(), cfg);
     drop(ep);
