@@ -451,8 +451,9 @@ impl ViCore {
     /// no longer produce one, or the timeout passes.
     pub fn wait(&mut self, q: WorkQueue, timeout: Option<Duration>) -> Result<Completion> {
         let deadline = timeout.map(|t| Instant::now() + t);
+        // Wait first, then read: on tcp a read that finds nothing costs a system call, so
+        // the loop is poll → read rather than read → poll → read.
         loop {
-            self.progress();
             let c = match q {
                 WorkQueue::Send => self.send_done.pop_front(),
                 WorkQueue::Recv => self.recv_done.pop_front(),
@@ -482,13 +483,44 @@ impl ViCore {
                 None => SLICE,
             };
             if left.is_zero() {
-                return Err(ViaError::Timeout);
+                self.progress();
+                let c = match q {
+                    WorkQueue::Send => self.send_done.pop_front(),
+                    WorkQueue::Recv => self.recv_done.pop_front(),
+                };
+                return c.ok_or(ViaError::Timeout);
             }
             if let Some(w) = &mut self.wire
                 && let Err(e) = w.wait_readable(left.min(SLICE))
             {
                 self.fault(io_err(e));
             }
+            self.progress_until(q);
+        }
+    }
+
+    /// Like [`ViCore::progress`] but stops as soon as queue `q` has a completion: the read
+    /// that would find the pipe empty is a wasted system call on tcp.
+    fn progress_until(&mut self, q: WorkQueue) {
+        while self.wire.is_some() {
+            let done = match q {
+                WorkQueue::Send => !self.send_done.is_empty(),
+                WorkQueue::Recv => !self.recv_done.is_empty(),
+            };
+            if done {
+                break;
+            }
+            match self.step() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(reason) => {
+                    self.fault(reason);
+                    break;
+                }
+            }
+        }
+        if self.unacked >= ACK_EVERY {
+            self.flush_ack();
         }
     }
 
@@ -833,6 +865,11 @@ impl ViCore {
 
     /// Attribute snapshot for `VipQueryVi`.
     pub fn query(&self) -> (ViState, ViAttributes, usize, usize) {
-        (self.state, self.attrs, self.tracker.len(), self.recvs.len())
+        (
+            self.state,
+            self.attrs,
+            self.tracker.len() + self.send_done.len(),
+            self.recvs.len(),
+        )
     }
 }

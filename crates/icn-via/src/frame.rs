@@ -213,11 +213,14 @@ impl Header {
     }
 }
 
+/// A whole frame: header, payload, and bytes consumed.
+pub type DecodedFrame<'a> = (Header, &'a [u8], usize);
+
 /// Decodes one whole frame from the front of `buf`: `Ok(None)` if more bytes are needed,
 /// else the header, its payload and the number of bytes consumed. (The engine streams
-/// payloads straight into registered memory instead; this is the reference decoder the
-/// fuzz tests drive and the tests use to check the engine's output.)
-pub fn decode_frame(buf: &[u8]) -> Result<Option<(Header, &[u8], usize)>, FrameError> {
+/// payloads straight into registered memory instead and validates with [`Header::decode`];
+/// this is the reference decoder the fuzz tests drive.)
+pub fn decode_frame(buf: &[u8]) -> Result<Option<DecodedFrame<'_>>, FrameError> {
     let Some(hb) = buf.first_chunk::<HEADER_LEN>() else {
         return Ok(None);
     };

@@ -82,7 +82,7 @@ impl RingPair {
         side: usize,
         owner: Box<dyn Send>,
     ) -> Result<RingPair, RingError> {
-        if len < CTRL_SIZE || base as usize % 8 != 0 || side > 1 {
+        if len < CTRL_SIZE || !(base as usize).is_multiple_of(8) || side > 1 {
             return Err(RingError::Corrupt);
         }
         let mut me = RingPair {
@@ -121,7 +121,7 @@ impl RingPair {
     }
 
     fn u64_at(&self, off: usize) -> &AtomicU64 {
-        debug_assert!(off + 8 <= CTRL_SIZE && off % 8 == 0);
+        debug_assert!(off + 8 <= CTRL_SIZE && off.is_multiple_of(8));
         // SAFETY: `off` is a constant offset inside the control page (checked above), the
         // base is 8-aligned (checked in `from_raw`), and the memory lives as long as `self`.
         // Both processes only access these words atomically.
@@ -129,7 +129,7 @@ impl RingPair {
     }
 
     fn u32_at(&self, off: usize) -> &AtomicU32 {
-        debug_assert!(off + 4 <= CTRL_SIZE && off % 4 == 0);
+        debug_assert!(off + 4 <= CTRL_SIZE && off.is_multiple_of(4));
         // SAFETY: as in `u64_at`.
         unsafe { &*(self.base.add(off) as *const AtomicU32) }
     }
