@@ -467,6 +467,16 @@ impl ViCore {
                 WorkQueue::Recv => !self.recvs.is_empty() || matches!(self.rx, Rx::Payload { .. }),
             };
             if self.wire.is_none() || !pending {
+                // Nothing can complete: still handle what arrived (it may break the VI) and
+                // return a completion that this produced, else say why.
+                self.progress();
+                let c = match q {
+                    WorkQueue::Send => self.send_done.pop_front(),
+                    WorkQueue::Recv => self.recv_done.pop_front(),
+                };
+                if let Some(c) = c {
+                    return Ok(c);
+                }
                 return Err(match self.state {
                     ViState::Error => ViaError::ConnectionLost(
                         self.break_reason
