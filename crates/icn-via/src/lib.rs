@@ -57,6 +57,9 @@
 //! * providers: [`provider`] (URLs, listening, dialing), [`link`] (`tcp`, `shm` + its `ring`);
 //! * [`bench`]: pingpong and window programs and raw socket baselines.
 
+// `unsafe` is allowed only in the shared-memory ring and its mapping (`ring`, `link::shm`).
+#![deny(unsafe_code)]
+
 pub mod attrs;
 pub mod bench;
 pub mod cq;

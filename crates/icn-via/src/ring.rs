@@ -21,6 +21,8 @@
 //! before use: `tail − head` must never exceed `cap` (else [`RingError::Corrupt`]) and every
 //! index is reduced modulo `cap`, so no access can leave the area whatever the peer does.
 
+#![allow(unsafe_code)]
+
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
 pub const CTRL_SIZE: usize = 4096;

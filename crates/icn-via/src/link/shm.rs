@@ -12,6 +12,8 @@
 //! sleeps on the futex in slices of at most 10 ms, checking the socket for the peer's death
 //! between slices; it never busy-waits longer than [`SPIN`].
 
+#![allow(unsafe_code)]
+
 use std::fs::File;
 use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
