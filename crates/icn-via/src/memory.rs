@@ -62,10 +62,38 @@ impl RegionInner {
     }
 }
 
+/// Handles are small sequential integers: hashing them with SipHash would cost more than the
+/// rest of a translation, so the table hashes a handle to itself.
+#[derive(Default, Clone, Copy)]
+struct BuildIdHasher;
+
+struct IdHasher(u64);
+
+impl std::hash::BuildHasher for BuildIdHasher {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n);
+    }
+}
+
 /// The NIC's registration table.
 #[derive(Default)]
 pub(crate) struct RegionTable {
-    map: RwLock<HashMap<u32, Arc<RegionInner>>>,
+    map: RwLock<HashMap<u32, Arc<RegionInner>, BuildIdHasher>>,
     next: AtomicU32,
 }
 

@@ -216,8 +216,11 @@ impl Link for ShmLink {
 
     fn wait(&mut self, want_write: bool, timeout: Duration) -> io::Result<()> {
         let ready = |r: &RingPair| r.readable() || (want_write && r.writable());
-        if ready(&self.ring) {
-            return Ok(());
+        for _ in 0..256 {
+            if ready(&self.ring) {
+                return Ok(());
+            }
+            std::hint::spin_loop();
         }
         let start = Instant::now();
         // Phase 1: pure spin for PURE_SPIN (a small message's round trip); phase 2: spin with
