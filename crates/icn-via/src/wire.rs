@@ -91,7 +91,15 @@ impl Wire {
         if self.has_stashed() {
             return Ok(());
         }
-        self.link.wait(false, timeout)
+        // The wait is a read into the read-ahead buffer (one system call on tcp).
+        if self.inbuf.len() < READ_AHEAD {
+            self.inbuf.resize(READ_AHEAD, 0);
+        }
+        self.start = 0;
+        self.end = self
+            .link
+            .wait_read(&mut self.inbuf[..READ_AHEAD], timeout)?;
+        Ok(())
     }
 
     /// Writes all of `bufs` in order, stashing inbound bytes while the pipe is full; fails

@@ -21,6 +21,13 @@ pub trait Link: Send {
     /// Blocks until the pipe is readable (or writable, if `want_write`), the peer is gone, or
     /// `timeout` passes. Spurious returns are allowed; callers re-check.
     fn wait(&mut self, want_write: bool, timeout: Duration) -> io::Result<()>;
+    /// Blocks until bytes arrive (or `timeout` passes) and reads them into `buf`; `Ok(0)` on
+    /// timeout. The default waits, then reads; a provider whose wait is itself a read
+    /// overrides it to save a system call.
+    fn wait_read(&mut self, buf: &mut [u8], timeout: Duration) -> io::Result<usize> {
+        self.wait(false, timeout)?;
+        self.read_some(buf)
+    }
     /// The provider's name.
     fn provider(&self) -> &'static str;
 }
