@@ -4,10 +4,11 @@ use crate::exec::{ModelRunner, Runner};
 use crate::mm1::Mm1;
 
 static MM1: ModelRunner<Mm1> = ModelRunner::new();
+static VIA: ModelRunner<icn_via::model::ViaBench> = ModelRunner::new();
 
 /// Every model, in the order `icnlab models` lists them.
-pub fn all() -> [&'static dyn Runner; 1] {
-    [&MM1]
+pub fn all() -> [&'static dyn Runner; 2] {
+    [&MM1, &VIA]
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Runner> {

@@ -13,8 +13,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
-use icn_via::bench::{self, BenchConfig, Endpoint, Kind, RawSocket, Row};
 use icn_via::Reliability;
+use icn_via::bench::{self, BenchConfig, Endpoint, Kind, RawSocket, Row};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Program {
@@ -127,14 +127,23 @@ impl ViaArgs {
         }
         if let Some(s) = &self.sizes {
             a.push("--sizes".into());
-            a.push(s.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
+            a.push(
+                s.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
         }
         a
     }
 }
 
 fn url(provider: &str, addr: &str) -> String {
-    if addr.contains("://") { addr.to_string() } else { format!("{provider}://{addr}") }
+    if addr.contains("://") {
+        addr.to_string()
+    } else {
+        format!("{provider}://{addr}")
+    }
 }
 
 pub fn run(args: &ViaArgs) -> Result<()> {
@@ -163,14 +172,24 @@ pub fn run(args: &ViaArgs) -> Result<()> {
     };
     let mut results = vec![(format!("icn-via {}", args.provider()), rows)];
     if args.baselines {
-        results.push(("raw tcp".into(), bench::run_raw(RawSocket::Tcp, kind, &cfg)?));
-        results.push(("raw unix".into(), bench::run_raw(RawSocket::Unix, kind, &cfg)?));
+        results.push((
+            "raw tcp".into(),
+            bench::run_raw(RawSocket::Tcp, kind, &cfg)?,
+        ));
+        results.push((
+            "raw unix".into(),
+            bench::run_raw(RawSocket::Unix, kind, &cfg)?,
+        ));
     }
     print_results(args, &results)
 }
 
 /// Starts `icnlab via ... --server` as a second process and measures against it.
-fn run_with_child(args: &ViaArgs, cfg: &BenchConfig, pin: impl FnOnce() -> bool) -> Result<Vec<Row>> {
+fn run_with_child(
+    args: &ViaArgs,
+    cfg: &BenchConfig,
+    pin: impl FnOnce() -> bool,
+) -> Result<Vec<Row>> {
     let listen = match args.provider {
         Provider::Tcp => "127.0.0.1:0".to_string(),
         Provider::Shm => format!("/icnlab-via-bench/{}", std::process::id()),
