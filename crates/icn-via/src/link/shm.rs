@@ -87,7 +87,8 @@ impl AsFd for ShmListener {
 pub fn dial(name: &str) -> io::Result<ShmLink> {
     let sock = UnixStream::connect_addr(&socket_addr(name)?)
         .map_err(|e| io::Error::new(e.kind(), format!("no shm NIC listening as {name:?}: {e}")))?;
-    let fd = memfd_create("icnlab-via", MemfdFlags::CLOEXEC)?;
+    // Named after the server so a leak is attributable (visible in /proc/<pid>/maps).
+    let fd = memfd_create(format!("icnlab-via:{name}"), MemfdFlags::CLOEXEC)?;
     let len = area_len(RING_CAP);
     File::from(fd.try_clone()?).set_len(len as u64)?;
     let ring = map_area(fd.try_clone()?, Some(len), 0)?;
