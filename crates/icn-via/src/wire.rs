@@ -86,6 +86,15 @@ impl Wire {
         self.start < self.end
     }
 
+    /// Waits up to `timeout` for bytes without reading them (cheaper than
+    /// [`Wire::wait_readable`] for short waits: no receive-timeout change on tcp).
+    pub fn wait_briefly(&mut self, timeout: Duration) -> io::Result<()> {
+        if self.has_stashed() {
+            return Ok(());
+        }
+        self.link.wait(false, timeout)
+    }
+
     /// Blocks until readable or `timeout`; returns at once if bytes are stashed.
     pub fn wait_readable(&mut self, timeout: Duration) -> io::Result<()> {
         if self.has_stashed() {

@@ -28,6 +28,8 @@ mod rx;
 
 /// Send a standalone ack after this many unacknowledged data frames.
 const ACK_EVERY: u32 = 16;
+/// How long a wait that owes an ack waits for traffic before sending a standalone ack.
+const ACK_DELAY: Duration = Duration::from_micros(50);
 /// A blocked write fails after this long without progress (the peer stopped reading).
 pub const STALL_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -453,6 +455,7 @@ impl ViCore {
     /// no longer produce one, or the timeout passes.
     pub fn wait(&mut self, q: WorkQueue, timeout: Option<Duration>) -> Result<Completion> {
         let deadline = timeout.map(|t| Instant::now() + t);
+        let mut delayed = false;
         // Wait first, then read: on tcp a read that finds nothing costs a system call, so
         // the loop is poll → read rather than read → poll → read.
         loop {
@@ -489,6 +492,20 @@ impl ViCore {
                     s => ViaError::InvalidState(format!("VI is {s:?}")),
                 });
             }
+            // Owe an ack? Give the peer ACK_DELAY to send something it can ride on (or that
+            // we are waiting for) before paying for a standalone ack frame: in a stream the
+            // next frame is usually already there.
+            if self.ack_due.is_some() && !delayed {
+                delayed = true;
+                if let Some(w) = &mut self.wire
+                    && let Err(e) = w.wait_briefly(ACK_DELAY)
+                {
+                    self.fault(io_err(e));
+                }
+                self.progress_until(q);
+                continue;
+            }
+            delayed = false;
             self.flush_ack();
             let left = match deadline {
                 Some(d) => d.saturating_duration_since(Instant::now()),
