@@ -68,8 +68,8 @@ pub struct ViaArgs {
     /// Print JSON instead of OSU-style tables.
     #[arg(long)]
     pub json: bool,
-    /// Do not pin the two sides to different CPUs (pinning is what MPI launchers do by
-    /// default; unpinned polling peers may share a core and take turns).
+    /// Do not pin the two shm sides to different CPUs (pinning is what MPI launchers do by
+    /// default; unpinned polling peers may share a core and take turns). tcp is never pinned.
     #[arg(long)]
     pub no_pin: bool,
 }
@@ -150,7 +150,9 @@ pub fn run(args: &ViaArgs) -> Result<()> {
     let cfg = args.config();
     cfg.validate()?;
     let kind = args.kind();
-    let pin = |i| !args.no_pin && bench::pin_to_cpu(i);
+    // Only shm waits poll; pinning tcp (whose waits block in the kernel) only stops a woken
+    // thread from moving to an idle core.
+    let pin = |i| !args.no_pin && args.provider == Provider::Shm && bench::pin_to_cpu(i);
     if let Some(listen) = &args.server {
         pin(1);
         let ep = Endpoint::accept(&url(args.provider(), listen), cfg.reliability, |a| {

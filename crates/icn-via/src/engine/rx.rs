@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// Outstanding payload bytes from which a wait reads straight into the destination.
+const DIRECT_READ_MIN: usize = 32 * 1024;
+
 impl ViCore {
     /// Reads and handles every frame available without blocking.
     pub fn progress(&mut self) {
@@ -79,6 +82,49 @@ impl ViCore {
                 self.on_payload(hdr, on_done)?;
                 Ok(true)
             }
+        }
+    }
+
+    /// When much of the current payload is still outstanding, blocks up to `timeout` reading
+    /// it straight into its destination: one read takes everything the kernel has, without
+    /// the read-ahead copy. `None` when this does not apply (then wait normally).
+    pub(super) fn wait_into_payload(
+        &mut self,
+        timeout: Duration,
+    ) -> Option<std::result::Result<(), String>> {
+        let wire = self.wire.as_mut()?;
+        if wire.has_stashed() {
+            return None;
+        }
+        let Rx::Payload {
+            hdr, slots, done, ..
+        } = &mut self.rx
+        else {
+            return None;
+        };
+        if slots.is_empty() || (hdr.len as usize) - *done < DIRECT_READ_MIN {
+            return None;
+        }
+        let mut skip = *done;
+        let slot = slots.iter().find(|s| {
+            if skip < s.len {
+                true
+            } else {
+                skip -= s.len;
+                false
+            }
+        })?;
+        let mut mem = slot.region.lock();
+        let start = slot.offset + skip;
+        match wire
+            .link
+            .wait_read(&mut mem[start..slot.offset + slot.len], timeout)
+        {
+            Ok(n) => {
+                *done += n;
+                Some(Ok(()))
+            }
+            Err(e) => Some(Err(io_err(e))),
         }
     }
 
