@@ -15,6 +15,7 @@ mod models;
 mod plot;
 mod report;
 mod reproduce;
+mod via_cmd;
 
 use clap::{Args, Parser, Subcommand};
 use exec::{ExecError, ExecOptions};
@@ -90,6 +91,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// VIA benchmarks (pingpong, window) over the shm or tcp provider, on this machine.
+    Via(via_cmd::ViaArgs),
     /// Broadcast schedules on a graph: worst/mean time over sources per model, bounds, optimum.
     Bcast(bcast_cmd::BcastArgs),
     /// List the models an experiment file can name.
@@ -168,6 +171,7 @@ fn main() -> ExitCode {
             reproduce::reproduce(&reproduce::Request { names, out, quick, experiments, list, threads })
         }
         Command::Bench { targets, repeats, json } => bench::bench(&targets, repeats, json),
+        Command::Via(args) => via_cmd::run(&args).map_err(|e| ExecError::Failed(format!("{e:#}"))),
         Command::Bcast(args) => bcast_cmd::run(&args).map_err(|e| ExecError::Failed(format!("{e:#}"))),
         Command::Models => {
             for r in models::all() {

@@ -7,6 +7,7 @@ use icn_nicmodel::Nic;
 use icn_sci::Sci;
 use icn_thnet::vc_model::VcRouter;
 use icn_thnet::xswitch_model::XSwitch;
+use icn_via::model::ViaBench;
 
 static SCI: ModelRunner<Sci> = ModelRunner::new();
 static NIC: ModelRunner<Nic> = ModelRunner::new();
@@ -14,10 +15,11 @@ static BCAST: ModelRunner<Bcast> = ModelRunner::new();
 static MM1: ModelRunner<Mm1> = ModelRunner::new();
 static XSWITCH: ModelRunner<XSwitch> = ModelRunner::new();
 static VC_ROUTER: ModelRunner<VcRouter> = ModelRunner::new();
+static VIA_BENCH: ModelRunner<ViaBench> = ModelRunner::new();
 
 /// Every model, in the order `icnlab models` lists them.
-pub fn all() -> [&'static dyn Runner; 6] {
-    [&SCI, &XSWITCH, &VC_ROUTER, &NIC, &BCAST, &MM1]
+pub fn all() -> [&'static dyn Runner; 7] {
+    [&SCI, &XSWITCH, &VC_ROUTER, &NIC, &VIA_BENCH, &BCAST, &MM1]
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Runner> {

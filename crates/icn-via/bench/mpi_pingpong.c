@@ -1,0 +1,79 @@
+/* OSU-style MPI baselines for icn-via's pingpong and window benchmarks.
+ * Built only where MPI is installed (see run_mpi.sh). Same sizes, iteration counts and
+ * output columns as `icnlab via`:
+ *   mpirun -np 2 ./mpi_pingpong latency [sizes...]
+ *   mpirun -np 2 ./mpi_pingpong bw      [sizes...]
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXSZ (4 << 20)
+#define WINDOW 64
+
+static int reps(int nominal, long size) {
+    long cap = (512L << 20) / (size > 0 ? size : 1);
+    long n = nominal < cap ? nominal : cap;
+    return n < 10 ? 10 : (int)n;
+}
+
+int main(int argc, char **argv) {
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int bw = argc > 1 && strcmp(argv[1], "bw") == 0;
+    long sizes[64];
+    int ns = 0;
+    if (argc > 2) {
+        for (int i = 2; i < argc && ns < 64; i++) sizes[ns++] = atol(argv[i]);
+    } else {
+        sizes[ns++] = 0;
+        for (long s = 1; s <= MAXSZ; s <<= 1) sizes[ns++] = s;
+    }
+    char *buf = malloc(MAXSZ), *rbuf = malloc(MAXSZ);
+    memset(buf, 0xa5, MAXSZ);
+    memset(rbuf, 0, MAXSZ);
+    MPI_Request req[WINDOW];
+    if (rank == 0) printf(bw ? "# mpi window\n# Size      Bandwidth (MB/s)\n" : "# mpi pingpong\n# Size          Latency (us)\n");
+    for (int k = 0; k < ns; k++) {
+        long size = sizes[k];
+        if (!bw) {
+            int n = reps(1000, size), warm = n < 100 ? n : 100;
+            double t0 = 0;
+            MPI_Barrier(MPI_COMM_WORLD);
+            for (int i = 0; i < n + warm; i++) {
+                if (i == warm) t0 = MPI_Wtime();
+                if (rank == 0) {
+                    MPI_Send(buf, size, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+                    MPI_Recv(rbuf, size, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else {
+                    MPI_Recv(rbuf, size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Send(buf, size, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+                }
+            }
+            if (rank == 0) printf("%-10ld%18.2f\n", size, (MPI_Wtime() - t0) * 1e6 / (2.0 * n));
+        } else {
+            int rounds = (reps(2000, size) + WINDOW - 1) / WINDOW;
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (int r = 0; r < rounds; r++) {
+                for (int j = 0; j < WINDOW; j++) {
+                    if (rank == 0) MPI_Isend(buf, size, MPI_CHAR, 1, 2, MPI_COMM_WORLD, &req[j]);
+                    else MPI_Irecv(rbuf, size, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &req[j]);
+                }
+                MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
+            }
+            char ack;
+            if (rank == 0) MPI_Recv(&ack, 1, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            else MPI_Send(&ack, 1, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
+            if (rank == 0)
+                printf("%-10ld%18.2f\n", size, (double)rounds * WINDOW * size / (MPI_Wtime() - t0) / 1e6);
+        }
+        fflush(stdout);
+    }
+    free(buf);
+    free(rbuf);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,187 @@
+//! Attributes of NICs, VIs and registered memory (`VIP_NIC_ATTRIBUTES`, `VIP_VI_ATTRIBUTES`,
+//! `VIP_MEM_ATTRIBUTES`).
+
+use crate::error::{Result, ViaError};
+
+/// Largest payload one descriptor may move (the NIC's `MaxTransferSize`). 8 MiB covers the
+/// benchmarks' 4 MiB top size with room to spare, and bounds what a peer can make us expect.
+pub const MAX_TRANSFER_SIZE: u32 = 8 << 20;
+/// Most data segments in one descriptor (`MaxSegmentsPerDesc`).
+pub const MAX_SEGMENTS: usize = 16;
+/// Deepest work queue (`MaxDescriptorsPerQueue`).
+pub const MAX_QUEUE_DEPTH: usize = 4096;
+/// Longest connection discriminator in bytes (`MaxDiscriminatorLen`).
+pub const MAX_DISCRIMINATOR_LEN: usize = 64;
+/// Largest single registered region.
+pub const MAX_REGISTER_SIZE: usize = 1 << 30;
+
+/// The reliability level of a VI connection (VIA 1.0 §2.5).
+///
+/// | level | send completes when | on an error |
+/// |---|---|---|
+/// | `Unreliable` | the data left the local provider | the frame is dropped, the VI stays connected |
+/// | `ReliableDelivery` | the peer provider has accepted the frame (in order, exactly once) | the VI breaks, every pending descriptor completes in error |
+/// | `ReliableReception` | the data is in the receiver's registered memory | the failing descriptor gets the remote status, then the VI breaks |
+///
+/// RDMA read is only allowed on the two reliable levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reliability {
+    Unreliable,
+    ReliableDelivery,
+    ReliableReception,
+}
+
+impl Reliability {
+    pub(crate) fn code(self) -> u32 {
+        match self {
+            Reliability::Unreliable => 0,
+            Reliability::ReliableDelivery => 1,
+            Reliability::ReliableReception => 2,
+        }
+    }
+    pub(crate) fn from_code(c: u32) -> Option<Self> {
+        match c {
+            0 => Some(Reliability::Unreliable),
+            1 => Some(Reliability::ReliableDelivery),
+            2 => Some(Reliability::ReliableReception),
+            _ => None,
+        }
+    }
+    /// True for the levels that need an acknowledgement from the peer.
+    pub fn is_reliable(self) -> bool {
+        self != Reliability::Unreliable
+    }
+}
+
+/// A protection tag (`VIP_PROTECTION_HANDLE`): a VI may only use memory registered with its
+/// own tag. Obtained from [`crate::Nic::create_ptag`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ptag(pub(crate) u32);
+
+/// Attributes of a memory registration (`VIP_MEM_ATTRIBUTES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemAttributes {
+    pub ptag: Ptag,
+    /// Peers may RDMA-write into this region.
+    pub enable_rdma_write: bool,
+    /// Peers may RDMA-read from this region.
+    pub enable_rdma_read: bool,
+}
+
+impl MemAttributes {
+    /// Local-only memory: usable in send/receive descriptors, not as an RDMA target.
+    pub fn local(ptag: Ptag) -> Self {
+        MemAttributes {
+            ptag,
+            enable_rdma_write: false,
+            enable_rdma_read: false,
+        }
+    }
+    /// Memory a peer may both RDMA-write and RDMA-read.
+    pub fn rdma(ptag: Ptag) -> Self {
+        MemAttributes {
+            ptag,
+            enable_rdma_write: true,
+            enable_rdma_read: true,
+        }
+    }
+}
+
+/// Attributes of a VI (`VIP_VI_ATTRIBUTES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ViAttributes {
+    pub reliability: Reliability,
+    pub ptag: Ptag,
+    /// Largest payload of one descriptor on this VI (≤ [`MAX_TRANSFER_SIZE`]).
+    pub max_transfer_size: u32,
+    /// This VI accepts incoming RDMA writes (the region must allow them too).
+    pub enable_rdma_write: bool,
+    /// This VI accepts incoming RDMA reads (the region must allow them too).
+    pub enable_rdma_read: bool,
+    /// Deepest send or receive queue.
+    pub queue_depth: usize,
+}
+
+impl ViAttributes {
+    /// Reliable-delivery VI with RDMA enabled and the largest transfer size.
+    pub fn new(ptag: Ptag, reliability: Reliability) -> Self {
+        ViAttributes {
+            reliability,
+            ptag,
+            max_transfer_size: MAX_TRANSFER_SIZE,
+            enable_rdma_write: true,
+            enable_rdma_read: true,
+            queue_depth: 1024,
+        }
+    }
+
+    /// Checks ranges; errors name the attribute and the allowed range.
+    pub fn validate(&self) -> Result<()> {
+        if self.max_transfer_size == 0 || self.max_transfer_size > MAX_TRANSFER_SIZE {
+            return Err(ViaError::InvalidParameter(format!(
+                "max_transfer_size must be in 1..={MAX_TRANSFER_SIZE}, got {}",
+                self.max_transfer_size
+            )));
+        }
+        if self.queue_depth == 0 || self.queue_depth > MAX_QUEUE_DEPTH {
+            return Err(ViaError::InvalidParameter(format!(
+                "queue_depth must be in 1..={MAX_QUEUE_DEPTH}, got {}",
+                self.queue_depth
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// What a NIC reports about itself (`VIP_NIC_ATTRIBUTES`, the subset that means something here).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct NicAttributes {
+    /// `shm` or `tcp`.
+    pub provider: &'static str,
+    /// This NIC's address, as a URL peers can connect to.
+    pub address: String,
+    pub max_transfer_size: u32,
+    pub max_segments_per_desc: usize,
+    pub max_queue_depth: usize,
+    pub max_discriminator_len: usize,
+    pub max_register_bytes: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reliability_codes_round_trip() {
+        for r in [
+            Reliability::Unreliable,
+            Reliability::ReliableDelivery,
+            Reliability::ReliableReception,
+        ] {
+            assert_eq!(Reliability::from_code(r.code()), Some(r));
+        }
+        assert_eq!(Reliability::from_code(3), None);
+        assert!(!Reliability::Unreliable.is_reliable());
+        assert!(Reliability::ReliableReception.is_reliable());
+    }
+
+    #[test]
+    fn vi_attributes_reject_out_of_range_values_naming_the_key() {
+        let mut a = ViAttributes::new(Ptag(1), Reliability::ReliableDelivery);
+        assert!(a.validate().is_ok());
+        a.max_transfer_size = 0;
+        let e = a.validate().unwrap_err().to_string();
+        assert!(e.contains("max_transfer_size"), "{e}");
+        a.max_transfer_size = MAX_TRANSFER_SIZE + 1;
+        assert!(a.validate().is_err());
+        a.max_transfer_size = 1;
+        a.queue_depth = MAX_QUEUE_DEPTH + 1;
+        assert!(
+            a.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("queue_depth")
+        );
+    }
+}

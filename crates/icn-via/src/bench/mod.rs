@@ -1,0 +1,530 @@
+//! The paper's two benchmarks as library functions, plus raw-socket baselines.
+//!
+//! * **pingpong**: one-way latency = round-trip time / 2, averaged over `iterations` round
+//!   trips per size (after `warmup` untimed ones);
+//! * **window**: the sender streams `messages` messages of one size as fast as the receiver's
+//!   posted receives allow (credit flow control, `window` receives per credit) and bandwidth
+//!   = bytes / time until the receiver confirms the last one.
+//!
+//! Output columns follow the OSU micro-benchmarks (`# Size  Latency (us)`,
+//! `# Size  Bandwidth (MB/s)`, MB = 10^6 bytes). The baselines run the same two programs over
+//! a plain TCP socket (`TCP_NODELAY`) and a Unix stream socket, in the same run, so the VIA
+//! figures can be read as ratios on a shared machine.
+
+use std::time::{Duration, Instant};
+
+use crate::attrs::{MemAttributes, Ptag, Reliability, ViAttributes};
+use crate::descriptor::{Descriptor, Segment};
+use crate::error::{CompletionStatus, Result, ViaError};
+use crate::memory::MemRegion;
+use crate::nic::{Nic, Vi};
+
+mod raw;
+pub use raw::{RawSocket, run_raw};
+
+/// Which program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Pingpong,
+    Window,
+}
+
+/// Benchmark parameters (defaults: the paper's 1000 round trips and 2000-message windows).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct BenchConfig {
+    pub sizes: Vec<usize>,
+    /// Timed round trips per size (fewer for large sizes, see [`BenchConfig::reps`]).
+    pub iterations: usize,
+    pub warmup: usize,
+    /// Messages streamed per size in `window`.
+    pub messages: usize,
+    /// Receives granted per credit in `window`.
+    pub window: usize,
+    pub reliability: Reliability,
+    /// Caps the bytes moved per size so large sizes finish quickly.
+    pub max_bytes_per_size: usize,
+    /// [`run_local`] over shm: pin the two sides to different CPUs (see [`pin_to_cpu`]). The raw
+    /// baselines block in the kernel instead of polling and are never pinned (pinning only
+    /// stops a blocked thread from moving to an idle core).
+    pub pin: bool,
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        BenchConfig {
+            sizes: std::iter::once(0)
+                .chain((0..=22).map(|k| 1usize << k))
+                .collect(),
+            iterations: 1000,
+            warmup: 100,
+            messages: 2000,
+            window: 64,
+            reliability: Reliability::ReliableDelivery,
+            max_bytes_per_size: 512 << 20,
+            pin: true,
+        }
+    }
+}
+
+impl BenchConfig {
+    /// Repetitions for `size` given a nominal count: at least 10, at most what fits in
+    /// `max_bytes_per_size`.
+    pub fn reps(&self, nominal: usize, size: usize) -> usize {
+        nominal.min(self.max_bytes_per_size / size.max(1)).max(10)
+    }
+    fn max_size(&self) -> usize {
+        self.sizes.iter().copied().max().unwrap_or(0)
+    }
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(ViaError::InvalidParameter(m));
+        if self
+            .sizes
+            .iter()
+            .any(|&s| s > crate::attrs::MAX_TRANSFER_SIZE as usize)
+        {
+            return bad(format!(
+                "sizes must be in 0..={}",
+                crate::attrs::MAX_TRANSFER_SIZE
+            ));
+        }
+        if self.window == 0 || self.window > 512 {
+            return bad(format!("window must be in 1..=512, got {}", self.window));
+        }
+        if self.iterations == 0 || self.messages == 0 {
+            return bad("iterations and messages must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// One result row.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Row {
+    pub size: usize,
+    /// One-way latency in µs (pingpong) or bandwidth in MB/s (window).
+    pub value: f64,
+}
+
+/// Formats rows as OSU does.
+pub fn osu_table(title: &str, kind: Kind, rows: &[Row]) -> String {
+    let mut s = format!("# {title}\n");
+    s += match kind {
+        Kind::Pingpong => "# Size          Latency (us)\n",
+        Kind::Window => "# Size      Bandwidth (MB/s)\n",
+    };
+    for r in rows {
+        s += &format!("{:<10}{:>18.2}\n", r.size, r.value);
+    }
+    s
+}
+
+const T: Option<Duration> = Some(Duration::from_secs(60));
+
+fn seg(r: &MemRegion, len: usize) -> Segment {
+    Segment::new(r.handle(), 0, len as u32)
+}
+
+/// Reaps completed sends once enough are queued: each poll of an empty queue is a read
+/// attempt (a system call on tcp), so the programs reap in batches.
+fn reap_sends(vi: &Vi) -> Result<()> {
+    if vi.query().send_posted < 32 {
+        return Ok(());
+    }
+    while let Some(c) = vi.send_done() {
+        c.ok()?;
+    }
+    Ok(())
+}
+
+/// A connected VI with its NIC, for running one side of a benchmark.
+pub struct Endpoint {
+    pub nic: Nic,
+    pub ptag: Ptag,
+    pub vi: Vi,
+}
+
+impl Endpoint {
+    /// Server side: opens `listen_url`, calls `ready` with the address to give the client,
+    /// and accepts one connection.
+    pub fn accept(
+        listen_url: &str,
+        rel: Reliability,
+        ready: impl FnOnce(&str),
+    ) -> Result<Endpoint> {
+        let nic = Nic::open(listen_url)?;
+        let ptag = nic.create_ptag();
+        let vi = nic.create_vi(ViAttributes::new(ptag, rel), None, None)?;
+        ready(nic.address());
+        nic.connect_wait(b"icnlab-bench", T)?.accept(&vi)?;
+        Ok(Endpoint { nic, ptag, vi })
+    }
+    /// Client side.
+    pub fn connect(remote: &str, rel: Reliability) -> Result<Endpoint> {
+        let provider = remote.split("://").next().unwrap_or("");
+        let nic = Nic::open(&format!("{provider}://"))?;
+        let ptag = nic.create_ptag();
+        let vi = nic.create_vi(ViAttributes::new(ptag, rel), None, None)?;
+        nic.connect_request(&vi, remote, b"icnlab-bench", T)?;
+        Ok(Endpoint { nic, ptag, vi })
+    }
+    /// A registered buffer, written once so its pages are resident (as in any real use;
+    /// untouched pages would make the first copies measure page faults).
+    fn region(&self, len: usize) -> Result<MemRegion> {
+        let r = self
+            .nic
+            .register_mem(len.max(1), MemAttributes::local(self.ptag))?;
+        r.with_mut(|b| b.fill(0xa5));
+        Ok(r)
+    }
+}
+
+/// Pins the calling thread to the `index`-th CPU it may run on (0 = first), as MPI launchers
+/// bind ranks to cores by default: two polling processes that share a core take turns at
+/// scheduler-tick granularity. Returns false if there are not enough CPUs or pinning fails.
+pub fn pin_to_cpu(index: usize) -> bool {
+    pin_to(index).is_some()
+}
+
+/// Runs `f` with the calling thread pinned to its `index`-th allowed CPU (if `pin`), then
+/// restores the thread's previous CPU mask.
+fn pinned<R>(pin: bool, index: usize, f: impl FnOnce() -> R) -> R {
+    let saved = if pin { pin_to(index) } else { None };
+    let r = f();
+    if let Some(mask) = saved {
+        let _ = rustix::thread::sched_setaffinity(None, &mask);
+    }
+    r
+}
+
+/// Pins to the `index`-th allowed CPU; returns the previous mask.
+fn pin_to(index: usize) -> Option<rustix::thread::CpuSet> {
+    use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
+    let allowed = sched_getaffinity(None).ok()?;
+    let cpu = (0..CpuSet::MAX_CPU)
+        .filter(|&c| allowed.is_set(c))
+        .nth(index)?;
+    let mut one = CpuSet::new();
+    one.set(cpu);
+    sched_setaffinity(None, &one).ok()?;
+    Some(allowed)
+}
+
+/// The side that measures: pingpong initiator or window sender.
+pub fn client(ep: &Endpoint, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Row>> {
+    cfg.validate()?;
+    match kind {
+        Kind::Pingpong => pingpong(ep, cfg, true),
+        Kind::Window => window_send(ep, cfg),
+    }
+}
+
+/// The other side: pingpong echoer or window receiver.
+pub fn server(ep: &Endpoint, kind: Kind, cfg: &BenchConfig) -> Result<()> {
+    cfg.validate()?;
+    match kind {
+        Kind::Pingpong => pingpong(ep, cfg, false).map(drop),
+        Kind::Window => window_recv(ep, cfg),
+    }
+}
+
+// Receive-before-send discipline: VIA drops (or, on reliable VIs, breaks the connection on)
+// a message that finds no posted receive, so every program below posts the receive for the
+// peer's next message before sending anything that could trigger it, including across the
+// boundary between two sizes.
+
+fn pingpong(ep: &Endpoint, cfg: &BenchConfig, initiator: bool) -> Result<Vec<Row>> {
+    let vi = &ep.vi;
+    let out = ep.region(cfg.max_size())?;
+    let inb = ep.region(cfg.max_size())?;
+    let post = |size: usize| vi.post_recv(Descriptor::recv(vec![seg(&inb, size)]));
+    let mut rows = Vec::new();
+    if !initiator && let Some(&first) = cfg.sizes.first() {
+        post(first)?;
+    }
+    for (k, &size) in cfg.sizes.iter().enumerate() {
+        let n = cfg.reps(cfg.iterations, size);
+        let warm = cfg.warmup.min(n);
+        let mut t0 = Instant::now();
+        for i in 0..warm + n {
+            if i == warm {
+                t0 = Instant::now();
+            }
+            if initiator {
+                post(size)?;
+                vi.post_send(Descriptor::send(vec![seg(&out, size)]))?;
+                vi.recv_wait(T)?.ok()?;
+            } else {
+                vi.recv_wait(T)?.ok()?;
+                let next = if i + 1 < warm + n {
+                    Some(size)
+                } else {
+                    cfg.sizes.get(k + 1).copied()
+                };
+                if let Some(next) = next {
+                    post(next)?;
+                }
+                vi.post_send(Descriptor::send(vec![seg(&out, size)]))?;
+            }
+            reap_sends(vi)?;
+        }
+        rows.push(Row {
+            size,
+            value: t0.elapsed().as_secs_f64() * 1e6 / (2.0 * n as f64),
+        });
+    }
+    vi.progress();
+    Ok(rows)
+}
+
+fn window_send(ep: &Endpoint, cfg: &BenchConfig) -> Result<Vec<Row>> {
+    let vi = &ep.vi;
+    let out = ep.region(cfg.max_size())?;
+    let acks = ep.region(8)?;
+    let w = cfg.window;
+    let mut rows = Vec::new();
+    for &size in &cfg.sizes {
+        let rounds = cfg.reps(cfg.messages, size).div_ceil(w);
+        // one receive per credit message plus one for the end-of-size sync
+        for _ in 0..rounds + 1 {
+            vi.post_recv(Descriptor::recv(vec![seg(&acks, 0)]))?;
+        }
+        // The receiver has posted 2 windows; each credit message grants one more.
+        let mut credit = 2 * w;
+        let mut got_credits = 0;
+        let t0 = Instant::now();
+        for _ in 0..rounds * w {
+            while credit == 0 {
+                vi.recv_wait(T)?.ok()?;
+                credit += w;
+                got_credits += 1;
+            }
+            vi.post_send(Descriptor::send(vec![seg(&out, size)]))?;
+            credit -= 1;
+            if vi.query().send_posted >= 2 * w {
+                vi.send_wait(T)?.ok()?;
+            }
+            reap_sends(vi)?;
+        }
+        // The last credit message means "everything arrived".
+        while got_credits < rounds {
+            vi.recv_wait(T)?.ok()?;
+            got_credits += 1;
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        rows.push(Row {
+            size,
+            value: (rounds * w * size) as f64 / secs / 1e6,
+        });
+        settle(vi)?;
+        // End-of-size sync: the receiver answers once its next size's receives are posted.
+        vi.post_send(Descriptor::send(vec![]))?;
+        vi.recv_wait(T)?.ok()?;
+        settle(vi)?;
+    }
+    Ok(rows)
+}
+
+/// Waits for every posted send to complete (acks flow while we wait).
+fn settle(vi: &Vi) -> Result<()> {
+    while vi.query().send_posted > 0 {
+        vi.send_wait(T)?.ok()?;
+    }
+    Ok(())
+}
+
+fn window_recv(ep: &Endpoint, cfg: &BenchConfig) -> Result<()> {
+    let vi = &ep.vi;
+    let inb = ep.region(cfg.max_size())?;
+    let credit = ep.region(8)?;
+    let w = cfg.window;
+    let total_of = |size: usize| cfg.reps(cfg.messages, size).div_ceil(w) * w;
+    // Posts the first two windows of a size plus the receive for the sender's sync.
+    let open = |size: usize| -> Result<usize> {
+        let n = (2 * w).min(total_of(size));
+        for _ in 0..n {
+            vi.post_recv(Descriptor::recv(vec![seg(&inb, size)]))?;
+        }
+        Ok(n)
+    };
+    let mut posted = match cfg.sizes.first() {
+        Some(&s) => open(s)?,
+        None => 0,
+    };
+    for (k, &size) in cfg.sizes.iter().enumerate() {
+        let total = total_of(size);
+        for got in 1..=total {
+            let c = vi.recv_wait(T)?;
+            if c.status != CompletionStatus::Success {
+                return Err(ViaError::Descriptor(format!(
+                    "window receive completed with {:?}",
+                    c.status
+                )));
+            }
+            if got % w == 0 {
+                if got == total {
+                    // the sender's end-of-size sync lands here
+                    vi.post_recv(Descriptor::recv(vec![]))?;
+                }
+                for _ in 0..w.min(total - posted) {
+                    vi.post_recv(Descriptor::recv(vec![seg(&inb, size)]))?;
+                    posted += 1;
+                }
+                vi.post_send(Descriptor::send(vec![seg(&credit, 0)]))?;
+            }
+            reap_sends(vi)?;
+        }
+        vi.recv_wait(T)?.ok()?;
+        posted = match cfg.sizes.get(k + 1) {
+            Some(&next) => open(next)?,
+            None => 0,
+        };
+        vi.post_send(Descriptor::send(vec![]))?;
+        reap_sends(vi)?;
+    }
+    vi.progress();
+    Ok(())
+}
+
+/// Runs both sides of a VIA benchmark in this process (server in a thread), over `provider`
+/// (`tcp` or `shm`).
+pub fn run_local(provider: &str, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Row>> {
+    let listen = match provider {
+        "tcp" => "tcp://127.0.0.1:0".to_string(),
+        "shm" => format!("shm:///icnlab-bench/{}/{}", std::process::id(), unique()),
+        p => {
+            return Err(ViaError::InvalidParameter(format!(
+                "provider must be tcp or shm, got {p}"
+            )));
+        }
+    };
+    // Only shm waits poll; tcp waits block in poll(2) like the raw baselines, and pinning a
+    // blocking thread only stops it from moving to an idle core.
+    let polls = provider == "shm";
+    let (tx, rx) = std::sync::mpsc::channel();
+    let scfg = cfg.clone();
+    let srv = std::thread::spawn(move || -> Result<()> {
+        pinned(scfg.pin && polls, 1, || {
+            let ep = Endpoint::accept(&listen, scfg.reliability, |a| {
+                let _ = tx.send(a.to_string());
+            })?;
+            server(&ep, kind, &scfg)
+        })
+    });
+    let addr = rx
+        .recv()
+        .map_err(|_| ViaError::ConnectionLost("benchmark server failed to start".into()))?;
+    let rows = pinned(cfg.pin && polls, 0, || {
+        let ep = Endpoint::connect(&addr, cfg.reliability)?;
+        client(&ep, kind, cfg)
+    });
+    srv.join()
+        .map_err(|_| ViaError::ConnectionLost("benchmark server panicked".into()))??;
+    rows
+}
+
+fn unique() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quick() -> BenchConfig {
+        BenchConfig {
+            sizes: vec![0, 8, 4096, 100_000],
+            iterations: 20,
+            warmup: 2,
+            messages: 40,
+            window: 8,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn reps_are_capped_by_bytes_and_floored_at_ten() {
+        let c = BenchConfig {
+            max_bytes_per_size: 1000,
+            ..Default::default()
+        };
+        assert_eq!(c.reps(1000, 0), 1000);
+        assert_eq!(c.reps(1000, 10), 100);
+        assert_eq!(c.reps(1000, 1000), 10);
+        assert!(
+            BenchConfig {
+                window: 0,
+                ..Default::default()
+            }
+            .validate()
+            .is_err()
+        );
+        assert!(
+            BenchConfig {
+                sizes: vec![9 << 20],
+                ..Default::default()
+            }
+            .validate()
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn both_programs_run_on_both_providers_at_every_reliability_level() {
+        for p in ["tcp", "shm"] {
+            for rel in [
+                Reliability::Unreliable,
+                Reliability::ReliableDelivery,
+                Reliability::ReliableReception,
+            ] {
+                for kind in [Kind::Pingpong, Kind::Window] {
+                    let rows = run_local(
+                        p,
+                        kind,
+                        &BenchConfig {
+                            reliability: rel,
+                            ..quick()
+                        },
+                    )
+                    .unwrap();
+                    assert_eq!(
+                        rows.iter().map(|r| r.size).collect::<Vec<_>>(),
+                        quick().sizes,
+                        "{p} {rel:?} {kind:?}"
+                    );
+                    assert!(rows.iter().all(|r| r.value.is_finite() && r.value >= 0.0));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn raw_baselines_run() {
+        for s in [RawSocket::Tcp, RawSocket::Unix] {
+            for kind in [Kind::Pingpong, Kind::Window] {
+                let rows = run_raw(s, kind, &quick()).unwrap();
+                assert_eq!(
+                    rows.iter().map(|r| r.size).collect::<Vec<_>>(),
+                    vec![8, 4096, 100_000],
+                    "no size 0"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn osu_table_has_the_osu_header() {
+        let t = osu_table(
+            "x",
+            Kind::Window,
+            &[Row {
+                size: 8,
+                value: 1.5,
+            }],
+        );
+        assert!(t.contains("# Size      Bandwidth (MB/s)\n8 "));
+        assert!(osu_table("x", Kind::Pingpong, &[]).contains("Latency (us)"));
+    }
+}

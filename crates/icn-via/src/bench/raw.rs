@@ -1,0 +1,106 @@
+//! Raw-socket baselines: the same pingpong and window programs over a plain blocking TCP
+//! socket (`TCP_NODELAY`) and a Unix stream socket, peer in a thread, neither side pinned.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::time::Instant;
+
+use super::{BenchConfig, Kind, Row};
+use crate::error::{Result, ViaError};
+
+/// Which raw socket a baseline uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawSocket {
+    Tcp,
+    Unix,
+}
+
+trait Stream: Read + Write + Send + 'static {}
+impl<T: Read + Write + Send + 'static> Stream for T {}
+
+fn raw_pair(kind: RawSocket) -> std::io::Result<(Box<dyn Stream>, Box<dyn Stream>)> {
+    Ok(match kind {
+        RawSocket::Tcp => {
+            let l = TcpListener::bind("127.0.0.1:0")?;
+            let c = TcpStream::connect(l.local_addr()?)?;
+            let (s, _) = l.accept()?;
+            c.set_nodelay(true)?;
+            s.set_nodelay(true)?;
+            (Box::new(c), Box::new(s))
+        }
+        RawSocket::Unix => {
+            let (a, b) = UnixStream::pair()?;
+            (Box::new(a), Box::new(b))
+        }
+    })
+}
+
+/// The same pingpong/window programs over a plain blocking socket (the peer in a thread,
+/// neither side pinned).
+pub fn run_raw(sock: RawSocket, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Row>> {
+    cfg.validate()?;
+    let (mut a, mut b) = raw_pair(sock)?;
+    let scfg = cfg.clone();
+    let peer = std::thread::spawn(move || -> std::io::Result<()> {
+        let mut buf = vec![0u8; scfg.max_size().max(1)];
+        for &size in scfg.sizes.iter().filter(|&&s| s > 0) {
+            match kind {
+                Kind::Pingpong => {
+                    let n = scfg.reps(scfg.iterations, size)
+                        + scfg.warmup.min(scfg.reps(scfg.iterations, size));
+                    for _ in 0..n {
+                        b.read_exact(&mut buf[..size])?;
+                        b.write_all(&buf[..size])?;
+                    }
+                }
+                Kind::Window => {
+                    let m = scfg.reps(scfg.messages, size).div_ceil(scfg.window) * scfg.window;
+                    for _ in 0..m {
+                        b.read_exact(&mut buf[..size])?;
+                    }
+                    b.write_all(&[1])?;
+                }
+            }
+        }
+        Ok(())
+    });
+    let mut buf = vec![0u8; cfg.max_size().max(1)];
+    let mut rows = Vec::new();
+    // A stream cannot carry a zero-byte message: size 0 has no raw baseline.
+    for &size in cfg.sizes.iter().filter(|&&s| s > 0) {
+        match kind {
+            Kind::Pingpong => {
+                let n = cfg.reps(cfg.iterations, size);
+                let warm = cfg.warmup.min(n);
+                let mut t0 = Instant::now();
+                for i in 0..warm + n {
+                    if i == warm {
+                        t0 = Instant::now();
+                    }
+                    a.write_all(&buf[..size])?;
+                    a.read_exact(&mut buf[..size])?;
+                }
+                rows.push(Row {
+                    size,
+                    value: t0.elapsed().as_secs_f64() * 1e6 / (2.0 * n as f64),
+                });
+            }
+            Kind::Window => {
+                let m = cfg.reps(cfg.messages, size).div_ceil(cfg.window) * cfg.window;
+                let t0 = Instant::now();
+                for _ in 0..m {
+                    a.write_all(&buf[..size])?;
+                }
+                a.read_exact(&mut buf[..1])?;
+                rows.push(Row {
+                    size,
+                    value: (m * size) as f64 / t0.elapsed().as_secs_f64() / 1e6,
+                });
+            }
+        }
+    }
+    peer.join()
+        .map_err(|_| ViaError::ConnectionLost("baseline peer panicked".into()))??;
+    Ok(rows)
+}

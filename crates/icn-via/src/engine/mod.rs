@@ -1,0 +1,585 @@
+//! The per-VI protocol engine shared by both providers: it turns posted descriptors into
+//! frames on a [`Wire`], turns incoming frames into completions, and applies the reliability
+//! rules ([`crate::rx_rules`], [`crate::tracker`]).
+//!
+//! Progress is made by the caller (in `*Done`, `*Wait` and `Post*`), like a user-level NIC
+//! library with no helper thread: the provider never runs behind the consumer's back, so the
+//! only threads touching a VI are the consumer's. Acknowledgements ride on outgoing data
+//! frames when there are any and are otherwise sent before the engine blocks, or after
+//! [`ACK_EVERY`] unacknowledged frames, so a streaming sender is never starved of acks.
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::attrs::{Reliability, ViAttributes};
+use crate::cq::{CqShared, WorkQueue};
+use crate::descriptor::{Completion, Descriptor, Op, Segment};
+use crate::error::{CompletionStatus, Result, ViaError};
+use crate::frame::{FLAG_ACK, FLAG_IMM, HEADER_LEN, Header, Kind};
+use crate::memory::{Access, RegionInner, RegionTable};
+use crate::rx_rules::{RxAction, decide};
+use crate::tracker::SendTracker;
+use crate::vi_state::{ViEvent, ViState};
+use crate::wire::{SLICE, Wire};
+
+mod rx;
+
+/// Send a standalone ack after this many unacknowledged data frames.
+const ACK_EVERY: u32 = 16;
+/// How long a wait that owes an ack waits for traffic before sending a standalone ack.
+const ACK_DELAY: Duration = Duration::from_micros(50);
+/// A blocked write fails after this long without progress (the peer stopped reading).
+pub const STALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A translated, checked piece of registered memory.
+#[derive(Clone)]
+struct Slot {
+    region: Arc<RegionInner>,
+    offset: usize,
+    len: usize,
+}
+
+struct PostedRecv {
+    desc: Descriptor,
+    slots: Vec<Slot>,
+    cap: u64,
+}
+
+/// What to do when the payload of the current frame has been read.
+enum OnDone {
+    Recv {
+        desc: Descriptor,
+        imm: Option<u32>,
+    },
+    RdmaWrite {
+        recv: Option<Descriptor>,
+        imm: Option<u32>,
+    },
+    ReadResp,
+    Discard {
+        recv: Option<(Descriptor, CompletionStatus)>,
+        nak: Option<CompletionStatus>,
+    },
+}
+
+enum Rx {
+    Header {
+        buf: [u8; HEADER_LEN],
+        have: usize,
+    },
+    Payload {
+        hdr: Header,
+        slots: Vec<Slot>,
+        done: usize,
+        on_done: OnDone,
+    },
+}
+
+impl Rx {
+    fn idle() -> Self {
+        Rx::Header {
+            buf: [0; HEADER_LEN],
+            have: 0,
+        }
+    }
+}
+
+pub(crate) struct ViCore {
+    pub id: u32,
+    pub attrs: ViAttributes,
+    pub state: ViState,
+    table: Arc<RegionTable>,
+    wire: Option<Wire>,
+    tx_seq: u32,
+    rx_expect: u32,
+    ack_due: Option<u32>,
+    unacked: u32,
+    tracker: SendTracker,
+    reads: HashMap<u32, Vec<Slot>>,
+    recvs: VecDeque<PostedRecv>,
+    send_done: VecDeque<Completion>,
+    recv_done: VecDeque<Completion>,
+    rx: Rx,
+    scratch: Vec<u8>,
+    tx_buf: Vec<u8>,
+    pub send_cq: Option<Arc<CqShared>>,
+    pub recv_cq: Option<Arc<CqShared>>,
+    pub break_reason: Option<String>,
+}
+
+fn io_err(e: io::Error) -> String {
+    e.to_string()
+}
+
+impl ViCore {
+    pub fn new(id: u32, attrs: ViAttributes, table: Arc<RegionTable>) -> Self {
+        ViCore {
+            id,
+            attrs,
+            state: ViState::Idle,
+            table,
+            wire: None,
+            tx_seq: 1,
+            rx_expect: 1,
+            ack_due: None,
+            unacked: 0,
+            tracker: SendTracker::default(),
+            reads: HashMap::new(),
+            recvs: VecDeque::new(),
+            send_done: VecDeque::new(),
+            recv_done: VecDeque::new(),
+            rx: Rx::idle(),
+            scratch: vec![0; 64 * 1024],
+            tx_buf: Vec::new(),
+            send_cq: None,
+            recv_cq: None,
+            break_reason: None,
+        }
+    }
+
+    // ---- connection -------------------------------------------------------------------
+
+    /// Client side: sends the request on a fresh link and waits for the answer.
+    pub fn connect(
+        &mut self,
+        link: Box<dyn crate::link::Link>,
+        disc: &[u8],
+        timeout: Option<Duration>,
+    ) -> Result<()> {
+        self.state = self.state.on(ViEvent::RequestSent)?;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut wire = Wire::new(link);
+        let hdr = Header {
+            imm: self.attrs.reliability.code(),
+            handle: self.attrs.max_transfer_size,
+            len: disc.len() as u32,
+            ..Header::new(Kind::Connect)
+        };
+        let answer = wire
+            .write_all(&[&hdr.encode(), disc], STALL_TIMEOUT)
+            .and_then(|()| {
+                let mut b = [0u8; HEADER_LEN];
+                wire.read_exact_until(&mut b, deadline)?;
+                Header::decode(&b).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+            });
+        match answer {
+            Ok(h) if h.kind == Kind::Accept && h.imm == self.attrs.reliability.code() => {
+                self.attrs.max_transfer_size = self.attrs.max_transfer_size.min(h.handle);
+                self.state = self.state.on(ViEvent::Accepted)?;
+                self.wire = Some(wire);
+                Ok(())
+            }
+            Ok(h) if h.kind == Kind::Reject => {
+                self.state = self.state.on(ViEvent::Rejected)?;
+                Err(ViaError::Rejected)
+            }
+            Ok(_) => {
+                self.state = self.state.on(ViEvent::Fault)?;
+                Err(ViaError::ConnectionLost(
+                    "unexpected answer to a connection request".into(),
+                ))
+            }
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                self.state = self.state.on(ViEvent::Fault)?;
+                Err(ViaError::Timeout)
+            }
+            Err(e) => {
+                self.state = self.state.on(ViEvent::Fault)?;
+                Err(ViaError::ConnectionLost(e.to_string()))
+            }
+        }
+    }
+
+    /// Server side: the request was accepted on `wire`; answer and become connected.
+    pub fn accept(&mut self, mut wire: Wire, peer_mts: u32) -> Result<()> {
+        if self.state != ViState::Idle {
+            return Err(ViaError::InvalidState(format!(
+                "accept on a VI in state {:?}",
+                self.state
+            )));
+        }
+        self.attrs.max_transfer_size = self.attrs.max_transfer_size.min(peer_mts);
+        let hdr = Header {
+            imm: self.attrs.reliability.code(),
+            handle: self.attrs.max_transfer_size,
+            ..Header::new(Kind::Accept)
+        };
+        wire.write_all(&[&hdr.encode()], STALL_TIMEOUT)?;
+        self.state = self.state.on(ViEvent::Accepted)?;
+        self.wire = Some(wire);
+        Ok(())
+    }
+
+    /// `VipDisconnect`: tells the peer, flushes everything pending, returns to `Idle`.
+    pub fn disconnect(&mut self) -> Result<()> {
+        // Settle what the peer is owed first: its reliable sends complete on our acks.
+        self.progress();
+        self.flush_ack();
+        if let Some(w) = &mut self.wire {
+            let _ = w.write_all(
+                &[&Header::new(Kind::Disconnect).encode()],
+                Duration::from_millis(100),
+            );
+        }
+        self.state = self.state.on(ViEvent::Disconnect)?;
+        self.wire = None;
+        self.flush_all(None);
+        Ok(())
+    }
+
+    fn flush_all(&mut self, transport_error: Option<String>) {
+        if transport_error.is_some() {
+            self.tracker.on_break();
+        } else {
+            self.tracker.on_flush();
+        }
+        self.reads.clear();
+        while let Some(r) = self.recvs.pop_front() {
+            self.push_recv_done(Completion::new(r.desc, CompletionStatus::Flushed, 0, None));
+        }
+        self.drain_tracker();
+        self.rx = Rx::idle();
+    }
+
+    /// The VI breaks: reliability violated, peer gone, or a protocol error.
+    fn fault(&mut self, reason: String) {
+        if self.state == ViState::Connected {
+            self.state = ViState::Error;
+        }
+        self.break_reason.get_or_insert(reason.clone());
+        self.wire = None;
+        self.flush_all(Some(reason));
+    }
+
+    // ---- posting ----------------------------------------------------------------------
+
+    fn translate(&self, segs: &[Segment]) -> std::result::Result<Vec<Slot>, CompletionStatus> {
+        segs.iter()
+            .map(|s| {
+                let region = self.table.translate(
+                    s.handle,
+                    s.offset,
+                    u64::from(s.len),
+                    self.attrs.ptag,
+                    Access::Local,
+                )?;
+                Ok(Slot {
+                    region,
+                    offset: s.offset as usize,
+                    len: s.len as usize,
+                })
+            })
+            .collect()
+    }
+
+    fn check_posting(&self, send: bool) -> Result<()> {
+        let ok = if send {
+            self.state.can_post_send()
+        } else {
+            self.state.can_post_recv()
+        };
+        match (ok, self.state) {
+            (true, _) => Ok(()),
+            (false, ViState::Error) => Err(ViaError::ConnectionLost(
+                self.break_reason
+                    .clone()
+                    .unwrap_or_else(|| "VI is in the error state".into()),
+            )),
+            (false, s) => Err(ViaError::InvalidState(format!(
+                "cannot post in VI state {s:?}"
+            ))),
+        }
+    }
+
+    /// `VipPostRecv`.
+    pub fn post_recv(&mut self, desc: Descriptor) -> Result<()> {
+        self.check_posting(false)?;
+        desc.check(&self.attrs, true)?;
+        if self.recvs.len() >= self.attrs.queue_depth {
+            return Err(ViaError::ResourceExhausted("receive queue full".into()));
+        }
+        match self.translate(&desc.segments) {
+            Ok(slots) => {
+                let cap = desc.total_len();
+                self.recvs.push_back(PostedRecv { desc, slots, cap });
+            }
+            Err(st) => {
+                self.push_recv_done(Completion::new(desc, st, 0, None));
+                if self.attrs.reliability.is_reliable() && self.state == ViState::Connected {
+                    self.fault("local protection error on a receive descriptor".into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `VipPostSend` (send, RDMA write, RDMA read).
+    pub fn post_send(&mut self, desc: Descriptor) -> Result<()> {
+        self.check_posting(true)?;
+        desc.check(&self.attrs, false)?;
+        if self.tracker.len() + self.send_done.len() >= self.attrs.queue_depth {
+            return Err(ViaError::ResourceExhausted("send queue full".into()));
+        }
+        let seq = self.tx_seq;
+        let slots = match self.translate(&desc.segments) {
+            Ok(s) => s,
+            Err(st) => {
+                self.tracker.failed_locally(seq, desc, st);
+                self.drain_tracker();
+                if self.attrs.reliability.is_reliable() {
+                    self.fault("local protection error on a send descriptor".into());
+                }
+                return Ok(());
+            }
+        };
+        let total = desc.total_len() as u32;
+        let mut hdr = Header {
+            seq,
+            ..Header::new(Kind::Send)
+        };
+        match desc.op {
+            Op::Send => hdr.len = total,
+            Op::RdmaWrite(r) => {
+                hdr = Header {
+                    kind: Kind::RdmaWrite,
+                    len: total,
+                    handle: r.handle.0,
+                    offset: r.offset,
+                    ..hdr
+                };
+            }
+            Op::RdmaRead(r) => {
+                hdr = Header {
+                    kind: Kind::ReadReq,
+                    aux: total,
+                    handle: r.handle.0,
+                    offset: r.offset,
+                    ..hdr
+                };
+            }
+            Op::Recv => unreachable!("checked by Descriptor::check"),
+        }
+        if let Some(imm) = desc.immediate {
+            hdr.flags |= FLAG_IMM;
+            hdr.imm = imm;
+        }
+        let payload = if matches!(desc.op, Op::RdmaRead(_)) {
+            &[][..]
+        } else {
+            &slots[..]
+        };
+        self.piggyback_ack(&mut hdr);
+        if let Err(e) = self.send_frame(&hdr, payload) {
+            self.tracker.transmitted(seq, desc, self.attrs.reliability);
+            self.fault(io_err(e));
+            return Ok(());
+        }
+        self.tx_seq = self.tx_seq.wrapping_add(1);
+        if let Op::RdmaRead(_) = desc.op {
+            self.reads.insert(seq, slots);
+        }
+        self.tracker.transmitted(seq, desc, self.attrs.reliability);
+        self.drain_tracker();
+        Ok(())
+    }
+
+    fn piggyback_ack(&mut self, hdr: &mut Header) {
+        if let Some(a) = self.ack_due.take() {
+            hdr.set_ack(a);
+            self.unacked = 0;
+        }
+    }
+
+    /// Writes a header and the bytes of `slots`: straight from the region when there is one
+    /// slot, gathered into a staging buffer otherwise.
+    fn send_frame(&mut self, hdr: &Header, slots: &[Slot]) -> io::Result<()> {
+        let wire = self
+            .wire
+            .as_mut()
+            .ok_or_else(|| io::Error::other("not connected"))?;
+        let h = hdr.encode();
+        match slots {
+            [] => wire.write_all(&[&h], STALL_TIMEOUT),
+            [s] => {
+                let mem = s.region.lock();
+                wire.write_all(&[&h, &mem[s.offset..s.offset + s.len]], STALL_TIMEOUT)
+            }
+            many => {
+                self.tx_buf.clear();
+                for s in many {
+                    self.tx_buf
+                        .extend_from_slice(&s.region.lock()[s.offset..s.offset + s.len]);
+                }
+                wire.write_all(&[&h, &self.tx_buf], STALL_TIMEOUT)
+            }
+        }
+    }
+
+    // ---- completions ------------------------------------------------------------------
+
+    fn drain_tracker(&mut self) {
+        while let Some(c) = self.tracker.pop_done() {
+            self.send_done.push_back(c);
+            if let Some(cq) = &self.send_cq {
+                cq.push(self.id, WorkQueue::Send);
+            }
+        }
+    }
+
+    fn push_recv_done(&mut self, c: Completion) {
+        self.recv_done.push_back(c);
+        if let Some(cq) = &self.recv_cq {
+            cq.push(self.id, WorkQueue::Recv);
+        }
+    }
+
+    /// `VipSendDone`.
+    pub fn send_done(&mut self) -> Option<Completion> {
+        if self.send_done.is_empty() {
+            self.progress();
+        }
+        self.send_done.pop_front()
+    }
+
+    /// `VipRecvDone`.
+    pub fn recv_done(&mut self) -> Option<Completion> {
+        if self.recv_done.is_empty() {
+            self.progress();
+        }
+        self.recv_done.pop_front()
+    }
+
+    /// `VipSendWait` / `VipRecvWait`: progress until the queue has a completion, the VI can
+    /// no longer produce one, or the timeout passes.
+    pub fn wait(&mut self, q: WorkQueue, timeout: Option<Duration>) -> Result<Completion> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut delayed = false;
+        // Wait first, then read: on tcp a read that finds nothing costs a system call, so
+        // the loop is poll → read rather than read → poll → read.
+        loop {
+            let c = match q {
+                WorkQueue::Send => self.send_done.pop_front(),
+                WorkQueue::Recv => self.recv_done.pop_front(),
+            };
+            if let Some(c) = c {
+                return Ok(c);
+            }
+            let pending = match q {
+                WorkQueue::Send => !self.tracker.is_empty(),
+                // a receive being filled has left `recvs` but is still pending
+                WorkQueue::Recv => !self.recvs.is_empty() || matches!(self.rx, Rx::Payload { .. }),
+            };
+            if self.wire.is_none() || !pending {
+                // Nothing can complete: still handle what arrived (it may break the VI) and
+                // return a completion that this produced, else say why.
+                self.progress();
+                let c = match q {
+                    WorkQueue::Send => self.send_done.pop_front(),
+                    WorkQueue::Recv => self.recv_done.pop_front(),
+                };
+                if let Some(c) = c {
+                    return Ok(c);
+                }
+                return Err(match self.state {
+                    ViState::Error => ViaError::ConnectionLost(
+                        self.break_reason
+                            .clone()
+                            .unwrap_or_else(|| "VI broken".into()),
+                    ),
+                    _ if !pending => ViaError::InvalidState("nothing posted on this queue".into()),
+                    s => ViaError::InvalidState(format!("VI is {s:?}")),
+                });
+            }
+            // Owe an ack? Give the peer ACK_DELAY to send something it can ride on (or that
+            // we are waiting for) before paying for a standalone ack frame: in a stream the
+            // next frame is usually already there.
+            if self.ack_due.is_some() && !delayed {
+                delayed = true;
+                if let Some(w) = &mut self.wire
+                    && let Err(e) = w.wait_briefly(ACK_DELAY)
+                {
+                    self.fault(io_err(e));
+                }
+                self.progress_until(q);
+                continue;
+            }
+            delayed = false;
+            self.flush_ack();
+            let left = match deadline {
+                Some(d) => d.saturating_duration_since(Instant::now()),
+                None => SLICE,
+            };
+            if left.is_zero() {
+                self.progress();
+                let c = match q {
+                    WorkQueue::Send => self.send_done.pop_front(),
+                    WorkQueue::Recv => self.recv_done.pop_front(),
+                };
+                return c.ok_or(ViaError::Timeout);
+            }
+            match self.wait_into_payload(left.min(SLICE)) {
+                Some(Err(reason)) => self.fault(reason),
+                Some(Ok(())) => {}
+                None => {
+                    if let Some(w) = &mut self.wire
+                        && let Err(e) = w.wait_readable(left.min(SLICE))
+                    {
+                        self.fault(io_err(e));
+                    }
+                }
+            }
+            self.progress_until(q);
+        }
+    }
+
+    /// Like [`ViCore::progress`] but stops as soon as queue `q` has a completion: the read
+    /// that would find the pipe empty is a wasted system call on tcp.
+    fn progress_until(&mut self, q: WorkQueue) {
+        while self.wire.is_some() {
+            let done = match q {
+                WorkQueue::Send => !self.send_done.is_empty(),
+                WorkQueue::Recv => !self.recv_done.is_empty(),
+            };
+            if done {
+                break;
+            }
+            match self.step() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(reason) => {
+                    self.fault(reason);
+                    break;
+                }
+            }
+        }
+        if self.unacked >= ACK_EVERY {
+            self.flush_ack();
+        }
+    }
+
+    /// Sends a standalone ack if one is owed.
+    pub fn flush_ack(&mut self) {
+        let Some(a) = self.ack_due.take() else { return };
+        self.unacked = 0;
+        let hdr = Header {
+            flags: FLAG_ACK,
+            aux: a,
+            ..Header::new(Kind::Ack)
+        };
+        if let Err(e) = self.send_frame(&hdr, &[]) {
+            self.fault(io_err(e));
+        }
+    }
+
+    /// Attribute snapshot for `VipQueryVi`.
+    pub fn query(&self) -> (ViState, ViAttributes, usize, usize) {
+        (
+            self.state,
+            self.attrs,
+            self.tracker.len() + self.send_done.len(),
+            self.recvs.len(),
+        )
+    }
+}

@@ -1,0 +1,376 @@
+//! The receive half of the engine: the non-blocking state machine that reads frames off the
+//! wire, validates them, places payloads in registered memory and turns them into
+//! completions, acks and NAKs (rules in [`crate::rx_rules`]).
+
+use super::*;
+
+/// Outstanding payload bytes from which a wait reads straight into the destination.
+const DIRECT_READ_MIN: usize = 32 * 1024;
+
+impl ViCore {
+    /// Reads and handles every frame available without blocking.
+    pub fn progress(&mut self) {
+        while self.wire.is_some() {
+            match self.step() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(reason) => {
+                    self.fault(reason);
+                    break;
+                }
+            }
+        }
+        if self.unacked >= ACK_EVERY {
+            self.flush_ack();
+        }
+    }
+
+    /// One non-blocking step of the receive state machine; `Ok(false)` when no bytes were
+    /// available.
+    pub(super) fn step(&mut self) -> std::result::Result<bool, String> {
+        let Some(wire) = self.wire.as_mut() else {
+            return Ok(false);
+        };
+        match &mut self.rx {
+            Rx::Header { buf, have } => {
+                let n = wire.read_some(&mut buf[*have..]).map_err(io_err)?;
+                *have += n;
+                if *have < HEADER_LEN {
+                    return Ok(n > 0);
+                }
+                let hdr = Header::decode(buf).map_err(|e| format!("bad frame from peer: {e}"))?;
+                self.rx = Rx::idle();
+                self.on_header(hdr)?;
+                Ok(true)
+            }
+            Rx::Payload {
+                hdr, slots, done, ..
+            } => {
+                let total = hdr.len as usize;
+                if *done < total {
+                    let n = if slots.is_empty() {
+                        let want = (total - *done).min(self.scratch.len());
+                        wire.read_some(&mut self.scratch[..want]).map_err(io_err)?
+                    } else {
+                        // Find the slot holding byte `done` and read straight into it.
+                        let mut skip = *done;
+                        let slot = slots
+                            .iter()
+                            .find(|s| {
+                                if skip < s.len {
+                                    true
+                                } else {
+                                    skip -= s.len;
+                                    false
+                                }
+                            })
+                            .ok_or("payload longer than its destination")?;
+                        let mut mem = slot.region.lock();
+                        let start = slot.offset + skip;
+                        wire.read_some(&mut mem[start..slot.offset + slot.len])
+                            .map_err(io_err)?
+                    };
+                    *done += n;
+                    if *done < total {
+                        return Ok(n > 0);
+                    }
+                }
+                let Rx::Payload { hdr, on_done, .. } = std::mem::replace(&mut self.rx, Rx::idle())
+                else {
+                    unreachable!()
+                };
+                self.on_payload(hdr, on_done)?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// When much of the current payload is still outstanding, blocks up to `timeout` reading
+    /// it straight into its destination: one read takes everything the kernel has, without
+    /// the read-ahead copy. `None` when this does not apply (then wait normally).
+    pub(super) fn wait_into_payload(
+        &mut self,
+        timeout: Duration,
+    ) -> Option<std::result::Result<(), String>> {
+        let wire = self.wire.as_mut()?;
+        if wire.has_stashed() {
+            return None;
+        }
+        let Rx::Payload {
+            hdr, slots, done, ..
+        } = &mut self.rx
+        else {
+            return None;
+        };
+        if slots.is_empty() || (hdr.len as usize) - *done < DIRECT_READ_MIN {
+            return None;
+        }
+        let mut skip = *done;
+        let slot = slots.iter().find(|s| {
+            if skip < s.len {
+                true
+            } else {
+                skip -= s.len;
+                false
+            }
+        })?;
+        let mut mem = slot.region.lock();
+        let start = slot.offset + skip;
+        match wire
+            .link
+            .wait_read(&mut mem[start..slot.offset + slot.len], timeout)
+        {
+            Ok(n) => {
+                *done += n;
+                Some(Ok(()))
+            }
+            Err(e) => Some(Err(io_err(e))),
+        }
+    }
+
+    fn note_delivered(&mut self, seq: u32) {
+        self.ack_due = Some(seq);
+        self.unacked += 1;
+    }
+
+    fn on_header(&mut self, hdr: Header) -> std::result::Result<(), String> {
+        let rel = self.attrs.reliability;
+        let (slots, on_done) = match hdr.kind {
+            Kind::Send | Kind::RdmaWrite => {
+                if let Some(a) = hdr.ack() {
+                    self.tracker.on_ack(a);
+                    self.drain_tracker();
+                }
+                self.expect_seq(hdr.seq)?;
+                if rel == Reliability::ReliableDelivery {
+                    self.note_delivered(hdr.seq);
+                }
+                let imm = hdr.immediate();
+                let is_send = hdr.kind == Kind::Send;
+                let target = if is_send {
+                    Ok(None)
+                } else if !self.attrs.enable_rdma_write {
+                    Err(CompletionStatus::RdmaProtectionError)
+                } else {
+                    self.table
+                        .translate(
+                            crate::memory::MemHandle(hdr.handle),
+                            hdr.offset,
+                            u64::from(hdr.len),
+                            self.attrs.ptag,
+                            Access::RemoteWrite,
+                        )
+                        .map(|r| {
+                            Some(Slot {
+                                region: r,
+                                offset: hdr.offset as usize,
+                                len: hdr.len as usize,
+                            })
+                        })
+                };
+                let needs_recv = is_send || imm.is_some();
+                let cap = self.recvs.front().map(|r| r.cap);
+                match decide(
+                    rel,
+                    needs_recv,
+                    cap,
+                    is_send,
+                    u64::from(hdr.len),
+                    target.as_ref().map(|_| ()).map_err(|e| *e),
+                ) {
+                    RxAction::Place { consume_recv } => {
+                        let recv = if consume_recv {
+                            self.recvs.pop_front()
+                        } else {
+                            None
+                        };
+                        if is_send {
+                            let r = recv.ok_or("receive vanished")?;
+                            (r.slots, OnDone::Recv { desc: r.desc, imm })
+                        } else {
+                            let slot = target.ok().flatten().ok_or("target vanished")?;
+                            (
+                                vec![slot],
+                                OnDone::RdmaWrite {
+                                    recv: recv.map(|r| r.desc),
+                                    imm,
+                                },
+                            )
+                        }
+                    }
+                    RxAction::Discard { recv_status, nak } => {
+                        let recv =
+                            recv_status.and_then(|st| self.recvs.pop_front().map(|r| (r.desc, st)));
+                        (Vec::new(), OnDone::Discard { recv, nak })
+                    }
+                }
+            }
+            Kind::ReadReq => {
+                if let Some(a) = hdr.ack() {
+                    self.tracker.on_ack(a);
+                    self.drain_tracker();
+                }
+                self.expect_seq(hdr.seq)?;
+                return self.answer_read(hdr);
+            }
+            Kind::ReadResp => {
+                let slots = self
+                    .reads
+                    .remove(&hdr.seq)
+                    .ok_or("read response for no pending read")?;
+                if hdr.aux != 0 {
+                    let st = CompletionStatus::from_code(hdr.aux)
+                        .unwrap_or(CompletionStatus::RdmaProtectionError);
+                    self.tracker.on_read_done(hdr.seq, st);
+                    self.drain_tracker();
+                    return Err(format!("peer refused RDMA read with {st:?}"));
+                }
+                let want: usize = slots.iter().map(|s| s.len).sum();
+                if want != hdr.len as usize {
+                    return Err("read response length differs from the request".into());
+                }
+                (slots, OnDone::ReadResp)
+            }
+            Kind::Ack => {
+                self.tracker.on_ack(hdr.aux);
+                self.drain_tracker();
+                return Ok(());
+            }
+            Kind::Nak => {
+                let st = CompletionStatus::from_code(hdr.aux)
+                    .unwrap_or(CompletionStatus::TransportError);
+                self.tracker.on_nak(hdr.seq, st);
+                self.drain_tracker();
+                return Err(format!("peer refused frame {} with {st:?}", hdr.seq));
+            }
+            Kind::Disconnect => {
+                self.state = self
+                    .state
+                    .on(ViEvent::PeerDisconnected)
+                    .unwrap_or(ViState::Idle);
+                self.wire = None;
+                self.break_reason = Some("peer disconnected".into());
+                self.flush_all(None);
+                return Ok(());
+            }
+            Kind::Connect | Kind::Accept | Kind::Reject => {
+                return Err(format!("unexpected {:?} on a connected VI", hdr.kind));
+            }
+        };
+        self.rx = Rx::Payload {
+            hdr,
+            slots,
+            done: 0,
+            on_done,
+        };
+        if hdr.len == 0 {
+            // Complete zero-length frames now rather than on the next read.
+            let Rx::Payload { hdr, on_done, .. } = std::mem::replace(&mut self.rx, Rx::idle())
+            else {
+                unreachable!()
+            };
+            self.on_payload(hdr, on_done)?;
+        }
+        Ok(())
+    }
+
+    fn expect_seq(&mut self, seq: u32) -> std::result::Result<(), String> {
+        if seq != self.rx_expect {
+            return Err(format!(
+                "frame {seq} out of order, expected {}",
+                self.rx_expect
+            ));
+        }
+        self.rx_expect = self.rx_expect.wrapping_add(1);
+        Ok(())
+    }
+
+    fn answer_read(&mut self, req: Header) -> std::result::Result<(), String> {
+        let target = if self.attrs.enable_rdma_read {
+            self.table.translate(
+                crate::memory::MemHandle(req.handle),
+                req.offset,
+                u64::from(req.aux),
+                self.attrs.ptag,
+                Access::RemoteRead,
+            )
+        } else {
+            Err(CompletionStatus::RdmaProtectionError)
+        };
+        match target {
+            Ok(region) => {
+                let resp = Header {
+                    seq: req.seq,
+                    len: req.aux,
+                    ..Header::new(Kind::ReadResp)
+                };
+                let slot = Slot {
+                    region,
+                    offset: req.offset as usize,
+                    len: req.aux as usize,
+                };
+                self.send_frame(&resp, &[slot]).map_err(io_err)
+            }
+            Err(st) => {
+                let resp = Header {
+                    seq: req.seq,
+                    aux: st.code(),
+                    ..Header::new(Kind::ReadResp)
+                };
+                let _ = self.send_frame(&resp, &[]);
+                Err(format!("refused RDMA read with {st:?}"))
+            }
+        }
+    }
+
+    fn on_payload(&mut self, hdr: Header, on_done: OnDone) -> std::result::Result<(), String> {
+        let placed = |s: &mut Self| {
+            if s.attrs.reliability == Reliability::ReliableReception {
+                s.note_delivered(hdr.seq);
+            }
+        };
+        match on_done {
+            OnDone::Recv { desc, imm } => {
+                placed(self);
+                self.push_recv_done(Completion::new(
+                    desc,
+                    CompletionStatus::Success,
+                    hdr.len,
+                    imm,
+                ));
+            }
+            OnDone::RdmaWrite { recv, imm } => {
+                placed(self);
+                if let Some(desc) = recv {
+                    self.push_recv_done(Completion::new(
+                        desc,
+                        CompletionStatus::Success,
+                        hdr.len,
+                        imm,
+                    ));
+                }
+            }
+            OnDone::ReadResp => {
+                self.tracker
+                    .on_read_done(hdr.seq, CompletionStatus::Success);
+                self.drain_tracker();
+            }
+            OnDone::Discard { recv, nak } => {
+                if let Some((desc, st)) = recv {
+                    self.push_recv_done(Completion::new(desc, st, 0, None));
+                }
+                if let Some(st) = nak {
+                    self.ack_due = None;
+                    let h = Header {
+                        seq: hdr.seq,
+                        aux: st.code(),
+                        ..Header::new(Kind::Nak)
+                    };
+                    let _ = self.send_frame(&h, &[]);
+                    return Err(format!("refused frame {} from peer with {st:?}", hdr.seq));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,45 @@
+//! Byte links between two VI endpoints: the part of a provider that moves bytes.
+//!
+//! The VI protocol engine ([`crate::engine`]) is the same for every provider; a provider only
+//! supplies a non-blocking, ordered, reliable byte pipe with a way to block until it is
+//! readable or writable. TCP gives one directly; `shm` builds one from two rings in shared
+//! memory with futex doorbells.
+
+use std::io;
+use std::time::Duration;
+
+pub mod shm;
+pub mod tcp;
+
+/// A non-blocking ordered byte pipe to the peer.
+pub trait Link: Send {
+    /// Writes some of `bufs` (in order); `Ok(0)` means the pipe is full right now.
+    fn write_some(&mut self, bufs: &[&[u8]]) -> io::Result<usize>;
+    /// Reads into `buf`; `Ok(0)` means nothing is available right now. A closed peer is an
+    /// error of kind `UnexpectedEof` (or a connection error).
+    fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize>;
+    /// Blocks until the pipe is readable (or writable, if `want_write`), the peer is gone, or
+    /// `timeout` passes. Spurious returns are allowed; callers re-check.
+    fn wait(&mut self, want_write: bool, timeout: Duration) -> io::Result<()>;
+    /// Blocks until bytes arrive (or `timeout` passes) and reads them into `buf`; `Ok(0)` on
+    /// timeout. The default waits, then reads; a provider whose wait is itself a read
+    /// overrides it to save a system call.
+    fn wait_read(&mut self, buf: &mut [u8], timeout: Duration) -> io::Result<usize> {
+        self.wait(false, timeout)?;
+        self.read_some(buf)
+    }
+    /// The provider's name.
+    fn provider(&self) -> &'static str;
+}
+
+/// Converts a duration to a timespec for poll/futex, saturating.
+pub(crate) fn timespec(d: Duration) -> rustix::time::Timespec {
+    rustix::time::Timespec {
+        tv_sec: d.as_secs().min(i64::MAX as u64) as i64,
+        tv_nsec: i64::from(d.subsec_nanos()),
+    }
+}
+
+pub(crate) fn closed() -> io::Error {
+    io::Error::new(io::ErrorKind::UnexpectedEof, "peer closed the connection")
+}

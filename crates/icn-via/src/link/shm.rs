@@ -1,0 +1,293 @@
+//! The `shm` provider's link: a [`RingPair`] in a memfd mapped by both processes, plus the
+//! Unix socket the connection was set up on, kept open only to notice the peer's death.
+//!
+//! Connection set-up (the connection manager playing VIA's kernel agent): the client creates
+//! a memfd of [`area_len`]`(RING_CAP)` bytes, maps it, writes the header, and passes the fd
+//! over the server's abstract Unix socket with `SCM_RIGHTS`; the server maps the same memory.
+//! From then on the data path is user-level: a send is a copy into the ring plus, only if the
+//! peer sleeps, one `futex` wake.
+//!
+//! Waiting polls for [`PURE_SPIN`] (catching the reply of a ping-pong without a system call),
+//! then polls while yielding the CPU until [`SPIN`] (a loaded machine's peer gets to run), then
+//! sleeps on the futex in slices of at most 10 ms, checking the socket for the peer's death
+//! between slices; it never busy-waits longer than [`SPIN`].
+
+#![allow(unsafe_code)]
+
+use std::fs::File;
+use std::io::{self, IoSlice, IoSliceMut};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
+use std::time::{Duration, Instant};
+
+use memmap2::MmapMut;
+use rustix::event::{PollFd, PollFlags, poll};
+use rustix::fs::{MemfdFlags, memfd_create};
+use rustix::net::{
+    RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
+    SendAncillaryMessage, SendFlags, recvmsg, sendmsg,
+};
+use rustix::thread::futex;
+
+use super::{Link, closed, timespec};
+use crate::ring::{RingPair, area_len};
+
+/// Bytes per ring direction.
+pub const RING_CAP: usize = 2 << 20;
+/// How long a wait polls before sleeping.
+pub const SPIN: Duration = Duration::from_micros(200);
+/// How long of that it polls without yielding the CPU.
+pub const PURE_SPIN: Duration = Duration::from_micros(50);
+/// Longest futex sleep between liveness checks.
+const SLEEP_SLICE: Duration = Duration::from_millis(10);
+/// How long set-up may take once the socket is connected.
+const SETUP_TIMEOUT: Duration = Duration::from_secs(5);
+
+fn socket_addr(name: &str) -> io::Result<SocketAddr> {
+    SocketAddr::from_abstract_name(format!("icnlab-via:{name}"))
+}
+
+/// A server NIC's listening socket (abstract namespace: nothing in the file system).
+pub struct ShmListener {
+    listener: UnixListener,
+}
+
+impl ShmListener {
+    pub fn bind(name: &str) -> io::Result<Self> {
+        let listener = UnixListener::bind_addr(&socket_addr(name)?)?;
+        listener.set_nonblocking(true)?;
+        Ok(ShmListener { listener })
+    }
+
+    /// Accepts a connection and maps the area its client passes; `Ok(None)` if no client was
+    /// actually waiting.
+    pub fn accept(&mut self) -> io::Result<Option<ShmLink>> {
+        let sock = match self.listener.accept() {
+            Ok((s, _)) => s,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        sock.set_nonblocking(false)?;
+        sock.set_read_timeout(Some(SETUP_TIMEOUT))?;
+        let fd = receive_fd(&sock)?;
+        let ring = map_area(fd, None, 1)?;
+        Ok(Some(ShmLink::new(ring, sock)?))
+    }
+}
+
+impl AsFd for ShmListener {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.listener.as_fd()
+    }
+}
+
+/// Client side: connects to the NIC listening as `name` and shares a fresh area with it.
+pub fn dial(name: &str) -> io::Result<ShmLink> {
+    let sock = UnixStream::connect_addr(&socket_addr(name)?)
+        .map_err(|e| io::Error::new(e.kind(), format!("no shm NIC listening as {name:?}: {e}")))?;
+    // Named after the server so a leak is attributable (visible in /proc/<pid>/maps).
+    let fd = memfd_create(format!("icnlab-via:{name}"), MemfdFlags::CLOEXEC)?;
+    let len = area_len(RING_CAP);
+    File::from(fd.try_clone()?).set_len(len as u64)?;
+    let ring = map_area(fd.try_clone()?, Some(len), 0)?;
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    let fds = [fd.as_fd()];
+    control.push(SendAncillaryMessage::ScmRights(&fds));
+    sendmsg(
+        &sock,
+        &[IoSlice::new(b"V")],
+        &mut control,
+        SendFlags::empty(),
+    )?;
+    // `fd` closes here; the mapping keeps the memory, and once both sides unmap it is gone.
+    ShmLink::new(ring, sock)
+}
+
+fn receive_fd(sock: &UnixStream) -> io::Result<OwnedFd> {
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let mut byte = [0u8; 1];
+    let msg = recvmsg(
+        sock,
+        &mut [IoSliceMut::new(&mut byte)],
+        &mut control,
+        RecvFlags::CMSG_CLOEXEC,
+    )?;
+    if msg.bytes != 1 {
+        return Err(closed());
+    }
+    for m in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(mut fds) = m
+            && let Some(fd) = fds.next()
+        {
+            return Ok(fd);
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        "connection request carried no memory",
+    ))
+}
+
+/// Maps the memfd and builds side `side`'s view. `init_len` is set by the creator, which
+/// writes the header; the other side validates what it finds.
+fn map_area(fd: OwnedFd, init_len: Option<usize>, side: usize) -> io::Result<RingPair> {
+    let file = File::from(fd);
+    let len = file.metadata()?.len();
+    if len < crate::ring::CTRL_SIZE as u64 || len > (area_len(RING_CAP) * 4) as u64 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "shared area of a bad size",
+        ));
+    }
+    // SAFETY: the file is a memfd shared only with the peer process; mapping it shared is
+    // the point. The peer may write any byte at any time, which `RingPair` is written to
+    // tolerate (all control words are atomics and validated, data copies are bounded).
+    let mut map = unsafe { MmapMut::map_mut(&file)? };
+    let base = map.as_mut_ptr();
+    let len = map.len();
+    if let Some(l) = init_len {
+        debug_assert_eq!(l, len);
+        // SAFETY: the area is freshly created, zero-filled by ftruncate, page-aligned, `len`
+        // bytes long, and not yet shared (the fd has not been sent).
+        unsafe { RingPair::init(base, len) };
+    }
+    // SAFETY: `base` is the page-aligned start of a `len`-byte mapping owned by `map`, which
+    // moves into the view (moving an MmapMut does not move the mapping). Each process builds
+    // exactly one view, the client side 0 and the server side 1.
+    unsafe { RingPair::from_raw(base, len, side, Box::new(map)) }
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+pub struct ShmLink {
+    ring: RingPair,
+    sock: UnixStream,
+}
+
+impl ShmLink {
+    fn new(ring: RingPair, sock: UnixStream) -> io::Result<Self> {
+        sock.set_nonblocking(true)?;
+        Ok(ShmLink { ring, sock })
+    }
+
+    fn wake_peer(&self) {
+        if self.ring.ring_peer() {
+            let _ = futex::wake(self.ring.peer_bell(), futex::Flags::empty(), 1);
+        }
+    }
+
+    /// True once the peer has closed its end of the set-up socket (it exited or dropped the
+    /// link). The peer never writes to the socket after set-up, so readable means closed.
+    fn peer_gone(&self) -> bool {
+        let mut fds = [PollFd::new(&self.sock, PollFlags::IN)];
+        match poll(&mut fds, Some(&timespec(Duration::ZERO))) {
+            Ok(0) => false,
+            Ok(_) => true,
+            Err(_) => false,
+        }
+    }
+}
+
+fn corrupt(e: crate::ring::RingError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e)
+}
+
+impl Link for ShmLink {
+    fn write_some(&mut self, bufs: &[&[u8]]) -> io::Result<usize> {
+        let n = self.ring.write(bufs).map_err(corrupt)?;
+        if n > 0 {
+            self.wake_peer();
+        } else if bufs.iter().any(|b| !b.is_empty()) && self.peer_gone() {
+            return Err(closed());
+        }
+        Ok(n)
+    }
+
+    fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.ring.read(buf).map_err(corrupt)?;
+        if n > 0 {
+            // Room was freed: a writer blocked on a full ring may be asleep.
+            self.wake_peer();
+        }
+        Ok(n)
+    }
+
+    fn wait(&mut self, want_write: bool, timeout: Duration) -> io::Result<()> {
+        let ready = |r: &RingPair| r.readable() || (want_write && r.writable());
+        // The common case (a ping-pong reply) arrives within a few thousand polls: don't read
+        // the clock for those.
+        for _ in 0..4096 {
+            if ready(&self.ring) {
+                return Ok(());
+            }
+            std::hint::spin_loop();
+        }
+        let start = Instant::now();
+        // Phase 1: pure spin for PURE_SPIN (a small message's round trip); phase 2: spin with
+        // sched_yield until SPIN, so on a loaded machine a peer waiting for our core runs;
+        // phase 3: futex sleep.
+        let spin = SPIN.min(timeout);
+        let mut polls = 0u32;
+        loop {
+            for _ in 0..256 {
+                if ready(&self.ring) {
+                    return Ok(());
+                }
+                std::hint::spin_loop();
+            }
+            polls += 1;
+            let t = start.elapsed();
+            if t >= spin {
+                break;
+            }
+            if t >= PURE_SPIN || polls > 4096 {
+                std::thread::yield_now();
+            }
+        }
+        loop {
+            let seq = self
+                .ring
+                .my_bell()
+                .load(std::sync::atomic::Ordering::SeqCst);
+            self.ring.set_sleeping(true);
+            if ready(&self.ring) {
+                self.ring.set_sleeping(false);
+                return Ok(());
+            }
+            let left = timeout.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                self.ring.set_sleeping(false);
+                return Ok(());
+            }
+            let r = futex::wait(
+                self.ring.my_bell(),
+                futex::Flags::empty(),
+                seq,
+                Some(&timespec(left.min(SLEEP_SLICE))),
+            );
+            self.ring.set_sleeping(false);
+            match r {
+                Ok(())
+                | Err(
+                    rustix::io::Errno::AGAIN
+                    | rustix::io::Errno::TIMEDOUT
+                    | rustix::io::Errno::INTR,
+                ) => {}
+                Err(e) => return Err(e.into()),
+            }
+            if ready(&self.ring) {
+                return Ok(());
+            }
+            if self.peer_gone() {
+                return Err(closed());
+            }
+        }
+    }
+
+    fn provider(&self) -> &'static str {
+        "shm"
+    }
+}

@@ -1,0 +1,116 @@
+//! The `tcp` provider's link: a `TcpStream` with `TCP_NODELAY`, kept in blocking mode with a
+//! receive timeout so a wait can *be* the read (one system call per received batch, like a
+//! plain blocking socket program), while polls and writes pass `MSG_DONTWAIT`.
+
+use std::io::{self, IoSlice, Read};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use rustix::event::{PollFd, PollFlags, poll};
+use rustix::io::Errno;
+use rustix::net::{RecvFlags, SendAncillaryBuffer, SendFlags, recv, sendmsg};
+
+use super::{Link, closed, timespec};
+
+/// The socket's receive timeout: the longest a blocking read sleeps before the engine
+/// re-checks its deadline and the peer.
+const READ_SLICE: Duration = Duration::from_millis(20);
+
+pub struct TcpLink {
+    stream: TcpStream,
+    /// Receive timeout currently set on the socket.
+    rcv_timeout: Duration,
+}
+
+impl TcpLink {
+    pub fn new(stream: TcpStream) -> io::Result<Self> {
+        stream.set_nodelay(true)?;
+        stream.set_nonblocking(false)?;
+        stream.set_read_timeout(Some(READ_SLICE))?;
+        Ok(TcpLink {
+            stream,
+            rcv_timeout: READ_SLICE,
+        })
+    }
+}
+
+fn retry(e: Errno) -> bool {
+    e == Errno::AGAIN || e == Errno::INTR
+}
+
+impl Link for TcpLink {
+    fn write_some(&mut self, bufs: &[&[u8]]) -> io::Result<usize> {
+        let slices: Vec<IoSlice<'_>> = bufs
+            .iter()
+            .filter(|b| !b.is_empty())
+            .map(|b| IoSlice::new(b))
+            .collect();
+        if slices.is_empty() {
+            return Ok(0);
+        }
+        let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
+        match sendmsg(
+            &self.stream,
+            &slices,
+            &mut SendAncillaryBuffer::default(),
+            flags,
+        ) {
+            Ok(0) => Err(closed()),
+            Ok(n) => Ok(n),
+            Err(e) if retry(e) => Ok(0),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        match recv(&self.stream, &mut *buf, RecvFlags::DONTWAIT) {
+            Ok((0, _)) => Err(closed()),
+            Ok((n, _)) => Ok(n),
+            Err(e) if retry(e) => Ok(0),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn wait_read(&mut self, buf: &mut [u8], timeout: Duration) -> io::Result<usize> {
+        let t = timeout.clamp(Duration::from_micros(1), READ_SLICE);
+        if t != self.rcv_timeout {
+            self.stream.set_read_timeout(Some(t))?;
+            self.rcv_timeout = t;
+        }
+        match self.stream.read(buf) {
+            Ok(0) if !buf.is_empty() => Err(closed()),
+            Ok(n) => Ok(n),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) =>
+            {
+                Ok(0)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn wait(&mut self, want_write: bool, timeout: Duration) -> io::Result<()> {
+        let mut flags = PollFlags::IN;
+        if want_write {
+            flags |= PollFlags::OUT;
+        }
+        let mut fds = [PollFd::new(&self.stream, flags)];
+        match poll(&mut fds, Some(&timespec(timeout))) {
+            Ok(_) => Ok(()),
+            Err(Errno::INTR) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn provider(&self) -> &'static str {
+        "tcp"
+    }
+}

@@ -1,0 +1,329 @@
+//! Memory registration and the user-level translation table (MyVIA's "UTLB").
+//!
+//! VIA requires every buffer named in a descriptor to be registered first; registration ties
+//! it to a protection tag and says whether peers may RDMA into or out of it. MyVIA's speed-up
+//! is that the table of registered regions (RMMT) is consulted in user space instead of on
+//! the NIC. Here the table lives in the NIC object, and every segment of every descriptor, and
+//! every incoming RDMA, is checked against it by [`RegionTable::translate`] before a single
+//! byte is copied: this is what guarantees nothing is ever written outside a registered
+//! region.
+//!
+//! | check (in order) | failure status |
+//! |---|---|
+//! | handle is registered | `ProtectionError` (local) / `RdmaProtectionError` (remote) |
+//! | region's ptag == VI's ptag | same |
+//! | `offset + len <= region.len()` | same |
+//! | RDMA write/read enabled on the region | `RdmaProtectionError` |
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+
+use crate::attrs::{MAX_REGISTER_SIZE, MemAttributes, Ptag};
+use crate::error::{CompletionStatus, Result, ViaError};
+
+/// The handle of a registered region (`VIP_MEM_HANDLE`, ≈ ibverbs lkey/rkey). Peers name a
+/// remote region by its raw value, which the application sends them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MemHandle(pub(crate) u32);
+
+impl MemHandle {
+    /// The value to send to a peer that wants to RDMA into this region.
+    pub fn raw(self) -> u32 {
+        self.0
+    }
+    /// A handle received from a peer.
+    pub fn from_raw(raw: u32) -> Self {
+        MemHandle(raw)
+    }
+}
+
+/// What a translation is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// A local data segment of a send or receive descriptor.
+    Local,
+    /// A peer writes into the region.
+    RemoteWrite,
+    /// A peer reads from the region.
+    RemoteRead,
+}
+
+pub(crate) struct RegionInner {
+    pub(crate) attrs: MemAttributes,
+    len: usize,
+    data: Mutex<Vec<u8>>,
+}
+
+impl RegionInner {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Vec<u8>> {
+        // A poisoned lock only means another thread panicked mid-copy; bytes are still bytes.
+        self.data.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Handles are small sequential integers: hashing them with SipHash would cost more than the
+/// rest of a translation, so the table hashes a handle to itself.
+#[derive(Default, Clone, Copy)]
+struct BuildIdHasher;
+
+struct IdHasher(u64);
+
+impl std::hash::BuildHasher for BuildIdHasher {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n);
+    }
+}
+
+/// The NIC's registration table.
+#[derive(Default)]
+pub(crate) struct RegionTable {
+    map: RwLock<HashMap<u32, Arc<RegionInner>, BuildIdHasher>>,
+    next: AtomicU32,
+}
+
+impl RegionTable {
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        len: usize,
+        attrs: MemAttributes,
+    ) -> Result<MemRegion> {
+        if len > MAX_REGISTER_SIZE {
+            return Err(ViaError::InvalidParameter(format!(
+                "region length must be in 0..={MAX_REGISTER_SIZE}, got {len}"
+            )));
+        }
+        let handle = MemHandle(self.next.fetch_add(1, Ordering::Relaxed) + 1);
+        let inner = Arc::new(RegionInner {
+            attrs,
+            len,
+            data: Mutex::new(vec![0; len]),
+        });
+        self.map
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(handle.0, inner.clone());
+        Ok(MemRegion {
+            handle,
+            inner,
+            table: Arc::downgrade(self),
+        })
+    }
+
+    fn remove(&self, handle: MemHandle) {
+        self.map
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&handle.0);
+    }
+
+    /// Checks `[offset, offset+len)` of region `handle` for use by a VI with tag `ptag`.
+    /// See the module table for the checks and the status each failure yields.
+    pub(crate) fn translate(
+        &self,
+        handle: MemHandle,
+        offset: u64,
+        len: u64,
+        ptag: Ptag,
+        access: Access,
+    ) -> std::result::Result<Arc<RegionInner>, CompletionStatus> {
+        let fail = match access {
+            Access::Local => CompletionStatus::ProtectionError,
+            _ => CompletionStatus::RdmaProtectionError,
+        };
+        let map = self.map.read().unwrap_or_else(|e| e.into_inner());
+        let region = map.get(&handle.0).ok_or(fail)?;
+        if region.attrs.ptag != ptag {
+            return Err(fail);
+        }
+        let size = region.len as u64;
+        match offset.checked_add(len) {
+            Some(end) if end <= size => {}
+            _ => return Err(fail),
+        }
+        let allowed = match access {
+            Access::Local => true,
+            Access::RemoteWrite => region.attrs.enable_rdma_write,
+            Access::RemoteRead => region.attrs.enable_rdma_read,
+        };
+        if !allowed {
+            return Err(CompletionStatus::RdmaProtectionError);
+        }
+        Ok(region.clone())
+    }
+}
+
+/// A registered memory region (`VipRegisterMem`; dropping it is `VipDeregisterMem`).
+///
+/// The library owns the bytes so it can check every access; the application reads and writes
+/// them through [`MemRegion::write`], [`MemRegion::read`] and [`MemRegion::with_mut`].
+pub struct MemRegion {
+    handle: MemHandle,
+    inner: Arc<RegionInner>,
+    table: Weak<RegionTable>,
+}
+
+impl MemRegion {
+    /// The handle to put in descriptor segments (and to send to RDMA peers).
+    pub fn handle(&self) -> MemHandle {
+        self.handle
+    }
+    /// The region's attributes (`VipQueryMem`).
+    pub fn attributes(&self) -> MemAttributes {
+        self.inner.attrs
+    }
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.inner.len
+    }
+    /// True for a zero-length region.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Copies `src` into the region at `offset`.
+    pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
+        let mut d = self.inner.lock();
+        let dst = offset
+            .checked_add(src.len())
+            .and_then(|end| d.get_mut(offset..end))
+            .ok_or_else(|| {
+                ViaError::Protection(format!(
+                    "write of {} B at {offset} outside region",
+                    src.len()
+                ))
+            })?;
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+    /// Copies `dst.len()` bytes from the region at `offset` into `dst`.
+    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let d = self.inner.lock();
+        let src = offset
+            .checked_add(dst.len())
+            .and_then(|end| d.get(offset..end))
+            .ok_or_else(|| {
+                ViaError::Protection(format!(
+                    "read of {} B at {offset} outside region",
+                    dst.len()
+                ))
+            })?;
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+    /// Runs `f` on the region's bytes.
+    pub fn with<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(&self.inner.lock())
+    }
+    /// Runs `f` on the region's bytes, mutably.
+    pub fn with_mut<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> R {
+        f(&mut self.inner.lock())
+    }
+}
+
+impl Drop for MemRegion {
+    fn drop(&mut self) {
+        if let Some(t) = self.table.upgrade() {
+            t.remove(self.handle);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> Arc<RegionTable> {
+        Arc::new(RegionTable::default())
+    }
+
+    #[test]
+    fn translate_applies_every_check_of_the_table() {
+        let t = table();
+        let p = Ptag(1);
+        let local = t.register(100, MemAttributes::local(p)).unwrap();
+        let rdma = t.register(100, MemAttributes::rdma(p)).unwrap();
+        use Access::*;
+        use CompletionStatus::*;
+        // row 1: unknown handle
+        assert_eq!(
+            t.translate(MemHandle(999), 0, 1, p, Local).err(),
+            Some(ProtectionError)
+        );
+        assert_eq!(
+            t.translate(MemHandle(999), 0, 1, p, RemoteWrite).err(),
+            Some(RdmaProtectionError)
+        );
+        // row 2: ptag mismatch
+        assert_eq!(
+            t.translate(local.handle(), 0, 1, Ptag(2), Local).err(),
+            Some(ProtectionError)
+        );
+        // row 3: bounds, including the exact end and u64 overflow
+        assert!(t.translate(local.handle(), 0, 100, p, Local).is_ok());
+        assert!(t.translate(local.handle(), 100, 0, p, Local).is_ok());
+        assert_eq!(
+            t.translate(local.handle(), 1, 100, p, Local).err(),
+            Some(ProtectionError)
+        );
+        assert_eq!(
+            t.translate(local.handle(), u64::MAX, 2, p, Local).err(),
+            Some(ProtectionError)
+        );
+        // row 4: RDMA rights
+        assert_eq!(
+            t.translate(local.handle(), 0, 1, p, RemoteWrite).err(),
+            Some(RdmaProtectionError)
+        );
+        assert_eq!(
+            t.translate(local.handle(), 0, 1, p, RemoteRead).err(),
+            Some(RdmaProtectionError)
+        );
+        assert!(t.translate(rdma.handle(), 0, 1, p, RemoteWrite).is_ok());
+        assert!(t.translate(rdma.handle(), 0, 1, p, RemoteRead).is_ok());
+    }
+
+    #[test]
+    fn dropping_a_region_deregisters_it() {
+        let t = table();
+        let r = t.register(8, MemAttributes::local(Ptag(1))).unwrap();
+        let h = r.handle();
+        assert!(t.translate(h, 0, 8, Ptag(1), Access::Local).is_ok());
+        drop(r);
+        assert_eq!(
+            t.translate(h, 0, 8, Ptag(1), Access::Local).err(),
+            Some(CompletionStatus::ProtectionError)
+        );
+    }
+
+    #[test]
+    fn region_accessors_refuse_out_of_bounds() {
+        let t = table();
+        let r = t.register(4, MemAttributes::local(Ptag(1))).unwrap();
+        r.write(0, &[1, 2, 3, 4]).unwrap();
+        assert!(r.write(1, &[0; 4]).is_err());
+        assert!(r.write(usize::MAX, &[0; 2]).is_err());
+        let mut b = [0; 2];
+        r.read(2, &mut b).unwrap();
+        assert_eq!(b, [3, 4]);
+        assert!(r.read(3, &mut b).is_err());
+        assert!(
+            t.register(MAX_REGISTER_SIZE + 1, MemAttributes::local(Ptag(1)))
+                .is_err()
+        );
+    }
+}

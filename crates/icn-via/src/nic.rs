@@ -1,0 +1,342 @@
+//! The consumer-facing objects: [`Nic`], [`Vi`] and [`ConnRequest`].
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::attrs::{
+    MAX_DISCRIMINATOR_LEN, MAX_QUEUE_DEPTH, MAX_REGISTER_SIZE, MAX_SEGMENTS, MAX_TRANSFER_SIZE,
+    MemAttributes, NicAttributes, Ptag, Reliability, ViAttributes,
+};
+use crate::cq::{CompletionQueue, ViId, WorkQueue};
+use crate::descriptor::{Completion, Descriptor};
+use crate::engine::{STALL_TIMEOUT, ViCore};
+use crate::error::{Result, ViaError};
+use crate::frame::{HEADER_LEN, Header, Kind};
+use crate::memory::{MemRegion, RegionTable};
+use crate::provider::{Address, Listener, dial};
+use crate::vi_state::ViState;
+use crate::wire::Wire;
+
+/// How long `connect_wait` gives a freshly accepted link to send its request.
+const REQUEST_READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+struct NicShared {
+    addr: Address,
+    url: String,
+    table: Arc<RegionTable>,
+    next_ptag: AtomicU32,
+    next_vi: AtomicU32,
+    listener: Mutex<Listener>,
+    pending: Mutex<Vec<ConnRequest>>,
+}
+
+/// An open NIC (`VipOpenNic`; dropping it is `VipCloseNic`).
+#[derive(Clone)]
+pub struct Nic {
+    shared: Arc<NicShared>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Nic {
+    /// Opens a NIC of the provider named by `url` (see [`crate::provider`] for the forms).
+    pub fn open(url: &str) -> Result<Nic> {
+        let addr = Address::parse(url)?;
+        let (listener, url) = Listener::bind(&addr)?;
+        Ok(Nic {
+            shared: Arc::new(NicShared {
+                addr,
+                url,
+                table: Arc::new(RegionTable::default()),
+                next_ptag: AtomicU32::new(1),
+                next_vi: AtomicU32::new(1),
+                listener: Mutex::new(listener),
+                pending: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// `VipQueryNic`.
+    pub fn attributes(&self) -> NicAttributes {
+        NicAttributes {
+            provider: self.shared.addr.provider(),
+            address: self.shared.url.clone(),
+            max_transfer_size: MAX_TRANSFER_SIZE,
+            max_segments_per_desc: MAX_SEGMENTS,
+            max_queue_depth: MAX_QUEUE_DEPTH,
+            max_discriminator_len: MAX_DISCRIMINATOR_LEN,
+            max_register_bytes: MAX_REGISTER_SIZE,
+        }
+    }
+
+    /// The URL peers use to reach this NIC.
+    pub fn address(&self) -> &str {
+        &self.shared.url
+    }
+
+    /// `VipCreatePtag`.
+    pub fn create_ptag(&self) -> Ptag {
+        Ptag(self.shared.next_ptag.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// `VipRegisterMem`: a zeroed region of `len` bytes.
+    pub fn register_mem(&self, len: usize, attrs: MemAttributes) -> Result<MemRegion> {
+        self.shared.table.register(len, attrs)
+    }
+
+    /// `VipCreateCQ`.
+    pub fn create_cq(&self, capacity: usize) -> Result<CompletionQueue> {
+        CompletionQueue::new(capacity)
+    }
+
+    /// `VipCreateVi`, optionally attaching its work queues to completion queues.
+    pub fn create_vi(
+        &self,
+        attrs: ViAttributes,
+        send_cq: Option<&CompletionQueue>,
+        recv_cq: Option<&CompletionQueue>,
+    ) -> Result<Vi> {
+        attrs.validate()?;
+        let id = self.shared.next_vi.fetch_add(1, Ordering::Relaxed);
+        let mut core = ViCore::new(id, attrs, self.shared.table.clone());
+        core.send_cq = send_cq.map(|c| c.shared.clone());
+        core.recv_cq = recv_cq.map(|c| c.shared.clone());
+        let core = Arc::new(Mutex::new(core));
+        for cq in [send_cq, recv_cq].into_iter().flatten() {
+            cq.shared.attach(&core);
+        }
+        Ok(Vi { id: ViId(id), core })
+    }
+
+    /// `VipConnectRequest`: connects `vi` to the server NIC at `remote`, offering
+    /// `discriminator`. Fails with `Rejected`, `Timeout` or `ConnectionLost`.
+    pub fn connect_request(
+        &self,
+        vi: &Vi,
+        remote: &str,
+        discriminator: &[u8],
+        timeout: Option<Duration>,
+    ) -> Result<()> {
+        check_discriminator(discriminator)?;
+        let link = dial(&self.shared.addr, remote, timeout.unwrap_or(STALL_TIMEOUT))?;
+        vi.core().connect(link, discriminator, timeout)
+    }
+
+    /// `VipConnectWait`: waits for a request carrying `discriminator`. Requests with other
+    /// discriminators are kept for other waiters.
+    pub fn connect_wait(
+        &self,
+        discriminator: &[u8],
+        timeout: Option<Duration>,
+    ) -> Result<ConnRequest> {
+        check_discriminator(discriminator)?;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            {
+                let mut pending = lock(&self.shared.pending);
+                if let Some(i) = pending
+                    .iter()
+                    .position(|r| r.discriminator == discriminator)
+                {
+                    return Ok(pending.remove(i));
+                }
+            }
+            let left = deadline.map_or(Duration::from_millis(20), |d| {
+                d.saturating_duration_since(Instant::now())
+            });
+            if left.is_zero() {
+                return Err(ViaError::Timeout);
+            }
+            let link = lock(&self.shared.listener).accept(left.min(Duration::from_millis(20)))?;
+            if let Some(link) = link
+                && let Ok(req) = ConnRequest::read(Wire::new(link))
+            {
+                lock(&self.shared.pending).push(req);
+            }
+        }
+    }
+}
+
+fn check_discriminator(d: &[u8]) -> Result<()> {
+    if d.len() > MAX_DISCRIMINATOR_LEN {
+        return Err(ViaError::InvalidParameter(format!(
+            "discriminator length must be in 0..={MAX_DISCRIMINATOR_LEN}, got {}",
+            d.len()
+        )));
+    }
+    Ok(())
+}
+
+/// An incoming connection request (the `VIP_CONN_HANDLE` of `VipConnectWait`).
+pub struct ConnRequest {
+    wire: Wire,
+    discriminator: Vec<u8>,
+    reliability: Reliability,
+    max_transfer_size: u32,
+}
+
+impl ConnRequest {
+    fn read(mut wire: Wire) -> Result<ConnRequest> {
+        let deadline = Some(Instant::now() + REQUEST_READ_TIMEOUT);
+        let mut b = [0u8; HEADER_LEN];
+        wire.read_exact_until(&mut b, deadline)?;
+        let h = Header::decode(&b)
+            .map_err(|e| ViaError::ConnectionLost(format!("bad connection request: {e}")))?;
+        if h.kind != Kind::Connect {
+            return Err(ViaError::ConnectionLost(
+                "expected a connection request".into(),
+            ));
+        }
+        let mut disc = vec![0u8; h.len as usize];
+        wire.read_exact_until(&mut disc, deadline)?;
+        let reliability = Reliability::from_code(h.imm)
+            .ok_or_else(|| ViaError::ConnectionLost("bad reliability".into()))?;
+        Ok(ConnRequest {
+            wire,
+            discriminator: disc,
+            reliability,
+            max_transfer_size: h.handle,
+        })
+    }
+
+    /// The reliability level the client asked for.
+    pub fn reliability(&self) -> Reliability {
+        self.reliability
+    }
+    /// The client's discriminator.
+    pub fn discriminator(&self) -> &[u8] {
+        &self.discriminator
+    }
+
+    /// `VipConnectAccept`: binds the request to `vi`. The reliability levels must match
+    /// (else the request is rejected and `InvalidParameter` returned).
+    pub fn accept(mut self, vi: &Vi) -> Result<()> {
+        let mut core = vi.core();
+        if core.attrs.reliability != self.reliability {
+            let _ = self.wire.write_all(
+                &[&Header::new(Kind::Reject).encode()],
+                Duration::from_secs(1),
+            );
+            return Err(ViaError::InvalidParameter(format!(
+                "VI reliability {:?} differs from the request's {:?}",
+                core.attrs.reliability, self.reliability
+            )));
+        }
+        core.accept(self.wire, self.max_transfer_size)
+    }
+
+    /// `VipConnectReject`.
+    pub fn reject(mut self) -> Result<()> {
+        self.wire.write_all(
+            &[&Header::new(Kind::Reject).encode()],
+            Duration::from_secs(1),
+        )?;
+        Ok(())
+    }
+}
+
+/// What `VipQueryVi` reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ViQuery {
+    pub state: ViState,
+    pub attributes: ViAttributes,
+    /// Send-queue descriptors posted and not yet reaped.
+    pub send_posted: usize,
+    /// Receive descriptors posted and not yet consumed.
+    pub recv_posted: usize,
+}
+
+/// A virtual interface: a send and a receive work queue bound to one connection
+/// (`VipCreateVi`; dropping it is `VipDestroyVi`). Methods take `&self` and lock internally,
+/// so a `Vi` can be shared between threads.
+pub struct Vi {
+    id: ViId,
+    core: Arc<Mutex<ViCore>>,
+}
+
+impl Vi {
+    fn core(&self) -> MutexGuard<'_, ViCore> {
+        lock(&self.core)
+    }
+    /// The id CQ entries name this VI by.
+    pub fn id(&self) -> ViId {
+        self.id
+    }
+    /// `VipPostSend`.
+    pub fn post_send(&self, desc: Descriptor) -> Result<()> {
+        self.core().post_send(desc)
+    }
+    /// `VipPostRecv`.
+    pub fn post_recv(&self, desc: Descriptor) -> Result<()> {
+        self.core().post_recv(desc)
+    }
+    /// `VipSendDone`: the oldest completed send-queue descriptor, if any (never blocks).
+    pub fn send_done(&self) -> Option<Completion> {
+        self.core().send_done()
+    }
+    /// `VipRecvDone`.
+    pub fn recv_done(&self) -> Option<Completion> {
+        self.core().recv_done()
+    }
+    /// `VipSendWait`: blocks (spin, then sleep) until a send-queue descriptor completes.
+    /// `None` waits forever — but still returns `ConnectionLost` if the peer dies.
+    pub fn send_wait(&self, timeout: Option<Duration>) -> Result<Completion> {
+        self.core().wait(WorkQueue::Send, timeout)
+    }
+    /// `VipRecvWait`.
+    pub fn recv_wait(&self, timeout: Option<Duration>) -> Result<Completion> {
+        self.core().wait(WorkQueue::Recv, timeout)
+    }
+    /// Makes progress without blocking: handles every frame that has arrived (answering RDMA
+    /// reads, placing RDMA writes) and sends any acknowledgement owed.
+    ///
+    /// The library has no helper thread (like a user-level NIC library, progress happens in
+    /// the consumer's calls). Acknowledgements ride on outgoing frames or are sent when this
+    /// side blocks; a consumer that received a message and then neither sends, waits nor
+    /// polls for a long time should call this so the peer's reliable sends complete, and an
+    /// RDMA target with nothing posted calls it to serve reads and writes.
+    pub fn progress(&self) {
+        let mut core = self.core();
+        core.progress();
+        core.flush_ack();
+    }
+
+    /// `VipDisconnect`.
+    pub fn disconnect(&self) -> Result<()> {
+        self.core().disconnect()
+    }
+    /// `VipQueryVi`.
+    pub fn query(&self) -> ViQuery {
+        let (state, attributes, send_posted, recv_posted) = self.core().query();
+        ViQuery {
+            state,
+            attributes,
+            send_posted,
+            recv_posted,
+        }
+    }
+    /// `VipSetViAttributes`: only allowed while idle (VIA: before connecting).
+    pub fn set_attributes(&self, attrs: ViAttributes) -> Result<()> {
+        attrs.validate()?;
+        let mut core = self.core();
+        if core.state != ViState::Idle {
+            return Err(ViaError::InvalidState(
+                "VI attributes can only change while idle".into(),
+            ));
+        }
+        core.attrs = attrs;
+        Ok(())
+    }
+}
+
+impl Drop for Vi {
+    fn drop(&mut self) {
+        let mut core = self.core();
+        if core.state == ViState::Connected {
+            let _ = core.disconnect();
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! Provider selection by URL, and each provider's connection-manager transport (the part of
+//! VIA's kernel agent that sets up a connection).
+//!
+//! | URL | provider | listens on | a connection is |
+//! |---|---|---|---|
+//! | `tcp://HOST:PORT` | tcp | a TCP listener (`PORT` 0 = any) | one TCP stream |
+//! | `tcp://` | tcp | nothing (client-only NIC) | |
+//! | `shm:///some/name` or `shm://name` | shm | the abstract Unix socket `icnlab-via:/some/name` | a memfd with two rings, passed over the socket |
+//! | `shm://` | shm | nothing (client-only NIC) | |
+//!
+//! Abstract Unix sockets leave nothing in the file system, and memfds vanish with their last
+//! mapping, so no shared-memory object outlives the processes.
+
+use std::io;
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::os::fd::AsFd;
+use std::time::Duration;
+
+use rustix::event::{PollFd, PollFlags, poll};
+
+use crate::error::{Result, ViaError};
+use crate::link::{Link, shm, tcp::TcpLink, timespec};
+
+/// A parsed provider URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Address {
+    Tcp(Option<String>),
+    Shm(Option<String>),
+}
+
+impl Address {
+    pub fn parse(url: &str) -> Result<Address> {
+        let bad = || {
+            ViaError::InvalidParameter(format!(
+                "provider URL must be tcp://HOST:PORT or shm://NAME, got {url:?}"
+            ))
+        };
+        let (scheme, rest) = url.split_once("://").ok_or_else(bad)?;
+        let rest = (!rest.is_empty()).then(|| rest.to_string());
+        match scheme {
+            "tcp" => Ok(Address::Tcp(rest)),
+            "shm" => {
+                if rest
+                    .as_ref()
+                    .is_some_and(|r| r.len() > 90 || r.contains('\0'))
+                {
+                    return Err(bad());
+                }
+                Ok(Address::Shm(rest))
+            }
+            _ => Err(bad()),
+        }
+    }
+    pub fn provider(&self) -> &'static str {
+        match self {
+            Address::Tcp(_) => "tcp",
+            Address::Shm(_) => "shm",
+        }
+    }
+}
+
+/// The listening side of a NIC.
+pub enum Listener {
+    None,
+    Tcp(TcpListener),
+    Shm(shm::ShmListener),
+}
+
+impl Listener {
+    /// Binds according to `addr`; returns the listener and the URL peers should use.
+    pub fn bind(addr: &Address) -> Result<(Listener, String)> {
+        match addr {
+            Address::Tcp(None) => Ok((Listener::None, "tcp://".into())),
+            Address::Tcp(Some(hp)) => {
+                let l = TcpListener::bind(hp.as_str())?;
+                l.set_nonblocking(true)?;
+                let url = format!("tcp://{}", l.local_addr()?);
+                Ok((Listener::Tcp(l), url))
+            }
+            Address::Shm(None) => Ok((Listener::None, "shm://".into())),
+            Address::Shm(Some(name)) => {
+                let l = shm::ShmListener::bind(name)?;
+                Ok((Listener::Shm(l), format!("shm://{name}")))
+            }
+        }
+    }
+
+    /// Accepts one link, waiting at most `timeout`; `Ok(None)` on timeout.
+    pub fn accept(&mut self, timeout: Duration) -> Result<Option<Box<dyn Link>>> {
+        let ready = |fd: std::os::fd::BorrowedFd<'_>| -> io::Result<bool> {
+            let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
+            match poll(&mut fds, Some(&timespec(timeout))) {
+                Ok(n) => Ok(n > 0),
+                Err(rustix::io::Errno::INTR) => Ok(false),
+                Err(e) => Err(e.into()),
+            }
+        };
+        match self {
+            Listener::None => Err(ViaError::InvalidState(
+                "this NIC was opened without a listening address".into(),
+            )),
+            Listener::Tcp(l) => {
+                if !ready(l.as_fd())? {
+                    return Ok(None);
+                }
+                match l.accept() {
+                    Ok((s, _)) => {
+                        s.set_nonblocking(false)?;
+                        Ok(Some(Box::new(TcpLink::new(s)?)))
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Listener::Shm(l) => {
+                if !ready(l.as_fd())? {
+                    return Ok(None);
+                }
+                Ok(l.accept()?.map(|link| Box::new(link) as Box<dyn Link>))
+            }
+        }
+    }
+}
+
+/// Opens a link to the NIC at `remote` (a URL of the same provider as `local`).
+pub fn dial(local: &Address, remote: &str, timeout: Duration) -> Result<Box<dyn Link>> {
+    let remote_addr = Address::parse(remote)?;
+    match (local, remote_addr) {
+        (Address::Tcp(_), Address::Tcp(Some(hp))) => {
+            let sa = hp
+                .to_socket_addrs()?
+                .next()
+                .ok_or_else(|| ViaError::InvalidParameter(format!("cannot resolve {hp}")))?;
+            let s = TcpStream::connect_timeout(&sa, timeout).map_err(|e| match e.kind() {
+                io::ErrorKind::TimedOut => ViaError::Timeout,
+                _ => ViaError::ConnectionLost(format!("cannot reach {remote}: {e}")),
+            })?;
+            Ok(Box::new(TcpLink::new(s)?))
+        }
+        (Address::Shm(_), Address::Shm(Some(name))) => Ok(Box::new(shm::dial(&name)?)),
+        _ => Err(ViaError::InvalidParameter(format!(
+            "remote address {remote:?} must be a listening address of the {} provider",
+            local.provider()
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_or_are_rejected() {
+        assert_eq!(
+            Address::parse("tcp://127.0.0.1:0").unwrap(),
+            Address::Tcp(Some("127.0.0.1:0".into()))
+        );
+        assert_eq!(Address::parse("tcp://").unwrap(), Address::Tcp(None));
+        assert_eq!(
+            Address::parse("shm:///tmp/icnlab").unwrap(),
+            Address::Shm(Some("/tmp/icnlab".into()))
+        );
+        assert_eq!(Address::parse("shm://").unwrap(), Address::Shm(None));
+        for bad in [
+            "",
+            "tcp",
+            "udp://x",
+            "shm://a\0b",
+            &format!("shm://{}", "x".repeat(91)),
+        ] {
+            assert!(
+                matches!(Address::parse(bad), Err(ViaError::InvalidParameter(_))),
+                "{bad:?}"
+            );
+        }
+    }
+}

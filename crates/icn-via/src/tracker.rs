@@ -1,0 +1,267 @@
+//! The send-queue state machine, sans-IO: which posted send-queue descriptors are complete,
+//! and with what status, given what the peer said.
+//!
+//! Descriptors on one work queue complete in the order they were posted (VIA 1.0), so the
+//! tracker is a FIFO whose front is released only when it is done.
+//!
+//! | state of an entry | event | next state |
+//! |---|---|---|
+//! | (post) unreliable send / RDMA write | transmitted | `Done(Success)` |
+//! | (post) reliable send / RDMA write | transmitted | `AwaitAck` |
+//! | (post) RDMA read | request transmitted | `AwaitResponse` |
+//! | `AwaitAck` with seq ≤ n | `Ack(n)` (cumulative) | `Done(Success)` |
+//! | `AwaitResponse` with seq s | `ReadDone(s, st)` | `Done(st)` |
+//! | any not done, seq s | `Nak(s, st)` | `Done(st)`; all others not done → `Done(Flushed)`; VI broken |
+//! | first not done | `Break` (transport failure) | `Done(TransportError)` |
+//! | other not done | `Break` | `Done(Flushed)` |
+
+use std::collections::VecDeque;
+
+use crate::attrs::Reliability;
+use crate::descriptor::{Completion, Descriptor, Op};
+use crate::error::CompletionStatus;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Track {
+    Done(CompletionStatus),
+    AwaitAck,
+    AwaitResponse,
+}
+
+#[derive(Debug)]
+struct Entry {
+    seq: u32,
+    desc: Descriptor,
+    track: Track,
+}
+
+/// Sequence comparison that survives wrap-around: `a ≤ b` in the window of 2^31.
+pub(crate) fn seq_le(a: u32, b: u32) -> bool {
+    (b.wrapping_sub(a) as i32) >= 0
+}
+
+/// The FIFO of posted send-queue descriptors.
+#[derive(Debug, Default)]
+pub struct SendTracker {
+    entries: VecDeque<Entry>,
+}
+
+impl SendTracker {
+    /// Number of descriptors posted and not yet reaped.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// A descriptor was handed to the wire with sequence number `seq`.
+    pub fn transmitted(&mut self, seq: u32, desc: Descriptor, reliability: Reliability) {
+        let track = match desc.op {
+            Op::RdmaRead(_) => Track::AwaitResponse,
+            _ if reliability.is_reliable() => Track::AwaitAck,
+            _ => Track::Done(CompletionStatus::Success),
+        };
+        self.entries.push_back(Entry { seq, desc, track });
+    }
+
+    /// A descriptor that failed locally before reaching the wire (e.g. a bad segment): it
+    /// completes, in order, with `status`.
+    pub fn failed_locally(&mut self, seq: u32, desc: Descriptor, status: CompletionStatus) {
+        self.entries.push_back(Entry {
+            seq,
+            desc,
+            track: Track::Done(status),
+        });
+    }
+
+    /// The peer acknowledges every data frame with sequence ≤ `upto`.
+    pub fn on_ack(&mut self, upto: u32) {
+        for e in &mut self.entries {
+            if e.track == Track::AwaitAck && seq_le(e.seq, upto) {
+                e.track = Track::Done(CompletionStatus::Success);
+            }
+        }
+    }
+
+    /// The response to RDMA read `seq` was placed (or refused with `status`).
+    pub fn on_read_done(&mut self, seq: u32, status: CompletionStatus) {
+        if let Some(e) = self
+            .entries
+            .iter_mut()
+            .find(|e| e.seq == seq && e.track == Track::AwaitResponse)
+        {
+            e.track = Track::Done(status);
+        }
+    }
+
+    /// The peer refused frame `seq` with `status`: that descriptor gets the status and every
+    /// other pending one is flushed (the VI is broken).
+    pub fn on_nak(&mut self, seq: u32, status: CompletionStatus) {
+        for e in &mut self.entries {
+            if matches!(e.track, Track::Done(_)) {
+                continue;
+            }
+            e.track = Track::Done(if e.seq == seq {
+                status
+            } else {
+                CompletionStatus::Flushed
+            });
+        }
+    }
+
+    /// A local or peer disconnect: every pending descriptor is flushed.
+    pub fn on_flush(&mut self) {
+        for e in &mut self.entries {
+            if !matches!(e.track, Track::Done(_)) {
+                e.track = Track::Done(CompletionStatus::Flushed);
+            }
+        }
+    }
+
+    /// The connection failed: the oldest pending descriptor gets `TransportError`, the rest
+    /// `Flushed`.
+    pub fn on_break(&mut self) {
+        let mut first = true;
+        for e in &mut self.entries {
+            if matches!(e.track, Track::Done(_)) {
+                continue;
+            }
+            e.track = Track::Done(if first {
+                CompletionStatus::TransportError
+            } else {
+                CompletionStatus::Flushed
+            });
+            first = false;
+        }
+    }
+
+    /// Releases the front descriptor if it is done.
+    pub fn pop_done(&mut self) -> Option<Completion> {
+        let Track::Done(status) = self.entries.front()?.track else {
+            return None;
+        };
+        let e = self.entries.pop_front()?;
+        let len = if status.is_ok() {
+            e.desc.total_len() as u32
+        } else {
+            0
+        };
+        Some(Completion::new(e.desc, status, len, None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::descriptor::RemoteAddr;
+    use crate::memory::MemHandle;
+    use CompletionStatus::*;
+    use Reliability::*;
+
+    fn send(id: u64) -> Descriptor {
+        Descriptor::send(vec![]).with_id(id)
+    }
+    fn read(id: u64) -> Descriptor {
+        Descriptor::rdma_read(
+            RemoteAddr {
+                handle: MemHandle(1),
+                offset: 0,
+            },
+            vec![],
+        )
+        .with_id(id)
+    }
+    fn drain(t: &mut SendTracker) -> Vec<(u64, CompletionStatus)> {
+        std::iter::from_fn(|| t.pop_done())
+            .map(|c| (c.desc.id, c.status))
+            .collect()
+    }
+
+    #[test]
+    fn unreliable_sends_complete_on_transmission() {
+        let mut t = SendTracker::default();
+        t.transmitted(1, send(1), Unreliable);
+        t.transmitted(2, send(2), Unreliable);
+        assert_eq!(drain(&mut t), vec![(1, Success), (2, Success)]);
+    }
+
+    #[test]
+    fn reliable_sends_wait_for_a_cumulative_ack() {
+        let mut t = SendTracker::default();
+        for s in 1..=3 {
+            t.transmitted(s, send(s.into()), ReliableDelivery);
+        }
+        assert_eq!(drain(&mut t), vec![]);
+        t.on_ack(2);
+        assert_eq!(drain(&mut t), vec![(1, Success), (2, Success)]);
+        t.on_ack(3);
+        assert_eq!(drain(&mut t), vec![(3, Success)]);
+    }
+
+    #[test]
+    fn completions_are_released_in_post_order() {
+        let mut t = SendTracker::default();
+        t.transmitted(1, read(1), ReliableReception);
+        t.transmitted(2, send(2), ReliableReception);
+        t.on_ack(2);
+        assert_eq!(drain(&mut t), vec![], "the read in front is not done");
+        t.on_read_done(1, Success);
+        assert_eq!(drain(&mut t), vec![(1, Success), (2, Success)]);
+    }
+
+    #[test]
+    fn nak_fails_its_descriptor_and_flushes_the_rest() {
+        let mut t = SendTracker::default();
+        t.transmitted(1, send(1), ReliableReception);
+        t.transmitted(2, send(2), ReliableReception);
+        t.transmitted(3, send(3), ReliableReception);
+        t.on_ack(1);
+        t.on_nak(2, RemoteDescriptorError);
+        assert_eq!(
+            drain(&mut t),
+            vec![(1, Success), (2, RemoteDescriptorError), (3, Flushed)]
+        );
+    }
+
+    #[test]
+    fn break_gives_transport_error_then_flushed() {
+        let mut t = SendTracker::default();
+        t.transmitted(1, send(1), Unreliable);
+        t.transmitted(2, send(2), ReliableDelivery);
+        t.transmitted(3, read(3), ReliableDelivery);
+        t.failed_locally(4, send(4), ProtectionError);
+        t.on_break();
+        assert_eq!(
+            drain(&mut t),
+            vec![
+                (1, Success),
+                (2, TransportError),
+                (3, Flushed),
+                (4, ProtectionError)
+            ]
+        );
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn flush_completes_everything_pending_as_flushed() {
+        let mut t = SendTracker::default();
+        t.transmitted(1, send(1), ReliableDelivery);
+        t.transmitted(2, send(2), Unreliable);
+        t.on_flush();
+        assert_eq!(drain(&mut t), vec![(1, Flushed), (2, Success)]);
+    }
+
+    #[test]
+    fn ack_comparison_survives_sequence_wrap() {
+        assert!(seq_le(u32::MAX, 0));
+        assert!(seq_le(5, 5));
+        assert!(!seq_le(6, 5));
+        let mut t = SendTracker::default();
+        t.transmitted(u32::MAX, send(1), ReliableDelivery);
+        t.transmitted(0, send(2), ReliableDelivery);
+        t.on_ack(0);
+        assert_eq!(drain(&mut t), vec![(1, Success), (2, Success)]);
+    }
+}
