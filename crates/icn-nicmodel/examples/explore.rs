@@ -11,7 +11,7 @@ fn main() {
             queue_depth: 64,
         };
         println!("{prof} {d}");
-        for pt in bench::curve(&p, &bench::paper_sizes(), e, 1) {
+        for pt in bench::curve(&p, &bench::paper_sizes(), e, 1).unwrap() {
             println!(
                 "{:>7} {:>8.2} us {:>8.2} MB/s",
                 pt.size_bytes, pt.latency_us, pt.bandwidth_mbs

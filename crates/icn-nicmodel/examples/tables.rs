@@ -6,7 +6,7 @@
 
 use icn_nicmodel::bench::{self, Effort};
 use icn_nicmodel::pdring::{self, RingConfig};
-use icn_nicmodel::{design, profile, report};
+use icn_nicmodel::{Design, Profile, Switches, build_from, design, profile, report};
 use std::fmt::Write as _;
 
 const INTRO: &str = include_str!("nicmodel-intro.md");
@@ -70,6 +70,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         writeln!(d)?;
     }
+
+    packetisation(&mut d, effort)?;
 
     writeln!(
         d,
@@ -202,6 +204,72 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         print!("{d}");
     }
     eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+/// One-way latency of `design` on `profile` with the wire packet size replaced.
+fn latency_with_packets(
+    profile: &Profile,
+    packet_bytes: Option<u64>,
+    design: &str,
+    size: u64,
+    effort: Effort,
+) -> Result<f64, Box<dyn std::error::Error>> {
+    let mut p = profile.clone();
+    p.packet_bytes = packet_bytes;
+    let pipe = build_from(&p, &Design::load(design)?, Switches::default(), 1.0)?;
+    Ok(bench::pingpong(&pipe, size, effort.round_trips, 1)?)
+}
+
+/// Before/after table of packetisation on set-up B, and MyVIA's sensitivity to the packet size.
+fn packetisation(d: &mut String, effort: Effort) -> Result<(), Box<dyn std::error::Error>> {
+    let b = Profile::load("setup-b")?;
+    let pk = b.packet_bytes;
+    writeln!(
+        d,
+        "## Packetisation on set-up B: one-way latency of large messages (µs)\n"
+    )?;
+    writeln!(
+        d,
+        "\"before\" = `packet_bytes` unset (each DMA stored and forwarded whole); \"after\" = the \
+         bundled profile ({} B packets). BVIA and GM move one page per DMA, so they are the same \
+         either way. Reproduce: `cargo run --release -p icn-nicmodel --example large_latency`.\n",
+        pk.map_or("no".to_owned(), |n| n.to_string())
+    )?;
+    writeln!(
+        d,
+        "| size B | MyVIA before | MyVIA after | BVIA | GM | MyVIA after / BVIA |"
+    )?;
+    writeln!(d, "|---|---|---|---|---|---|")?;
+    for s in [4096u64, 8192, 16384, 32768, 65536, 131072, 262144] {
+        let before = latency_with_packets(&b, None, "myvia", s, effort)?;
+        let after = latency_with_packets(&b, pk, "myvia", s, effort)?;
+        let bv = latency_with_packets(&b, pk, "bvia", s, effort)?;
+        let gm = latency_with_packets(&b, pk, "gm", s, effort)?;
+        writeln!(
+            d,
+            "| {s} | {before:.2} | {after:.2} | {bv:.2} | {gm:.2} | {:.3} |",
+            after / bv
+        )?;
+    }
+    let packets = [1024u64, 2048, 4096, 8192, 16384];
+    writeln!(
+        d,
+        "\nMyVIA on set-up B against the assumed packet size (one-way latency µs):\n"
+    )?;
+    let head: Vec<String> = packets.iter().map(|p| format!("{p} B")).collect();
+    writeln!(d, "| size B | {} |", head.join(" | "))?;
+    writeln!(d, "|---|{}", "---|".repeat(packets.len()))?;
+    for s in [32768u64, 131072, 262144] {
+        let cells: Vec<String> = packets
+            .iter()
+            .map(|&p| {
+                latency_with_packets(&b, Some(p), "myvia", s, effort).map(|l| format!("{l:.2}"))
+            })
+            .collect::<Result<_, _>>()?;
+        writeln!(d, "| {s} | {} |", cells.join(" | "))?;
+    }
+    writeln!(d)?;
     Ok(())
 }
 

@@ -8,7 +8,7 @@
 //!   first post to the last message's arrival in host memory, in MB/s = 10⁶ B/s.
 
 use crate::design::Pipeline;
-use crate::sim::{self, Message};
+use crate::sim::{self, Message, Stall};
 use icn_engine::rng;
 
 /// One point of a latency/bandwidth curve.
@@ -45,7 +45,7 @@ pub fn paper_sizes() -> Vec<u64> {
 }
 
 /// Mean one-way latency in µs of `round_trips` pingpongs of `size` bytes.
-pub fn pingpong(pipe: &Pipeline, size: u64, round_trips: u32, seed: u64) -> f64 {
+pub fn pingpong(pipe: &Pipeline, size: u64, round_trips: u32, seed: u64) -> Result<f64, Stall> {
     let n = 2 * round_trips.max(1) as usize;
     let msgs: Vec<Message> = (0..n)
         .map(|m| Message {
@@ -55,12 +55,18 @@ pub fn pingpong(pipe: &Pipeline, size: u64, round_trips: u32, seed: u64) -> f64 
             after_tx_of: None,
         })
         .collect();
-    let times = sim::run(pipe, &msgs, &mut rng::stream(seed, 2 * size));
-    times[n - 1].rx_done_us / n as f64
+    let times = sim::run(pipe, &msgs, &mut rng::stream(seed, 2 * size))?;
+    Ok(times[n - 1].rx_done_us / n as f64)
 }
 
 /// Streaming bandwidth in MB/s of `messages` messages of `size` bytes.
-pub fn window(pipe: &Pipeline, size: u64, messages: u32, queue_depth: u32, seed: u64) -> f64 {
+pub fn window(
+    pipe: &Pipeline,
+    size: u64,
+    messages: u32,
+    queue_depth: u32,
+    seed: u64,
+) -> Result<f64, Stall> {
     let n = messages.max(1) as usize;
     let depth = queue_depth.max(1) as usize;
     let msgs: Vec<Message> = (0..n)
@@ -71,19 +77,26 @@ pub fn window(pipe: &Pipeline, size: u64, messages: u32, queue_depth: u32, seed:
             after_tx_of: m.checked_sub(depth),
         })
         .collect();
-    let times = sim::run(pipe, &msgs, &mut rng::stream(seed, 2 * size + 1));
+    let times = sim::run(pipe, &msgs, &mut rng::stream(seed, 2 * size + 1))?;
     let elapsed = times[n - 1].rx_done_us - times[0].start_us;
-    (n as u64 * size) as f64 / elapsed
+    Ok((n as u64 * size) as f64 / elapsed)
 }
 
 /// Latency and bandwidth for every size.
-pub fn curve(pipe: &Pipeline, sizes: &[u64], effort: Effort, seed: u64) -> Vec<Point> {
+pub fn curve(
+    pipe: &Pipeline,
+    sizes: &[u64],
+    effort: Effort,
+    seed: u64,
+) -> Result<Vec<Point>, Stall> {
     sizes
         .iter()
-        .map(|&s| Point {
-            size_bytes: s,
-            latency_us: pingpong(pipe, s, effort.round_trips, seed),
-            bandwidth_mbs: window(pipe, s, effort.messages, effort.queue_depth, seed),
+        .map(|&s| {
+            Ok(Point {
+                size_bytes: s,
+                latency_us: pingpong(pipe, s, effort.round_trips, seed)?,
+                bandwidth_mbs: window(pipe, s, effort.messages, effort.queue_depth, seed)?,
+            })
         })
         .collect()
 }

@@ -1,17 +1,26 @@
 //! Designs: a VIA implementation described as data — an ordered list of pipeline stages over
 //! the profile's resources — resolved against a profile and a set of optimisation switches.
 //!
-//! A message is cut into chunks (the DMA / pipeline unit). Every chunk passes every stage in
-//! order; a stage applies to every chunk, only the first, or only the last (the descriptor is
-//! fetched once, the status written once). While a stage runs it holds all resources in its
-//! `hold` list (one job at a time per resource, FIFO). Its cost is
+//! A message is cut into chunks (one DMA each, at most the design's DMA limit) and each chunk
+//! into wire packets (at most the profile's `packet_bytes`; unset = one packet per chunk).
+//! Every packet passes every stage in order; a stage applies to every packet, only the first
+//! of the message, or only the last (the descriptor is fetched once, the status written
+//! once). While a stage runs it holds all resources in its `hold` list (one job at a time per
+//! resource, FIFO). Its cost for one packet is
 //!
 //! ```text
-//! cost = units × (cycles / clock_MHz + Σ ops µs)  +  misses × Σ miss_ops µs  +  bytes / rate
+//! cost = [first packet of its chunk, or `per_packet`] × (units × (cycles / clock_MHz + Σ ops µs)
+//!                                                        + misses × Σ miss_ops µs + fixed bytes / rate)
+//!        + payload bytes / rate
 //! units = pages touched by the chunk if `per_page`, else 1
 //! misses = pages whose NIC-side TLB lookup missed (random, hit rate `tlb_hit_rate`)
-//! bytes  = "chunk" (payload), "packet" (payload + design header) or a fixed number
+//! bytes  = "chunk" (the packet's payload), "packet" (payload + design header) or a fixed number
 //! ```
+//!
+//! So a DMA's set-up (descriptor, address translation, starting the engine) is paid once per
+//! chunk, while its data moves packet by packet and the next stage can start on the first
+//! packet before the last one is in; stages marked `per_packet` (building a header,
+//! handling an arriving packet) pay their fixed cost on every packet.
 //!
 //! followed by a pure delay `latency` (switch, cable) that holds nothing. A stage may add
 //! `contention` cycles that are paid only while another message is in the same side of the
@@ -97,6 +106,10 @@ pub struct StageSpec {
     pub ops: Vec<String>,
     #[serde(default)]
     pub per_page: bool,
+    /// Fixed cost (`cycles`, `ops`) paid by every wire packet rather than once per chunk
+    /// (DMA): work the NIC does per packet, such as building a header.
+    #[serde(default)]
+    pub per_packet: bool,
     #[serde(default)]
     pub miss_ops: Vec<String>,
     #[serde(default)]
@@ -161,6 +174,8 @@ pub struct Stage {
     /// Fixed µs per unit (per chunk, or per page with `per_page`).
     pub fixed_us: f64,
     pub per_page: bool,
+    /// Fixed costs paid by every packet, not only the first packet of a chunk.
+    pub per_packet: bool,
     /// µs added per TLB miss (only with `per_page`).
     pub miss_us: f64,
     pub bytes: StageBytes,
@@ -194,6 +209,8 @@ pub struct Pipeline {
     pub resources: Vec<ResourceRef>,
     pub stages: Vec<Stage>,
     pub chunk_bytes: u64,
+    /// Largest wire packet, payload bytes; never above `chunk_bytes`.
+    pub packet_bytes: u64,
     pub header_bytes: u64,
     pub min_packet_bytes: u64,
     pub page_bytes: u64,
@@ -206,8 +223,15 @@ pub struct Pipeline {
 }
 
 impl Stage {
-    /// Cost of this stage for a chunk of `bytes` payload spanning `pages` pages of which
-    /// `misses` missed the NIC TLB, µs.
+    /// Whether a packet pays this stage's fixed costs: the first packet of a chunk, every
+    /// packet of a `per_packet` stage, and the one packet a `first`/`last` stage applies to.
+    pub fn pays_fixed(&self, chunk_start: bool) -> bool {
+        chunk_start || self.per_packet || self.every != Every::Chunk
+    }
+
+    /// Cost of this stage for a packet of `bytes` payload whose chunk spans `pages` pages of
+    /// which `misses` missed the NIC TLB, µs. `chunk_start`: the packet is the first of its
+    /// chunk, so it carries the chunk's set-up (for a one-packet chunk, always true).
     pub fn cost_us(
         &self,
         bytes: u64,
@@ -215,19 +239,26 @@ impl Stage {
         min_packet: u64,
         pages: u64,
         misses: u64,
+        chunk_start: bool,
     ) -> f64 {
-        let units = if self.per_page { pages as f64 } else { 1.0 };
-        let moved = match self.bytes {
-            StageBytes::None => 0,
-            StageBytes::Chunk => bytes,
-            StageBytes::Packet => (bytes + header).max(min_packet),
-            StageBytes::Fixed(n) => n,
-        };
-        let transfer = match self.rate {
-            Some(r) => moved as f64 / r,
+        let per_transfer = |n: u64| match self.rate {
+            Some(r) => n as f64 / r,
             None => 0.0,
         };
-        units * self.fixed_us + misses as f64 * self.miss_us + transfer
+        let streamed = match self.bytes {
+            StageBytes::Chunk => per_transfer(bytes),
+            StageBytes::Packet => per_transfer((bytes + header).max(min_packet)),
+            StageBytes::None | StageBytes::Fixed(_) => 0.0,
+        };
+        if !self.pays_fixed(chunk_start) {
+            return streamed;
+        }
+        let units = if self.per_page { pages as f64 } else { 1.0 };
+        let fixed_bytes = match self.bytes {
+            StageBytes::Fixed(n) => per_transfer(n),
+            _ => 0.0,
+        };
+        units * self.fixed_us + misses as f64 * self.miss_us + fixed_bytes + streamed
     }
 }
 
@@ -385,6 +416,7 @@ impl Design {
                 every: s.every,
                 fixed_us,
                 per_page: s.per_page,
+                per_packet: s.per_packet,
                 miss_us,
                 bytes,
                 rate,
@@ -433,6 +465,7 @@ impl Design {
             resources,
             stages,
             chunk_bytes,
+            packet_bytes: profile.packet_bytes.unwrap_or(chunk_bytes).min(chunk_bytes),
             header_bytes: self.header_bytes,
             min_packet_bytes: self.min_packet_bytes,
             page_bytes: profile.page_bytes,
@@ -554,6 +587,7 @@ mod tests {
         assert!(names(&on).contains(&"pd_pio".to_owned()));
         assert!(names(&on).contains(&"chain_fetch".to_owned()));
         assert_eq!(on.chunk_bytes, 122880);
+        assert_eq!(on.packet_bytes, 4096);
         assert_eq!(on.in_flight, None);
         let off = Flags {
             user_tlb: false,
@@ -566,6 +600,14 @@ mod tests {
         assert!(n.contains(&"doorbell".to_owned()) && n.contains(&"fetch_descriptor".to_owned()));
         assert!(n.contains(&"nic_tlb".to_owned()) && !n.contains(&"utlb".to_owned()));
         assert_eq!(all_off.chunk_bytes, 4096);
+        assert_eq!(all_off.packet_bytes, 4096);
+        let a = d
+            .resolve(&Profile::load("setup-a").unwrap(), d.flags, 1.0)
+            .unwrap();
+        assert_eq!(
+            a.packet_bytes, a.chunk_bytes,
+            "set-up A: one packet per DMA"
+        );
         assert_eq!(all_off.in_flight, Some(1));
     }
 
@@ -580,9 +622,16 @@ mod tests {
             .find(|s| s.name == "chain_fetch")
             .unwrap();
         let want = 340.0 / 133.0 + 0.5 + 4096.0 / 400.0;
-        assert!((s.cost_us(4096, 16, 0, 1, 0) - want).abs() < 1e-12);
+        assert!((s.cost_us(4096, 16, 0, 1, 0, true) - want).abs() < 1e-12);
+        // A later packet of the same DMA pays only its bytes.
+        assert!((s.cost_us(4096, 16, 0, 1, 0, false) - 4096.0 / 400.0).abs() < 1e-12);
         let w = pipe.stages.iter().find(|s| s.name == "net_send").unwrap();
-        assert!((w.cost_us(4096, 16, 0, 1, 0) - 4112.0 / 250.0).abs() < 1e-12);
+        assert!((w.cost_us(4096, 16, 0, 1, 0, true) - 4112.0 / 250.0).abs() < 1e-12);
+        assert!((w.cost_us(4096, 16, 0, 1, 0, false) - 4112.0 / 250.0).abs() < 1e-12);
+        // Building a header is per packet.
+        let h = pipe.stages.iter().find(|s| s.name == "send_setup").unwrap();
+        assert!(h.per_packet);
+        assert!((h.cost_us(4096, 16, 0, 1, 0, false) - 40.0 / 133.0).abs() < 1e-12);
         assert!((w.latency_us - 0.35).abs() < 1e-12);
     }
 }

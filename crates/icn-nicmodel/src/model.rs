@@ -207,17 +207,17 @@ impl Model for Nic {
         )?;
         cfg.ring.validate()?;
         let pipe = build(&cfg.profile, &cfg.design, cfg.switches(), cfg.tlb_hit_rate)?;
-        // The simulator holds every chunk of a run in memory: keep runs bounded.
-        const MAX_CHUNKS: u64 = 4_000_000;
+        // The simulator holds every packet of a run in memory: keep runs bounded.
+        const MAX_PACKETS: u64 = 4_000_000;
         let largest = cfg.sizes.iter().copied().max().unwrap_or(0).max(cfg.size);
-        let per_msg = largest.div_ceil(pipe.chunk_bytes).max(1);
+        let per_msg = crate::sim::packets(&pipe, largest);
         let msgs = u64::from(cfg.messages).max(2 * u64::from(cfg.round_trips));
         Invalid::check(
-            msgs * per_msg <= MAX_CHUNKS,
+            msgs * per_msg <= MAX_PACKETS,
             "messages",
             &format!(
-                "[1, {}] for the largest size {largest} B ({per_msg} chunks each)",
-                MAX_CHUNKS / per_msg
+                "[1, {}] for the largest size {largest} B ({per_msg} packets each)",
+                MAX_PACKETS / per_msg
             ),
             msgs,
         )
@@ -267,16 +267,16 @@ impl Model for Nic {
             let lat = if cfg.benchmark == Benchmark::Window {
                 f64::NAN
             } else {
-                bench::pingpong(&pipe, size, e.round_trips, seed)
+                bench::pingpong(&pipe, size, e.round_trips, seed)?
             };
             let bw = if cfg.benchmark == Benchmark::Pingpong {
                 f64::NAN
             } else {
-                bench::window(&pipe, size, e.messages, e.queue_depth, seed)
+                bench::window(&pipe, size, e.messages, e.queue_depth, seed)?
             };
-            (lat, bw)
+            Ok::<_, crate::sim::Stall>((lat, bw))
         };
-        let (lat, bw) = point(cfg.size);
+        let (lat, bw) = point(cfg.size).map_err(|e| ModelError::Failed(e.to_string()))?;
         progress.advance(1);
         m.push(
             "latency_us",
@@ -288,7 +288,7 @@ impl Model for Nic {
         if !cfg.sizes.is_empty() {
             let mut rows = Vec::new();
             for &s in &cfg.sizes {
-                let (l, b) = point(s);
+                let (l, b) = point(s).map_err(|e| ModelError::Failed(e.to_string()))?;
                 rows.push(vec![s as f64, l, b]);
                 progress.advance(1);
             }

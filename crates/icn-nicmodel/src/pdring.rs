@@ -231,15 +231,15 @@ pub struct ServiceTable {
 }
 
 impl ServiceTable {
-    pub fn new(pipe: &crate::Pipeline, seed: u64) -> Self {
+    pub fn new(pipe: &crate::Pipeline, seed: u64) -> Result<Self, crate::sim::Stall> {
         let grid = (2..=16)
             .map(|k| {
                 let s = 1u64 << k;
-                let bw = bench::window(pipe, s, 64, 64, seed);
-                ((s as f64).ln(), s as f64 / bw)
+                let bw = bench::window(pipe, s, 64, 64, seed)?;
+                Ok(((s as f64).ln(), s as f64 / bw))
             })
-            .collect();
-        ServiceTable { grid }
+            .collect::<Result<_, _>>()?;
+        Ok(ServiceTable { grid })
     }
 
     pub fn us(&self, size: u64) -> f64 {
@@ -267,7 +267,7 @@ pub fn run_on(
 ) -> Result<RingStats, Invalid> {
     let pipe = build(profile, design, Switches::default(), 1.0)?;
     let interrupt_us = crate::Profile::load(profile)?.op("host_cpu.interrupt", "profile")?;
-    let table = ServiceTable::new(&pipe, seed);
+    let table = ServiceTable::new(&pipe, seed)?;
     Ok(simulate(cfg, &|s| table.us(s), interrupt_us, seed))
 }
 

@@ -84,6 +84,11 @@ pub struct Profile {
     /// Host page size: the DMA unit when buffers are not physically contiguous.
     #[serde(default = "default_page")]
     pub page_bytes: u64,
+    /// Largest packet the NIC puts on the wire, payload bytes. A DMA longer than this leaves
+    /// the NIC as several packets that stream through NIC→net DMA, link, net→NIC DMA and the
+    /// receive host DMA one behind the other. Unset: one packet per DMA (store and forward).
+    #[serde(default)]
+    pub packet_bytes: Option<u64>,
     pub resources: BTreeMap<String, Resource>,
 }
 
@@ -142,6 +147,9 @@ impl Profile {
             "[64, ∞)",
             self.page_bytes,
         )?;
+        if let Some(n) = self.packet_bytes {
+            Invalid::check(n >= 64, "profile.packet_bytes", "[64, ∞) bytes", n)?;
+        }
         for (name, r) in &self.resources {
             let key = |k: &str| format!("profile.resources.{name}.{k}");
             if let Some(c) = r.clock_mhz {
@@ -301,6 +309,15 @@ mod tests {
         let text = BUNDLED[1].1.replace("clock_mhz = 133", "clock_mhz = -133");
         let e = Profile::parse(&text).unwrap_err();
         assert_eq!(e.key, "profile.resources.nic_cpu.clock_mhz");
+    }
+
+    #[test]
+    fn tiny_packet_size_is_rejected() {
+        let text = BUNDLED[1]
+            .1
+            .replace("packet_bytes = 4096", "packet_bytes = 8");
+        let e = Profile::parse(&text).unwrap_err();
+        assert_eq!(e.key, "profile.packet_bytes");
     }
 
     #[test]

@@ -76,7 +76,7 @@ impl Check {
 /// Curves of one `(profile, design)` pair with the design's own switches.
 pub fn curve(profile: &str, design: &str, effort: Effort) -> Result<Vec<Point>, Invalid> {
     let pipe = build(profile, design, Switches::default(), 1.0)?;
-    Ok(bench::curve(&pipe, &bench::paper_sizes(), effort, 1))
+    Ok(bench::curve(&pipe, &bench::paper_sizes(), effort, 1)?)
 }
 
 fn at(c: &[Point], size: u64) -> Point {
@@ -315,10 +315,10 @@ pub fn ablation(effort: Effort) -> Result<Vec<Ablation>, Invalid> {
             out.push(Ablation {
                 profile,
                 variant,
-                latency_us: bench::pingpong(&pipe, 4, effort.round_trips, 1),
-                bw_1k: bw(1024),
-                bw_4k: bw(4096),
-                bw_64k: bw(65536),
+                latency_us: bench::pingpong(&pipe, 4, effort.round_trips, 1)?,
+                bw_1k: bw(1024)?,
+                bw_4k: bw(4096)?,
+                bw_64k: bw(65536)?,
             });
         }
     }
@@ -368,7 +368,7 @@ pub fn tlb_sweep(effort: Effort, seed: u64) -> Result<Vec<(&'static str, f64, f6
         for hit in [1.0, 0.9, 0.7, 0.5, 0.0] {
             let pipe = build(profile, "bvia", Switches::default(), hit)?;
             let bw = |s| bench::window(&pipe, s, effort.messages, effort.queue_depth, seed);
-            out.push((profile, hit, bw(4096), bw(65536)));
+            out.push((profile, hit, bw(4096)?, bw(65536)?));
         }
     }
     Ok(out)
@@ -434,8 +434,8 @@ pub fn headline_value(h: &Headline, profile: &Profile, effort: Effort) -> Result
     let design = Design::load(h.design)?;
     let pipe = build_from(profile, &design, Switches::default(), 1.0)?;
     Ok(match h.bw_size {
-        None => bench::pingpong(&pipe, 4, effort.round_trips, 1),
-        Some(s) => bench::window(&pipe, s, effort.messages, effort.queue_depth, 1),
+        None => bench::pingpong(&pipe, 4, effort.round_trips, 1)?,
+        Some(s) => bench::window(&pipe, s, effort.messages, effort.queue_depth, 1)?,
     })
 }
 

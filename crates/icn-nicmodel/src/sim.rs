@@ -1,4 +1,10 @@
-//! The event queue over resources: chunks of messages flowing through a [`Pipeline`].
+//! The event queue over resources: packets of messages flowing through a [`Pipeline`].
+//!
+//! A message is cut into chunks of at most `chunk_bytes` (one DMA each) and every chunk into
+//! packets of at most `packet_bytes` (wire packets). The packet is the unit that moves: a
+//! stage's per-DMA costs are paid by the first packet of its chunk (see
+//! [`crate::design::Stage::cost_us`]), so a long DMA streams onto the wire instead of being
+//! stored and forwarded whole. Below, "chunk" in the rules means that unit.
 //!
 //! Rules (deliberately few, so hand calculation is possible):
 //!
@@ -14,6 +20,8 @@
 //!    moves straight on to the next main-path stage: delivery does not wait for it.
 //! 5. Time is integer picoseconds; events are ordered by (time, sequence number), so a run is
 //!    a pure function of its inputs and the RNG used for TLB misses.
+//! 6. If the event queue empties while a message is still undelivered (messages that wait for
+//!    each other), the run ends with a [`Stall`] error rather than hanging or making up times.
 //!
 //! Node 0 and node 1 each have one instance of every per-node resource; per-link resources
 //! have one instance per direction.
@@ -45,10 +53,49 @@ pub struct Times {
 
 const PS: f64 = 1e6;
 
+/// The event queue emptied before every message was delivered: the messages' dependencies
+/// (or the pipeline) can never let the remaining ones proceed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stall {
+    /// Simulated time of the last event, ps.
+    pub at_ps: u64,
+    /// First message not delivered.
+    pub message: usize,
+    /// Messages delivered before the stall.
+    pub delivered: usize,
+}
+
+impl std::fmt::Display for Stall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "simulation stalled at {:.3} µs: message {} can never be delivered \
+             ({} delivered); check the messages' after_rx_of / after_tx_of dependencies",
+            self.at_ps as f64 / PS,
+            self.message,
+            self.delivered
+        )
+    }
+}
+
+impl std::error::Error for Stall {}
+
+impl From<Stall> for icn_engine::Invalid {
+    fn from(s: Stall) -> Self {
+        icn_engine::Invalid::new("simulation", s.to_string())
+    }
+}
+
+/// One packet: the unit that moves through the stages.
 #[derive(Clone, Copy, Debug, Default)]
 struct Chunk {
     msg: usize,
+    /// Packet index within the message (0 = first).
     idx: usize,
+    /// First packet of its chunk (DMA): pays the stages' per-DMA costs.
+    chunk_first: bool,
+    /// Pages spanned by its chunk (NIC TLB lookups per DMA).
+    chunk_pages: u64,
     last: bool,
     bytes: u64,
     /// Stage the chunk waits for or occupies; `stages.len()` when done.
@@ -57,8 +104,21 @@ struct Chunk {
 }
 
 /// Runs `messages` through `pipe`; `rng` draws NIC TLB misses.
-pub fn run<R: Rng>(pipe: &Pipeline, messages: &[Message], rng: &mut R) -> Vec<Times> {
+pub fn run<R: Rng>(
+    pipe: &Pipeline,
+    messages: &[Message],
+    rng: &mut R,
+) -> Result<Vec<Times>, Stall> {
     Sim::new(pipe, messages).run(rng)
+}
+
+/// Packets a message of `bytes` is cut into on `pipe` (at least one).
+pub fn packets(pipe: &Pipeline, bytes: u64) -> u64 {
+    let chunk = pipe.chunk_bytes.max(1);
+    let packet = pipe.packet_bytes.clamp(1, chunk);
+    let full = bytes / chunk;
+    let rest = bytes % chunk;
+    (full * chunk.div_ceil(packet) + rest.div_ceil(packet)).max(1)
 }
 
 struct Sim<'a> {
@@ -85,22 +145,41 @@ struct Sim<'a> {
 impl<'a> Sim<'a> {
     fn new(pipe: &'a Pipeline, msgs: &'a [Message]) -> Self {
         let mut chunks = Vec::new();
+        let chunk_max = pipe.chunk_bytes.max(1);
+        let packet_max = pipe.packet_bytes.clamp(1, chunk_max);
         for (m, msg) in msgs.iter().enumerate() {
-            let n = msg.bytes.div_ceil(pipe.chunk_bytes).max(1);
-            for i in 0..n {
-                let bytes = if i + 1 < n {
-                    pipe.chunk_bytes
-                } else {
-                    msg.bytes - pipe.chunk_bytes * (n - 1)
-                };
-                chunks.push(Chunk {
-                    msg: m,
-                    idx: i as usize,
-                    last: i + 1 == n,
-                    bytes,
-                    stage: 0,
-                    ready: 0,
-                });
+            let first = chunks.len();
+            let mut left = msg.bytes;
+            loop {
+                let chunk = left.min(chunk_max);
+                let chunk_pages = chunk.div_ceil(pipe.page_bytes).max(1);
+                let mut in_chunk = chunk;
+                let mut chunk_first = true;
+                loop {
+                    let bytes = in_chunk.min(packet_max);
+                    chunks.push(Chunk {
+                        msg: m,
+                        idx: chunks.len() - first,
+                        chunk_first,
+                        chunk_pages,
+                        last: false,
+                        bytes,
+                        stage: 0,
+                        ready: 0,
+                    });
+                    chunk_first = false;
+                    in_chunk -= bytes;
+                    if in_chunk == 0 {
+                        break;
+                    }
+                }
+                left -= chunk;
+                if left == 0 {
+                    break;
+                }
+            }
+            if let Some(c) = chunks.last_mut() {
+                c.last = true;
             }
         }
         let last_tx = pipe
@@ -127,7 +206,7 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn run<R: Rng>(mut self, rng: &mut R) -> Vec<Times> {
+    fn run<R: Rng>(mut self, rng: &mut R) -> Result<Vec<Times>, Stall> {
         self.dispatch(rng);
         while let Some(Reverse((t, _, ci, s))) = self.heap.pop() {
             self.now = t;
@@ -136,13 +215,21 @@ impl<'a> Sim<'a> {
             }
             self.dispatch(rng);
         }
-        (0..self.msgs.len())
+        let undone = |m: usize| self.rx_done[m].is_none() || self.tx_done[m].is_none();
+        if let Some(message) = (0..self.msgs.len()).find(|&m| undone(m)) {
+            return Err(Stall {
+                at_ps: self.now,
+                message,
+                delivered: self.rx_done.iter().filter(|d| d.is_some()).count(),
+            });
+        }
+        Ok((0..self.msgs.len())
             .map(|m| Times {
                 start_us: self.start[m] as f64 / PS,
-                tx_done_us: self.tx_done[m].unwrap_or(u64::MAX) as f64 / PS,
-                rx_done_us: self.rx_done[m].unwrap_or(u64::MAX) as f64 / PS,
+                tx_done_us: self.tx_done[m].unwrap_or(0) as f64 / PS,
+                rx_done_us: self.rx_done[m].unwrap_or(0) as f64 / PS,
             })
-            .collect()
+            .collect())
     }
 
     fn push(&mut self, t: u64, ci: usize, s: usize) {
@@ -269,16 +356,18 @@ impl<'a> Sim<'a> {
     fn cost<R: Rng>(&self, ci: usize, s: usize, rng: &mut R) -> u64 {
         let stage = &self.pipe.stages[s];
         let c = &self.chunks[ci];
-        let pages = c.bytes.div_ceil(self.pipe.page_bytes).max(1);
-        let misses = if stage.per_page && stage.miss_us > 0.0 && self.pipe.tlb_hit_rate < 1.0 {
-            (0..pages)
-                .filter(|_| !rng.random_bool(self.pipe.tlb_hit_rate.clamp(0.0, 1.0)))
-                .count() as u64
-        } else {
-            0
-        };
+        let pays = stage.pays_fixed(c.chunk_first);
+        let pages = c.chunk_pages;
+        let misses =
+            if pays && stage.per_page && stage.miss_us > 0.0 && self.pipe.tlb_hit_rate < 1.0 {
+                (0..pages)
+                    .filter(|_| !rng.random_bool(self.pipe.tlb_hit_rate.clamp(0.0, 1.0)))
+                    .count() as u64
+            } else {
+                0
+            };
         let side = usize::from(stage.side == Side::Rx);
-        let contended = if self.active[side] > 1 {
+        let contended = if pays && self.active[side] > 1 {
             stage.contention_us
         } else {
             0.0
@@ -290,6 +379,7 @@ impl<'a> Sim<'a> {
                 self.pipe.min_packet_bytes,
                 pages,
                 misses,
+                c.chunk_first,
             );
         (us * PS).round() as u64
     }
@@ -355,6 +445,7 @@ mod tests {
             every: Every::Chunk,
             fixed_us,
             per_page: false,
+            per_packet: false,
             miss_us: 0.0,
             bytes: if rate.is_some() {
                 StageBytes::Chunk
@@ -373,6 +464,7 @@ mod tests {
             resources: res(resources),
             stages,
             chunk_bytes: 1 << 20,
+            packet_bytes: 1 << 20,
             header_bytes: 0,
             min_packet_bytes: 0,
             page_bytes: 4096,
@@ -395,6 +487,7 @@ mod tests {
 
     fn done(p: &Pipeline, msgs: &[Message]) -> Vec<f64> {
         run(p, msgs, &mut stream(1, 0))
+            .unwrap()
             .iter()
             .map(|t| t.rx_done_us)
             .collect()
@@ -437,6 +530,7 @@ mod tests {
         a.latency_us = 0.5;
         let mut p = pipe(2, vec![a, stage(&[1], 0.0, Some(250.0))]);
         p.chunk_bytes = 1000;
+        p.packet_bytes = 1000;
         assert_eq!(done(&p, &stream_of(1, 3000)), vec![14.5]);
     }
 
@@ -450,6 +544,7 @@ mod tests {
         s.every = Every::Last;
         let mut p = pipe(3, vec![d, stage(&[1], 2.0, None), s]);
         p.chunk_bytes = 4;
+        p.packet_bytes = 4;
         assert_eq!(done(&p, &stream_of(1, 8)), vec![6.0]);
     }
 
@@ -478,7 +573,7 @@ mod tests {
         let mut rx = stage(&[2], 2.0, None);
         rx.side = Side::Rx;
         let p = pipe(3, vec![stage(&[0], 1.0, None), b, rx]);
-        let t = run(&p, &stream_of(1, 4), &mut stream(1, 0));
+        let t = run(&p, &stream_of(1, 4), &mut stream(1, 0)).unwrap();
         assert_eq!(t[0].rx_done_us, 3.0);
         assert_eq!(t[0].tx_done_us, 11.0);
     }
@@ -501,10 +596,107 @@ mod tests {
         let mut p = pipe(2, vec![t, stage(&[1], 1.0, Some(100.0))]);
         p.tlb_hit_rate = 0.5;
         let msgs = stream_of(50, 16384);
-        let a = run(&p, &msgs, &mut stream(7, 0));
-        let b = run(&p, &msgs, &mut stream(7, 0));
-        let c = run(&p, &msgs, &mut stream(8, 0));
+        let a = run(&p, &msgs, &mut stream(7, 0)).unwrap();
+        let b = run(&p, &msgs, &mut stream(7, 0)).unwrap();
+        let c = run(&p, &msgs, &mut stream(8, 0)).unwrap();
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn packets_of_one_dma_stream_through_the_pipeline() {
+        // One 3000-B message, one 3000-B DMA, 1000-B packets (3 packets).
+        //   fetch (r0): 1 µs per DMA + 1000 B / 500 MB/s = 2 µs per packet → 3, 5, 7 µs
+        //   wire  (r1): 0.25 µs header per packet (per_packet) + 1000 B / 250 = 4 µs,
+        //               then a 0.5 µs pure delay
+        //   deliver (r2, rx): 1000 B / 1000 MB/s = 1 µs per packet
+        // wire: p0 3-7.25, p1 7.25-11.5, p2 11.5-15.75; deliver: p0 7.75-8.75, p1 12-13,
+        // p2 16.25-17.25. As one packet (store and forward): 7 + 12.25 + 0.5 + 3 = 22.75.
+        let mut fetch = stage(&[0], 1.0, Some(500.0));
+        fetch.every = Every::Chunk;
+        let mut wire = stage(&[1], 0.25, Some(250.0));
+        wire.per_packet = true;
+        wire.latency_us = 0.5;
+        let mut deliver = stage(&[2], 0.0, Some(1000.0));
+        deliver.side = Side::Rx;
+        let mut p = pipe(3, vec![fetch, wire, deliver]);
+        p.chunk_bytes = 3000;
+        p.packet_bytes = 1000;
+        assert_eq!(packets(&p, 3000), 3);
+        let t = run(&p, &stream_of(1, 3000), &mut stream(1, 0)).unwrap();
+        assert_eq!((t[0].rx_done_us * PS).round() as u64, 17_250_000);
+        assert_eq!((t[0].tx_done_us * PS).round() as u64, 15_750_000);
+        p.packet_bytes = 3000;
+        let whole = run(&p, &stream_of(1, 3000), &mut stream(1, 0)).unwrap();
+        assert_eq!((whole[0].rx_done_us * PS).round() as u64, 22_750_000);
+    }
+
+    #[test]
+    fn per_dma_costs_are_paid_once_per_chunk() {
+        // 8000 B = chunks of 4000 + 4000, packets of 1000: 8 packets, 2 chunk starts.
+        // One stage: 10 µs per DMA + 1 µs per packet (bytes at 1000 MB/s): 2 × 10 + 8 × 1.
+        let p = {
+            let mut p = pipe(
+                2,
+                vec![stage(&[0], 10.0, Some(1000.0)), {
+                    let mut rx = stage(&[1], 0.0, None);
+                    rx.side = Side::Rx;
+                    rx
+                }],
+            );
+            p.chunk_bytes = 4000;
+            p.packet_bytes = 1000;
+            p
+        };
+        assert_eq!(packets(&p, 8000), 8);
+        assert_eq!(packets(&p, 8001), 9);
+        assert_eq!(done(&p, &stream_of(1, 8000)), vec![28.0]);
+        // The same stage marked per_packet pays its 10 µs on all 8 packets.
+        let mut q = p.clone();
+        q.stages[0].per_packet = true;
+        assert_eq!(done(&q, &stream_of(1, 8000)), vec![88.0]);
+    }
+
+    #[test]
+    fn messages_waiting_for_each_other_stall_with_an_error() {
+        let p = pipe(
+            2,
+            vec![stage(&[0], 1.0, None), {
+                let mut rx = stage(&[1], 1.0, None);
+                rx.side = Side::Rx;
+                rx
+            }],
+        );
+        // Message 0 is free; 1 and 2 each wait for the other's arrival.
+        let msgs = [
+            Message {
+                bytes: 8,
+                from: 0,
+                after_rx_of: None,
+                after_tx_of: None,
+            },
+            Message {
+                bytes: 8,
+                from: 1,
+                after_rx_of: Some(2),
+                after_tx_of: None,
+            },
+            Message {
+                bytes: 8,
+                from: 0,
+                after_rx_of: Some(1),
+                after_tx_of: None,
+            },
+        ];
+        let e = run(&p, &msgs, &mut stream(1, 0)).unwrap_err();
+        assert_eq!(
+            e,
+            Stall {
+                at_ps: 2_000_000,
+                message: 1,
+                delivered: 1
+            }
+        );
+        assert!(e.to_string().contains("message 1"), "{e}");
     }
 }

@@ -16,9 +16,9 @@ proptest! {
         let design = ["myvia", "bvia", "gm"][d];
         let sw = Switches { user_tlb: Some(tlb), pd_ring: Some(ring), pipeline: Some(pipe), big_dma: Some(big) };
         let pl = build(profile, design, sw, 0.8).unwrap();
-        let bw = bench::window(&pl, size, 20, 8, 1);
+        let bw = bench::window(&pl, size, 20, 8, 1).unwrap();
         prop_assert!(bw > 0.0 && bw <= link, "{bw}");
-        let lat = bench::pingpong(&pl, size, 1, 1);
+        let lat = bench::pingpong(&pl, size, 1, 1).unwrap();
         prop_assert!(lat >= size as f64 / link, "{lat}");
     }
 
@@ -26,8 +26,8 @@ proptest! {
     #[test]
     fn latency_grows_with_size(size in 1u64..100_000, p in 0usize..2, d in 0usize..3) {
         let pl = build(LINKS[p].0, ["myvia", "bvia", "gm"][d], Switches::default(), 1.0).unwrap();
-        let a = bench::pingpong(&pl, size, 1, 1);
-        let b = bench::pingpong(&pl, size + 1 + size / 2, 1, 1);
+        let a = bench::pingpong(&pl, size, 1, 1).unwrap();
+        let b = bench::pingpong(&pl, size + 1 + size / 2, 1, 1).unwrap();
         prop_assert!(b >= a, "{a} then {b}");
     }
 
@@ -40,8 +40,8 @@ proptest! {
         let size = if p == 0 { size.max(4096) } else { size };
         let on = build(LINKS[p].0, "myvia", Switches { pipeline: Some(true), ..Switches::default() }, 1.0).unwrap();
         let off = build(LINKS[p].0, "myvia", Switches { pipeline: Some(false), ..Switches::default() }, 1.0).unwrap();
-        let a = bench::window(&on, size, 30, 16, 1);
-        let b = bench::window(&off, size, 30, 16, 1);
+        let a = bench::window(&on, size, 30, 16, 1).unwrap();
+        let b = bench::window(&off, size, 30, 16, 1).unwrap();
         prop_assert!(a >= b * 0.999, "{a} < {b}");
     }
 }
@@ -59,7 +59,7 @@ fn lanai4_pipelining_costs_small_messages() {
         1.0,
     )
     .unwrap();
-    let a = bench::window(&on, 1024, 100, 64, 1);
-    let b = bench::window(&off, 1024, 100, 64, 1);
+    let a = bench::window(&on, 1024, 100, 64, 1).unwrap();
+    let b = bench::window(&off, 1024, 100, 64, 1).unwrap();
     assert!(a < 0.95 * b, "pipelined {a} vs serial {b}");
 }
