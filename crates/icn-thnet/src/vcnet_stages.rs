@@ -7,15 +7,11 @@
 use super::*;
 
 impl VcNet {
-    pub(super) fn vc_allocate(&mut self, r: usize) {
+    pub(super) fn vc_allocate<const V: usize, const NV: usize>(&mut self, r: usize) {
         let mut pending = self.routing_mask[r];
-        if pending == 0 {
-            return;
-        }
-        let v = self.v;
-        let n = P * v;
+        let (v, n) = (V, NV);
         let base = r * n;
-        let mut req = [0u64; 40];
+        let mut req = [0u64; NV];
         let mut any = false;
         while pending != 0 {
             let i = pending.trailing_zeros() as usize;
@@ -39,8 +35,8 @@ impl VcNet {
         if !any {
             return;
         }
-        let mut grant = [u8::MAX; 40];
-        allocate::<40>(
+        let mut grant = [u8::MAX; NV];
+        allocate::<NV>(
             self.p.vc_alloc,
             &req[..n],
             n,
@@ -66,20 +62,16 @@ impl VcNet {
 
     /// Input VC `ivc` (active, holding flits) can bid for the switch now.
     #[inline]
-    fn sa_ready(&self, ivc: usize, ovc_base: usize) -> bool {
-        self.ivcs[ivc].ready <= self.now
-            && (self.ivcs[ivc].out as usize == LOCAL
-                || self.credits
-                    [ovc_base + self.ivcs[ivc].out as usize * self.v + self.ivcs[ivc].ovc as usize]
-                    > 0)
+    fn sa_ready<const V: usize>(&self, ivc: usize, ovc_base: usize) -> bool {
+        let s = self.ivcs[ivc];
+        s.ready <= self.now
+            && (s.out as usize == LOCAL
+                || self.credits[ovc_base + s.out as usize * V + s.ovc as usize] > 0)
     }
 
-    pub(super) fn switch_allocate(&mut self, r: usize, fs: usize, cs: usize) {
+    pub(super) fn switch_allocate<const V: usize>(&mut self, r: usize, fs: usize, cs: usize) {
         let cand = self.sa_mask[r];
-        if cand == 0 {
-            return;
-        }
-        let v = self.v;
+        let v = V;
         let base = r * P;
         let ovc_base = r * P * v;
         let mut req = [0u64; P];
@@ -89,7 +81,7 @@ impl VcNet {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let ivc = ovc_base + k;
-            if self.sa_ready(ivc, ovc_base) {
+            if self.sa_ready::<V>(ivc, ovc_base) {
                 req[k / v] |= 1 << self.ivcs[ivc].out;
                 ready |= 1 << k;
             }
@@ -144,14 +136,17 @@ impl VcNet {
                 self.sa_mask[r] &= !bit;
             }
             // Credit back upstream, for the VC this flit occupied here.
-            self.cline[cs * self.routers * P + ip] = w as u8;
+            let ports = self.routers * P;
+            self.cline[cs * ports + ip] = w as u8;
+            self.cpend[cs * self.pwords + ip / 64] |= 1 << (ip % 64);
             let out_vc = self.ivcs[ivc].ovc;
             let op = base + o;
             if o != LOCAL {
                 self.credits[op * v + out_vc as usize] -= 1;
             }
             f.vc = out_vc;
-            self.fline[fs * self.routers * P + op] = f;
+            self.fline[fs * ports + op] = f;
+            self.fpend[fs * self.pwords + op / 64] |= 1 << (op % 64);
             self.last_move = self.now;
             if self.measuring {
                 self.busy[op] += 1;
@@ -167,8 +162,8 @@ impl VcNet {
         }
     }
 
-    pub(super) fn inject(&mut self, n: usize, is: usize) {
-        let v = self.v;
+    pub(super) fn inject<const V: usize>(&mut self, n: usize, is: usize) {
+        let v = V;
         if self.s_cur[n] == NONE {
             let Some(&id) = self.queue[n].front() else {
                 return;
@@ -206,6 +201,7 @@ impl VcNet {
             vc: w as u8,
             arrived: 0,
         };
+        self.ipend[is * self.iwords + n / 64] |= 1 << (n % 64);
         self.s_sent[n] += 1;
         self.last_move = self.now;
         if k + 1 == len {
