@@ -12,7 +12,8 @@ impl VcNet {
         let (v, n) = (V, NV);
         let base = r * n;
         let mut req = [0u64; NV];
-        let mut any = false;
+        // Input VCs with at least one free output VC to ask for.
+        let mut asking = 0u64;
         while pending != 0 {
             let i = pending.trailing_zeros() as usize;
             pending &= pending - 1;
@@ -28,23 +29,36 @@ impl VcNet {
             for w in lo..hi {
                 if !self.ovc_busy[base + o * v + w] {
                     req[i] |= 1 << (o * v + w);
-                    any = true;
+                    asking |= 1 << i;
                 }
             }
         }
-        if !any {
+        if asking == 0 {
             return;
         }
         let mut grant = [u8::MAX; NV];
-        allocate::<NV>(
-            self.p.vc_alloc,
-            &req[..n],
-            n,
-            &mut self.va_in[base..base + n],
-            &mut self.va_out[base..base + n],
-            &mut grant,
-        );
-        for i in 0..n {
+        if asking & (asking - 1) == 0 {
+            // One requester: both allocators reduce to its own round-robin pick (for iSLIP
+            // every requested output grants it and it accepts the first from its pointer),
+            // with the same pointer updates as the general path.
+            let i = asking.trailing_zeros() as usize;
+            let o = rr_pick(req[i], u32::from(self.va_in[base + i])).expect("asking") as usize;
+            grant[i] = o as u8;
+            self.va_in[base + i] = ((o + 1) % n) as u8;
+            self.va_out[base + o] = ((i + 1) % n) as u8;
+        } else {
+            allocate::<NV>(
+                self.p.vc_alloc,
+                &req[..n],
+                n,
+                &mut self.va_in[base..base + n],
+                &mut self.va_out[base..base + n],
+                &mut grant,
+            );
+        }
+        while asking != 0 {
+            let i = asking.trailing_zeros() as usize;
+            asking &= asking - 1;
             if grant[i] != u8::MAX {
                 let ivc = base + i;
                 let ovc = grant[i] as usize;
