@@ -89,6 +89,8 @@ impl VcNet {
         let base = r * P;
         let ovc_base = r * P * v;
         let mut req = [0u64; P];
+        // Per input port: its ready VCs, byte `o` holding those bound for output o.
+        let mut by_out = [0u64; P];
         let mut ready = 0u64;
         let mut bits = cand;
         while bits != 0 {
@@ -96,7 +98,9 @@ impl VcNet {
             bits &= bits - 1;
             let ivc = ovc_base + k;
             if self.sa_ready::<V>(ivc, ovc_base) {
-                req[k / v] |= 1 << self.ivcs[ivc].out;
+                let o = self.ivcs[ivc].out as usize;
+                req[k / v] |= 1 << o;
+                by_out[k / v] |= 1 << (o * 8 + k % v);
                 ready |= 1 << k;
             }
         }
@@ -129,13 +133,7 @@ impl VcNet {
             let o = o as usize;
             let ip = base + i;
             // Which of input i's ready VCs bound for o goes: round robin.
-            let mut mask = 0u64;
-            for w in 0..v {
-                let k = i * v + w;
-                if ready >> k & 1 == 1 && self.ivcs[ovc_base + k].out as usize == o {
-                    mask |= 1 << w;
-                }
-            }
+            let mask = by_out[i] >> (o * 8) & 0xff;
             let w = rr_pick(mask, u32::from(self.sa_vc[ip])).expect("granted input has a VC for o")
                 as usize;
             self.sa_vc[ip] = if w + 1 == v { 0 } else { (w + 1) as u8 };
