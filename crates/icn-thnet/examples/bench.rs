@@ -1,73 +1,44 @@
-//! Simulation speed: `cargo run --release -p icn-thnet --example bench`.
+//! Simulation speed without the CLI: `cargo run --release -p icn-thnet --example bench [xswitch|vc]`.
 //!
-//! * X-Switch: 8×8 mesh, uniform traffic, 0.3 bytes/node/cycle → switch-cycles per second;
-//! * VC router: 8×8 mesh, 5-flit packets, 0.3 flits/node/cycle → router-cycles per second.
-//!
-//! One thread; the whole replication (traffic generation and statistics included) is timed.
+//! Runs the standard workloads of [`icn_thnet::bench`] (8×8 mesh, load 0.3, 10^4 + 10^5
+//! cycles); `BENCH_CYCLES=n` shortens the measured window (e.g. under callgrind). Wall-clock
+//! time of the whole replication; `icnlab bench xswitch vc-router` reports CPU time too.
 
 use icn_engine::Model;
 use icn_engine::model::NoProgress;
-use icn_thnet::vc_model::{VcRouter, VcRouterConfig};
-use icn_thnet::xswitch_model::{XSwitch, XSwitchConfig};
+use icn_thnet::bench::{ROUTERS, vc_router_config, xswitch_config};
+use icn_thnet::vc_model::VcRouter;
+use icn_thnet::xswitch_model::XSwitch;
 use std::time::Instant;
 
 fn main() {
-    // `bench xswitch` or `bench vc` runs one of the two (e.g. under `perf stat`).
     let only = std::env::args().nth(1).unwrap_or_default();
-    let cycles = std::env::var("BENCH_CYCLES")
+    let cycles: Option<u64> = std::env::var("BENCH_CYCLES")
         .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(200_000);
+        .and_then(|c| c.parse().ok());
     if only != "vc" {
-        xswitch(cycles);
+        let mut cfg = xswitch_config();
+        cfg.measure = cycles.unwrap_or(cfg.measure);
+        let t = Instant::now();
+        let m = XSwitch::run(&cfg, 1, &NoProgress).expect("runs");
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "xswitch   {:5.1} M switch-cycles/s ({s:.2} s; accepted {:.3} B/node/cycle)",
+            ROUTERS as f64 * m.value("cycles_simulated") / s / 1e6,
+            m.value("accepted"),
+        );
     }
     if only != "xswitch" {
-        vc(cycles);
+        let mut cfg = vc_router_config();
+        cfg.measure = cycles.unwrap_or(cfg.measure);
+        let t = Instant::now();
+        let m = VcRouter::run(&cfg, 1, &NoProgress).expect("runs");
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "vc-router {:5.1} M router-cycles/s ({s:.2} s; accepted {:.3} flits/node/cycle, latency {:.1})",
+            ROUTERS as f64 * m.value("cycles_simulated") / s / 1e6,
+            m.value("accepted"),
+            m.value("latency_mean"),
+        );
     }
-}
-
-fn xswitch(cycles: u64) {
-    let cfg = XSwitchConfig {
-        topology: "mesh:8x8".into(),
-        load: 0.3,
-        warmup: 0,
-        measure: cycles,
-        drain: 0,
-        ..XSwitchConfig::default()
-    };
-    let t = Instant::now();
-    let m = XSwitch::run(&cfg, 1, &NoProgress).expect("runs");
-    let s = t.elapsed().as_secs_f64();
-    println!(
-        "xswitch   mesh:8x8 load 0.3: {:5.1} M switch-cycles/s ({:.2} s; accepted {:.3} B/node/cycle)",
-        64.0 * cycles as f64 / s / 1e6,
-        s,
-        m.value("accepted"),
-    );
-}
-
-fn vc(cycles: u64) {
-    let load = std::env::args()
-        .nth(2)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(0.3);
-    let cfg = VcRouterConfig {
-        topology: "mesh:8x8".into(),
-        load,
-        size: 5,
-        warmup: 0,
-        measure: cycles,
-        drain: 0,
-        ..VcRouterConfig::default()
-    };
-    let t = Instant::now();
-    let m = VcRouter::run(&cfg, 1, &NoProgress).expect("runs");
-    let s = t.elapsed().as_secs_f64();
-    println!(
-        "vc-router mesh:8x8 load {load}: {:5.1} M router-cycles/s ({:.2} s; accepted {:.3} flits/node/cycle, latency {:.1})",
-        64.0 * cycles as f64 / s / 1e6,
-        s,
-        m.value("accepted"),
-        m.value("latency_mean"),
-    );
 }

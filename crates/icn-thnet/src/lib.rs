@@ -18,8 +18,11 @@
 //! * [`alloc`]: round-robin and iSLIP separable allocators;
 //! * [`vcnet`]: the cycle-driven network of input-queued VC routers (BookSim2 `iq`);
 //! * [`vc_model`]: `model = "vc-router"` for the CLI.
+//!
+//! [`bench`]: the standard speed workloads of both models (`icnlab bench xswitch vc-router`).
 
 pub mod alloc;
+pub mod bench;
 pub mod fifo;
 pub mod frame;
 pub mod nia;

@@ -328,6 +328,12 @@ fn report(cfg: &VcRouterConfig, net: &VcNet, st: &Stats, n: usize) -> Metrics {
         "",
         "1 when the watchdog stopped the run (on_deadlock = \"report\")",
     );
+    out.push(
+        "cycles_simulated",
+        net.now as f64,
+        "cycles",
+        "clock cycles simulated (warm-up, window and drain), for speed figures",
+    );
     out.tables.push(Table {
         name: "links".into(),
         columns: ["router", "port", "utilisation"].map(String::from).to_vec(),

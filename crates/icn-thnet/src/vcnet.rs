@@ -179,6 +179,13 @@ pub struct VcNet {
     // Credit channel per input port (to its upstream): delay line of `clen` slots of a VC.
     cline: Vec<u8>,
     clen: usize,
+    /// Bit sets of the occupied slots of `fline`, `cline` (`pwords` words per slot, bit =
+    /// port) and `iline` (`iwords` per slot, bit = router): the receive phase visits only those.
+    fpend: Vec<u64>,
+    cpend: Vec<u64>,
+    ipend: Vec<u64>,
+    pwords: usize,
+    iwords: usize,
     // Sources (one per router) and their injection channel into input port LOCAL.
     queue: Vec<VecDeque<u32>>,
     s_cur: Vec<u32>,
@@ -261,6 +268,11 @@ impl VcNet {
             flen,
             cline: vec![u8::MAX; ports * clen],
             clen,
+            fpend: vec![0; flen * ports.div_ceil(64)],
+            cpend: vec![0; clen * ports.div_ceil(64)],
+            ipend: vec![0; ilen * routers.div_ceil(64)],
+            pwords: ports.div_ceil(64),
+            iwords: routers.div_ceil(64),
             queue: vec![VecDeque::new(); routers],
             s_cur: vec![NONE; routers],
             s_vc: vec![0; routers],
@@ -412,66 +424,103 @@ impl VcNet {
     }
 
     /// One clock of the whole network.
+    ///
+    /// Dispatches on the number of VCs so that the per-cycle code is compiled once per `V`
+    /// (`NV = P·V` input VCs per router): index arithmetic by a constant, scratch arrays of
+    /// exactly the size used, unrolled VC loops. Same results for every `V` as a generic loop.
     pub fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
+        match self.v {
+            1 => self.step_v::<1, 5, O>(obs),
+            2 => self.step_v::<2, 10, O>(obs),
+            3 => self.step_v::<3, 15, O>(obs),
+            4 => self.step_v::<4, 20, O>(obs),
+            5 => self.step_v::<5, 25, O>(obs),
+            6 => self.step_v::<6, 30, O>(obs),
+            7 => self.step_v::<7, 35, O>(obs),
+            8 => self.step_v::<8, 40, O>(obs),
+            v => unreachable!("vcs = {v} passed validation"),
+        }
+    }
+
+    fn step_v<const V: usize, const NV: usize, O: VcObserver>(
+        &mut self,
+        obs: &mut O,
+    ) -> Result<(), ModelError> {
+        debug_assert_eq!((V, NV), (self.v, P * self.v));
         let now = self.now;
-        let v = self.v;
+        let ports = self.routers * P;
         let (fs, cs, is) = (
             (now % self.flen as u64) as usize,
             (now % self.clen as u64) as usize,
             (now % self.ilen as u64) as usize,
         );
 
-        // 1. Receive: credits, flits on router channels, injected flits.
-        for ip in 0..self.routers * P {
-            let slot = cs * self.routers * P + ip;
-            let c = self.cline[slot];
-            if c != u8::MAX {
-                self.cline[slot] = u8::MAX;
+        // 1. Receive: credits, flits on router channels, injected flits. Only the slots
+        // marked in the pending bit sets hold something; they are visited in index order.
+        let pw = self.pwords;
+        for wi in 0..pw {
+            let mut m = std::mem::take(&mut self.cpend[cs * pw + wi]);
+            while m != 0 {
+                let ip = wi * 64 + m.trailing_zeros() as usize;
+                m &= m - 1;
+                let c = self.cline[cs * ports + ip] as usize;
                 // The upstream of input port ip: a router output, or the source for LOCAL.
                 if ip % P == LOCAL {
-                    self.s_credits[(ip / P) * v + c as usize] += 1;
+                    self.s_credits[(ip / P) * V + c] += 1;
                 } else {
                     let up = self.up[ip] as usize;
-                    self.credits[up * v + c as usize] += 1;
+                    self.credits[up * V + c] += 1;
                 }
             }
         }
-        for o in 0..self.routers * P {
-            let slot = fs * self.routers * P + o;
-            if self.fline[slot].pkt == NONE {
-                continue;
-            }
-            let mut f = std::mem::replace(&mut self.fline[slot], NO_FLIT);
-            f.arrived = now;
-            if o % P == LOCAL {
-                if f.flags & TAIL != 0 {
-                    let done = self.pk[f.pkt as usize];
-                    self.free.push(f.pkt);
-                    self.in_network -= 1;
-                    obs.delivered(now, &done);
-                }
-                continue;
-            }
-            let ip = self.down[o] as usize;
-            self.land(ip, f)?;
-        }
-        for n in 0..self.routers {
-            let mut f = std::mem::replace(&mut self.iline[is * self.routers + n], NO_FLIT);
-            if f.pkt != NONE {
+        for wi in 0..pw {
+            let mut m = std::mem::take(&mut self.fpend[fs * pw + wi]);
+            while m != 0 {
+                let o = wi * 64 + m.trailing_zeros() as usize;
+                m &= m - 1;
+                let mut f = self.fline[fs * ports + o];
                 f.arrived = now;
-                self.land(n * P + LOCAL, f)?;
+                if o % P == LOCAL {
+                    if f.flags & TAIL != 0 {
+                        let done = self.pk[f.pkt as usize];
+                        self.free.push(f.pkt);
+                        self.in_network -= 1;
+                        obs.delivered(now, &done);
+                    }
+                    continue;
+                }
+                let ip = self.down[o] as usize;
+                self.land::<V>(ip, f)?;
+            }
+        }
+        let iw = self.iwords;
+        for wi in 0..iw {
+            let mut m = std::mem::take(&mut self.ipend[is * iw + wi]);
+            while m != 0 {
+                let n = wi * 64 + m.trailing_zeros() as usize;
+                m &= m - 1;
+                let mut f = self.iline[is * self.routers + n];
+                f.arrived = now;
+                self.land::<V>(n * P + LOCAL, f)?;
             }
         }
 
-        // 2. Routers: VC allocation, then switch allocation and traversal.
+        // 2. Routers: VC allocation, then switch allocation and traversal (idle ones cost a
+        // test of two masks).
         for r in 0..self.routers {
-            self.vc_allocate(r);
-            self.switch_allocate(r, fs, cs);
+            if self.routing_mask[r] != 0 {
+                self.vc_allocate::<V, NV>(r);
+            }
+            if self.sa_mask[r] != 0 {
+                self.switch_allocate::<V>(r, fs, cs);
+            }
         }
 
         // 3. Sources.
         for n in 0..self.routers {
-            self.inject(n, is);
+            if self.s_cur[n] != NONE || !self.queue[n].is_empty() {
+                self.inject::<V>(n, is);
+            }
         }
 
         if self.in_network > 0 && now - self.last_move >= self.p.watchdog {
@@ -485,13 +534,14 @@ impl VcNet {
         Ok(())
     }
 
-    fn land(&mut self, ip: usize, f: Flit) -> Result<(), ModelError> {
-        let ivc = ip * self.v + f.vc as usize;
+    #[inline]
+    fn land<const V: usize>(&mut self, ip: usize, f: Flit) -> Result<(), ModelError> {
+        let ivc = ip * V + f.vc as usize;
         let was_empty = self.ivcs[ivc].len == 0;
         self.push_flit(ivc, f)?;
         let r = ip / P;
         if self.ivcs[ivc].st == ACTIVE {
-            self.sa_mask[r] |= 1 << (ivc - r * P * self.v);
+            self.sa_mask[r] |= 1 << (ivc - r * P * V);
         } else if was_empty && self.ivcs[ivc].st == IDLE {
             self.start_routing(r, ivc, f.arrived);
         }

@@ -7,16 +7,13 @@
 use super::*;
 
 impl VcNet {
-    pub(super) fn vc_allocate(&mut self, r: usize) {
+    pub(super) fn vc_allocate<const V: usize, const NV: usize>(&mut self, r: usize) {
         let mut pending = self.routing_mask[r];
-        if pending == 0 {
-            return;
-        }
-        let v = self.v;
-        let n = P * v;
+        let (v, n) = (V, NV);
         let base = r * n;
-        let mut req = [0u64; 40];
-        let mut any = false;
+        let mut req = [0u64; NV];
+        // Input VCs with at least one free output VC to ask for.
+        let mut asking = 0u64;
         while pending != 0 {
             let i = pending.trailing_zeros() as usize;
             pending &= pending - 1;
@@ -32,23 +29,36 @@ impl VcNet {
             for w in lo..hi {
                 if !self.ovc_busy[base + o * v + w] {
                     req[i] |= 1 << (o * v + w);
-                    any = true;
+                    asking |= 1 << i;
                 }
             }
         }
-        if !any {
+        if asking == 0 {
             return;
         }
-        let mut grant = [u8::MAX; 40];
-        allocate::<40>(
-            self.p.vc_alloc,
-            &req[..n],
-            n,
-            &mut self.va_in[base..base + n],
-            &mut self.va_out[base..base + n],
-            &mut grant,
-        );
-        for i in 0..n {
+        let mut grant = [u8::MAX; NV];
+        if asking & (asking - 1) == 0 {
+            // One requester: both allocators reduce to its own round-robin pick (for iSLIP
+            // every requested output grants it and it accepts the first from its pointer),
+            // with the same pointer updates as the general path.
+            let i = asking.trailing_zeros() as usize;
+            let o = rr_pick(req[i], u32::from(self.va_in[base + i])).expect("asking") as usize;
+            grant[i] = o as u8;
+            self.va_in[base + i] = ((o + 1) % n) as u8;
+            self.va_out[base + o] = ((i + 1) % n) as u8;
+        } else {
+            allocate::<NV>(
+                self.p.vc_alloc,
+                &req[..n],
+                n,
+                &mut self.va_in[base..base + n],
+                &mut self.va_out[base..base + n],
+                &mut grant,
+            );
+        }
+        while asking != 0 {
+            let i = asking.trailing_zeros() as usize;
+            asking &= asking - 1;
             if grant[i] != u8::MAX {
                 let ivc = base + i;
                 let ovc = grant[i] as usize;
@@ -66,31 +76,31 @@ impl VcNet {
 
     /// Input VC `ivc` (active, holding flits) can bid for the switch now.
     #[inline]
-    fn sa_ready(&self, ivc: usize, ovc_base: usize) -> bool {
-        self.ivcs[ivc].ready <= self.now
-            && (self.ivcs[ivc].out as usize == LOCAL
-                || self.credits
-                    [ovc_base + self.ivcs[ivc].out as usize * self.v + self.ivcs[ivc].ovc as usize]
-                    > 0)
+    fn sa_ready<const V: usize>(&self, ivc: usize, ovc_base: usize) -> bool {
+        let s = self.ivcs[ivc];
+        s.ready <= self.now
+            && (s.out as usize == LOCAL
+                || self.credits[ovc_base + s.out as usize * V + s.ovc as usize] > 0)
     }
 
-    pub(super) fn switch_allocate(&mut self, r: usize, fs: usize, cs: usize) {
+    pub(super) fn switch_allocate<const V: usize>(&mut self, r: usize, fs: usize, cs: usize) {
         let cand = self.sa_mask[r];
-        if cand == 0 {
-            return;
-        }
-        let v = self.v;
+        let v = V;
         let base = r * P;
         let ovc_base = r * P * v;
         let mut req = [0u64; P];
+        // Per input port: its ready VCs, byte `o` holding those bound for output o.
+        let mut by_out = [0u64; P];
         let mut ready = 0u64;
         let mut bits = cand;
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let ivc = ovc_base + k;
-            if self.sa_ready(ivc, ovc_base) {
-                req[k / v] |= 1 << self.ivcs[ivc].out;
+            if self.sa_ready::<V>(ivc, ovc_base) {
+                let o = self.ivcs[ivc].out as usize;
+                req[k / v] |= 1 << o;
+                by_out[k / v] |= 1 << (o * 8 + k % v);
                 ready |= 1 << k;
             }
         }
@@ -123,13 +133,7 @@ impl VcNet {
             let o = o as usize;
             let ip = base + i;
             // Which of input i's ready VCs bound for o goes: round robin.
-            let mut mask = 0u64;
-            for w in 0..v {
-                let k = i * v + w;
-                if ready >> k & 1 == 1 && self.ivcs[ovc_base + k].out as usize == o {
-                    mask |= 1 << w;
-                }
-            }
+            let mask = by_out[i] >> (o * 8) & 0xff;
             let w = rr_pick(mask, u32::from(self.sa_vc[ip])).expect("granted input has a VC for o")
                 as usize;
             self.sa_vc[ip] = if w + 1 == v { 0 } else { (w + 1) as u8 };
@@ -144,14 +148,17 @@ impl VcNet {
                 self.sa_mask[r] &= !bit;
             }
             // Credit back upstream, for the VC this flit occupied here.
-            self.cline[cs * self.routers * P + ip] = w as u8;
+            let ports = self.routers * P;
+            self.cline[cs * ports + ip] = w as u8;
+            self.cpend[cs * self.pwords + ip / 64] |= 1 << (ip % 64);
             let out_vc = self.ivcs[ivc].ovc;
             let op = base + o;
             if o != LOCAL {
                 self.credits[op * v + out_vc as usize] -= 1;
             }
             f.vc = out_vc;
-            self.fline[fs * self.routers * P + op] = f;
+            self.fline[fs * ports + op] = f;
+            self.fpend[fs * self.pwords + op / 64] |= 1 << (op % 64);
             self.last_move = self.now;
             if self.measuring {
                 self.busy[op] += 1;
@@ -167,8 +174,8 @@ impl VcNet {
         }
     }
 
-    pub(super) fn inject(&mut self, n: usize, is: usize) {
-        let v = self.v;
+    pub(super) fn inject<const V: usize>(&mut self, n: usize, is: usize) {
+        let v = V;
         if self.s_cur[n] == NONE {
             let Some(&id) = self.queue[n].front() else {
                 return;
@@ -206,6 +213,7 @@ impl VcNet {
             vc: w as u8,
             arrived: 0,
         };
+        self.ipend[is * self.iwords + n / 64] |= 1 << (n % 64);
         self.s_sent[n] += 1;
         self.last_move = self.now;
         if k + 1 == len {

@@ -393,6 +393,12 @@ fn report(cfg: &XSwitchConfig, net: &Network, st: &Stats) -> Metrics {
         "",
         "1 when the watchdog stopped the run (on_deadlock = \"report\")",
     );
+    out.push(
+        "cycles_simulated",
+        net.now as f64,
+        "cycles",
+        "clock cycles simulated (warm-up, window and drain), for speed figures",
+    );
     out.tables.push(Table {
         name: "links".into(),
         columns: ["switch", "port", "utilisation"].map(String::from).to_vec(),

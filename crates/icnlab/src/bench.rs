@@ -55,6 +55,19 @@ pub fn targets() -> Vec<Target> {
             unit: "customers",
             run: mm1,
         },
+        // TH-Net (issue 4): both workloads live in `icn_thnet::bench`.
+        Target {
+            name: "xswitch",
+            workload: "X-Switch 8x8 mesh, uniform, load 0.3 B/node/cycle, 256-B messages, 10^4 + 10^5 cycles",
+            unit: "switch-cycles",
+            run: || icn_thnet::bench::xswitch().map_err(|e| e.to_string()),
+        },
+        Target {
+            name: "vc-router",
+            workload: "VC router 8x8 mesh, uniform, 0.3 flits/node/cycle, 5-flit packets, 2 VCs x 8 flits, 10^4 + 10^5 cycles",
+            unit: "router-cycles",
+            run: || icn_thnet::bench::vc_router().map_err(|e| e.to_string()),
+        },
     ]
 }
 

@@ -1,0 +1,74 @@
+//! The two standard speed workloads of issue 4, shared by `icnlab bench xswitch vc-router`
+//! and the crate's `bench` example, so that every figure quoted in `docs/thnet.md` comes from
+//! the same configuration.
+//!
+//! Both: 8×8 mesh, uniform traffic (self included), offered load 0.3, seed 1, 10^4 warm-up
+//! cycles then 10^5 measured cycles, no drain (the run stops at the end of the window). The
+//! unit of work is a router-cycle (switch-cycle): routers × `cycles_simulated`, warm-up
+//! included.
+
+use crate::vc_model::{VcRouter, VcRouterConfig};
+use crate::xswitch_model::{XSwitch, XSwitchConfig};
+use icn_engine::model::NoProgress;
+use icn_engine::{Model, ModelError};
+
+/// Routers (switches) of the 8×8 mesh of both workloads.
+pub const ROUTERS: u64 = 64;
+
+/// Measured cycles of both workloads.
+pub const MEASURED: u64 = 100_000;
+
+/// X-Switch: 0.3 payload bytes/node/cycle, 256-byte messages in 64-byte frames (defaults).
+pub fn xswitch_config() -> XSwitchConfig {
+    XSwitchConfig {
+        topology: "mesh:8x8".into(),
+        load: 0.3,
+        warmup: 10_000,
+        measure: MEASURED,
+        drain: 0,
+        ..XSwitchConfig::default()
+    }
+}
+
+/// VC router: 0.3 flits/node/cycle, 5-flit packets, 2 VCs × 8-flit buffers, all delays 1.
+pub fn vc_router_config() -> VcRouterConfig {
+    VcRouterConfig {
+        topology: "mesh:8x8".into(),
+        load: 0.3,
+        size: 5,
+        vcs: 2,
+        buf: 8,
+        warmup: 10_000,
+        measure: MEASURED,
+        drain: 0,
+        ..VcRouterConfig::default()
+    }
+}
+
+/// Runs the X-Switch workload once; returns the switch-cycles simulated.
+pub fn xswitch() -> Result<f64, ModelError> {
+    let m = XSwitch::run(&xswitch_config(), 1, &NoProgress)?;
+    Ok(ROUTERS as f64 * m.value("cycles_simulated"))
+}
+
+/// Runs the VC-router workload once; returns the router-cycles simulated.
+pub fn vc_router() -> Result<f64, ModelError> {
+    let m = VcRouter::run(&vc_router_config(), 1, &NoProgress)?;
+    Ok(ROUTERS as f64 * m.value("cycles_simulated"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workloads_are_valid_and_match_the_issue() {
+        let (x, v) = (xswitch_config(), vc_router_config());
+        XSwitch::validate(&x).unwrap();
+        VcRouter::validate(&v).unwrap();
+        assert_eq!((x.load, v.load, v.size), (0.3, 0.3, 5));
+        assert_eq!((x.measure, v.measure), (100_000, 100_000));
+        let topo = crate::topology::Topology::from_spec(&x.topology).unwrap();
+        assert_eq!(topo.nias() as u64, ROUTERS);
+    }
+}

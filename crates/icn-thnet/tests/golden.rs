@@ -1,0 +1,179 @@
+//! Golden outputs: exact results of a few small runs of both models, so that speed work can
+//! prove it did not change behaviour. Every scalar metric is compared bit for bit (printed with
+//! `{:?}`, Rust's shortest round-trip form) and every table through a hash of its values' bits.
+//!
+//! The expected values live in `tests/golden.txt`. After a change that is *meant* to alter
+//! results, re-record them with
+//!
+//! ```sh
+//! GOLDEN_PRINT=1 cargo test --release -p icn-thnet --test golden
+//! ```
+//!
+//! which rewrites the file (review the diff before committing it).
+
+use icn_engine::model::NoProgress;
+use icn_engine::{Metrics, Model};
+use icn_thnet::alloc::AllocKind;
+use icn_thnet::traffic::Pattern;
+use icn_thnet::vc_model::{OnDeadlock, VcRouter, VcRouterConfig};
+use icn_thnet::xswitch_model::{XSwitch, XSwitchConfig};
+use std::fmt::Write as _;
+
+fn vc(topology: &str, load: f64) -> VcRouterConfig {
+    VcRouterConfig {
+        topology: topology.into(),
+        load,
+        warmup: 500,
+        measure: 3_000,
+        drain: 20_000,
+        ..VcRouterConfig::default()
+    }
+}
+
+fn xs(topology: &str, load: f64) -> XSwitchConfig {
+    XSwitchConfig {
+        topology: topology.into(),
+        load,
+        size: 128,
+        warmup: 500,
+        measure: 3_000,
+        drain: 20_000,
+        ..XSwitchConfig::default()
+    }
+}
+
+/// The golden runs: (name, seed, metrics).
+fn runs() -> Vec<(&'static str, Metrics)> {
+    let mut out = Vec::new();
+    let mut vc_run = |name, cfg: VcRouterConfig, seed| {
+        out.push((name, VcRouter::run(&cfg, seed, &NoProgress).expect("runs")));
+    };
+    vc_run("vc mesh4x4 0.3", vc("mesh:4x4", 0.3), 1);
+    vc_run("vc mesh8x8 0.3", vc("mesh:8x8", 0.3), 2);
+    vc_run(
+        "vc mesh8x8 0.45 saturated",
+        VcRouterConfig {
+            drain: 2_000,
+            ..vc("mesh:8x8", 0.45)
+        },
+        3,
+    );
+    vc_run(
+        "vc torus4x4 islip 4vc bimodal",
+        VcRouterConfig {
+            vcs: 4,
+            buf: 4,
+            vc_alloc: AllocKind::Islip,
+            sw_alloc: AllocKind::Islip,
+            large_fraction: 0.3,
+            ..vc("torus:4x4", 0.35)
+        },
+        4,
+    );
+    let mut transpose = vc("mesh:4x4", 0.25);
+    transpose.traffic.pattern = Pattern::Transpose;
+    vc_run(
+        "vc mesh4x4 transpose delays",
+        VcRouterConfig {
+            routing_delay: 0,
+            vc_alloc_delay: 2,
+            sw_alloc_delay: 2,
+            st_delay: 0,
+            channel_delay: 3,
+            credit_delay: 2,
+            vcs: 3,
+            ..transpose
+        },
+        5,
+    );
+    let mut hot = vc("mesh:4x4", 0.3);
+    hot.traffic.pattern = Pattern::Hotspot;
+    hot.traffic.hotspot_fraction = 0.3;
+    vc_run("vc mesh4x4 hotspot", hot, 6);
+    vc_run(
+        "vc torus4x4 1vc deadlock report",
+        VcRouterConfig {
+            vcs: 1,
+            watchdog: 1_000,
+            on_deadlock: OnDeadlock::Report,
+            ..vc("torus:4x4", 0.4)
+        },
+        7,
+    );
+    let mut xs_run = |name, cfg: XSwitchConfig, seed| {
+        out.push((name, XSwitch::run(&cfg, seed, &NoProgress).expect("runs")));
+    };
+    xs_run("xswitch mesh4x4 0.2", xs("mesh:4x4", 0.2), 1);
+    xs_run("xswitch mesh8x8 0.3", xs("mesh:8x8", 0.3), 2);
+    let mut hot = xs("mesh:4x4", 0.3);
+    hot.traffic.pattern = Pattern::Hotspot;
+    hot.traffic.hotspot_fraction = 0.5;
+    xs_run("xswitch mesh4x4 hotspot stop/go", hot, 3);
+    xs_run(
+        "xswitch ring8 split 32",
+        XSwitchConfig {
+            frame_size: 32,
+            ..xs("ring:8", 0.15)
+        },
+        4,
+    );
+    xs_run(
+        "xswitch torus4x4 deadlock report",
+        XSwitchConfig {
+            watchdog: 2_000,
+            on_deadlock: OnDeadlock::Report,
+            ..xs("torus:4x4", 0.5)
+        },
+        5,
+    );
+    out
+}
+
+/// FNV-1a over the bits of every value of every table (with the table's name).
+fn tables_hash(m: &Metrics) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+    };
+    for t in &m.tables {
+        eat(t.name.as_bytes());
+        for row in &t.rows {
+            for v in row {
+                eat(&v.to_bits().to_le_bytes());
+            }
+        }
+    }
+    h
+}
+
+fn render() -> String {
+    let mut s = String::new();
+    for (name, m) in runs() {
+        writeln!(s, "[{name}]").unwrap();
+        for x in &m.scalars {
+            writeln!(s, "{} = {:?}", x.name, x.value).unwrap();
+        }
+        writeln!(s, "tables = {:016x}", tables_hash(&m)).unwrap();
+    }
+    s
+}
+
+#[test]
+fn outputs_match_the_recorded_golden_file() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden.txt");
+    let got = render();
+    if std::env::var_os("GOLDEN_PRINT").is_some() {
+        print!("{got}");
+        std::fs::write(path, &got).expect("write tests/golden.txt");
+        return;
+    }
+    let want =
+        std::fs::read_to_string(path).expect("tests/golden.txt (record with GOLDEN_PRINT=1)");
+    for (i, (w, g)) in want.lines().zip(got.lines()).enumerate() {
+        assert_eq!(w, g, "line {} of tests/golden.txt differs", i + 1);
+    }
+    assert_eq!(want.lines().count(), got.lines().count(), "line count");
+}
