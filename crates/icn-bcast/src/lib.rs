@@ -10,7 +10,8 @@
 //! * [`bounds`]: lower bounds and the paper's claimed upper bounds;
 //! * [`schemes`]: one entry point running any model on any graph;
 //! * [`claims`]: the size-by-size check of the paper's claims;
-//! * [`model`]: the `bcast` model for experiment files.
+//! * [`model`]: the `bcast` model for experiment files;
+//! * [`verify`]: CCCBrd on large CCCs: a simulator specialised to the CCC, all sources in parallel.
 
 pub mod bounds;
 pub mod claims;
@@ -23,6 +24,7 @@ pub mod schemes;
 pub mod sim;
 pub mod ulbm;
 pub mod validate;
+pub mod verify;
 
 pub use model::{Bcast, BcastConfig};
 pub use schemes::{RunOptions, Scheme, run_scheme};

@@ -13,9 +13,10 @@
 //!
 //! [`reproduce`] writes the claims table and figure of the CCC paper for a range of (h,k).
 
+pub mod compare;
 mod draw;
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, anyhow};
 use icn_bcast::bounds::theorem1;
 use icn_bcast::claims::{ClaimLimits, ClaimRow, check_ccc, markdown};
 use icn_bcast::schemes::{RunOptions, Scheme, SchemeRun, diameter_by_symmetry, run_scheme};
@@ -60,6 +61,24 @@ pub struct BcastArgs {
     pub out: Option<std::path::PathBuf>,
 }
 
+/// Bad command-line input: `icnlab` exits with code 2 and this one-line message.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Usage(pub String);
+
+fn usage(message: String) -> anyhow::Error {
+    anyhow::Error::new(Usage(message))
+}
+
+/// [`run`] for `main`: bad input becomes [`ExecError::Usage`] (exit code 2), anything else
+/// [`ExecError::Failed`] (exit code 1).
+pub fn run_cli(args: &BcastArgs) -> Result<(), crate::exec::ExecError> {
+    run(args).map_err(|e| match e.downcast_ref::<Usage>() {
+        Some(u) => crate::exec::ExecError::Usage(u.0.clone()),
+        None => crate::exec::ExecError::Failed(format!("{e:#}")),
+    })
+}
+
 fn parse_models(s: &str) -> anyhow::Result<Vec<Scheme>> {
     if s == "all" {
         return Ok(Scheme::ALL.to_vec());
@@ -67,7 +86,9 @@ fn parse_models(s: &str) -> anyhow::Result<Vec<Scheme>> {
     s.split(',')
         .map(|m| {
             Scheme::parse(m.trim()).ok_or_else(|| {
-                anyhow!("--model: unknown model `{m}` (clbm, naulbm, aulbm, ilbm, optimal, all)")
+                usage(format!(
+                    "--model: unknown model `{m}` (clbm, naulbm, aulbm, ilbm, optimal, all)"
+                ))
             })
         })
         .collect()
@@ -100,15 +121,20 @@ fn show<T: ToString>(v: Option<T>) -> String {
 
 /// Runs the `bcast` subcommand.
 pub fn run(args: &BcastArgs) -> anyhow::Result<()> {
-    let g = parse_graph_spec(&args.graph).map_err(|e| anyhow!("--graph: {e}"))?;
+    let g = parse_graph_spec(&args.graph).map_err(|e| usage(format!("--graph: {e}")))?;
     let models = parse_models(&args.model)?;
     let sources: Vec<usize> = if args.source == "all" {
         (0..g.len()).collect()
     } else {
-        vec![g.node(&args.source).map_err(|e| anyhow!("--source: {e}"))?]
+        vec![
+            g.node(&args.source)
+                .map_err(|e| usage(format!("--source: {e}")))?,
+        ]
     };
     let draw_source = match &args.draw_source {
-        Some(name) => g.node(name).map_err(|e| anyhow!("--draw-source: {e}"))?,
+        Some(name) => g
+            .node(name)
+            .map_err(|e| usage(format!("--draw-source: {e}")))?,
         None => sources[0],
     };
     let opts = RunOptions {
@@ -126,9 +152,9 @@ pub fn run(args: &BcastArgs) -> anyhow::Result<()> {
     let mut runs: Vec<SchemeRun> = Vec::new();
     for &m in &models {
         if m == Scheme::Ilbm && g.kind() == icn_topo::Kind::File {
-            bail!(
-                "--model ilbm: node algorithms exist for ccc, hypercube, ring, path, mesh and torus, not file graphs"
-            );
+            return Err(usage(
+                "--model ilbm: node algorithms exist for ccc, hypercube, ring, path, mesh and torus, not file graphs".into(),
+            ));
         }
         runs.push(run_scheme(&g, m, &sources, &opts).map_err(|e| anyhow!("{e}"))?);
     }
@@ -345,6 +371,19 @@ pub fn reproduce(dir: &Path, quick: bool) -> anyhow::Result<()> {
     write(dir, "claims.svg", &claims_figure(&rows)?)?;
     println!("{}", markdown(&rows));
     println!("wrote {}/claims.{{md,csv,json,svg}}", dir.display());
+    // The comparison of the models, reusing the optima the claims check decided. Quick mode
+    // stops at k = 3 (list models from every source are the slow part).
+    let kcmp = if quick { 3 } else { kmax };
+    let sizes: Vec<(usize, u32, Option<icn_bcast::claims::Known>)> = rows
+        .iter()
+        .filter(|r| r.k <= kcmp)
+        .map(|r| (r.h, r.k, Some(r.optimum_worst)))
+        .collect();
+    let cmp = compare::compare_all(&sizes, &RunOptions::default())?;
+    write(dir, "comparison.md", &compare::markdown(&cmp))?;
+    write(dir, "comparison.csv", &compare::csv(&cmp))?;
+    println!("{}", compare::markdown(&cmp));
+    println!("wrote {}/comparison.{{md,csv}}", dir.display());
     Ok(())
 }
 
@@ -510,5 +549,13 @@ mod tests {
                 .unwrap()
                 .contains("<svg")
         );
+        // The comparison: one row per size with k ≤ 3, optima taken from the claims.
+        let cmp = std::fs::read_to_string(dir.path().join("comparison.md")).unwrap();
+        assert_eq!(cmp.lines().count(), 2 + 10);
+        assert!(cmp.contains("| 3 | 2 | 12 | 5 | "), "{cmp}");
+        let csv = std::fs::read_to_string(dir.path().join("comparison.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 1 + 10);
+        let cols = csv.lines().next().unwrap().split(',').count();
+        assert!(csv.lines().all(|l| l.split(',').count() == cols));
     }
 }

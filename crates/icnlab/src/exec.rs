@@ -23,11 +23,15 @@ pub struct ExecOptions {
     pub progress: bool,
 }
 
-/// Errors from executing an experiment: bad configuration (exit code 2) or a failed run.
+/// Errors from executing an experiment: bad configuration or command-line input (exit code 2)
+/// or a failed run.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// Bad command-line input (unknown graph, invalid parameters, unreadable file).
+    #[error("{0}")]
+    Usage(String),
     #[error("{0}")]
     Failed(String),
 }

@@ -172,7 +172,7 @@ fn main() -> ExitCode {
         }
         Command::Bench { targets, repeats, json } => bench::bench(&targets, repeats, json),
         Command::Via(args) => via_cmd::run(&args).map_err(|e| ExecError::Failed(format!("{e:#}"))),
-        Command::Bcast(args) => bcast_cmd::run(&args).map_err(|e| ExecError::Failed(format!("{e:#}"))),
+        Command::Bcast(args) => bcast_cmd::run_cli(&args),
         Command::Models => {
             for r in models::all() {
                 println!("{:10} {}", r.name(), r.about());
@@ -183,6 +183,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(ExecError::Config(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+        Err(ExecError::Usage(e)) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
         }
