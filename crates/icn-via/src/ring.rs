@@ -281,6 +281,12 @@ impl<M: Words> Ring<M> {
             if got == buf.len() {
                 break;
             }
+            if got > 0 && self.rec_len.get() == NO_RECORD {
+                // Stop at a record boundary once something was read: looking for the next
+                // record would touch (miss on) one more line while the caller waits for
+                // these bytes. A stream's next record is found by the next call.
+                break;
+            }
             let Some(len) = self.current()? else { break };
             let head = self.head.get();
             let off = self.rec_off.get();

@@ -288,6 +288,10 @@ impl Link for ShmLink {
         }
     }
 
+    fn polls(&self) -> bool {
+        true
+    }
+
     fn provider(&self) -> &'static str {
         "shm"
     }
