@@ -3,6 +3,8 @@
  * output columns as `icnlab via`:
  *   mpirun -np 2 ./mpi_pingpong latency [sizes...]
  *   mpirun -np 2 ./mpi_pingpong bw      [sizes...]
+ *   mpirun -np 2 ./mpi_pingpong stats N [size]   (every round trip timed: min / median / p90
+ *                                                 one-way µs, as examples/ppstats.rs prints)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -11,6 +13,35 @@
 
 #define MAXSZ (4 << 20)
 #define WINDOW 64
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Times every round trip: the median is robust to the preemptions of a loaded machine. */
+static void stats(int rank, long n, long size, char *buf, char *rbuf) {
+    double *t = malloc(sizeof(double) * n), sum = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (long i = 0; i < n; i++) {
+        double t0 = MPI_Wtime();
+        if (rank == 0) {
+            MPI_Send(buf, size, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(rbuf, size, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(rbuf, size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, size, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+        }
+        t[i] = (MPI_Wtime() - t0) * 1e6 / 2.0;
+        sum += t[i];
+    }
+    if (rank == 0) {
+        qsort(t, n, sizeof(double), cmp_double);
+        printf("mpi size %ld one-way us: min %.3f median %.3f p90 %.3f mean %.3f\n", size, t[0],
+               t[(n - 1) / 2], t[(long)((n - 1) * 0.9)], sum / n);
+    }
+    free(t);
+}
 
 static int reps(int nominal, long size) {
     long cap = (512L << 20) / (size > 0 ? size : 1);
@@ -23,6 +54,15 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int bw = argc > 1 && strcmp(argv[1], "bw") == 0;
+    if (argc > 1 && strcmp(argv[1], "stats") == 0) {
+        long n = argc > 2 ? atol(argv[2]) : 100000, size = argc > 3 ? atol(argv[3]) : 8;
+        char *b = calloc(1, size + 1), *rb = calloc(1, size + 1);
+        stats(rank, n, size, b, rb);
+        free(b);
+        free(rb);
+        MPI_Finalize();
+        return 0;
+    }
     long sizes[64];
     int ns = 0;
     if (argc > 2) {

@@ -1,5 +1,6 @@
 //! Runs the benchmarks with both sides in this process (threads), next to the raw baselines:
-//! `cargo run --release -p icn-via --example localbench -- [pingpong|window] [tcp|shm] [sizes,...]`.
+//! `cargo run --release -p icn-via --example localbench -- [pingpong|window] [tcp|shm] [sizes,...]`
+//! (`ITER=n`: round trips per size; `ONLY=1`: icn-via only, no baselines).
 use icn_via::bench::*;
 
 fn main() -> icn_via::Result<()> {
@@ -11,13 +12,19 @@ fn main() -> icn_via::Result<()> {
     };
     let provider = a.get(2).cloned().unwrap_or_else(|| "shm".into());
     let mut cfg = BenchConfig::default();
+    if let Some(n) = std::env::var("ITER").ok().and_then(|v| v.parse().ok()) {
+        cfg.iterations = n;
+    }
+    let only = std::env::var("ONLY").is_ok();
     if let Some(s) = a.get(3) {
         cfg.sizes = s.split(',').filter_map(|x| x.parse().ok()).collect();
     }
-    print!(
-        "{}",
-        osu_table("raw tcp", kind, &run_raw(RawSocket::Tcp, kind, &cfg)?)
-    );
+    if !only {
+        print!(
+            "{}",
+            osu_table("raw tcp", kind, &run_raw(RawSocket::Tcp, kind, &cfg)?)
+        );
+    }
     print!(
         "{}",
         osu_table(
@@ -26,6 +33,9 @@ fn main() -> icn_via::Result<()> {
             &run_local(&provider, kind, &cfg)?
         )
     );
+    if only {
+        return Ok(());
+    }
     print!(
         "{}",
         osu_table("raw tcp", kind, &run_raw(RawSocket::Tcp, kind, &cfg)?)

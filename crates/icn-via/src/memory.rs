@@ -16,7 +16,7 @@
 //! | RDMA write/read enabled on the region | `RdmaProtectionError` |
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 
 use crate::attrs::{MAX_REGISTER_SIZE, MemAttributes, Ptag};
@@ -95,6 +95,21 @@ impl std::hash::Hasher for IdHasher {
 pub(crate) struct RegionTable {
     map: RwLock<HashMap<u32, Arc<RegionInner>, BuildIdHasher>>,
     next: AtomicU32,
+    /// Bumped on every deregistration: a [`TranslationCache`] entry taken under an older
+    /// generation may name a region that is gone. (Registration needs no bump: handles are
+    /// never reused.)
+    generation: AtomicU64,
+}
+
+/// A VI's cache of recent successful lookups (handle → region), so the common case of
+/// translating the same few buffers again and again costs no lock: one `Acquire` load of the
+/// table's generation, a compare, and the same ptag / bounds / rights checks as
+/// [`RegionTable::translate`].
+#[derive(Default)]
+pub(crate) struct TranslationCache {
+    generation: u64,
+    entries: [Option<(u32, Arc<RegionInner>)>; 4],
+    next: usize,
 }
 
 impl RegionTable {
@@ -130,8 +145,56 @@ impl RegionTable {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&handle.0);
+        self.generation.fetch_add(1, Ordering::Release);
     }
 
+    /// [`RegionTable::translate`] through `cache`: same checks, same results.
+    pub(crate) fn translate_cached(
+        &self,
+        cache: &mut TranslationCache,
+        handle: MemHandle,
+        offset: u64,
+        len: u64,
+        ptag: Ptag,
+        access: Access,
+    ) -> std::result::Result<Arc<RegionInner>, CompletionStatus> {
+        let generation = self.generation.load(Ordering::Acquire);
+        if generation != cache.generation {
+            *cache = TranslationCache {
+                generation,
+                ..Default::default()
+            };
+        }
+        let hit = cache
+            .entries
+            .iter()
+            .flatten()
+            .find(|(h, _)| *h == handle.0)
+            .map(|(_, r)| r);
+        let region = match hit {
+            Some(r) => r.clone(),
+            None => {
+                let r = self.lookup(handle, access)?;
+                cache.entries[cache.next] = Some((handle.0, r.clone()));
+                cache.next = (cache.next + 1) % cache.entries.len();
+                r
+            }
+        };
+        check(&region, offset, len, ptag, access)?;
+        Ok(region)
+    }
+
+    fn lookup(
+        &self,
+        handle: MemHandle,
+        access: Access,
+    ) -> std::result::Result<Arc<RegionInner>, CompletionStatus> {
+        let map = self.map.read().unwrap_or_else(|e| e.into_inner());
+        map.get(&handle.0).cloned().ok_or(fail_status(access))
+    }
+
+    /// The uncached reference the cache is tested against.
+    #[cfg_attr(not(test), allow(dead_code))]
     /// Checks `[offset, offset+len)` of region `handle` for use by a VI with tag `ptag`.
     /// See the module table for the checks and the status each failure yields.
     pub(crate) fn translate(
@@ -142,30 +205,44 @@ impl RegionTable {
         ptag: Ptag,
         access: Access,
     ) -> std::result::Result<Arc<RegionInner>, CompletionStatus> {
-        let fail = match access {
-            Access::Local => CompletionStatus::ProtectionError,
-            _ => CompletionStatus::RdmaProtectionError,
-        };
-        let map = self.map.read().unwrap_or_else(|e| e.into_inner());
-        let region = map.get(&handle.0).ok_or(fail)?;
-        if region.attrs.ptag != ptag {
-            return Err(fail);
-        }
-        let size = region.len as u64;
-        match offset.checked_add(len) {
-            Some(end) if end <= size => {}
-            _ => return Err(fail),
-        }
-        let allowed = match access {
-            Access::Local => true,
-            Access::RemoteWrite => region.attrs.enable_rdma_write,
-            Access::RemoteRead => region.attrs.enable_rdma_read,
-        };
-        if !allowed {
-            return Err(CompletionStatus::RdmaProtectionError);
-        }
-        Ok(region.clone())
+        let region = self.lookup(handle, access)?;
+        check(&region, offset, len, ptag, access)?;
+        Ok(region)
     }
+}
+
+fn fail_status(access: Access) -> CompletionStatus {
+    match access {
+        Access::Local => CompletionStatus::ProtectionError,
+        _ => CompletionStatus::RdmaProtectionError,
+    }
+}
+
+/// The checks after the lookup (rows 2–4 of the module table).
+fn check(
+    region: &RegionInner,
+    offset: u64,
+    len: u64,
+    ptag: Ptag,
+    access: Access,
+) -> std::result::Result<(), CompletionStatus> {
+    let fail = fail_status(access);
+    if region.attrs.ptag != ptag {
+        return Err(fail);
+    }
+    match offset.checked_add(len) {
+        Some(end) if end <= region.len as u64 => {}
+        _ => return Err(fail),
+    }
+    let allowed = match access {
+        Access::Local => true,
+        Access::RemoteWrite => region.attrs.enable_rdma_write,
+        Access::RemoteRead => region.attrs.enable_rdma_read,
+    };
+    if !allowed {
+        return Err(CompletionStatus::RdmaProtectionError);
+    }
+    Ok(())
 }
 
 /// A registered memory region (`VipRegisterMem`; dropping it is `VipDeregisterMem`).
@@ -295,6 +372,42 @@ mod tests {
         );
         assert!(t.translate(rdma.handle(), 0, 1, p, RemoteWrite).is_ok());
         assert!(t.translate(rdma.handle(), 0, 1, p, RemoteRead).is_ok());
+    }
+
+    #[test]
+    fn cached_translation_agrees_with_the_table_and_forgets_deregistered_regions() {
+        let t = table();
+        let p = Ptag(1);
+        let local = t.register(100, MemAttributes::local(p)).unwrap();
+        let rdma = t.register(100, MemAttributes::rdma(p)).unwrap();
+        let mut cache = TranslationCache::default();
+        let handles = [local.handle(), rdma.handle(), MemHandle(999)];
+        // more handles than cache entries are not needed to exercise misses: the first pass
+        // misses, the second hits
+        for _pass in 0..2 {
+            for h in handles {
+                for (off, len) in [(0, 1), (0, 100), (100, 0), (1, 100), (u64::MAX, 2)] {
+                    for tag in [p, Ptag(2)] {
+                        for acc in [Access::Local, Access::RemoteWrite, Access::RemoteRead] {
+                            assert_eq!(
+                                t.translate_cached(&mut cache, h, off, len, tag, acc).err(),
+                                t.translate(h, off, len, tag, acc).err(),
+                                "{h:?} {off} {len} {tag:?} {acc:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        let h = local.handle();
+        assert!(cache.entries.iter().flatten().any(|(k, _)| *k == h.0));
+        drop(local);
+        assert_eq!(
+            t.translate_cached(&mut cache, h, 0, 1, p, Access::Local)
+                .err(),
+            Some(CompletionStatus::ProtectionError),
+            "a deregistered region must not be served from the cache"
+        );
     }
 
     #[test]

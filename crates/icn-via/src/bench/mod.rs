@@ -125,16 +125,42 @@ fn seg(r: &MemRegion, len: usize) -> Segment {
     Segment::new(r.handle(), 0, len as u32)
 }
 
-/// Reaps completed sends once enough are queued: each poll of an empty queue is a read
-/// attempt (a system call on tcp), so the programs reap in batches.
-fn reap_sends(vi: &Vi) -> Result<()> {
-    if vi.query().send_posted < 32 {
-        return Ok(());
+/// Counts the sends in flight so the programs reap completions without querying the VI (a
+/// lock) per message; reaps in batches because each poll of an empty queue is a read
+/// attempt (a system call on tcp).
+#[derive(Default)]
+struct Sends {
+    posted: usize,
+}
+
+impl Sends {
+    fn post(&mut self, vi: &Vi, desc: Descriptor) -> Result<()> {
+        vi.post_send(desc)?;
+        self.posted += 1;
+        Ok(())
     }
-    while let Some(c) = vi.send_done() {
-        c.ok()?;
+    fn reap(&mut self, vi: &Vi) -> Result<()> {
+        if self.posted < 32 {
+            return Ok(());
+        }
+        while let Some(c) = vi.send_done() {
+            c.ok()?;
+            self.posted -= 1;
+        }
+        Ok(())
     }
-    Ok(())
+    fn wait_one(&mut self, vi: &Vi) -> Result<()> {
+        vi.send_wait(T)?.ok()?;
+        self.posted -= 1;
+        Ok(())
+    }
+    /// Waits for every posted send to complete (acks flow while we wait).
+    fn settle(&mut self, vi: &Vi) -> Result<()> {
+        while self.posted > 0 {
+            self.wait_one(vi)?;
+        }
+        Ok(())
+    }
 }
 
 /// A connected VI with its NIC, for running one side of a benchmark.
@@ -233,16 +259,34 @@ pub fn server(ep: &Endpoint, kind: Kind, cfg: &BenchConfig) -> Result<()> {
 // peer's next message before sending anything that could trigger it, including across the
 // boundary between two sizes.
 
+/// Pingpong. Receives are posted for the largest size (a message may be shorter than its
+/// receive), so sizes can change without re-posting, and kept one deep (initiator) or two
+/// deep (echoer) so that each side re-posts *after* its send, off the critical path: the
+/// initiator posts its replacement while its message travels (the reply cannot come before
+/// its send); the echoer still has one posted while it re-posts the other.
 fn pingpong(ep: &Endpoint, cfg: &BenchConfig, initiator: bool) -> Result<Vec<Row>> {
     let vi = &ep.vi;
-    let out = ep.region(cfg.max_size())?;
-    let inb = ep.region(cfg.max_size())?;
-    let post = |size: usize| vi.post_recv(Descriptor::recv(vec![seg(&inb, size)]));
+    let max = cfg.max_size();
+    let out = ep.region(max)?;
+    let inb = ep.region(max)?;
+    let post = || vi.post_recv(Descriptor::recv(vec![seg(&inb, max)]));
+    let recv = |size: usize| -> Result<()> {
+        let c = vi.recv_wait(T)?;
+        let len = c.length as usize;
+        c.ok()?;
+        if len != size {
+            return Err(ViaError::Descriptor(format!(
+                "pingpong expected {size} B, received {len} B"
+            )));
+        }
+        Ok(())
+    };
+    let mut sends = Sends::default();
     let mut rows = Vec::new();
-    if !initiator && let Some(&first) = cfg.sizes.first() {
-        post(first)?;
+    for _ in 0..if initiator { 1 } else { 2 } {
+        post()?;
     }
-    for (k, &size) in cfg.sizes.iter().enumerate() {
+    for &size in &cfg.sizes {
         let n = cfg.reps(cfg.iterations, size);
         let warm = cfg.warmup.min(n);
         let mut t0 = Instant::now();
@@ -251,22 +295,15 @@ fn pingpong(ep: &Endpoint, cfg: &BenchConfig, initiator: bool) -> Result<Vec<Row
                 t0 = Instant::now();
             }
             if initiator {
-                post(size)?;
-                vi.post_send(Descriptor::send(vec![seg(&out, size)]))?;
-                vi.recv_wait(T)?.ok()?;
+                sends.post(vi, Descriptor::send(vec![seg(&out, size)]))?;
+                post()?;
+                recv(size)?;
             } else {
-                vi.recv_wait(T)?.ok()?;
-                let next = if i + 1 < warm + n {
-                    Some(size)
-                } else {
-                    cfg.sizes.get(k + 1).copied()
-                };
-                if let Some(next) = next {
-                    post(next)?;
-                }
-                vi.post_send(Descriptor::send(vec![seg(&out, size)]))?;
+                recv(size)?;
+                sends.post(vi, Descriptor::send(vec![seg(&out, size)]))?;
+                post()?;
             }
-            reap_sends(vi)?;
+            sends.reap(vi)?;
         }
         rows.push(Row {
             size,
@@ -282,6 +319,7 @@ fn window_send(ep: &Endpoint, cfg: &BenchConfig) -> Result<Vec<Row>> {
     let out = ep.region(cfg.max_size())?;
     let acks = ep.region(8)?;
     let w = cfg.window;
+    let mut sends = Sends::default();
     let mut rows = Vec::new();
     for &size in &cfg.sizes {
         let rounds = cfg.reps(cfg.messages, size).div_ceil(w);
@@ -299,12 +337,12 @@ fn window_send(ep: &Endpoint, cfg: &BenchConfig) -> Result<Vec<Row>> {
                 credit += w;
                 got_credits += 1;
             }
-            vi.post_send(Descriptor::send(vec![seg(&out, size)]))?;
+            sends.post(vi, Descriptor::send(vec![seg(&out, size)]))?;
             credit -= 1;
-            if vi.query().send_posted >= 2 * w {
-                vi.send_wait(T)?.ok()?;
+            if sends.posted >= 2 * w {
+                sends.wait_one(vi)?;
             }
-            reap_sends(vi)?;
+            sends.reap(vi)?;
         }
         // The last credit message means "everything arrived".
         while got_credits < rounds {
@@ -316,21 +354,13 @@ fn window_send(ep: &Endpoint, cfg: &BenchConfig) -> Result<Vec<Row>> {
             size,
             value: (rounds * w * size) as f64 / secs / 1e6,
         });
-        settle(vi)?;
+        sends.settle(vi)?;
         // End-of-size sync: the receiver answers once its next size's receives are posted.
-        vi.post_send(Descriptor::send(vec![]))?;
+        sends.post(vi, Descriptor::send(vec![]))?;
         vi.recv_wait(T)?.ok()?;
-        settle(vi)?;
+        sends.settle(vi)?;
     }
     Ok(rows)
-}
-
-/// Waits for every posted send to complete (acks flow while we wait).
-fn settle(vi: &Vi) -> Result<()> {
-    while vi.query().send_posted > 0 {
-        vi.send_wait(T)?.ok()?;
-    }
-    Ok(())
 }
 
 fn window_recv(ep: &Endpoint, cfg: &BenchConfig) -> Result<()> {
@@ -347,6 +377,7 @@ fn window_recv(ep: &Endpoint, cfg: &BenchConfig) -> Result<()> {
         }
         Ok(n)
     };
+    let mut sends = Sends::default();
     let mut posted = match cfg.sizes.first() {
         Some(&s) => open(s)?,
         None => 0,
@@ -370,17 +401,17 @@ fn window_recv(ep: &Endpoint, cfg: &BenchConfig) -> Result<()> {
                     vi.post_recv(Descriptor::recv(vec![seg(&inb, size)]))?;
                     posted += 1;
                 }
-                vi.post_send(Descriptor::send(vec![seg(&credit, 0)]))?;
+                sends.post(vi, Descriptor::send(vec![seg(&credit, 0)]))?;
             }
-            reap_sends(vi)?;
+            sends.reap(vi)?;
         }
         vi.recv_wait(T)?.ok()?;
         posted = match cfg.sizes.get(k + 1) {
             Some(&next) => open(next)?,
             None => 0,
         };
-        vi.post_send(Descriptor::send(vec![]))?;
-        reap_sends(vi)?;
+        sends.post(vi, Descriptor::send(vec![]))?;
+        sends.reap(vi)?;
     }
     vi.progress();
     Ok(())

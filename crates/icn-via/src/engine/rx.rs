@@ -153,7 +153,8 @@ impl ViCore {
                     Err(CompletionStatus::RdmaProtectionError)
                 } else {
                     self.table
-                        .translate(
+                        .translate_cached(
+                            &mut self.tcache,
                             crate::memory::MemHandle(hdr.handle),
                             hdr.offset,
                             u64::from(hdr.len),
@@ -190,7 +191,7 @@ impl ViCore {
                         } else {
                             let slot = target.ok().flatten().ok_or("target vanished")?;
                             (
-                                vec![slot],
+                                Slots::One([slot]),
                                 OnDone::RdmaWrite {
                                     recv: recv.map(|r| r.desc),
                                     imm,
@@ -201,7 +202,7 @@ impl ViCore {
                     RxAction::Discard { recv_status, nak } => {
                         let recv =
                             recv_status.and_then(|st| self.recvs.pop_front().map(|r| (r.desc, st)));
-                        (Vec::new(), OnDone::Discard { recv, nak })
+                        (Slots::none(), OnDone::Discard { recv, nak })
                     }
                 }
             }
@@ -287,7 +288,8 @@ impl ViCore {
 
     fn answer_read(&mut self, req: Header) -> std::result::Result<(), String> {
         let target = if self.attrs.enable_rdma_read {
-            self.table.translate(
+            self.table.translate_cached(
+                &mut self.tcache,
                 crate::memory::MemHandle(req.handle),
                 req.offset,
                 u64::from(req.aux),

@@ -28,6 +28,11 @@ pub trait Link: Send {
         self.wait(false, timeout)?;
         self.read_some(buf)
     }
+    /// True if a poll that finds nothing is cheap (a load from shared memory, not a system
+    /// call): then waits poll the engine directly for a while before reading the clock.
+    fn polls(&self) -> bool {
+        false
+    }
     /// The provider's name.
     fn provider(&self) -> &'static str;
 }

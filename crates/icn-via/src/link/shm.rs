@@ -207,9 +207,10 @@ impl Link for ShmLink {
     }
 
     fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.ring.read(buf).map_err(corrupt)?;
-        if n > 0 {
-            // Room was freed: a writer blocked on a full ring may be asleep.
+        let (n, published) = self.ring.read(buf).map_err(corrupt)?;
+        if published {
+            // Room was freed (published once per quarter ring): a writer blocked on a full
+            // ring may be asleep. Not per message: the fence would sit on the critical path.
             self.wake_peer();
         }
         Ok(n)
@@ -285,6 +286,10 @@ impl Link for ShmLink {
                 return Err(closed());
             }
         }
+    }
+
+    fn polls(&self) -> bool {
+        true
     }
 
     fn provider(&self) -> &'static str {
