@@ -464,12 +464,13 @@ impl VcNet {
                 let ip = wi * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
                 let c = self.cline[cs * ports + ip] as usize;
-                // The upstream of input port ip: a router output, or the source for LOCAL.
-                if ip % P == LOCAL {
+                // The upstream of input port ip: a router output, or (none: only LOCAL inputs
+                // receive flits without one) the source.
+                let up = self.up[ip];
+                if up == NONE {
                     self.s_credits[(ip / P) * V + c] += 1;
                 } else {
-                    let up = self.up[ip] as usize;
-                    self.credits[up * V + c] += 1;
+                    self.credits[up as usize * V + c] += 1;
                 }
             }
         }
@@ -480,7 +481,10 @@ impl VcNet {
                 m &= m - 1;
                 let mut f = self.fline[fs * ports + o];
                 f.arrived = now;
-                if o % P == LOCAL {
+                // No downstream input: the ejection port (mesh-edge outputs never send).
+                let ip = self.down[o];
+                if ip == NONE {
+                    debug_assert_eq!(o % P, LOCAL, "routing never leaves the mesh");
                     if f.flags & TAIL != 0 {
                         let done = self.pk[f.pkt as usize];
                         self.free.push(f.pkt);
@@ -489,8 +493,7 @@ impl VcNet {
                     }
                     continue;
                 }
-                let ip = self.down[o] as usize;
-                self.land::<V>(ip, f)?;
+                self.land::<V>(ip as usize, f)?;
             }
         }
         let iw = self.iwords;
