@@ -121,19 +121,23 @@ impl VcObserver for Vec<(u64, PacketDone)> {
     }
 }
 
+/// A flit: 8 bytes, so that the VC buffers of an 8×8 mesh (2 VCs × 8 flits) fit in 40 KB.
+/// It carries no arrival time: a head is routed from the cycle it lands in an empty VC, or
+/// from the cycle after the previous tail left (later than its landing), see
+/// [`VcNet::start_routing`].
 #[derive(Clone, Copy, Debug)]
 struct Flit {
     pkt: u32,
     flags: u8,
     vc: u8,
-    arrived: u64,
 }
+
+const _: () = assert!(std::mem::size_of::<Flit>() == 8);
 
 const NO_FLIT: Flit = Flit {
     pkt: NONE,
     flags: 0,
     vc: 0,
-    arrived: 0,
 };
 
 /// An input VC: buffer ring position, pipeline state and the route / VC it was given.
@@ -395,8 +399,10 @@ impl VcNet {
         }
     }
 
-    /// A head flit has become the front of idle input VC `ivc` of router `r`: route it.
-    fn start_routing(&mut self, r: usize, ivc: usize, earliest: u64) {
+    /// A head flit has become the front of idle input VC `ivc` of router `r` at cycle `from`
+    /// (it landed then in an empty VC, or the previous packet's tail left at `from − 1`, after
+    /// the head landed): route it.
+    fn start_routing(&mut self, r: usize, ivc: usize, from: u64) {
         let f = self.buf[ivc * self.p.buf + self.ivcs[ivc].head as usize];
         debug_assert!(f.flags & HEAD != 0, "a packet starts with its head");
         let (out, lo, hi) = self.route(r, f.pkt);
@@ -404,7 +410,7 @@ impl VcNet {
         self.routing_mask[r] |= 1 << (ivc - r * P * self.v);
         self.ivcs[ivc].out = out as u8;
         self.ivcs[ivc].ovc = (lo | hi << 4) as u8; // class range until VA picks a VC
-        self.ivcs[ivc].ready = f.arrived.max(earliest) + self.p.routing_delay;
+        self.ivcs[ivc].ready = from + self.p.routing_delay;
     }
 
     fn push_flit(&mut self, ivc: usize, f: Flit) -> Result<(), ModelError> {
@@ -479,8 +485,7 @@ impl VcNet {
             while m != 0 {
                 let o = wi * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
-                let mut f = self.fline[fs * ports + o];
-                f.arrived = now;
+                let f = self.fline[fs * ports + o];
                 // No downstream input: the ejection port (mesh-edge outputs never send).
                 let ip = self.down[o];
                 if ip == NONE {
@@ -502,8 +507,7 @@ impl VcNet {
             while m != 0 {
                 let n = wi * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
-                let mut f = self.iline[is * self.routers + n];
-                f.arrived = now;
+                let f = self.iline[is * self.routers + n];
                 self.land::<V>(n * P + LOCAL, f)?;
             }
         }
@@ -546,7 +550,7 @@ impl VcNet {
         if self.ivcs[ivc].st == ACTIVE {
             self.sa_mask[r] |= 1 << (ivc - r * P * V);
         } else if was_empty && self.ivcs[ivc].st == IDLE {
-            self.start_routing(r, ivc, f.arrived);
+            self.start_routing(r, ivc, self.now);
         }
         Ok(())
     }

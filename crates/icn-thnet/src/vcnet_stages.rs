@@ -211,7 +211,6 @@ impl VcNet {
             pkt: id,
             flags,
             vc: w as u8,
-            arrived: 0,
         };
         self.ipend[is * self.iwords + n / 64] |= 1 << (n % 64);
         self.s_sent[n] += 1;
