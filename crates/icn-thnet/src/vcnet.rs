@@ -174,7 +174,8 @@ pub struct VcNet {
     /// Per input VC: its state in one small struct (one cache line holds four).
     ivcs: Vec<InVc>,
     // Output VCs, index `(r*P + o)*V + v`.
-    ovc_busy: Vec<bool>,
+    /// Per router: bit `o·V + w` set while output VC `w` of port `o` is held by a packet.
+    ovc_busy: Vec<u64>,
     credits: Vec<u8>,
     // Flit channel per output port: delay line of `flen` slots, slot-major (`slot·ports + o`)
     // so that the per-cycle scan reads one contiguous row.
@@ -266,7 +267,7 @@ impl VcNet {
             up,
             buf: vec![NO_FLIT; ports * v * p.buf],
             ivcs: vec![InVc::default(); ports * v],
-            ovc_busy: vec![false; ports * v],
+            ovc_busy: vec![0; routers],
             credits: vec![p.buf as u8; ports * v],
             fline: vec![NO_FLIT; ports * flen],
             flen,
