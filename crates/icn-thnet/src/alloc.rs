@@ -148,6 +148,26 @@ mod tests {
         assert_eq!(rr_pick(0, 3), None);
     }
 
+    #[test]
+    fn rr_pick_matches_a_plain_scan() {
+        let naive = |mask: u64, ptr: u32| -> Option<u32> {
+            let start = if ptr >= 64 { 0 } else { ptr };
+            (0..64)
+                .map(|d| (start + d) % 64)
+                .find(|&b| mask >> b & 1 == 1)
+        };
+        let masks = (0..1u64 << 10).chain([1 << 63, u64::MAX, 0x8000_0000_0000_0001, 0xf0f0 << 40]);
+        for mask in masks {
+            for ptr in [0, 1, 2, 5, 9, 10, 39, 40, 62, 63, 64, 65, 200] {
+                assert_eq!(
+                    rr_pick(mask, ptr),
+                    naive(mask, ptr),
+                    "mask {mask:#x} ptr {ptr}"
+                );
+            }
+        }
+    }
+
     fn run(kind: AllocKind, reqs: &[u64], n_out: usize, rounds: usize) -> Vec<Vec<u8>> {
         let mut ip = vec![0u8; reqs.len()];
         let mut op = vec![0u8; n_out];

@@ -121,19 +121,23 @@ impl VcObserver for Vec<(u64, PacketDone)> {
     }
 }
 
+/// A flit: 8 bytes, so that the VC buffers of an 8×8 mesh (2 VCs × 8 flits) fit in 40 KB.
+/// It carries no arrival time: a head is routed from the cycle it lands in an empty VC, or
+/// from the cycle after the previous tail left (later than its landing), see
+/// [`VcNet::start_routing`].
 #[derive(Clone, Copy, Debug)]
 struct Flit {
     pkt: u32,
     flags: u8,
     vc: u8,
-    arrived: u64,
 }
+
+const _: () = assert!(std::mem::size_of::<Flit>() == 8);
 
 const NO_FLIT: Flit = Flit {
     pkt: NONE,
     flags: 0,
     vc: 0,
-    arrived: 0,
 };
 
 /// An input VC: buffer ring position, pipeline state and the route / VC it was given.
@@ -170,7 +174,8 @@ pub struct VcNet {
     /// Per input VC: its state in one small struct (one cache line holds four).
     ivcs: Vec<InVc>,
     // Output VCs, index `(r*P + o)*V + v`.
-    ovc_busy: Vec<bool>,
+    /// Per router: bit `o·V + w` set while output VC `w` of port `o` is held by a packet.
+    ovc_busy: Vec<u64>,
     credits: Vec<u8>,
     // Flit channel per output port: delay line of `flen` slots, slot-major (`slot·ports + o`)
     // so that the per-cycle scan reads one contiguous row.
@@ -262,7 +267,7 @@ impl VcNet {
             up,
             buf: vec![NO_FLIT; ports * v * p.buf],
             ivcs: vec![InVc::default(); ports * v],
-            ovc_busy: vec![false; ports * v],
+            ovc_busy: vec![0; routers],
             credits: vec![p.buf as u8; ports * v],
             fline: vec![NO_FLIT; ports * flen],
             flen,
@@ -395,8 +400,10 @@ impl VcNet {
         }
     }
 
-    /// A head flit has become the front of idle input VC `ivc` of router `r`: route it.
-    fn start_routing(&mut self, r: usize, ivc: usize, earliest: u64) {
+    /// A head flit has become the front of idle input VC `ivc` of router `r` at cycle `from`
+    /// (it landed then in an empty VC, or the previous packet's tail left at `from − 1`, after
+    /// the head landed): route it.
+    fn start_routing(&mut self, r: usize, ivc: usize, from: u64) {
         let f = self.buf[ivc * self.p.buf + self.ivcs[ivc].head as usize];
         debug_assert!(f.flags & HEAD != 0, "a packet starts with its head");
         let (out, lo, hi) = self.route(r, f.pkt);
@@ -404,7 +411,7 @@ impl VcNet {
         self.routing_mask[r] |= 1 << (ivc - r * P * self.v);
         self.ivcs[ivc].out = out as u8;
         self.ivcs[ivc].ovc = (lo | hi << 4) as u8; // class range until VA picks a VC
-        self.ivcs[ivc].ready = f.arrived.max(earliest) + self.p.routing_delay;
+        self.ivcs[ivc].ready = from + self.p.routing_delay;
     }
 
     fn push_flit(&mut self, ivc: usize, f: Flit) -> Result<(), ModelError> {
@@ -464,12 +471,13 @@ impl VcNet {
                 let ip = wi * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
                 let c = self.cline[cs * ports + ip] as usize;
-                // The upstream of input port ip: a router output, or the source for LOCAL.
-                if ip % P == LOCAL {
+                // The upstream of input port ip: a router output, or (none: only LOCAL inputs
+                // receive flits without one) the source.
+                let up = self.up[ip];
+                if up == NONE {
                     self.s_credits[(ip / P) * V + c] += 1;
                 } else {
-                    let up = self.up[ip] as usize;
-                    self.credits[up * V + c] += 1;
+                    self.credits[up as usize * V + c] += 1;
                 }
             }
         }
@@ -478,9 +486,11 @@ impl VcNet {
             while m != 0 {
                 let o = wi * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
-                let mut f = self.fline[fs * ports + o];
-                f.arrived = now;
-                if o % P == LOCAL {
+                let f = self.fline[fs * ports + o];
+                // No downstream input: the ejection port (mesh-edge outputs never send).
+                let ip = self.down[o];
+                if ip == NONE {
+                    debug_assert_eq!(o % P, LOCAL, "routing never leaves the mesh");
                     if f.flags & TAIL != 0 {
                         let done = self.pk[f.pkt as usize];
                         self.free.push(f.pkt);
@@ -489,8 +499,7 @@ impl VcNet {
                     }
                     continue;
                 }
-                let ip = self.down[o] as usize;
-                self.land::<V>(ip, f)?;
+                self.land::<V>(ip as usize, f)?;
             }
         }
         let iw = self.iwords;
@@ -499,8 +508,7 @@ impl VcNet {
             while m != 0 {
                 let n = wi * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
-                let mut f = self.iline[is * self.routers + n];
-                f.arrived = now;
+                let f = self.iline[is * self.routers + n];
                 self.land::<V>(n * P + LOCAL, f)?;
             }
         }
@@ -543,7 +551,7 @@ impl VcNet {
         if self.ivcs[ivc].st == ACTIVE {
             self.sa_mask[r] |= 1 << (ivc - r * P * V);
         } else if was_empty && self.ivcs[ivc].st == IDLE {
-            self.start_routing(r, ivc, f.arrived);
+            self.start_routing(r, ivc, self.now);
         }
         Ok(())
     }

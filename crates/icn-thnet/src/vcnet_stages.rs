@@ -26,11 +26,12 @@ impl VcNet {
                 (self.ivcs[ivc].ovc & 15) as usize,
                 (self.ivcs[ivc].ovc >> 4) as usize,
             );
-            for w in lo..hi {
-                if !self.ovc_busy[base + o * v + w] {
-                    req[i] |= 1 << (o * v + w);
-                    asking |= 1 << i;
-                }
+            // The free output VCs of the class range.
+            let class = ((1u64 << (hi - lo)) - 1) << (o * v + lo);
+            let free = class & !self.ovc_busy[r];
+            if free != 0 {
+                req[i] = free;
+                asking |= 1 << i;
             }
         }
         if asking == 0 {
@@ -62,7 +63,7 @@ impl VcNet {
             if grant[i] != u8::MAX {
                 let ivc = base + i;
                 let ovc = grant[i] as usize;
-                self.ovc_busy[base + ovc] = true;
+                self.ovc_busy[r] |= 1 << ovc;
                 self.ivcs[ivc].st = ACTIVE;
                 self.routing_mask[r] &= !(1 << i);
                 if self.ivcs[ivc].len > 0 {
@@ -164,7 +165,7 @@ impl VcNet {
                 self.busy[op] += 1;
             }
             if f.flags & TAIL != 0 {
-                self.ovc_busy[op * v + out_vc as usize] = false;
+                self.ovc_busy[r] &= !(1 << (o * v + out_vc as usize));
                 self.ivcs[ivc].st = IDLE;
                 self.sa_mask[r] &= !bit;
                 if self.ivcs[ivc].len > 0 {
@@ -211,7 +212,6 @@ impl VcNet {
             pkt: id,
             flags,
             vc: w as u8,
-            arrived: 0,
         };
         self.ipend[is * self.iwords + n / 64] |= 1 << (n % 64);
         self.s_sent[n] += 1;

@@ -96,6 +96,10 @@ pub struct Network {
     pub now: u64,
     nports: usize,
     line: Vec<Symbol>,
+    /// Per delay slot, a bit set of the channels whose symbol in that slot is not IDLE
+    /// (`lwords` words per slot): the receive phase visits only those, in channel order.
+    lpend: Vec<u64>,
+    lwords: usize,
     /// Receiver of each channel: a switch input `< nports`, NIA `nports + n`, or `NONE`.
     dest: Vec<u32>,
     fifo: Vec<Fifo>,
@@ -146,6 +150,8 @@ impl Network {
         Network {
             nports,
             line: vec![Symbol::IDLE; dest.len() * p.link_delay],
+            lpend: vec![0; dest.len().div_ceil(64) * p.link_delay],
+            lwords: dest.len().div_ceil(64),
             fifo: vec![Fifo::new(p.fifo_size); nports],
             fc: vec![FlowControl::new(p.stop_threshold, p.go_threshold); nports],
             bound: vec![false; nports],
@@ -183,6 +189,50 @@ impl Network {
         self.fifo.iter().map(Fifo::len).max().unwrap_or(0)
     }
 
+    /// Delivers the symbol in `slot` of channel `c` to its receiver (a switch input or an NIA).
+    #[inline]
+    fn receive<O: Observer>(
+        &mut self,
+        c: usize,
+        d: usize,
+        slot: usize,
+        now: u64,
+        obs: &mut O,
+    ) -> Result<(), ModelError> {
+        let nports = self.nports;
+        let s = self.line[c * d + slot];
+        let to = self.dest[c];
+        debug_assert!(
+            s != Symbol::IDLE && to != NONE,
+            "only sent symbols are marked"
+        );
+        let to = to as usize;
+        if to < nports {
+            if s == Symbol::STOP {
+                self.stopped[to] = true;
+            } else if s == Symbol::GO {
+                self.stopped[to] = false;
+            } else {
+                if self.fifo[to].push(s).is_err() {
+                    return Err(ModelError::Failed(format!(
+                        "cycle {now}: FIFO overflow at input {} (capacity {}): flow control failed",
+                        port_label(to),
+                        self.p.fifo_size
+                    )));
+                }
+                self.fc[to].observe(self.fifo[to].len());
+            }
+        } else {
+            let n = to - nports;
+            if let Some(f) = self.nias[n].receive(s).map_err(ModelError::Failed)? {
+                self.in_flight -= 1;
+                self.last_move = now;
+                obs.delivered(now, n, &f);
+            }
+        }
+        Ok(())
+    }
+
     /// One clock of the whole network.
     pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), ModelError> {
         let d = self.p.link_delay;
@@ -191,35 +241,13 @@ impl Network {
         let nports = self.nports;
 
         // 1. Receive.
-        for c in 0..self.dest.len() {
-            let s = self.line[c * d + slot];
-            let to = self.dest[c];
-            if s == Symbol::IDLE || to == NONE {
-                continue;
-            }
-            let to = to as usize;
-            if to < nports {
-                if s == Symbol::STOP {
-                    self.stopped[to] = true;
-                } else if s == Symbol::GO {
-                    self.stopped[to] = false;
-                } else {
-                    if self.fifo[to].push(s).is_err() {
-                        return Err(ModelError::Failed(format!(
-                            "cycle {now}: FIFO overflow at input {} (capacity {}): flow control failed",
-                            port_label(to),
-                            self.p.fifo_size
-                        )));
-                    }
-                    self.fc[to].observe(self.fifo[to].len());
-                }
-            } else {
-                let n = to - nports;
-                if let Some(f) = self.nias[n].receive(s).map_err(ModelError::Failed)? {
-                    self.in_flight -= 1;
-                    self.last_move = now;
-                    obs.delivered(now, n, &f);
-                }
+        let lw = self.lwords;
+        for wi in 0..lw {
+            let mut pending = std::mem::take(&mut self.lpend[slot * lw + wi]);
+            while pending != 0 {
+                let c = wi * 64 + pending.trailing_zeros() as usize;
+                pending &= pending - 1;
+                self.receive(c, d, slot, now, obs)?;
             }
         }
 
@@ -293,7 +321,10 @@ impl Network {
             if measuring && matches!(self.fsm[o].state, OutState::Wait(_)) {
                 self.counters.wait_cycles += 1;
             }
-            self.line[o * d + slot] = sym;
+            if sym != Symbol::IDLE {
+                self.line[o * d + slot] = sym;
+                self.lpend[slot * self.lwords + o / 64] |= 1 << (o % 64);
+            }
         }
 
         // 2b. NIAs.
@@ -310,7 +341,11 @@ impl Network {
                     self.counters.busy[nports + n] += 1;
                 }
             }
-            self.line[(nports + n) * d + slot] = s;
+            if s != Symbol::IDLE {
+                let c = nports + n;
+                self.line[c * d + slot] = s;
+                self.lpend[slot * self.lwords + c / 64] |= 1 << (c % 64);
+            }
         }
         if measuring {
             self.counters.cycles += 1;
