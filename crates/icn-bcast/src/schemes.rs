@@ -291,8 +291,14 @@ pub fn run_scheme(
             }
         }
         Scheme::Ilbm => {
-            // The CCCBrd plan table depends only on (h,k): build it once.
-            let brd = g.ccc_params().map(|(h, k)| CccBrd::new(h, k as usize));
+            // The CCCBrd plan table depends only on (h,k): build it once, and only the part
+            // the requested sources' cycle positions need (a third of it for one source).
+            let brd = g.ccc_params().map(|(h, k)| {
+                let mut positions: Vec<usize> = sources.iter().map(|&s| s % h).collect();
+                positions.sort_unstable();
+                positions.dedup();
+                CccBrd::for_positions(h, k as usize, positions)
+            });
             for &s in sources {
                 let o = match g.kind() {
                     Kind::Ccc { .. } => match &brd {

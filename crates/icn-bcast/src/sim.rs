@@ -124,13 +124,15 @@ pub fn simulate<P: Protocol>(
     let mut active: Vec<NodeId> = vec![source];
     out.first_receipt[source] = Some(0);
     queues[source] = proto.start(g, source).into();
-    // Arrivals of the current step per receiver: (sender, arrival port, header).
-    let mut arrivals: Vec<Vec<(NodeId, Port, P::Msg)>> = vec![Vec::new(); n];
-    let mut touched: Vec<NodeId> = Vec::new();
+    // The current step's transfers as (receiver, sender, arrival port, header), in one
+    // vector reused from step to step: a vector per receiver cost an allocation per
+    // reception, which dominated all-sources runs.
+    let mut arrivals: Vec<(NodeId, NodeId, Port, P::Msg)> = Vec::new();
+    let mut still: Vec<NodeId> = Vec::new();
     let mut step = 0u32;
     while !active.is_empty() {
         step += 1;
-        let mut still: Vec<NodeId> = Vec::with_capacity(active.len());
+        still.clear();
         for &u in &active {
             // Skip entries for ports this node lacks; they cost no step.
             while let Some(s) = queues[u].pop_front() {
@@ -142,10 +144,7 @@ pub fn simulate<P: Protocol>(
                         port: s.port,
                     });
                     out.sends[u] += 1;
-                    if arrivals[link.to].is_empty() {
-                        touched.push(link.to);
-                    }
-                    arrivals[link.to].push((u, link.arrives_on, s.msg));
+                    arrivals.push((link.to, u, link.arrives_on, s.msg));
                     break;
                 }
             }
@@ -153,30 +152,34 @@ pub fn simulate<P: Protocol>(
                 still.push(u);
             }
         }
-        touched.sort_unstable();
-        for &v in &touched {
-            let mut got = std::mem::take(&mut arrivals[v]);
+        // Receivers in increasing order, each one's arrivals by sender: the choice depends
+        // only on who sent, not on the order in which senders were visited (a node sends
+        // once per step, so the key is unique).
+        arrivals.sort_unstable_by_key(|a| (a.0, a.1, a.2));
+        let mut i = 0;
+        while i < arrivals.len() {
+            let v = arrivals[i].0;
+            let len = arrivals[i..].iter().take_while(|a| a.0 == v).count();
             if out.first_receipt[v].is_some() {
-                out.redundant[v] += got.len() as u32;
+                out.redundant[v] += len as u32;
+                i += len;
                 continue;
             }
-            // Sort by sender so that the choice depends only on who sent, not on the order
-            // in which senders were visited.
-            got.sort_by_key(|a| (a.0, a.1));
-            let pick = match (&mut rng, got.len()) {
+            let pick = match (&mut rng, len) {
                 (Some(r), len) if len > 1 => r.random_range(0..len),
                 _ => 0,
             };
-            let (from, arrival, msg) = got.swap_remove(pick);
-            out.redundant[v] += got.len() as u32;
+            let (_, from, arrival, ref msg) = arrivals[i + pick];
+            out.redundant[v] += len as u32 - 1;
             out.first_receipt[v] = Some(step);
-            queues[v] = proto.on_receive(g, v, from, arrival, &msg).into();
+            queues[v] = proto.on_receive(g, v, from, arrival, msg).into();
             if !queues[v].is_empty() {
                 still.push(v);
             }
+            i += len;
         }
-        touched.clear();
-        active = still;
+        arrivals.clear();
+        std::mem::swap(&mut active, &mut still);
     }
     out
 }

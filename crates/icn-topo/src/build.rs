@@ -58,11 +58,7 @@ pub fn ring(n: usize) -> Result<Graph, TopoError> {
         add(&mut adj, i, Port::F, (i + 1) % n, Port::B);
     }
     sort_ports(&mut adj);
-    Graph::new(
-        Kind::Ring { n },
-        (0..n).map(|i| i.to_string()).collect(),
-        adj,
-    )
+    Graph::new(Kind::Ring { n }, Vec::new(), adj)
 }
 
 /// Path of `n ≥ 1` nodes.
@@ -75,11 +71,7 @@ pub fn path(n: usize) -> Result<Graph, TopoError> {
     for i in 0..n.saturating_sub(1) {
         add(&mut adj, i, Port::F, i + 1, Port::B);
     }
-    Graph::new(
-        Kind::Path { n },
-        (0..n).map(|i| i.to_string()).collect(),
-        adj,
-    )
+    Graph::new(Kind::Path { n }, Vec::new(), adj)
 }
 
 fn grid(w: usize, h: usize, wrap: bool) -> Result<Graph, TopoError> {
@@ -117,13 +109,12 @@ fn grid(w: usize, h: usize, wrap: bool) -> Result<Graph, TopoError> {
         }
     }
     sort_ports(&mut adj);
-    let names = (0..n).map(|v| format!("({},{})", v % w, v / w)).collect();
     let kind = if wrap {
         Kind::Torus { w, h }
     } else {
         Kind::Mesh { w, h }
     };
-    Graph::new(kind, names, adj)
+    Graph::new(kind, Vec::new(), adj)
 }
 
 /// `w × h` mesh (sides ≥ 1).
@@ -155,10 +146,7 @@ pub fn hypercube(d: u32) -> Result<Graph, TopoError> {
         }
     }
     sort_ports(&mut adj);
-    let names = (0..n)
-        .map(|v| format!("{v:0width$b}", width = d as usize))
-        .collect();
-    Graph::new(Kind::Hypercube { d }, names, adj)
+    Graph::new(Kind::Hypercube { d }, Vec::new(), adj)
 }
 
 /// Cube-connected cycles CCC(h,k): `2^k` cycles of `h` nodes, `h ≥ k ≥ 1`, `h ≥ 2`.
@@ -188,22 +176,36 @@ pub fn ccc(h: usize, k: u32) -> Result<Graph, TopoError> {
         ));
     }
     let n = check_size("ccc", h.checked_mul(1 << k))?;
-    let mut adj = vec![Vec::new(); n];
-    let id = |c: usize, p: usize| c * h + p;
+    // Flat arrays written in port order (F, B, L) node by node: CCC(16,16) has a million
+    // nodes, and a vector per node cost more than the rest of a broadcast.
+    let mut offsets = Vec::with_capacity(n + 1);
+    let mut links = Vec::with_capacity(2 * n + k as usize * (1 << k));
+    offsets.push(0);
     for c in 0..1usize << k {
         for p in 0..h {
-            add(&mut adj, id(c, p), Port::F, id(c, (p + 1) % h), Port::B);
+            let next = if p + 1 == h { 0 } else { p + 1 };
+            let prev = if p == 0 { h - 1 } else { p - 1 };
+            links.push(Link {
+                to: c * h + next,
+                port: Port::F,
+                arrives_on: Port::B,
+            });
+            links.push(Link {
+                to: c * h + prev,
+                port: Port::B,
+                arrives_on: Port::F,
+            });
             if p < k as usize {
-                let d = c ^ (1 << p);
-                if c < d {
-                    add(&mut adj, id(c, p), Port::L, id(d, p), Port::L);
-                }
+                links.push(Link {
+                    to: (c ^ (1 << p)) * h + p,
+                    port: Port::L,
+                    arrives_on: Port::L,
+                });
             }
+            offsets.push(links.len());
         }
     }
-    sort_ports(&mut adj);
-    let names = (0..n).map(|v| format!("({},{})", v / h, v % h)).collect();
-    Graph::new(Kind::Ccc { h, k }, names, adj)
+    Ok(Graph::from_csr(Kind::Ccc { h, k }, offsets, links))
 }
 
 /// Builds a graph of kind [`Kind::File`] from named edges; used by [`crate::edgelist`].
@@ -238,6 +240,38 @@ mod tests {
         let deg3 = (0..g.len()).filter(|&v| g.degree(v) == 3).count();
         assert_eq!(deg3, 24);
         assert_eq!(g.edge_count(), 32 + 12);
+    }
+
+    /// CCC(h,k) built link by link with `add` and checked for connectivity, as the other
+    /// families are: the flat constructor must give the same links in the same order.
+    #[test]
+    fn flat_ccc_equals_the_link_by_link_construction() {
+        for (h, k) in [(2, 1), (2, 2), (3, 2), (4, 3), (7, 3), (5, 5)] {
+            let n = h << k;
+            let mut adj = vec![Vec::new(); n];
+            for c in 0..1usize << k {
+                for p in 0..h {
+                    add(&mut adj, c * h + p, Port::F, c * h + (p + 1) % h, Port::B);
+                    if p < k as usize && c < c ^ (1 << p) {
+                        add(
+                            &mut adj,
+                            c * h + p,
+                            Port::L,
+                            (c ^ (1 << p)) * h + p,
+                            Port::L,
+                        );
+                    }
+                }
+            }
+            sort_ports(&mut adj);
+            let reference = Graph::new(Kind::Ccc { h, k }, Vec::new(), adj).unwrap();
+            let g = ccc(h, k).unwrap();
+            assert_eq!(g.len(), n);
+            for v in 0..n {
+                assert_eq!(g.links(v), reference.links(v), "CCC({h},{k}) node {v}");
+            }
+            assert!(g.distances(0).iter().all(Option::is_some));
+        }
     }
 
     #[test]
@@ -278,6 +312,52 @@ mod tests {
         let g = hypercube(3).unwrap();
         assert_eq!(g.name(5), "101");
         assert_eq!(g.name(g.link(5, Port::Dim(1)).unwrap().to), "111");
+    }
+
+    #[test]
+    fn names_are_computed_and_parsed_back_for_every_node() {
+        for g in [
+            ring(5).unwrap(),
+            path(4).unwrap(),
+            mesh(4, 3).unwrap(),
+            torus(3, 5).unwrap(),
+            hypercube(4).unwrap(),
+            ccc(5, 3).unwrap(),
+            ccc(2, 2).unwrap(),
+        ] {
+            let names = g.names();
+            assert_eq!(names.len(), g.len());
+            let distinct: std::collections::HashSet<&String> = names.iter().collect();
+            assert_eq!(
+                distinct.len(),
+                g.len(),
+                "{:?}: names must be distinct",
+                g.kind()
+            );
+            for (v, name) in names.iter().enumerate() {
+                assert_eq!(g.node(name).unwrap(), v);
+            }
+        }
+        let g = ccc(5, 3).unwrap();
+        assert_eq!(g.name(g.ccc_node(6, 4).unwrap()), "(6,4)");
+        assert_eq!(g.node(" ( 6 , 4 ) ").unwrap(), 6 * 5 + 4);
+        // Only exact names: out of range, non-canonical or malformed ones are unknown.
+        for bad in [
+            "(8,0)", "(0,5)", "(06,4)", "6,4", "(6,4", "(a,b)", "(6,4,1)",
+        ] {
+            let e = g.node(bad).unwrap_err().to_string();
+            assert!(
+                e.contains("unknown node") && e.contains("`(0,0)`"),
+                "{bad}: {e}"
+            );
+        }
+        let q = hypercube(3).unwrap();
+        assert_eq!(q.node("101").unwrap(), 5);
+        assert!(q.node("0101").is_err() && q.node("21").is_err());
+        let m = mesh(4, 3).unwrap();
+        assert_eq!(m.node("(3,2)").unwrap(), 11);
+        assert!(m.node("(4,0)").is_err());
+        assert!(ring(5).unwrap().node("5").is_err());
     }
 
     #[test]

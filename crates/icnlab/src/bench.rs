@@ -68,6 +68,20 @@ pub fn targets() -> Vec<Target> {
             unit: "router-cycles",
             run: || icn_thnet::bench::vc_router().map_err(|e| e.to_string()),
         },
+        // bcast (issue 6): targets "CCC(16,16) one source < 1 s" ⇔ ≥ 1.05 M nodes/s;
+        // "CCC(8,8) all 2,048 sources < 10 s on 2 cores" ⇔ ≥ 0.42 M node-broadcasts/s (wall).
+        Target {
+            name: "bcast-ccc16",
+            workload: "CCCBrd on CCC(16,16), 1,048,576 nodes, from (0,15): plan table for the source position + CCC simulator",
+            unit: "nodes",
+            run: bcast_ccc16,
+        },
+        Target {
+            name: "bcast-ccc8-all",
+            workload: "CCCBrd on CCC(8,8) from all 2,048 sources, each schedule validated (rayon, all cores; CPU figure = calling thread only)",
+            unit: "node-broadcasts",
+            run: bcast_ccc8_all,
+        },
     ]
 }
 
@@ -130,4 +144,37 @@ pub fn bench(names: &[String], repeats: usize, json: bool) -> Result<(), ExecErr
         );
     }
     Ok(())
+}
+
+// --- bcast (issue 6) ---------------------------------------------------------------------
+
+/// One-source ILBM broadcast on CCC(16,16): builds the part of CCCBrd's plan table a source
+/// at position 15 needs and runs the node algorithm in the CCC simulator of
+/// `icn_bcast::verify` (no `Graph`); fails unless every node is informed within Theorem 1.
+fn bcast_ccc16() -> Result<f64, String> {
+    let (h, k) = (16usize, 16usize);
+    let brd = icn_bcast::ilbm::ccc::CccBrd::for_positions(h, k, [k - 1]);
+    let o = icn_bcast::verify::ccc_fast(&brd, h, k, (0, k - 1), false);
+    let t = o.time().ok_or("CCC(16,16): some node never informed")?;
+    let bound = icn_bcast::bounds::theorem1(h, k as u32);
+    if t > bound {
+        return Err(format!("CCC(16,16): {t} steps > Theorem 1 bound {bound}"));
+    }
+    Ok(o.first_receipt.len() as f64)
+}
+
+/// All-sources verification of CCCBrd on CCC(8,8): every source's schedule validated, its
+/// time equal to the plan table's prediction and within Theorem 1.
+fn bcast_ccc8_all() -> Result<f64, String> {
+    let g = icn_topo::build::ccc(8, 8).map_err(|e| e.to_string())?;
+    let brd = icn_bcast::ilbm::ccc::CccBrd::new(8, 8);
+    let all = icn_bcast::verify::ccc_all_sources(&g, &brd)?;
+    let worst = all.iter().map(|r| r.time).max().unwrap_or(0);
+    let bound = icn_bcast::bounds::theorem1(8, 8);
+    if worst > bound {
+        return Err(format!(
+            "CCC(8,8): worst {worst} steps > Theorem 1 bound {bound}"
+        ));
+    }
+    Ok((all.len() * g.len()) as f64)
 }

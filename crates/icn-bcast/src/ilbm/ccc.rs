@@ -295,6 +295,39 @@ impl CccBrd {
         set
     }
 
+    /// Time of the subtree of a cycle covered by `plan` and the cycle's schedule; `None` as
+    /// soon as the time is known to exceed `bound`.
+    fn plan_time(
+        &mut self,
+        plan: &CyclePlan,
+        free: u32,
+        bound: usize,
+    ) -> Option<(usize, CycleSchedule)> {
+        // Any cycle needs ⌈(h−1)/2⌉ steps after its entry to cover its other nodes.
+        let cycle_floor = (self.h - 1).div_ceil(2);
+        let sched = self.schedule(plan, free);
+        if sched.covered > bound {
+            return None;
+        }
+        let mut time = sched.covered;
+        // Child sets from the last lateral backwards: each gets those sent later.
+        let mut later = [0u32; 32];
+        for j in (1..sched.n).rev() {
+            later[j - 1] = later[j] | 1 << sched.lat[j].position;
+        }
+        for (l, &child) in sched.laterals().iter().zip(&later) {
+            if l.at + cycle_floor > bound {
+                return None;
+            }
+            let (t, _) = self.best(l.position, child);
+            time = time.max(l.at + t);
+            if time > bound {
+                return None;
+            }
+        }
+        Some((time, sched))
+    }
+
     /// Best plan for a cycle entered at `entry` responsible for `free`, and its subtree time.
     ///
     /// Plans are tried in a fixed order and the first with the smallest key wins. Two prunings
@@ -309,8 +342,6 @@ impl CccBrd {
         }
         let h = self.h;
         let in_free = |p: usize| p < 32 && free & (1 << p) != 0;
-        // Any cycle needs ⌈(h−1)/2⌉ steps after its entry to cover its other nodes.
-        let cycle_floor = (h - 1).div_ceil(2);
         let mut best: Option<((usize, [u16; 32]), CyclePlan)> = None;
         let entry_lateral = in_free(entry);
         for order in ORDERS {
@@ -358,31 +389,9 @@ impl CccBrd {
                         up_lateral_first: flags & 2 != 0,
                     };
                     let bound = best.as_ref().map_or(usize::MAX, |((t, _), _)| *t);
-                    let sched = self.schedule(&plan, free);
-                    if sched.covered > bound {
+                    let Some((time, sched)) = self.plan_time(&plan, free, bound) else {
                         continue;
-                    }
-                    let mut time = sched.covered;
-                    // Child sets from the last lateral backwards: each gets those sent later.
-                    let mut later = [0u32; 32];
-                    for j in (1..sched.n).rev() {
-                        later[j - 1] = later[j] | 1 << sched.lat[j].position;
-                    }
-                    for (l, &child) in sched.laterals().iter().zip(&later) {
-                        let pos = l.position;
-                        if l.at + cycle_floor > bound {
-                            time = usize::MAX;
-                            break;
-                        }
-                        let (t, _) = self.best(pos, child);
-                        time = time.max(l.at + t);
-                        if time > bound {
-                            break;
-                        }
-                    }
-                    if time > bound {
-                        continue;
-                    }
+                    };
                     // Among equally fast plans prefer the one handing the message to other
                     // cycles earliest, higher positions first (the paper's principle; it
                     // also gives Lemma 1's timing where that is compatible).

@@ -70,7 +70,7 @@ pub fn svg(g: &Graph, first_receipt: &[Option<u32>], source: usize, title: &str)
             s,
             r#"<circle cx="{x:.1}" cy="{y:.1}" r="{r:.1}" fill="{}"{stroke}><title>{} step {}</title></circle>"#,
             colour(t, max),
-            escape(g.name(v)),
+            escape(&g.name(v)),
             t.map_or("-".into(), |t| t.to_string())
         );
         if r >= 8.0 {
