@@ -473,8 +473,9 @@ impl Ring<RawArea> {
     }
 }
 
-/// A 64-aligned zeroed heap buffer of `words` u64 words (cache-line blocks), freed on drop.
-struct HeapArea(*mut [u8; 64], usize);
+/// A zeroed heap buffer of `blocks` cache lines, freed on drop (as the `Box<[Block]>` it was
+/// allocated as: Miri caught an earlier version freeing it with the wrong alignment).
+struct HeapArea(*mut Block, usize);
 // SAFETY: the pointer is a uniquely owned heap allocation (from a leaked Box).
 unsafe impl Send for HeapArea {}
 // SAFETY: the area is only accessed through Ring views, which obey SPSC.
@@ -497,7 +498,7 @@ struct Block([u8; 64]);
 pub fn heap_area(cap: usize) -> (RingPair, RingPair) {
     let len = area_len(cap);
     let blocks = len.div_ceil(64);
-    let mem = Box::into_raw(vec![Block([0; 64]); blocks].into_boxed_slice()) as *mut [u8; 64];
+    let mem = Box::into_raw(vec![Block([0; 64]); blocks].into_boxed_slice()) as *mut Block;
     let owner = std::sync::Arc::new(HeapArea(mem, blocks));
     let base = mem as *mut u8;
     // SAFETY: a fresh zeroed allocation of ≥ len bytes, 64-aligned (Block's alignment; the

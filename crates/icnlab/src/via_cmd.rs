@@ -72,6 +72,10 @@ pub struct ViaArgs {
     /// default; unpinned polling peers may share a core and take turns). tcp is never pinned.
     #[arg(long)]
     pub no_pin: bool,
+    /// Internal: answer one raw-socket baseline (tcp or unix) as a separate process, the way
+    /// `--baselines` launches it.
+    #[arg(long, value_name = "SOCKET", hide = true)]
+    pub raw_server: Option<String>,
 }
 
 impl ViaArgs {
@@ -125,6 +129,27 @@ impl ViaArgs {
         if self.no_pin {
             a.push("--no-pin".into());
         }
+        self.push_sizes(&mut a);
+        a
+    }
+    /// The arguments of a child answering the raw `sock` baseline.
+    fn raw_child_args(&self, sock: &str) -> Vec<String> {
+        let mut a = vec![
+            "via".to_string(),
+            format!("{:?}", self.program).to_lowercase(),
+            "--raw-server".into(),
+            sock.into(),
+            "--iterations".into(),
+            self.iterations.to_string(),
+            "--messages".into(),
+            self.messages.to_string(),
+            "--window".into(),
+            self.window.to_string(),
+        ];
+        self.push_sizes(&mut a);
+        a
+    }
+    fn push_sizes(&self, a: &mut Vec<String>) {
         if let Some(s) = &self.sizes {
             a.push("--sizes".into());
             a.push(
@@ -134,7 +159,6 @@ impl ViaArgs {
                     .join(","),
             );
         }
-        a
     }
 }
 
@@ -153,6 +177,9 @@ pub fn run(args: &ViaArgs) -> Result<()> {
     // Only shm waits poll; pinning tcp (whose waits block in the kernel) only stops a woken
     // thread from moving to an idle core.
     let pin = |i| !args.no_pin && args.provider == Provider::Shm && bench::pin_to_cpu(i);
+    if let Some(sock) = &args.raw_server {
+        return raw_serve(sock, kind, &cfg);
+    }
     if let Some(listen) = &args.server {
         pin(1);
         let ep = Endpoint::accept(&url(args.provider(), listen), cfg.reliability, |a| {
@@ -174,14 +201,11 @@ pub fn run(args: &ViaArgs) -> Result<()> {
     };
     let mut results = vec![(format!("icn-via {}", args.provider()), rows)];
     if args.baselines {
-        results.push((
-            "raw tcp".into(),
-            bench::run_raw(RawSocket::Tcp, kind, &cfg)?,
-        ));
-        results.push((
-            "raw unix".into(),
-            bench::run_raw(RawSocket::Unix, kind, &cfg)?,
-        ));
+        // Two processes, like icn-via's own run above (threads of one process share an
+        // address space and scheduler state that two processes do not).
+        for (name, sock) in [("raw tcp", RawSocket::Tcp), ("raw unix", RawSocket::Unix)] {
+            results.push((name.into(), run_raw_with_child(args, &cfg, sock)?));
+        }
     }
     print_results(args, &results)
 }
@@ -216,6 +240,85 @@ fn run_with_child(
     let rows = rows?;
     if !status.success() {
         bail!("benchmark server exited with {status}");
+    }
+    Ok(rows)
+}
+
+fn raw_name(sock: RawSocket) -> &'static str {
+    match sock {
+        RawSocket::Tcp => "tcp",
+        RawSocket::Unix => "unix",
+    }
+}
+
+/// Child side of a two-process raw baseline: listens (TCP on loopback, or an abstract Unix
+/// socket), prints `READY <address>`, answers one connection.
+fn raw_serve(sock: &str, kind: Kind, cfg: &BenchConfig) -> Result<()> {
+    use std::io::Write;
+    use std::os::linux::net::SocketAddrExt;
+    let ready = |a: &str| -> Result<()> {
+        println!("READY {a}");
+        std::io::stdout().flush()?;
+        Ok(())
+    };
+    match sock {
+        "tcp" => {
+            let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+            ready(&l.local_addr()?.to_string())?;
+            let (mut s, _) = l.accept()?;
+            s.set_nodelay(true)?;
+            bench::raw_server(&mut s, kind, cfg)?;
+        }
+        "unix" => {
+            let name = format!("icnlab-raw:{}", std::process::id());
+            let addr = std::os::unix::net::SocketAddr::from_abstract_name(&name)?;
+            let l = std::os::unix::net::UnixListener::bind_addr(&addr)?;
+            ready(&name)?;
+            let (mut s, _) = l.accept()?;
+            bench::raw_server(&mut s, kind, cfg)?;
+        }
+        other => bail!("--raw-server takes tcp or unix, got {other:?}"),
+    }
+    Ok(())
+}
+
+/// Runs the raw `sock` baseline against a child `icnlab via ... --raw-server` process.
+fn run_raw_with_child(args: &ViaArgs, cfg: &BenchConfig, sock: RawSocket) -> Result<Vec<Row>> {
+    use std::os::linux::net::SocketAddrExt;
+    let exe = std::env::current_exe().context("locating the icnlab executable")?;
+    let mut child = Command::new(exe)
+        .args(args.raw_child_args(raw_name(sock)))
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("starting the raw baseline process")?;
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().context("raw server stdout")?).read_line(&mut line)?;
+    let Some(addr) = line.trim().strip_prefix("READY ") else {
+        let _ = child.kill();
+        bail!("raw baseline server did not start: {line:?}");
+    };
+    let rows = (|| -> Result<Vec<Row>> {
+        Ok(match sock {
+            RawSocket::Tcp => {
+                let mut s = std::net::TcpStream::connect(addr)?;
+                s.set_nodelay(true)?;
+                bench::raw_client(&mut s, args.kind(), cfg)?
+            }
+            RawSocket::Unix => {
+                let a = std::os::unix::net::SocketAddr::from_abstract_name(addr)?;
+                let mut s = std::os::unix::net::UnixStream::connect_addr(&a)?;
+                bench::raw_client(&mut s, args.kind(), cfg)?
+            }
+        })
+    })();
+    if rows.is_err() {
+        // e.g. the connection failed: the child may still be waiting in accept
+        let _ = child.kill();
+    }
+    let status = child.wait()?;
+    let rows = rows?;
+    if !status.success() {
+        bail!("raw baseline server exited with {status}");
     }
     Ok(rows)
 }

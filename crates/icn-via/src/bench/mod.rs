@@ -20,7 +20,7 @@ use crate::memory::MemRegion;
 use crate::nic::{Nic, Vi};
 
 mod raw;
-pub use raw::{RawSocket, run_raw};
+pub use raw::{RawSocket, raw_client, raw_server, run_raw};
 
 /// Which program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -37,34 +37,48 @@ fn raw_pair(kind: RawSocket) -> std::io::Result<(Box<dyn Stream>, Box<dyn Stream
 }
 
 /// The same pingpong/window programs over a plain blocking socket (the peer in a thread,
-/// neither side pinned).
+/// neither side pinned). [`raw_client`] and [`raw_server`] run the two sides over any
+/// connected stream, e.g. in two processes (`icnlab via --baselines` does that, so the
+/// baselines run like icn-via's own two-process runs).
 pub fn run_raw(sock: RawSocket, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Row>> {
     cfg.validate()?;
     let (mut a, mut b) = raw_pair(sock)?;
     let scfg = cfg.clone();
-    let peer = std::thread::spawn(move || -> std::io::Result<()> {
-        let mut buf = vec![0u8; scfg.max_size().max(1)];
-        for &size in scfg.sizes.iter().filter(|&&s| s > 0) {
-            match kind {
-                Kind::Pingpong => {
-                    let n = scfg.reps(scfg.iterations, size)
-                        + scfg.warmup.min(scfg.reps(scfg.iterations, size));
-                    for _ in 0..n {
-                        b.read_exact(&mut buf[..size])?;
-                        b.write_all(&buf[..size])?;
-                    }
-                }
-                Kind::Window => {
-                    let m = scfg.reps(scfg.messages, size).div_ceil(scfg.window) * scfg.window;
-                    for _ in 0..m {
-                        b.read_exact(&mut buf[..size])?;
-                    }
-                    b.write_all(&[1])?;
+    let peer = std::thread::spawn(move || raw_server(&mut b, kind, &scfg));
+    let rows = raw_client(&mut a, kind, cfg)?;
+    peer.join()
+        .map_err(|_| ViaError::ConnectionLost("baseline peer panicked".into()))??;
+    Ok(rows)
+}
+
+/// The answering side of a raw baseline: echoes (pingpong) or sinks and confirms (window).
+pub fn raw_server(b: &mut (impl Read + Write), kind: Kind, cfg: &BenchConfig) -> Result<()> {
+    let mut buf = vec![0u8; cfg.max_size().max(1)];
+    for &size in cfg.sizes.iter().filter(|&&s| s > 0) {
+        match kind {
+            Kind::Pingpong => {
+                let n =
+                    cfg.reps(cfg.iterations, size) + cfg.warmup.min(cfg.reps(cfg.iterations, size));
+                for _ in 0..n {
+                    b.read_exact(&mut buf[..size])?;
+                    b.write_all(&buf[..size])?;
                 }
             }
+            Kind::Window => {
+                let m = cfg.reps(cfg.messages, size).div_ceil(cfg.window) * cfg.window;
+                for _ in 0..m {
+                    b.read_exact(&mut buf[..size])?;
+                }
+                b.write_all(&[1])?;
+            }
         }
-        Ok(())
-    });
+    }
+    Ok(())
+}
+
+/// The measuring side of a raw baseline.
+pub fn raw_client(a: &mut (impl Read + Write), kind: Kind, cfg: &BenchConfig) -> Result<Vec<Row>> {
+    cfg.validate()?;
     let mut buf = vec![0u8; cfg.max_size().max(1)];
     let mut rows = Vec::new();
     // A stream cannot carry a zero-byte message: size 0 has no raw baseline.
@@ -100,7 +114,5 @@ pub fn run_raw(sock: RawSocket, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Row
             }
         }
     }
-    peer.join()
-        .map_err(|_| ViaError::ConnectionLost("baseline peer panicked".into()))??;
     Ok(rows)
 }

@@ -15,6 +15,8 @@ use super::{Link, closed, timespec};
 /// The socket's receive timeout: the longest a blocking read sleeps before the engine
 /// re-checks its deadline and the peer.
 const READ_SLICE: Duration = Duration::from_millis(20);
+/// Socket send and receive buffer size asked for.
+const SOCKET_BUFFER: usize = 4 << 20;
 
 pub struct TcpLink {
     stream: TcpStream,
@@ -25,6 +27,10 @@ pub struct TcpLink {
 impl TcpLink {
     pub fn new(stream: TcpStream) -> io::Result<Self> {
         stream.set_nodelay(true)?;
+        // Room for a whole large message in flight from the first one on (autotuning starts
+        // small and grows over many round trips); the kernel caps this at wmem_max/rmem_max.
+        let _ = rustix::net::sockopt::set_socket_send_buffer_size(&stream, SOCKET_BUFFER);
+        let _ = rustix::net::sockopt::set_socket_recv_buffer_size(&stream, SOCKET_BUFFER);
         stream.set_nonblocking(false)?;
         stream.set_read_timeout(Some(READ_SLICE))?;
         Ok(TcpLink {
