@@ -39,6 +39,10 @@ pub struct FastOutcome {
     pub messages: u64,
     /// Receptions not kept.
     pub redundant: u64,
+    /// Uninformed nodes that received several messages in one step (the lowest sender was
+    /// kept; under a random tie-break the generic simulator may choose another). Always 0
+    /// for CCCBrd, which enters every node once.
+    pub ties: u64,
     /// Every transfer in step order, if recording was asked for (within a step, in the order
     /// the simulator visited the senders, which need not be the generic simulator's).
     pub schedule: Option<Vec<Transmission>>,
@@ -82,6 +86,7 @@ pub fn ccc_fast(
         first_receipt: Vec::new(),
         messages: 0,
         redundant: 0,
+        ties: 0,
         schedule: record.then(Vec::new),
     };
     // Queue `sends` of node `v` informed at `step` into the next steps' buckets, skipping
@@ -135,6 +140,7 @@ pub fn ccc_fast(
                 out.redundant += 1;
                 // A second arrival in the same step: keep the lowest (sender, arrival port).
                 if first[v] == step {
+                    out.ties += 1;
                     let prev = &now[kept[v] as usize];
                     if (t.from, t.arrival) < (prev.from, prev.arrival) {
                         kept[v] = i as u32;
@@ -157,6 +163,39 @@ pub fn ccc_fast(
     }
     out.first_receipt = first;
     out
+}
+
+/// The generic simulator's record of a fast run with a recorded schedule: per-node sends and
+/// redundant receptions are counted from the schedule. `None` if the run had ties (a random
+/// tie-break could have chosen differently: use the generic simulator) or kept no schedule.
+pub fn to_outcome(o: &FastOutcome, source: usize) -> Option<crate::sim::Outcome> {
+    if o.ties > 0 {
+        return None;
+    }
+    let schedule = o.schedule.clone()?;
+    let n = o.first_receipt.len();
+    let mut sends = vec![0u32; n];
+    let mut received = vec![0u32; n];
+    for t in &schedule {
+        sends[t.from] += 1;
+        received[t.to] += 1;
+    }
+    let first_receipt: Vec<Option<u32>> = o
+        .first_receipt
+        .iter()
+        .map(|&t| (t != UNREACHED).then_some(t))
+        .collect();
+    // Every informed node but the source kept exactly one of its receptions.
+    let redundant = (0..n)
+        .map(|v| received[v] - u32::from(v != source && first_receipt[v].is_some()))
+        .collect();
+    Some(crate::sim::Outcome {
+        source,
+        first_receipt,
+        sends,
+        redundant,
+        schedule,
+    })
 }
 
 /// One source of an all-sources check.
@@ -238,6 +277,13 @@ mod tests {
                     fast.sort_by_key(|t| (t.step, t.from, t.to));
                     assert_eq!(fast, sched);
                     assert_eq!(f.time(), o.time());
+                    assert_eq!(f.ties, 0);
+                    // The conversion gives the generic record, schedule order within a step aside.
+                    let mut c = to_outcome(&f, s).unwrap();
+                    c.schedule.sort_by_key(|t| (t.step, t.from, t.to));
+                    let mut o = o;
+                    o.schedule = sched;
+                    assert_eq!(c, o);
                 }
             }
         }

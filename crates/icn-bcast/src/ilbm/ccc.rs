@@ -21,8 +21,9 @@
 //! A [`CyclePlan`] (send order, wave split, L-first flag per wave) is chosen by the node that
 //! enters the cycle from a table that depends only on `(h, k)`; every node holds the same
 //! table (it is part of the algorithm, like the paper's `mid` computed from `h` and `k`).
-//! Wave nodes recompute the cycle's schedule from the plan in the header to find the set of
-//! dimensions their child cycle gets.
+//! Wave nodes find the set of dimensions their child cycle gets in the same table (each entry
+//! keeps the child set of every lateral of its plan), or, for a plan the table does not hold,
+//! by replaying the cycle from the plan in the header.
 
 use super::{NodeAlgorithm, NodeInfo};
 use icn_topo::Port;
