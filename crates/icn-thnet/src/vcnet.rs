@@ -34,6 +34,8 @@ use std::collections::VecDeque;
 pub const P: usize = 5;
 const LOCAL: usize = 4;
 const NONE: u32 = u32::MAX;
+/// Slots of the event rings (a power of two above the longest delay, 16 + 16 + 64 cycles).
+const RING: usize = 128;
 const HEAD: u8 = 1;
 const TAIL: u8 = 2;
 
@@ -167,8 +169,6 @@ pub struct VcNet {
     pub now: u64,
     /// Per output port `r*P + o`: downstream input port, or `NONE` (mesh edge / local).
     down: Vec<u32>,
-    /// Per input port: the upstream output port (the inverse of `down`), or `NONE`.
-    up: Vec<u32>,
     // Input VCs, index `(r*P + i)*V + v`.
     buf: Vec<Flit>,
     /// Per input VC: its state in one small struct (one cache line holds four).
@@ -176,31 +176,26 @@ pub struct VcNet {
     // Output VCs, index `(r*P + o)*V + v`.
     /// Per router: bit `o·V + w` set while output VC `w` of port `o` is held by a packet.
     ovc_busy: Vec<u64>,
+    /// Credit counters: per output VC `(r*P + o)*V + w` of the routers, then per source VC
+    /// `(ports + n)*V + w` (a source's credits for input port LOCAL of its router).
     credits: Vec<u8>,
-    // Flit channel per output port: delay line of `flen` slots, slot-major (`slot·ports + o`)
-    // so that the per-cycle scan reads one contiguous row.
-    fline: Vec<Flit>,
-    flen: usize,
-    // Credit channel per input port (to its upstream): delay line of `clen` slots of a VC.
-    cline: Vec<u8>,
-    clen: usize,
-    /// Bit sets of the occupied slots of `fline`, `cline` (`pwords` words per slot, bit =
-    /// port) and `iline` (`iwords` per slot, bit = router): the receive phase visits only those.
-    fpend: Vec<u64>,
-    cpend: Vec<u64>,
-    ipend: Vec<u64>,
-    pwords: usize,
-    iwords: usize,
+    /// Per input port: the base index in `credits` of the counters its credits return to.
+    cred_to: Vec<u32>,
+    /// Events in flight, by the cycle they take effect (`cycle % RING`): flits landing (the
+    /// downstream input port, or `NONE` for the ejection port, and the flit) and credits
+    /// arriving (an index into `credits`). They replace per-port delay lines, so the receive
+    /// phase touches only what arrives; a slot is drained in push order.
+    flits: Vec<Vec<(u32, Flit)>>,
+    creds: Vec<Vec<u32>>,
+    /// Cycles from switch allocation to landing downstream (`sw_alloc + st + channel`).
+    fdelay: usize,
     // Sources (one per router) and their injection channel into input port LOCAL.
     queue: Vec<VecDeque<u32>>,
     s_cur: Vec<u32>,
     s_vc: Vec<u8>,
     s_sent: Vec<u32>,
     s_busy: Vec<bool>,
-    s_credits: Vec<u8>,
     s_ptr: Vec<u8>,
-    iline: Vec<Flit>,
-    ilen: usize,
     // Packets (a slab with a free list).
     pk: Vec<PacketDone>,
     pk_dim: Vec<u8>,
@@ -255,38 +250,38 @@ impl VcNet {
                 up[i as usize] = o as u32;
             }
         }
-        let flen = (p.sw_alloc_delay + p.st_delay + p.channel_delay) as usize;
-        let clen = p.credit_delay as usize;
-        let ilen = p.channel_delay as usize;
+        let fdelay = (p.sw_alloc_delay + p.st_delay + p.channel_delay) as usize;
+        debug_assert!(fdelay < RING && (p.credit_delay as usize) < RING);
+        let cred_to = (0..ports)
+            .map(|ip| {
+                let base = if up[ip] == NONE {
+                    ports + ip / P
+                } else {
+                    up[ip] as usize
+                };
+                (base * v) as u32
+            })
+            .collect();
         Ok(VcNet {
             grid,
             routers,
             v,
             now: 0,
             down,
-            up,
             buf: vec![NO_FLIT; ports * v * p.buf],
             ivcs: vec![InVc::default(); ports * v],
             ovc_busy: vec![0; routers],
-            credits: vec![p.buf as u8; ports * v],
-            fline: vec![NO_FLIT; ports * flen],
-            flen,
-            cline: vec![u8::MAX; ports * clen],
-            clen,
-            fpend: vec![0; flen * ports.div_ceil(64)],
-            cpend: vec![0; clen * ports.div_ceil(64)],
-            ipend: vec![0; ilen * routers.div_ceil(64)],
-            pwords: ports.div_ceil(64),
-            iwords: routers.div_ceil(64),
+            credits: vec![p.buf as u8; (ports + routers) * v],
+            cred_to,
+            flits: vec![Vec::new(); RING],
+            creds: vec![Vec::new(); RING],
+            fdelay,
             queue: vec![VecDeque::new(); routers],
             s_cur: vec![NONE; routers],
             s_vc: vec![0; routers],
             s_sent: vec![0; routers],
             s_busy: vec![false; routers * v],
-            s_credits: vec![p.buf as u8; routers * v],
             s_ptr: vec![0; routers],
-            iline: vec![NO_FLIT; routers * ilen],
-            ilen,
             pk: Vec::new(),
             pk_dim: Vec::new(),
             pk_crossed: Vec::new(),
@@ -455,63 +450,36 @@ impl VcNet {
     ) -> Result<(), ModelError> {
         debug_assert_eq!((V, NV), (self.v, P * self.v));
         let now = self.now;
-        let ports = self.routers * P;
-        let (fs, cs, is) = (
-            (now % self.flen as u64) as usize,
-            (now % self.clen as u64) as usize,
-            (now % self.ilen as u64) as usize,
-        );
+        let slot = (now as usize) % RING;
 
-        // 1. Receive: credits, flits on router channels, injected flits. Only the slots
-        // marked in the pending bit sets hold something; they are visited in index order.
-        let pw = self.pwords;
-        for wi in 0..pw {
-            let mut m = std::mem::take(&mut self.cpend[cs * pw + wi]);
-            while m != 0 {
-                let ip = wi * 64 + m.trailing_zeros() as usize;
-                m &= m - 1;
-                let c = self.cline[cs * ports + ip] as usize;
-                // The upstream of input port ip: a router output, or (none: only LOCAL inputs
-                // receive flits without one) the source.
-                let up = self.up[ip];
-                if up == NONE {
-                    self.s_credits[(ip / P) * V + c] += 1;
-                } else {
-                    self.credits[up as usize * V + c] += 1;
+        // 1. Receive: credits, then flits (from routers and sources). Credit increments commute
+        // and flits landing in one cycle go to distinct input VCs, so only the ejection order
+        // (routers in index order, one flit each at most) matters, and push order keeps it.
+        let mut cq = std::mem::take(&mut self.creds[slot]);
+        for &c in &cq {
+            self.credits[c as usize] += 1;
+        }
+        cq.clear();
+        self.creds[slot] = cq;
+        let mut fq = std::mem::take(&mut self.flits[slot]);
+        for &(ip, f) in &fq {
+            if ip == NONE {
+                if f.flags & TAIL != 0 {
+                    let done = self.pk[f.pkt as usize];
+                    self.free.push(f.pkt);
+                    self.in_network -= 1;
+                    obs.delivered(now, &done);
                 }
+                continue;
+            }
+            if let Err(e) = self.land::<V>(ip as usize, f) {
+                fq.clear();
+                self.flits[slot] = fq;
+                return Err(e);
             }
         }
-        for wi in 0..pw {
-            let mut m = std::mem::take(&mut self.fpend[fs * pw + wi]);
-            while m != 0 {
-                let o = wi * 64 + m.trailing_zeros() as usize;
-                m &= m - 1;
-                let f = self.fline[fs * ports + o];
-                // No downstream input: the ejection port (mesh-edge outputs never send).
-                let ip = self.down[o];
-                if ip == NONE {
-                    debug_assert_eq!(o % P, LOCAL, "routing never leaves the mesh");
-                    if f.flags & TAIL != 0 {
-                        let done = self.pk[f.pkt as usize];
-                        self.free.push(f.pkt);
-                        self.in_network -= 1;
-                        obs.delivered(now, &done);
-                    }
-                    continue;
-                }
-                self.land::<V>(ip as usize, f)?;
-            }
-        }
-        let iw = self.iwords;
-        for wi in 0..iw {
-            let mut m = std::mem::take(&mut self.ipend[is * iw + wi]);
-            while m != 0 {
-                let n = wi * 64 + m.trailing_zeros() as usize;
-                m &= m - 1;
-                let f = self.iline[is * self.routers + n];
-                self.land::<V>(n * P + LOCAL, f)?;
-            }
-        }
+        fq.clear();
+        self.flits[slot] = fq;
 
         // 2. Routers: VC allocation, then switch allocation and traversal (idle ones cost a
         // test of two masks).
@@ -520,14 +488,14 @@ impl VcNet {
                 self.vc_allocate::<V, NV>(r);
             }
             if self.sa_mask[r] != 0 {
-                self.switch_allocate::<V>(r, fs, cs);
+                self.switch_allocate::<V>(r);
             }
         }
 
         // 3. Sources.
         for n in 0..self.routers {
             if self.s_cur[n] != NONE || !self.queue[n].is_empty() {
-                self.inject::<V>(n, is);
+                self.inject::<V>(n);
             }
         }
 

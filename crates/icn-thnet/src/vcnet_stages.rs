@@ -84,7 +84,7 @@ impl VcNet {
                 || self.credits[ovc_base + s.out as usize * V + s.ovc as usize] > 0)
     }
 
-    pub(super) fn switch_allocate<const V: usize>(&mut self, r: usize, fs: usize, cs: usize) {
+    pub(super) fn switch_allocate<const V: usize>(&mut self, r: usize) {
         let cand = self.sa_mask[r];
         let v = V;
         let base = r * P;
@@ -149,17 +149,16 @@ impl VcNet {
                 self.sa_mask[r] &= !bit;
             }
             // Credit back upstream, for the VC this flit occupied here.
-            let ports = self.routers * P;
-            self.cline[cs * ports + ip] = w as u8;
-            self.cpend[cs * self.pwords + ip / 64] |= 1 << (ip % 64);
+            let now = self.now as usize;
+            let cslot = (now + self.p.credit_delay as usize) % RING;
+            self.creds[cslot].push(self.cred_to[ip] + w as u32);
             let out_vc = self.ivcs[ivc].ovc;
             let op = base + o;
             if o != LOCAL {
                 self.credits[op * v + out_vc as usize] -= 1;
             }
             f.vc = out_vc;
-            self.fline[fs * ports + op] = f;
-            self.fpend[fs * self.pwords + op / 64] |= 1 << (op % 64);
+            self.flits[(now + self.fdelay) % RING].push((self.down[op], f));
             self.last_move = self.now;
             if self.measuring {
                 self.busy[op] += 1;
@@ -175,7 +174,7 @@ impl VcNet {
         }
     }
 
-    pub(super) fn inject<const V: usize>(&mut self, n: usize, is: usize) {
+    pub(super) fn inject<const V: usize>(&mut self, n: usize) {
         let v = V;
         if self.s_cur[n] == NONE {
             let Some(&id) = self.queue[n].front() else {
@@ -201,19 +200,21 @@ impl VcNet {
         }
         let id = self.s_cur[n];
         let w = self.s_vc[n] as usize;
-        if self.s_credits[n * v + w] == 0 {
+        let c = (self.routers * P + n) * v + w;
+        if self.credits[c] == 0 {
             return;
         }
-        self.s_credits[n * v + w] -= 1;
+        self.credits[c] -= 1;
         let len = self.pk[id as usize].len;
         let k = self.s_sent[n];
         let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == len { TAIL } else { 0 };
-        self.iline[is * self.routers + n] = Flit {
+        let at = (self.now as usize + self.p.channel_delay as usize) % RING;
+        let f = Flit {
             pkt: id,
             flags,
             vc: w as u8,
         };
-        self.ipend[is * self.iwords + n / 64] |= 1 << (n % 64);
+        self.flits[at].push(((n * P + LOCAL) as u32, f));
         self.s_sent[n] += 1;
         self.last_move = self.now;
         if k + 1 == len {
