@@ -26,7 +26,7 @@
 // Indices address several parallel arrays (struct of arrays), so index loops are clearer.
 #![allow(clippy::needless_range_loop)]
 
-use crate::alloc::{AllocKind, allocate, rr_pick};
+use crate::alloc::{AllocKind, allocate, rr_first, rr_pick};
 use crate::topology::Grid;
 use icn_engine::{Invalid, ModelError};
 use std::collections::VecDeque;

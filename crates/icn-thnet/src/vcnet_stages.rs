@@ -43,7 +43,7 @@ impl VcNet {
             // every requested output grants it and it accepts the first from its pointer),
             // with the same pointer updates as the general path.
             let i = asking.trailing_zeros() as usize;
-            let o = rr_pick(req[i], u32::from(self.va_in[base + i])).expect("asking") as usize;
+            let o = rr_first(req[i], self.va_in[base + i]) as usize;
             grant[i] = o as u8;
             self.va_in[base + i] = ((o + 1) % n) as u8;
             self.va_out[base + o] = ((i + 1) % n) as u8;
@@ -113,7 +113,7 @@ impl VcNet {
             // A single requesting input port: both allocators reduce to its own round-robin
             // pick, with the same pointer updates (a fast path, not a different policy).
             let i = req.iter().position(|&m| m != 0).expect("ready ≠ 0");
-            let o = rr_pick(req[i], u32::from(self.sa_in[base + i])).expect("non-empty") as usize;
+            let o = rr_first(req[i], self.sa_in[base + i]) as usize;
             grant[i] = o as u8;
             self.sa_in[base + i] = ((o + 1) % P) as u8;
             self.sa_out[base + o] = ((i + 1) % P) as u8;
@@ -135,8 +135,7 @@ impl VcNet {
             let ip = base + i;
             // Which of input i's ready VCs bound for o goes: round robin.
             let mask = by_out[i] >> (o * 8) & 0xff;
-            let w = rr_pick(mask, u32::from(self.sa_vc[ip])).expect("granted input has a VC for o")
-                as usize;
+            let w = rr_first(mask, self.sa_vc[ip]) as usize;
             self.sa_vc[ip] = if w + 1 == v { 0 } else { (w + 1) as u8 };
             let ivc = ip * v + w;
             let b = self.p.buf;
