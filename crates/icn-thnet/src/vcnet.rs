@@ -165,6 +165,8 @@ pub struct VcNet {
     p: VcParams,
     grid: Grid,
     routers: usize,
+    /// Per router: its (x, y) position.
+    xy: Vec<(u16, u16)>,
     v: usize,
     pub now: u64,
     /// Per output port `r*P + o`: downstream input port, or `NONE` (mesh edge / local).
@@ -265,6 +267,9 @@ impl VcNet {
         Ok(VcNet {
             grid,
             routers,
+            xy: (0..routers)
+                .map(|r| ((r % grid.x) as u16, (r / grid.x) as u16))
+                .collect(),
             v,
             now: 0,
             down,
@@ -350,10 +355,12 @@ impl VcNet {
     fn route(&mut self, r: usize, id: u32) -> (usize, usize, usize) {
         let g = self.grid;
         let dst = self.pk[id as usize].dst;
-        let (x, y) = (r % g.x, r / g.x);
-        let (dx, dy) = (dst % g.x, dst / g.x);
+        // Coordinates from a table: divisions by the run-time width cost tens of cycles each.
+        let (x, y) = (self.xy[r].0 as usize, self.xy[r].1 as usize);
+        let (dx, dy) = (self.xy[dst].0 as usize, self.xy[dst].1 as usize);
         let leg = |from: usize, to: usize, k: usize, plus: usize| -> usize {
-            let fwd = (to + k - from) % k;
+            // (to − from) mod k, for from, to < k.
+            let fwd = if to >= from { to - from } else { to + k - from };
             if !g.wrap {
                 if to > from { plus } else { plus + 1 }
             } else if fwd <= k - fwd {

@@ -93,6 +93,7 @@ impl VcNet {
         // Per input port: its ready VCs, byte `o` holding those bound for output o.
         let mut by_out = [0u64; P];
         let mut ready = 0u64;
+        let mut inputs = 0u64; // input ports with a ready VC
         let mut bits = cand;
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
@@ -103,16 +104,17 @@ impl VcNet {
                 req[k / v] |= 1 << o;
                 by_out[k / v] |= 1 << (o * 8 + k % v);
                 ready |= 1 << k;
+                inputs |= 1 << (k / v);
             }
         }
         if ready == 0 {
             return;
         }
         let mut grant = [u8::MAX; P];
-        if (ready & (ready - 1)) == 0 || req.iter().filter(|&&m| m != 0).count() == 1 {
+        if inputs & (inputs - 1) == 0 {
             // A single requesting input port: both allocators reduce to its own round-robin
             // pick, with the same pointer updates (a fast path, not a different policy).
-            let i = req.iter().position(|&m| m != 0).expect("ready ≠ 0");
+            let i = inputs.trailing_zeros() as usize;
             let o = rr_first(req[i], self.sa_in[base + i]) as usize;
             grant[i] = o as u8;
             self.sa_in[base + i] = ((o + 1) % P) as u8;
