@@ -419,9 +419,7 @@ impl VcNet {
     fn push_flit(&mut self, ivc: usize, f: Flit) -> Result<(), ModelError> {
         let b = self.p.buf;
         if self.ivcs[ivc].len as usize == b {
-            return Err(ModelError::Failed(format!(
-                "VC buffer overflow at input VC {ivc}: credit flow control failed"
-            )));
+            return Err(overflow(ivc));
         }
         let mut at = self.ivcs[ivc].head as usize + self.ivcs[ivc].len as usize;
         if at >= b {
@@ -517,7 +515,7 @@ impl VcNet {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn land<const V: usize>(&mut self, ip: usize, f: Flit) -> Result<(), ModelError> {
         let ivc = ip * V + f.vc as usize;
         let was_empty = self.ivcs[ivc].len == 0;
@@ -530,6 +528,15 @@ impl VcNet {
         }
         Ok(())
     }
+}
+
+/// The error of a full VC receiving a flit (out of line: it never happens in a correct run).
+#[cold]
+#[inline(never)]
+fn overflow(ivc: usize) -> ModelError {
+    ModelError::Failed(format!(
+        "VC buffer overflow at input VC {ivc}: credit flow control failed"
+    ))
 }
 
 #[path = "vcnet_stages.rs"]

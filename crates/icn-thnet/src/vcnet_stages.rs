@@ -111,7 +111,7 @@ impl VcNet {
             return;
         }
         let mut grant = [u8::MAX; P];
-        if inputs & (inputs - 1) == 0 {
+        let granted = if inputs & (inputs - 1) == 0 {
             // A single requesting input port: both allocators reduce to its own round-robin
             // pick, with the same pointer updates (a fast path, not a different policy).
             let i = inputs.trailing_zeros() as usize;
@@ -119,6 +119,7 @@ impl VcNet {
             grant[i] = o as u8;
             self.sa_in[base + i] = ((o + 1) % P) as u8;
             self.sa_out[base + o] = ((i + 1) % P) as u8;
+            inputs
         } else {
             allocate::<P>(
                 self.p.sw_alloc,
@@ -128,11 +129,18 @@ impl VcNet {
                 &mut self.sa_out[base..base + P],
                 &mut grant,
             );
-        }
-        for (i, &o) in grant.iter().enumerate() {
-            if o == u8::MAX {
-                continue;
+            let mut g = 0u64;
+            for i in 0..P {
+                g |= u64::from(grant[i] != u8::MAX) << i;
             }
+            g
+        };
+        // Granted inputs in increasing order, as before.
+        let mut gbits = granted;
+        while gbits != 0 {
+            let i = gbits.trailing_zeros() as usize;
+            gbits &= gbits - 1;
+            let o = grant[i];
             let o = o as usize;
             let ip = base + i;
             // Which of input i's ready VCs bound for o goes: round robin.
@@ -146,24 +154,21 @@ impl VcNet {
             self.ivcs[ivc].head = if h == b { 0 } else { h as u8 };
             self.ivcs[ivc].len -= 1;
             let bit = 1u64 << (i * v + w);
-            if self.ivcs[ivc].len == 0 {
-                self.sa_mask[r] &= !bit;
-            }
+            // Leaves the SA candidates when empty (a select: emptiness is hard to predict).
+            self.sa_mask[r] &= !(bit * u64::from(self.ivcs[ivc].len == 0));
             // Credit back upstream, for the VC this flit occupied here.
             let now = self.now as usize;
             let cslot = (now + self.p.credit_delay as usize) % RING;
             self.creds[cslot].push(self.cred_to[ip] + w as u32);
             let out_vc = self.ivcs[ivc].ovc;
             let op = base + o;
-            if o != LOCAL {
-                self.credits[op * v + out_vc as usize] -= 1;
-            }
+            // The ejection port has no credits: its counter is left alone (without a branch).
+            let c = &mut self.credits[op * v + out_vc as usize];
+            *c -= u8::from(o != LOCAL);
             f.vc = out_vc;
             self.flits[(now + self.fdelay) % RING].push((self.down[op], f));
             self.last_move = self.now;
-            if self.measuring {
-                self.busy[op] += 1;
-            }
+            self.busy[op] += u64::from(self.measuring);
             if f.flags & TAIL != 0 {
                 self.ovc_busy[r] &= !(1 << (o * v + out_vc as usize));
                 self.ivcs[ivc].st = IDLE;
