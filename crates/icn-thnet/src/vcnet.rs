@@ -179,7 +179,8 @@ pub struct VcNet {
     /// Per router: bit `o·V + w` set while output VC `w` of port `o` is held by a packet.
     ovc_busy: Vec<u64>,
     /// Credit counters: per output VC `(r*P + o)*V + w` of the routers, then per source VC
-    /// `(ports + n)*V + w` (a source's credits for input port LOCAL of its router).
+    /// `(ports + n)*V + w` (a source's credits for input port LOCAL of its router). Those of
+    /// the ejection ports (`o = LOCAL`) stay at `buf` (> 0) for ever: the terminal always sinks.
     credits: Vec<u8>,
     /// Per input port: the base index in `credits` of the counters its credits return to.
     cred_to: Vec<u32>,

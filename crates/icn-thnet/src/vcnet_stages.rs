@@ -99,10 +99,11 @@ impl VcNet {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             // Active and holding flits; ready once past its stage delay, with a credit for
-            // its output VC (the ejection port needs none).
+            // its output VC (the ejection port's counters never move from `buf`, so they
+            // always show one: no test of the port needed).
             let s = ivcs[ovc_base + k];
             let o = s.out as usize;
-            if s.ready <= now && (o == LOCAL || credits[ovc_base + o * V + s.ovc as usize] > 0) {
+            if s.ready <= now && credits[ovc_base + o * V + s.ovc as usize] > 0 {
                 req[k / v] |= 1 << o;
                 by_out[k / v] |= 1 << (o * 8 + k % v);
                 inputs |= 1 << (k / v);
