@@ -26,7 +26,7 @@
 // Indices address several parallel arrays (struct of arrays), so index loops are clearer.
 #![allow(clippy::needless_range_loop)]
 
-use crate::alloc::{AllocKind, allocate, rr_pick};
+use crate::alloc::{AllocKind, allocate, rr_first, rr_pick};
 use crate::topology::Grid;
 use icn_engine::{Invalid, ModelError};
 use std::collections::VecDeque;
@@ -34,6 +34,8 @@ use std::collections::VecDeque;
 pub const P: usize = 5;
 const LOCAL: usize = 4;
 const NONE: u32 = u32::MAX;
+/// Slots of the event rings (a power of two above the longest delay, 16 + 16 + 64 cycles).
+const RING: usize = 128;
 const HEAD: u8 = 1;
 const TAIL: u8 = 2;
 
@@ -163,12 +165,12 @@ pub struct VcNet {
     p: VcParams,
     grid: Grid,
     routers: usize,
+    /// Per router: its (x, y) position.
+    xy: Vec<(u16, u16)>,
     v: usize,
     pub now: u64,
     /// Per output port `r*P + o`: downstream input port, or `NONE` (mesh edge / local).
     down: Vec<u32>,
-    /// Per input port: the upstream output port (the inverse of `down`), or `NONE`.
-    up: Vec<u32>,
     // Input VCs, index `(r*P + i)*V + v`.
     buf: Vec<Flit>,
     /// Per input VC: its state in one small struct (one cache line holds four).
@@ -176,31 +178,27 @@ pub struct VcNet {
     // Output VCs, index `(r*P + o)*V + v`.
     /// Per router: bit `o·V + w` set while output VC `w` of port `o` is held by a packet.
     ovc_busy: Vec<u64>,
+    /// Credit counters: per output VC `(r*P + o)*V + w` of the routers, then per source VC
+    /// `(ports + n)*V + w` (a source's credits for input port LOCAL of its router). Those of
+    /// the ejection ports (`o = LOCAL`) stay at `buf` (> 0) for ever: the terminal always sinks.
     credits: Vec<u8>,
-    // Flit channel per output port: delay line of `flen` slots, slot-major (`slot·ports + o`)
-    // so that the per-cycle scan reads one contiguous row.
-    fline: Vec<Flit>,
-    flen: usize,
-    // Credit channel per input port (to its upstream): delay line of `clen` slots of a VC.
-    cline: Vec<u8>,
-    clen: usize,
-    /// Bit sets of the occupied slots of `fline`, `cline` (`pwords` words per slot, bit =
-    /// port) and `iline` (`iwords` per slot, bit = router): the receive phase visits only those.
-    fpend: Vec<u64>,
-    cpend: Vec<u64>,
-    ipend: Vec<u64>,
-    pwords: usize,
-    iwords: usize,
+    /// Per input port: the base index in `credits` of the counters its credits return to.
+    cred_to: Vec<u32>,
+    /// Events in flight, by the cycle they take effect (`cycle % RING`): flits landing (the
+    /// downstream input port, or `NONE` for the ejection port, and the flit) and credits
+    /// arriving (an index into `credits`). They replace per-port delay lines, so the receive
+    /// phase touches only what arrives; a slot is drained in push order.
+    flits: Vec<Vec<(u32, Flit)>>,
+    creds: Vec<Vec<u32>>,
+    /// Cycles from switch allocation to landing downstream (`sw_alloc + st + channel`).
+    fdelay: usize,
     // Sources (one per router) and their injection channel into input port LOCAL.
     queue: Vec<VecDeque<u32>>,
     s_cur: Vec<u32>,
     s_vc: Vec<u8>,
     s_sent: Vec<u32>,
     s_busy: Vec<bool>,
-    s_credits: Vec<u8>,
     s_ptr: Vec<u8>,
-    iline: Vec<Flit>,
-    ilen: usize,
     // Packets (a slab with a free list).
     pk: Vec<PacketDone>,
     pk_dim: Vec<u8>,
@@ -255,38 +253,41 @@ impl VcNet {
                 up[i as usize] = o as u32;
             }
         }
-        let flen = (p.sw_alloc_delay + p.st_delay + p.channel_delay) as usize;
-        let clen = p.credit_delay as usize;
-        let ilen = p.channel_delay as usize;
+        let fdelay = (p.sw_alloc_delay + p.st_delay + p.channel_delay) as usize;
+        debug_assert!(fdelay < RING && (p.credit_delay as usize) < RING);
+        let cred_to = (0..ports)
+            .map(|ip| {
+                let base = if up[ip] == NONE {
+                    ports + ip / P
+                } else {
+                    up[ip] as usize
+                };
+                (base * v) as u32
+            })
+            .collect();
         Ok(VcNet {
             grid,
             routers,
+            xy: (0..routers)
+                .map(|r| ((r % grid.x) as u16, (r / grid.x) as u16))
+                .collect(),
             v,
             now: 0,
             down,
-            up,
             buf: vec![NO_FLIT; ports * v * p.buf],
             ivcs: vec![InVc::default(); ports * v],
             ovc_busy: vec![0; routers],
-            credits: vec![p.buf as u8; ports * v],
-            fline: vec![NO_FLIT; ports * flen],
-            flen,
-            cline: vec![u8::MAX; ports * clen],
-            clen,
-            fpend: vec![0; flen * ports.div_ceil(64)],
-            cpend: vec![0; clen * ports.div_ceil(64)],
-            ipend: vec![0; ilen * routers.div_ceil(64)],
-            pwords: ports.div_ceil(64),
-            iwords: routers.div_ceil(64),
+            credits: vec![p.buf as u8; (ports + routers) * v],
+            cred_to,
+            flits: vec![Vec::new(); RING],
+            creds: vec![Vec::new(); RING],
+            fdelay,
             queue: vec![VecDeque::new(); routers],
             s_cur: vec![NONE; routers],
             s_vc: vec![0; routers],
             s_sent: vec![0; routers],
             s_busy: vec![false; routers * v],
-            s_credits: vec![p.buf as u8; routers * v],
             s_ptr: vec![0; routers],
-            iline: vec![NO_FLIT; routers * ilen],
-            ilen,
             pk: Vec::new(),
             pk_dim: Vec::new(),
             pk_crossed: Vec::new(),
@@ -355,10 +356,12 @@ impl VcNet {
     fn route(&mut self, r: usize, id: u32) -> (usize, usize, usize) {
         let g = self.grid;
         let dst = self.pk[id as usize].dst;
-        let (x, y) = (r % g.x, r / g.x);
-        let (dx, dy) = (dst % g.x, dst / g.x);
+        // Coordinates from a table: divisions by the run-time width cost tens of cycles each.
+        let (x, y) = (self.xy[r].0 as usize, self.xy[r].1 as usize);
+        let (dx, dy) = (self.xy[dst].0 as usize, self.xy[dst].1 as usize);
         let leg = |from: usize, to: usize, k: usize, plus: usize| -> usize {
-            let fwd = (to + k - from) % k;
+            // (to − from) mod k, for from, to < k.
+            let fwd = if to >= from { to - from } else { to + k - from };
             if !g.wrap {
                 if to > from { plus } else { plus + 1 }
             } else if fwd <= k - fwd {
@@ -417,9 +420,7 @@ impl VcNet {
     fn push_flit(&mut self, ivc: usize, f: Flit) -> Result<(), ModelError> {
         let b = self.p.buf;
         if self.ivcs[ivc].len as usize == b {
-            return Err(ModelError::Failed(format!(
-                "VC buffer overflow at input VC {ivc}: credit flow control failed"
-            )));
+            return Err(overflow(ivc));
         }
         let mut at = self.ivcs[ivc].head as usize + self.ivcs[ivc].len as usize;
         if at >= b {
@@ -455,63 +456,36 @@ impl VcNet {
     ) -> Result<(), ModelError> {
         debug_assert_eq!((V, NV), (self.v, P * self.v));
         let now = self.now;
-        let ports = self.routers * P;
-        let (fs, cs, is) = (
-            (now % self.flen as u64) as usize,
-            (now % self.clen as u64) as usize,
-            (now % self.ilen as u64) as usize,
-        );
+        let slot = (now as usize) % RING;
 
-        // 1. Receive: credits, flits on router channels, injected flits. Only the slots
-        // marked in the pending bit sets hold something; they are visited in index order.
-        let pw = self.pwords;
-        for wi in 0..pw {
-            let mut m = std::mem::take(&mut self.cpend[cs * pw + wi]);
-            while m != 0 {
-                let ip = wi * 64 + m.trailing_zeros() as usize;
-                m &= m - 1;
-                let c = self.cline[cs * ports + ip] as usize;
-                // The upstream of input port ip: a router output, or (none: only LOCAL inputs
-                // receive flits without one) the source.
-                let up = self.up[ip];
-                if up == NONE {
-                    self.s_credits[(ip / P) * V + c] += 1;
-                } else {
-                    self.credits[up as usize * V + c] += 1;
+        // 1. Receive: credits, then flits (from routers and sources). Credit increments commute
+        // and flits landing in one cycle go to distinct input VCs, so only the ejection order
+        // (routers in index order, one flit each at most) matters, and push order keeps it.
+        let mut cq = std::mem::take(&mut self.creds[slot]);
+        for &c in &cq {
+            self.credits[c as usize] += 1;
+        }
+        cq.clear();
+        self.creds[slot] = cq;
+        let mut fq = std::mem::take(&mut self.flits[slot]);
+        for &(ip, f) in &fq {
+            if ip == NONE {
+                if f.flags & TAIL != 0 {
+                    let done = self.pk[f.pkt as usize];
+                    self.free.push(f.pkt);
+                    self.in_network -= 1;
+                    obs.delivered(now, &done);
                 }
+                continue;
+            }
+            if let Err(e) = self.land::<V>(ip as usize, f) {
+                fq.clear();
+                self.flits[slot] = fq;
+                return Err(e);
             }
         }
-        for wi in 0..pw {
-            let mut m = std::mem::take(&mut self.fpend[fs * pw + wi]);
-            while m != 0 {
-                let o = wi * 64 + m.trailing_zeros() as usize;
-                m &= m - 1;
-                let f = self.fline[fs * ports + o];
-                // No downstream input: the ejection port (mesh-edge outputs never send).
-                let ip = self.down[o];
-                if ip == NONE {
-                    debug_assert_eq!(o % P, LOCAL, "routing never leaves the mesh");
-                    if f.flags & TAIL != 0 {
-                        let done = self.pk[f.pkt as usize];
-                        self.free.push(f.pkt);
-                        self.in_network -= 1;
-                        obs.delivered(now, &done);
-                    }
-                    continue;
-                }
-                self.land::<V>(ip as usize, f)?;
-            }
-        }
-        let iw = self.iwords;
-        for wi in 0..iw {
-            let mut m = std::mem::take(&mut self.ipend[is * iw + wi]);
-            while m != 0 {
-                let n = wi * 64 + m.trailing_zeros() as usize;
-                m &= m - 1;
-                let f = self.iline[is * self.routers + n];
-                self.land::<V>(n * P + LOCAL, f)?;
-            }
-        }
+        fq.clear();
+        self.flits[slot] = fq;
 
         // 2. Routers: VC allocation, then switch allocation and traversal (idle ones cost a
         // test of two masks).
@@ -520,14 +494,14 @@ impl VcNet {
                 self.vc_allocate::<V, NV>(r);
             }
             if self.sa_mask[r] != 0 {
-                self.switch_allocate::<V>(r, fs, cs);
+                self.switch_allocate::<V>(r);
             }
         }
 
         // 3. Sources.
         for n in 0..self.routers {
             if self.s_cur[n] != NONE || !self.queue[n].is_empty() {
-                self.inject::<V>(n, is);
+                self.inject::<V>(n);
             }
         }
 
@@ -542,7 +516,7 @@ impl VcNet {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn land<const V: usize>(&mut self, ip: usize, f: Flit) -> Result<(), ModelError> {
         let ivc = ip * V + f.vc as usize;
         let was_empty = self.ivcs[ivc].len == 0;
@@ -555,6 +529,15 @@ impl VcNet {
         }
         Ok(())
     }
+}
+
+/// The error of a full VC receiving a flit (out of line: it never happens in a correct run).
+#[cold]
+#[inline(never)]
+fn overflow(ivc: usize) -> ModelError {
+    ModelError::Failed(format!(
+        "VC buffer overflow at input VC {ivc}: credit flow control failed"
+    ))
 }
 
 #[path = "vcnet_stages.rs"]

@@ -43,7 +43,7 @@ impl VcNet {
             // every requested output grants it and it accepts the first from its pointer),
             // with the same pointer updates as the general path.
             let i = asking.trailing_zeros() as usize;
-            let o = rr_pick(req[i], u32::from(self.va_in[base + i])).expect("asking") as usize;
+            let o = rr_first(req[i], self.va_in[base + i]) as usize;
             grant[i] = o as u8;
             self.va_in[base + i] = ((o + 1) % n) as u8;
             self.va_out[base + o] = ((i + 1) % n) as u8;
@@ -75,48 +75,53 @@ impl VcNet {
         }
     }
 
-    /// Input VC `ivc` (active, holding flits) can bid for the switch now.
-    #[inline]
-    fn sa_ready<const V: usize>(&self, ivc: usize, ovc_base: usize) -> bool {
-        let s = self.ivcs[ivc];
-        s.ready <= self.now
-            && (s.out as usize == LOCAL
-                || self.credits[ovc_base + s.out as usize * V + s.ovc as usize] > 0)
-    }
-
-    pub(super) fn switch_allocate<const V: usize>(&mut self, r: usize, fs: usize, cs: usize) {
-        let cand = self.sa_mask[r];
+    /// Switch allocation and traversal at router `r`.
+    ///
+    /// The arrays it touches are taken once as local slices: with `&mut self` the compiler
+    /// reloads each `Vec`'s pointer and length after every store, which cost ≈ 10 % of all
+    /// instructions; a head that follows a departing tail is routed after the loop (it touches
+    /// only its own VC and packet, so the order does not matter).
+    pub(super) fn switch_allocate<const V: usize>(&mut self, r: usize) {
         let v = V;
         let base = r * P;
         let ovc_base = r * P * v;
+        let now = self.now;
+        let b = self.p.buf;
+        let ivcs = &mut self.ivcs[..];
+        let credits = &mut self.credits[..];
+        let mut sa_mask = self.sa_mask[r];
         let mut req = [0u64; P];
         // Per input port: its ready VCs, byte `o` holding those bound for output o.
         let mut by_out = [0u64; P];
-        let mut ready = 0u64;
-        let mut bits = cand;
+        let mut inputs = 0u64; // input ports with a ready VC
+        let mut bits = sa_mask;
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            let ivc = ovc_base + k;
-            if self.sa_ready::<V>(ivc, ovc_base) {
-                let o = self.ivcs[ivc].out as usize;
+            // Active and holding flits; ready once past its stage delay, with a credit for
+            // its output VC (the ejection port's counters never move from `buf`, so they
+            // always show one: no test of the port needed).
+            let s = ivcs[ovc_base + k];
+            let o = s.out as usize;
+            if s.ready <= now && credits[ovc_base + o * V + s.ovc as usize] > 0 {
                 req[k / v] |= 1 << o;
                 by_out[k / v] |= 1 << (o * 8 + k % v);
-                ready |= 1 << k;
+                inputs |= 1 << (k / v);
             }
         }
-        if ready == 0 {
+        if inputs == 0 {
             return;
         }
         let mut grant = [u8::MAX; P];
-        if (ready & (ready - 1)) == 0 || req.iter().filter(|&&m| m != 0).count() == 1 {
+        let granted = if inputs & (inputs - 1) == 0 {
             // A single requesting input port: both allocators reduce to its own round-robin
             // pick, with the same pointer updates (a fast path, not a different policy).
-            let i = req.iter().position(|&m| m != 0).expect("ready ≠ 0");
-            let o = rr_pick(req[i], u32::from(self.sa_in[base + i])).expect("non-empty") as usize;
+            let i = inputs.trailing_zeros() as usize;
+            let o = rr_first(req[i], self.sa_in[base + i]) as usize;
             grant[i] = o as u8;
             self.sa_in[base + i] = ((o + 1) % P) as u8;
             self.sa_out[base + o] = ((i + 1) % P) as u8;
+            inputs
         } else {
             allocate::<P>(
                 self.p.sw_alloc,
@@ -126,56 +131,69 @@ impl VcNet {
                 &mut self.sa_out[base..base + P],
                 &mut grant,
             );
-        }
-        for (i, &o) in grant.iter().enumerate() {
-            if o == u8::MAX {
-                continue;
+            let mut g = 0u64;
+            for i in 0..P {
+                g |= u64::from(grant[i] != u8::MAX) << i;
             }
-            let o = o as usize;
+            g
+        };
+        let buf = &self.buf[..];
+        let sa_vc = &mut self.sa_vc[..];
+        let cred_to = &self.cred_to[..];
+        let down = &self.down[..];
+        let busy = &mut self.busy[..];
+        let measuring = u64::from(self.measuring);
+        let creds = &mut self.creds[(now + self.p.credit_delay) as usize % RING];
+        let flits = &mut self.flits[(now as usize + self.fdelay) % RING];
+        let mut ovc_busy = self.ovc_busy[r];
+        let mut reroute = 0u64;
+        // Granted inputs in increasing order, as before.
+        let mut gbits = granted;
+        while gbits != 0 {
+            let i = gbits.trailing_zeros() as usize;
+            gbits &= gbits - 1;
+            let o = grant[i] as usize;
             let ip = base + i;
             // Which of input i's ready VCs bound for o goes: round robin.
             let mask = by_out[i] >> (o * 8) & 0xff;
-            let w = rr_pick(mask, u32::from(self.sa_vc[ip])).expect("granted input has a VC for o")
-                as usize;
-            self.sa_vc[ip] = if w + 1 == v { 0 } else { (w + 1) as u8 };
+            let w = rr_first(mask, sa_vc[ip]) as usize;
+            sa_vc[ip] = if w + 1 == v { 0 } else { (w + 1) as u8 };
             let ivc = ip * v + w;
-            let b = self.p.buf;
-            let mut f = self.buf[ivc * b + self.ivcs[ivc].head as usize];
-            let h = self.ivcs[ivc].head as usize + 1;
-            self.ivcs[ivc].head = if h == b { 0 } else { h as u8 };
-            self.ivcs[ivc].len -= 1;
+            let s = &mut ivcs[ivc];
+            let mut f = buf[ivc * b + s.head as usize];
+            let h = s.head as usize + 1;
+            s.head = if h == b { 0 } else { h as u8 };
+            s.len -= 1;
             let bit = 1u64 << (i * v + w);
-            if self.ivcs[ivc].len == 0 {
-                self.sa_mask[r] &= !bit;
-            }
+            // Leaves the SA candidates when empty (a select: emptiness is hard to predict).
+            sa_mask &= !(bit * u64::from(s.len == 0));
             // Credit back upstream, for the VC this flit occupied here.
-            let ports = self.routers * P;
-            self.cline[cs * ports + ip] = w as u8;
-            self.cpend[cs * self.pwords + ip / 64] |= 1 << (ip % 64);
-            let out_vc = self.ivcs[ivc].ovc;
+            creds.push(cred_to[ip] + w as u32);
+            let out_vc = s.ovc;
             let op = base + o;
-            if o != LOCAL {
-                self.credits[op * v + out_vc as usize] -= 1;
-            }
+            // The ejection port has no credits: its counter is left alone (without a branch).
+            credits[op * v + out_vc as usize] -= u8::from(o != LOCAL);
             f.vc = out_vc;
-            self.fline[fs * ports + op] = f;
-            self.fpend[fs * self.pwords + op / 64] |= 1 << (op % 64);
-            self.last_move = self.now;
-            if self.measuring {
-                self.busy[op] += 1;
-            }
+            flits.push((down[op], f));
+            busy[op] += measuring;
             if f.flags & TAIL != 0 {
-                self.ovc_busy[r] &= !(1 << (o * v + out_vc as usize));
-                self.ivcs[ivc].st = IDLE;
-                self.sa_mask[r] &= !bit;
-                if self.ivcs[ivc].len > 0 {
-                    self.start_routing(r, ivc, self.now + 1);
-                }
+                ovc_busy &= !(1 << (o * v + out_vc as usize));
+                s.st = IDLE;
+                sa_mask &= !bit;
+                reroute |= u64::from(s.len > 0) << (i * v + w);
             }
+        }
+        self.last_move = now;
+        self.sa_mask[r] = sa_mask;
+        self.ovc_busy[r] = ovc_busy;
+        while reroute != 0 {
+            let k = reroute.trailing_zeros() as usize;
+            reroute &= reroute - 1;
+            self.start_routing(r, ovc_base + k, now + 1);
         }
     }
 
-    pub(super) fn inject<const V: usize>(&mut self, n: usize, is: usize) {
+    pub(super) fn inject<const V: usize>(&mut self, n: usize) {
         let v = V;
         if self.s_cur[n] == NONE {
             let Some(&id) = self.queue[n].front() else {
@@ -201,19 +219,21 @@ impl VcNet {
         }
         let id = self.s_cur[n];
         let w = self.s_vc[n] as usize;
-        if self.s_credits[n * v + w] == 0 {
+        let c = (self.routers * P + n) * v + w;
+        if self.credits[c] == 0 {
             return;
         }
-        self.s_credits[n * v + w] -= 1;
+        self.credits[c] -= 1;
         let len = self.pk[id as usize].len;
         let k = self.s_sent[n];
         let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == len { TAIL } else { 0 };
-        self.iline[is * self.routers + n] = Flit {
+        let at = (self.now as usize + self.p.channel_delay as usize) % RING;
+        let f = Flit {
             pkt: id,
             flags,
             vc: w as u8,
         };
-        self.ipend[is * self.iwords + n / 64] |= 1 << (n % 64);
+        self.flits[at].push(((n * P + LOCAL) as u32, f));
         self.s_sent[n] += 1;
         self.last_move = self.now;
         if k + 1 == len {
