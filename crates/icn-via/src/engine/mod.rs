@@ -577,13 +577,17 @@ impl ViCore {
             match self.wait_into_payload(left.min(SLICE)) {
                 Some(Err(reason)) => self.fault(reason),
                 Some(Ok(())) => {}
-                None => {
-                    if let Some(w) = &mut self.wire
-                        && let Err(e) = w.wait_readable(left.min(SLICE))
-                    {
-                        self.fault(io_err(e));
+                None => match self.wait_into_recv(left.min(SLICE)) {
+                    Some(Err(reason)) => self.fault(reason),
+                    Some(Ok(())) => {}
+                    None => {
+                        if let Some(w) = &mut self.wire
+                            && let Err(e) = w.wait_readable(left.min(SLICE))
+                        {
+                            self.fault(io_err(e));
+                        }
                     }
-                }
+                },
             }
             self.progress_until(q);
         }
