@@ -128,6 +128,17 @@ impl ViCore {
         }
     }
 
+    /// True if the current payload still has enough outstanding for
+    /// [`ViCore::wait_into_payload`] to apply.
+    pub(super) fn direct_read_pending(&self) -> bool {
+        match &self.rx {
+            Rx::Payload {
+                hdr, slots, done, ..
+            } => !slots.is_empty() && (hdr.len as usize) - *done >= DIRECT_READ_MIN,
+            Rx::Header { .. } => false,
+        }
+    }
+
     /// Between frames, with a large receive posted, blocks up to `timeout` reading the next
     /// frame's header and, in the same system call, the start of its payload straight into
     /// that receive's buffer (where a send's payload goes), saving the copy out of the
