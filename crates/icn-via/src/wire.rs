@@ -64,7 +64,7 @@ impl Wire {
     }
 
     /// Appends bytes drained from the link while a write was blocked.
-    fn stash(&mut self, bytes: &[u8]) -> io::Result<()> {
+    pub(crate) fn stash(&mut self, bytes: &[u8]) -> io::Result<()> {
         if self.end - self.start + bytes.len() > MAX_STASH {
             return Err(io::Error::other("peer floods without reading"));
         }

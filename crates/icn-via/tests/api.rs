@@ -574,3 +574,57 @@ fn completion_queue_gathers_two_vis() {
         assert!(cq.resize(0).is_err());
     }
 }
+
+/// A wait between frames with a large receive posted reads the next header and the start of
+/// its payload straight into that receive (tcp): frames that do not belong there (an RDMA
+/// write, a second send behind the first) must still land intact and in order.
+#[test]
+fn frames_queued_behind_a_large_posted_receive_land_in_order() {
+    for p in PROVIDERS {
+        for rel in RELIABLE {
+            let (c, s) = pair(p, rel);
+            let src = c.region(100_000, false);
+            src.write(0, &pattern(7, 100_000)).unwrap();
+            let target = s.region(40_000, true);
+            let inb = s.region(2 * 65_536, false);
+            for k in 0..2 {
+                s.vi.post_recv(Descriptor::recv(vec![seg(&inb, k * 65_536, 65_536)]).with_id(k))
+                    .unwrap();
+            }
+            let remote = RemoteAddr {
+                handle: target.handle(),
+                offset: 0,
+            };
+            c.vi.post_send(Descriptor::rdma_write(remote, vec![seg(&src, 0, 40_000)]))
+                .unwrap();
+            c.vi.post_send(Descriptor::send(vec![seg(&src, 100, 50_000)]))
+                .unwrap();
+            c.vi.post_send(Descriptor::send(vec![seg(&src, 7, 20)]))
+                .unwrap();
+            let a = s.vi.recv_wait(T).unwrap();
+            let b = s.vi.recv_wait(T).unwrap();
+            assert_eq!(
+                (a.status, a.desc.id, a.length, b.status, b.desc.id, b.length),
+                (
+                    CompletionStatus::Success,
+                    0,
+                    50_000,
+                    CompletionStatus::Success,
+                    1,
+                    20
+                ),
+                "{p} {rel:?}"
+            );
+            let all = pattern(7, 100_000);
+            inb.with(|d| {
+                assert_eq!(&d[..50_000], &all[100..50_100], "{p} {rel:?}");
+                assert_eq!(&d[65_536..65_556], &all[7..27], "{p} {rel:?}");
+            });
+            target.with(|t| assert_eq!(t, &all[..40_000], "{p} {rel:?}"));
+            s.vi.progress();
+            for _ in 0..3 {
+                assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+            }
+        }
+    }
+}

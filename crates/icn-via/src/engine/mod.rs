@@ -550,7 +550,13 @@ impl ViCore {
             // Owe an ack? Give the peer ACK_DELAY to send something it can ride on (or that
             // we are waiting for) before paying for a standalone ack frame: in a stream the
             // next frame is usually already there.
-            if self.ack_due.is_some() && !delayed {
+            //
+            // Never in the middle of a frame, though: its sender has already written (or is
+            // writing) the rest and waits on nothing from us, so an ack now only costs a
+            // frame and a wake-up on both sides; the frame's end comes first, and then its
+            // receiver's next send (or the wait after it) carries the ack.
+            let mid_frame = matches!(self.rx, Rx::Payload { .. });
+            if self.ack_due.is_some() && !delayed && !mid_frame {
                 delayed = true;
                 if let Some(w) = &mut self.wire
                     && let Err(e) = w.wait_briefly(ACK_DELAY)
@@ -561,7 +567,9 @@ impl ViCore {
                 continue;
             }
             delayed = false;
-            self.flush_ack();
+            if !mid_frame {
+                self.flush_ack();
+            }
             let left = match deadline {
                 Some(d) => d.saturating_duration_since(Instant::now()),
                 None => SLICE,
@@ -576,14 +584,21 @@ impl ViCore {
             }
             match self.wait_into_payload(left.min(SLICE)) {
                 Some(Err(reason)) => self.fault(reason),
+                // More of a large payload to come: block again rather than first try a read
+                // that would find the socket empty (one wasted system call per segment).
+                Some(Ok(())) if self.direct_read_pending() => continue,
                 Some(Ok(())) => {}
-                None => {
-                    if let Some(w) = &mut self.wire
-                        && let Err(e) = w.wait_readable(left.min(SLICE))
-                    {
-                        self.fault(io_err(e));
+                None => match self.wait_into_recv(left.min(SLICE)) {
+                    Some(Err(reason)) => self.fault(reason),
+                    Some(Ok(())) => {}
+                    None => {
+                        if let Some(w) = &mut self.wire
+                            && let Err(e) = w.wait_readable(left.min(SLICE))
+                        {
+                            self.fault(io_err(e));
+                        }
                     }
-                }
+                },
             }
             self.progress_until(q);
         }

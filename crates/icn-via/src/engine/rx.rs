@@ -67,8 +67,10 @@ impl ViCore {
                             .ok_or("payload longer than its destination")?;
                         let mut mem = slot.region.lock();
                         let start = slot.offset + skip;
-                        wire.read_some(&mut mem[start..slot.offset + slot.len])
-                            .map_err(io_err)?
+                        // Never past this frame: a receive may be longer than its message,
+                        // and the bytes after it belong to the next frame.
+                        let end = (slot.offset + slot.len).min(start + (total - *done));
+                        wire.read_some(&mut mem[start..end]).map_err(io_err)?
                     };
                     *done += n;
                     if *done < total {
@@ -116,16 +118,102 @@ impl ViCore {
         })?;
         let mut mem = slot.region.lock();
         let start = slot.offset + skip;
-        match wire
-            .link
-            .wait_read(&mut mem[start..slot.offset + slot.len], timeout)
-        {
+        let end = (slot.offset + slot.len).min(start + (hdr.len as usize - *done));
+        match wire.link.wait_read(&mut mem[start..end], timeout) {
             Ok(n) => {
                 *done += n;
                 Some(Ok(()))
             }
             Err(e) => Some(Err(io_err(e))),
         }
+    }
+
+    /// True if the current payload still has enough outstanding for
+    /// [`ViCore::wait_into_payload`] to apply.
+    pub(super) fn direct_read_pending(&self) -> bool {
+        match &self.rx {
+            Rx::Payload {
+                hdr, slots, done, ..
+            } => !slots.is_empty() && (hdr.len as usize) - *done >= DIRECT_READ_MIN,
+            Rx::Header { .. } => false,
+        }
+    }
+
+    /// Between frames, with a large receive posted, blocks up to `timeout` reading the next
+    /// frame's header and, in the same system call, the start of its payload straight into
+    /// that receive's buffer (where a send's payload goes), saving the copy out of the
+    /// read-ahead buffer. Bytes that turn out not to belong there (another kind of frame,
+    /// or frames after this one) move to the wire's stash, in order. Until a receive
+    /// completes its buffer's contents are undefined (VIA), so the scratch use is allowed.
+    /// `None` when this does not apply (then wait normally).
+    pub(super) fn wait_into_recv(
+        &mut self,
+        timeout: Duration,
+    ) -> Option<std::result::Result<(), String>> {
+        if !matches!(self.rx, Rx::Header { have: 0, .. }) {
+            return None;
+        }
+        let wire = self.wire.as_mut()?;
+        if wire.has_stashed() {
+            return None;
+        }
+        let slot = match &*self.recvs.front()?.slots {
+            [s] if s.len >= DIRECT_READ_MIN => s.clone(),
+            _ => return None,
+        };
+        let mut head = [0u8; HEADER_LEN];
+        let n = {
+            let mut mem = slot.region.lock();
+            match wire.link.wait_read2(
+                &mut head,
+                &mut mem[slot.offset..slot.offset + slot.len],
+                timeout,
+            ) {
+                Ok(n) => n,
+                Err(e) => return Some(Err(io_err(e))),
+            }
+        };
+        if n < HEADER_LEN {
+            self.rx = Rx::Header { buf: head, have: n };
+            return Some(Ok(()));
+        }
+        let early = n - HEADER_LEN;
+        Some(self.take_early(&head, &slot, early))
+    }
+
+    /// Handles a header read by [`ViCore::wait_into_recv`] whose frame's first `early` bytes
+    /// (and maybe more frames) sit at the start of `slot`.
+    fn take_early(
+        &mut self,
+        head: &[u8; HEADER_LEN],
+        slot: &Slot,
+        early: usize,
+    ) -> std::result::Result<(), String> {
+        let hdr = Header::decode(head).map_err(|e| format!("bad frame from peer: {e}"))?;
+        self.on_header(hdr)?;
+        // Bytes already where the current payload wants them.
+        let kept = match &mut self.rx {
+            Rx::Payload {
+                hdr, slots, done, ..
+            } if *done == 0
+                && slots.first().is_some_and(|s| {
+                    Arc::ptr_eq(&s.region, &slot.region) && s.offset == slot.offset
+                }) =>
+            {
+                let k = early.min(hdr.len as usize).min(slots[0].len);
+                *done = k;
+                k
+            }
+            _ => 0,
+        };
+        if kept < early
+            && let Some(w) = self.wire.as_mut()
+        {
+            let mem = slot.region.lock();
+            w.stash(&mem[slot.offset + kept..slot.offset + early])
+                .map_err(io_err)?;
+        }
+        Ok(())
     }
 
     fn note_delivered(&mut self, seq: u32) {

@@ -28,6 +28,18 @@ pub trait Link: Send {
         self.wait(false, timeout)?;
         self.read_some(buf)
     }
+    /// Like [`Link::wait_read`] but scatters the bytes over `head` then `body` (one system
+    /// call on tcp), so a frame header and its payload can land in their final places. The
+    /// default fills `head` only, which is also correct: callers handle any split.
+    fn wait_read2(
+        &mut self,
+        head: &mut [u8],
+        body: &mut [u8],
+        timeout: Duration,
+    ) -> io::Result<usize> {
+        let _ = body;
+        self.wait_read(head, timeout)
+    }
     /// True if a poll that finds nothing is cheap (a load from shared memory, not a system
     /// call): then waits poll the engine directly for a while before reading the clock.
     fn polls(&self) -> bool {

@@ -2,7 +2,7 @@
 //! receive timeout so a wait can *be* the read (one system call per received batch, like a
 //! plain blocking socket program), while polls and writes pass `MSG_DONTWAIT`.
 
-use std::io::{self, IoSlice, Read};
+use std::io::{self, IoSlice, IoSliceMut, Read};
 use std::net::TcpStream;
 use std::time::Duration;
 
@@ -81,13 +81,29 @@ impl Link for TcpLink {
     }
 
     fn wait_read(&mut self, buf: &mut [u8], timeout: Duration) -> io::Result<usize> {
+        self.wait_read2(buf, &mut [], timeout)
+    }
+
+    fn wait_read2(
+        &mut self,
+        head: &mut [u8],
+        body: &mut [u8],
+        timeout: Duration,
+    ) -> io::Result<usize> {
         let t = timeout.clamp(Duration::from_micros(1), READ_SLICE);
         if t != self.rcv_timeout {
             self.stream.set_read_timeout(Some(t))?;
             self.rcv_timeout = t;
         }
-        match self.stream.read(buf) {
-            Ok(0) if !buf.is_empty() => Err(closed()),
+        let want = head.len() + body.len();
+        let res = if body.is_empty() {
+            self.stream.read(head)
+        } else {
+            self.stream
+                .read_vectored(&mut [IoSliceMut::new(head), IoSliceMut::new(body)])
+        };
+        match res {
+            Ok(0) if want > 0 => Err(closed()),
             Ok(n) => Ok(n),
             Err(e)
                 if matches!(
