@@ -53,7 +53,10 @@ pub fn run_raw(sock: RawSocket, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Row
 
 /// The answering side of a raw baseline: echoes (pingpong) or sinks and confirms (window).
 pub fn raw_server(b: &mut (impl Read + Write), kind: Kind, cfg: &BenchConfig) -> Result<()> {
+    // Separate receive and send buffers, as the OSU benchmarks and icn-via's own pingpong use:
+    // echoing the buffer just received would send from a cache-hot source and flatter the baseline.
     let mut buf = vec![0u8; cfg.max_size().max(1)];
+    let reply = vec![0u8; cfg.max_size().max(1)];
     for &size in cfg.sizes.iter().filter(|&&s| s > 0) {
         match kind {
             Kind::Pingpong => {
@@ -61,7 +64,7 @@ pub fn raw_server(b: &mut (impl Read + Write), kind: Kind, cfg: &BenchConfig) ->
                     cfg.reps(cfg.iterations, size) + cfg.warmup.min(cfg.reps(cfg.iterations, size));
                 for _ in 0..n {
                     b.read_exact(&mut buf[..size])?;
-                    b.write_all(&buf[..size])?;
+                    b.write_all(&reply[..size])?;
                 }
             }
             Kind::Window => {
@@ -79,6 +82,8 @@ pub fn raw_server(b: &mut (impl Read + Write), kind: Kind, cfg: &BenchConfig) ->
 /// The measuring side of a raw baseline.
 pub fn raw_client(a: &mut (impl Read + Write), kind: Kind, cfg: &BenchConfig) -> Result<Vec<Row>> {
     cfg.validate()?;
+    // Send from one buffer, receive into another (the OSU convention; see `raw_server`).
+    let send = vec![0u8; cfg.max_size().max(1)];
     let mut buf = vec![0u8; cfg.max_size().max(1)];
     let mut rows = Vec::new();
     // A stream cannot carry a zero-byte message: size 0 has no raw baseline.
@@ -92,7 +97,7 @@ pub fn raw_client(a: &mut (impl Read + Write), kind: Kind, cfg: &BenchConfig) ->
                     if i == warm {
                         t0 = Instant::now();
                     }
-                    a.write_all(&buf[..size])?;
+                    a.write_all(&send[..size])?;
                     a.read_exact(&mut buf[..size])?;
                 }
                 rows.push(Row {
@@ -104,7 +109,7 @@ pub fn raw_client(a: &mut (impl Read + Write), kind: Kind, cfg: &BenchConfig) ->
                 let m = cfg.reps(cfg.messages, size).div_ceil(cfg.window) * cfg.window;
                 let t0 = Instant::now();
                 for _ in 0..m {
-                    a.write_all(&buf[..size])?;
+                    a.write_all(&send[..size])?;
                 }
                 a.read_exact(&mut buf[..1])?;
                 rows.push(Row {
