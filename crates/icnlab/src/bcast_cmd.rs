@@ -381,7 +381,7 @@ pub fn reproduce(dir: &Path, quick: bool) -> anyhow::Result<()> {
         .collect();
     let cmp = compare::compare_all(&sizes, &RunOptions::default())?;
     write(dir, "comparison.md", &compare::markdown(&cmp))?;
-    write(dir, "comparison.csv", &compare::csv(&cmp))?;
+    write(dir, "comparison.csv", &compare::csv(&cmp)?)?;
     println!("{}", compare::markdown(&cmp));
     println!("wrote {}/comparison.{{md,csv}}", dir.display());
     Ok(())

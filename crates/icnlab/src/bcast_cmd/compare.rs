@@ -167,36 +167,60 @@ pub fn markdown(rows: &[CompareRow]) -> String {
     s
 }
 
-/// The table as CSV (empty cell = unknown).
-pub fn csv(rows: &[CompareRow]) -> String {
-    let mut s = String::from(
-        "h,k,nodes,diameter,lower,optimum,optimum_exact,theorem1,clbm_worst,naulbm_worst,aulbm_worst,ilbm_worst,clbm_storage_max,clbm_storage_mean,naulbm_storage_max,aulbm_storage_max,ilbm_storage_max\n",
-    );
-    let opt = |t: Option<u32>| t.map_or(String::new(), |t| t.to_string());
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{},{},{}",
-            r.h,
-            r.k,
-            r.nodes,
-            r.diameter,
-            r.lower,
-            r.optimum.lower(),
-            r.optimum.exact().is_some(),
-            r.theorem1,
-            opt(r.clbm.worst),
-            opt(r.naulbm.worst),
-            opt(r.aulbm.worst),
-            opt(r.ilbm.worst),
-            r.clbm.storage_max,
-            r.clbm.storage_mean,
-            r.naulbm.storage_max,
-            r.aulbm.storage_max,
-            r.ilbm.storage_max,
-        );
+/// One CSV line: the row flattened, field names as the header (the `csv` crate cannot
+/// serialise the nested [`ModelCell`]s itself).
+#[derive(Serialize)]
+struct CsvRecord {
+    h: usize,
+    k: u32,
+    nodes: usize,
+    diameter: u32,
+    lower: u32,
+    optimum: u32,
+    optimum_exact: bool,
+    theorem1: u32,
+    clbm_worst: Option<u32>,
+    naulbm_worst: Option<u32>,
+    aulbm_worst: Option<u32>,
+    ilbm_worst: Option<u32>,
+    clbm_storage_max: usize,
+    clbm_storage_mean: f64,
+    naulbm_storage_max: usize,
+    aulbm_storage_max: usize,
+    ilbm_storage_max: usize,
+}
+
+impl From<&CompareRow> for CsvRecord {
+    fn from(r: &CompareRow) -> Self {
+        CsvRecord {
+            h: r.h,
+            k: r.k,
+            nodes: r.nodes,
+            diameter: r.diameter,
+            lower: r.lower,
+            optimum: r.optimum.lower(),
+            optimum_exact: r.optimum.exact().is_some(),
+            theorem1: r.theorem1,
+            clbm_worst: r.clbm.worst,
+            naulbm_worst: r.naulbm.worst,
+            aulbm_worst: r.aulbm.worst,
+            ilbm_worst: r.ilbm.worst,
+            clbm_storage_max: r.clbm.storage_max,
+            clbm_storage_mean: r.clbm.storage_mean,
+            naulbm_storage_max: r.naulbm.storage_max,
+            aulbm_storage_max: r.aulbm.storage_max,
+            ilbm_storage_max: r.ilbm.storage_max,
+        }
     }
-    s
+}
+
+/// The table as CSV (empty cell = unknown).
+pub fn csv(rows: &[CompareRow]) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.serialize(CsvRecord::from(r))?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
 }
 
 #[cfg(test)]
@@ -234,7 +258,7 @@ mod tests {
         assert!(r.clbm.storage_max >= 11);
         let md = markdown(std::slice::from_ref(&r));
         assert!(md.contains("| 3 | 2 | 12 | 5 | "), "{md}");
-        let csv = csv(&[r]);
+        let csv = csv(&[r]).unwrap();
         assert_eq!(csv.lines().count(), 2);
     }
 
