@@ -107,7 +107,7 @@ impl Wire {
         self.start = 0;
         self.end = self
             .link
-            .wait_read(&mut self.inbuf[..READ_AHEAD], timeout)?;
+            .wait_read(&mut self.inbuf[..READ_AHEAD], &mut [], timeout)?;
         Ok(())
     }
 

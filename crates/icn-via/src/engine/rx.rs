@@ -119,7 +119,7 @@ impl ViCore {
         let mut mem = slot.region.lock();
         let start = slot.offset + skip;
         let end = (slot.offset + slot.len).min(start + (hdr.len as usize - *done));
-        match wire.link.wait_read(&mut mem[start..end], timeout) {
+        match wire.link.wait_read(&mut mem[start..end], &mut [], timeout) {
             Ok(n) => {
                 *done += n;
                 Some(Ok(()))
@@ -164,7 +164,7 @@ impl ViCore {
         let mut head = [0u8; HEADER_LEN];
         let n = {
             let mut mem = slot.region.lock();
-            match wire.link.wait_read2(
+            match wire.link.wait_read(
                 &mut head,
                 &mut mem[slot.offset..slot.offset + slot.len],
                 timeout,

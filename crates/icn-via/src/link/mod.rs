@@ -21,24 +21,20 @@ pub trait Link: Send {
     /// Blocks until the pipe is readable (or writable, if `want_write`), the peer is gone, or
     /// `timeout` passes. Spurious returns are allowed; callers re-check.
     fn wait(&mut self, want_write: bool, timeout: Duration) -> io::Result<()>;
-    /// Blocks until bytes arrive (or `timeout` passes) and reads them into `buf`; `Ok(0)` on
-    /// timeout. The default waits, then reads; a provider whose wait is itself a read
-    /// overrides it to save a system call.
-    fn wait_read(&mut self, buf: &mut [u8], timeout: Duration) -> io::Result<usize> {
-        self.wait(false, timeout)?;
-        self.read_some(buf)
-    }
-    /// Like [`Link::wait_read`] but scatters the bytes over `head` then `body` (one system
-    /// call on tcp), so a frame header and its payload can land in their final places. The
-    /// default fills `head` only, which is also correct: callers handle any split.
-    fn wait_read2(
+    /// Blocks until bytes arrive (or `timeout` passes) and reads them into `head`, then
+    /// `body`; `Ok(0)` on timeout. Scattering lets a frame header and its payload land in
+    /// their final places in one system call on tcp. The default waits, then fills `head`
+    /// only, which is also correct: callers handle any split. A provider whose wait is itself
+    /// a read overrides it to save a system call.
+    fn wait_read(
         &mut self,
         head: &mut [u8],
         body: &mut [u8],
         timeout: Duration,
     ) -> io::Result<usize> {
         let _ = body;
-        self.wait_read(head, timeout)
+        self.wait(false, timeout)?;
+        self.read_some(head)
     }
     /// True if a poll that finds nothing is cheap (a load from shared memory, not a system
     /// call): then waits poll the engine directly for a while before reading the clock.

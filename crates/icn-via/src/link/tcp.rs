@@ -80,11 +80,7 @@ impl Link for TcpLink {
         }
     }
 
-    fn wait_read(&mut self, buf: &mut [u8], timeout: Duration) -> io::Result<usize> {
-        self.wait_read2(buf, &mut [], timeout)
-    }
-
-    fn wait_read2(
+    fn wait_read(
         &mut self,
         head: &mut [u8],
         body: &mut [u8],
