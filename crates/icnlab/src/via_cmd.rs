@@ -110,46 +110,39 @@ impl ViaArgs {
     }
     /// The arguments a child server needs to mirror this run.
     fn child_args(&self, listen: &str) -> Vec<String> {
-        let mut a = vec![
-            "via".to_string(),
-            format!("{:?}", self.program).to_lowercase(),
-            "--provider".into(),
-            self.provider().into(),
-            "--server".into(),
-            listen.into(),
-            "--iterations".into(),
-            self.iterations.to_string(),
-            "--messages".into(),
-            self.messages.to_string(),
-            "--window".into(),
-            self.window.to_string(),
-            "--reliability".into(),
-            format!("{:?}", self.reliability).to_lowercase(),
-        ];
+        let mut a = self.child_base(&[
+            "--provider",
+            self.provider(),
+            "--server",
+            listen,
+            "--reliability",
+            &format!("{:?}", self.reliability).to_lowercase(),
+        ]);
         if self.no_pin {
             a.push("--no-pin".into());
         }
-        self.push_sizes(&mut a);
         a
     }
     /// The arguments of a child answering the raw `sock` baseline.
     fn raw_child_args(&self, sock: &str) -> Vec<String> {
+        self.child_base(&["--raw-server", sock])
+    }
+    /// `via <program>`, then `role` (what the child is), then the workload both sides share:
+    /// iterations, messages, window and sizes.
+    fn child_base(&self, role: &[&str]) -> Vec<String> {
         let mut a = vec![
             "via".to_string(),
             format!("{:?}", self.program).to_lowercase(),
-            "--raw-server".into(),
-            sock.into(),
+        ];
+        a.extend(role.iter().map(|s| s.to_string()));
+        a.extend([
             "--iterations".into(),
             self.iterations.to_string(),
             "--messages".into(),
             self.messages.to_string(),
             "--window".into(),
             self.window.to_string(),
-        ];
-        self.push_sizes(&mut a);
-        a
-    }
-    fn push_sizes(&self, a: &mut Vec<String>) {
+        ]);
         if let Some(s) = &self.sizes {
             a.push("--sizes".into());
             a.push(
@@ -159,6 +152,7 @@ impl ViaArgs {
                     .join(","),
             );
         }
+        a
     }
 }
 
