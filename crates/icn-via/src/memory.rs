@@ -193,10 +193,11 @@ impl RegionTable {
         map.get(&handle.0).cloned().ok_or(fail_status(access))
     }
 
-    /// The uncached reference the cache is tested against.
-    #[cfg_attr(not(test), allow(dead_code))]
     /// Checks `[offset, offset+len)` of region `handle` for use by a VI with tag `ptag`.
-    /// See the module table for the checks and the status each failure yields.
+    /// See the module table for the checks and the status each failure yields. The engine
+    /// goes through [`RegionTable::translate_cached`]; this uncached form is the reference
+    /// the cache is tested against.
+    #[cfg(test)]
     pub(crate) fn translate(
         &self,
         handle: MemHandle,
