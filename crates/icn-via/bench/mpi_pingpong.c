@@ -19,19 +19,24 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* One pingpong round trip: rank 0 sends then receives, rank 1 echoes from its own buffer. */
+static void round_trip(int rank, long size, char *buf, char *rbuf) {
+    if (rank == 0) {
+        MPI_Send(buf, size, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+        MPI_Recv(rbuf, size, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Recv(rbuf, size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buf, size, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+    }
+}
+
 /* Times every round trip: the median is robust to the preemptions of a loaded machine. */
 static void stats(int rank, long n, long size, char *buf, char *rbuf) {
     double *t = malloc(sizeof(double) * n), sum = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     for (long i = 0; i < n; i++) {
         double t0 = MPI_Wtime();
-        if (rank == 0) {
-            MPI_Send(buf, size, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(rbuf, size, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(rbuf, size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(buf, size, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
-        }
+        round_trip(rank, size, buf, rbuf);
         t[i] = (MPI_Wtime() - t0) * 1e6 / 2.0;
         sum += t[i];
     }
@@ -84,13 +89,7 @@ int main(int argc, char **argv) {
             MPI_Barrier(MPI_COMM_WORLD);
             for (int i = 0; i < n + warm; i++) {
                 if (i == warm) t0 = MPI_Wtime();
-                if (rank == 0) {
-                    MPI_Send(buf, size, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
-                    MPI_Recv(rbuf, size, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                } else {
-                    MPI_Recv(rbuf, size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                    MPI_Send(buf, size, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
-                }
+                round_trip(rank, size, buf, rbuf);
             }
             if (rank == 0) printf("%-10ld%18.2f\n", size, (MPI_Wtime() - t0) * 1e6 / (2.0 * n));
         } else {
