@@ -23,6 +23,7 @@ use crate::rx_rules::{RxAction, decide};
 use crate::tracker::SendTracker;
 use crate::vi_state::{ViEvent, ViState};
 use crate::wire::{SLICE, Wire};
+use smallvec::{SmallVec, smallvec};
 
 mod rx;
 
@@ -47,26 +48,7 @@ struct Slot {
 
 /// The translated segments of one descriptor. Almost every descriptor has one segment: that
 /// case is kept inline, so posting allocates nothing for it.
-enum Slots {
-    One([Slot; 1]),
-    Many(Vec<Slot>),
-}
-
-impl Slots {
-    fn none() -> Self {
-        Slots::Many(Vec::new())
-    }
-}
-
-impl std::ops::Deref for Slots {
-    type Target = [Slot];
-    fn deref(&self) -> &[Slot] {
-        match self {
-            Slots::One(s) => s,
-            Slots::Many(v) => v,
-        }
-    }
-}
+type Slots = SmallVec<[Slot; 1]>;
 
 struct PostedRecv {
     desc: Descriptor,
@@ -285,13 +267,7 @@ impl ViCore {
     // ---- posting ----------------------------------------------------------------------
 
     fn translate(&mut self, segs: &[Segment]) -> std::result::Result<Slots, CompletionStatus> {
-        if let [s] = segs {
-            return Ok(Slots::One([self.translate_one(s)?]));
-        }
-        segs.iter()
-            .map(|s| self.translate_one(s))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map(Slots::Many)
+        segs.iter().map(|s| self.translate_one(s)).collect()
     }
 
     fn translate_one(&mut self, s: &Segment) -> std::result::Result<Slot, CompletionStatus> {

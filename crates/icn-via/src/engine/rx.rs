@@ -279,7 +279,7 @@ impl ViCore {
                         } else {
                             let slot = target.ok().flatten().ok_or("target vanished")?;
                             (
-                                Slots::One([slot]),
+                                smallvec![slot],
                                 OnDone::RdmaWrite {
                                     recv: recv.map(|r| r.desc),
                                     imm,
@@ -290,7 +290,7 @@ impl ViCore {
                     RxAction::Discard { recv_status, nak } => {
                         let recv =
                             recv_status.and_then(|st| self.recvs.pop_front().map(|r| (r.desc, st)));
-                        (Slots::none(), OnDone::Discard { recv, nak })
+                        (Slots::new(), OnDone::Discard { recv, nak })
                     }
                 }
             }
