@@ -463,6 +463,14 @@ impl ViCore {
         self.recv_done.pop_front()
     }
 
+    /// The oldest completion of queue `q`, if any (no progress made).
+    fn pop_done(&mut self, q: WorkQueue) -> Option<Completion> {
+        match q {
+            WorkQueue::Send => self.send_done.pop_front(),
+            WorkQueue::Recv => self.recv_done.pop_front(),
+        }
+    }
+
     /// `VipSendWait` / `VipRecvWait`: progress until the queue has a completion, the VI can
     /// no longer produce one, or the timeout passes.
     pub fn wait(&mut self, q: WorkQueue, timeout: Option<Duration>) -> Result<Completion> {
@@ -471,11 +479,7 @@ impl ViCore {
         // (two clock reads would cost about as much as the rest of the receive).
         if self.wire.as_ref().is_some_and(|w| w.link.polls()) {
             for _ in 0..FAST_POLLS {
-                let c = match q {
-                    WorkQueue::Send => self.send_done.pop_front(),
-                    WorkQueue::Recv => self.recv_done.pop_front(),
-                };
-                if let Some(c) = c {
+                if let Some(c) = self.pop_done(q) {
                     return Ok(c);
                 }
                 if self.ack_due.is_some() || self.wire.is_none() {
@@ -490,11 +494,7 @@ impl ViCore {
         // Wait first, then read: on tcp a read that finds nothing costs a system call, so
         // the loop is poll → read rather than read → poll → read.
         loop {
-            let c = match q {
-                WorkQueue::Send => self.send_done.pop_front(),
-                WorkQueue::Recv => self.recv_done.pop_front(),
-            };
-            if let Some(c) = c {
+            if let Some(c) = self.pop_done(q) {
                 return Ok(c);
             }
             let pending = match q {
@@ -506,11 +506,7 @@ impl ViCore {
                 // Nothing can complete: still handle what arrived (it may break the VI) and
                 // return a completion that this produced, else say why.
                 self.progress();
-                let c = match q {
-                    WorkQueue::Send => self.send_done.pop_front(),
-                    WorkQueue::Recv => self.recv_done.pop_front(),
-                };
-                if let Some(c) = c {
+                if let Some(c) = self.pop_done(q) {
                     return Ok(c);
                 }
                 return Err(match self.state {
@@ -552,11 +548,7 @@ impl ViCore {
             };
             if left.is_zero() {
                 self.progress();
-                let c = match q {
-                    WorkQueue::Send => self.send_done.pop_front(),
-                    WorkQueue::Recv => self.recv_done.pop_front(),
-                };
-                return c.ok_or(ViaError::Timeout);
+                return self.pop_done(q).ok_or(ViaError::Timeout);
             }
             match self.wait_into_payload(left.min(SLICE)) {
                 Some(Err(reason)) => self.fault(reason),
