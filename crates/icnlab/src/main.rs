@@ -82,7 +82,7 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         threads: usize,
     },
-    /// Simulation speed of each model on one core (median of repeats).
+    /// Simulation speed of each model (median of repeats; one core unless the workload says all cores).
     Bench {
         /// Targets (default: all).
         targets: Vec<String>,
