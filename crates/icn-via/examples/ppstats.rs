@@ -20,7 +20,7 @@ fn main() -> Result<()> {
         pin_to_cpu(1);
         let ep = Endpoint::accept(&url, rel, |a| tx.send(a.to_string()).unwrap())?;
         let buf = ep.nic.register_mem(4096, MemAttributes::local(ep.ptag))?;
-        let seg = || vec![Segment::new(buf.handle(), 0, size)];
+        let seg = || [Segment::new(buf.handle(), 0, size)];
         // as in bench::pingpong: two receives deep, re-posted after the send
         ep.vi.post_recv(Descriptor::recv(seg()))?;
         ep.vi.post_recv(Descriptor::recv(seg()))?;
@@ -39,7 +39,7 @@ fn main() -> Result<()> {
     pin_to_cpu(0);
     let ep = Endpoint::connect(&addr, rel)?;
     let buf = ep.nic.register_mem(4096, MemAttributes::local(ep.ptag))?;
-    let seg = || vec![Segment::new(buf.handle(), 0, size)];
+    let seg = || [Segment::new(buf.handle(), 0, size)];
     let mut t = Vec::with_capacity(n);
     ep.vi.post_recv(Descriptor::recv(seg()))?;
     for _ in 0..n {

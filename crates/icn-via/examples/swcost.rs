@@ -24,8 +24,8 @@ fn main() -> Result<()> {
     let b = srv.join().unwrap()?;
     let abuf = a.nic.register_mem(64, MemAttributes::local(a.ptag))?;
     let bbuf = b.nic.register_mem(64, MemAttributes::local(b.ptag))?;
-    let aseg = || vec![Segment::new(abuf.handle(), 0, 8)];
-    let bseg = || vec![Segment::new(bbuf.handle(), 0, 8)];
+    let aseg = || [Segment::new(abuf.handle(), 0, 8)];
+    let bseg = || [Segment::new(bbuf.handle(), 0, 8)];
     a.vi.post_recv(Descriptor::recv(aseg()))?;
     b.vi.post_recv(Descriptor::recv(bseg()))?;
     let t0 = Instant::now();

@@ -80,7 +80,7 @@ mod wire;
 
 pub use attrs::{MemAttributes, NicAttributes, Ptag, Reliability, ViAttributes};
 pub use cq::{CompletionQueue, ViId, WorkQueue};
-pub use descriptor::{CompletedOp, Completion, Descriptor, Op, RemoteAddr, Segment};
+pub use descriptor::{CompletedOp, Completion, Descriptor, Op, RemoteAddr, Segment, Segments};
 pub use error::{CompletionStatus, Result, ViaError};
 pub use memory::{MemHandle, MemRegion};
 pub use nic::{ConnRequest, Nic, Vi, ViQuery};

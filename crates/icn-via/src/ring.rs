@@ -16,7 +16,7 @@
 //! | offset | field |
 //! |---|---|
 //! | 0 | magic `ICNVIA02` (u64) |
-//! | 8 | ring capacity `cap` (u64, a multiple of 64) |
+//! | 8 | ring capacity `cap` (u64, a power of two ≥ 128) |
 //! | 128 + 128·r | ring r: published head (bytes the consumer has finished with, u64) |
 //! | 1024 + 128·s | side s: doorbell counter (u32, the futex word) |
 //! | 1088 + 128·s | side s: "sleeping" flag (u64) |
@@ -135,7 +135,7 @@ impl<M: Words> Ring<M> {
         let cap = mem.load(CAP_OFF, Ordering::Acquire);
         if mem.load(MAGIC_OFF, Ordering::Acquire) != MAGIC
             || cap < 2 * LINE as u64
-            || !cap.is_multiple_of(LINE as u64)
+            || !cap.is_power_of_two()
             || (cap as usize)
                 .checked_mul(2)
                 .and_then(|c| c.checked_add(CTRL_SIZE))
@@ -171,8 +171,14 @@ impl<M: Words> Ring<M> {
         self.side
     }
 
+    /// `pos mod cap`. The capacity is a power of two ([`Ring::new`] refuses others): a
+    /// division here, on both sides' critical path, cost more than the rest of the ring.
+    fn wrap(&self, pos: u64) -> usize {
+        (pos & (self.cap as u64 - 1)) as usize
+    }
+
     fn data_off(&self, r: usize, pos: u64) -> usize {
-        CTRL_SIZE + (r & 1) * self.cap + (pos % self.cap as u64) as usize
+        CTRL_SIZE + (r & 1) * self.cap + self.wrap(pos)
     }
 
     /// Producer: free bytes, refreshing the consumer's published head only when the cached
@@ -204,7 +210,7 @@ impl<M: Words> Ring<M> {
             return Ok(None);
         }
         let len = self.mem.load(at + 8, Ordering::Relaxed);
-        let room = (self.cap - (head % self.cap as u64) as usize - RECORD_HEADER) as u64;
+        let room = (self.cap - self.wrap(head) - RECORD_HEADER) as u64;
         if len > room {
             return Err(RingError::Corrupt);
         }
@@ -240,7 +246,7 @@ impl<M: Words> Ring<M> {
                 break;
             }
             let tail = self.tail.get();
-            let contiguous = self.cap - (tail % self.cap as u64) as usize;
+            let contiguous = self.cap - self.wrap(tail);
             let room = free.min(contiguous) - RECORD_HEADER;
             let n = (total - written).min(room);
             let at = self.data_off(r, tail);
@@ -295,21 +301,50 @@ impl<M: Words> Ring<M> {
             self.mem.copy_out(at, &mut buf[got..got + k]);
             got += k;
             if off + k as u64 == len {
-                let next = head.wrapping_add(round_up(RECORD_HEADER + len as usize) as u64);
-                self.head.set(next);
-                self.rec_len.set(NO_RECORD);
-                if next.wrapping_sub(self.published.get()) >= (self.cap / 4) as u64 {
-                    // Release: our reads of the consumed records happen before the producer
-                    // reuses their space.
-                    self.mem.store(head_off(r), next, Ordering::Release);
-                    self.published.set(next);
-                    published = true;
-                }
+                published |= self.finish_record(head, len as usize);
             } else {
                 self.rec_off.set(off + k as u64);
             }
         }
         Ok((got, published))
+    }
+
+    /// Consumer: copies the whole record at the head into `buf` if one has arrived, none of
+    /// it has been read yet and it fits; returns its length. Otherwise reads nothing and
+    /// returns `None`. The VI engine's small-message path uses this to take a frame (header
+    /// and payload, written as one record) in one copy.
+    pub fn read_record(&self, buf: &mut [u8]) -> Result<Option<(usize, bool)>, RingError> {
+        if self.rec_len.get() != NO_RECORD && self.rec_off.get() != 0 {
+            return Ok(None);
+        }
+        let Some(len) = self.current()? else {
+            return Ok(None);
+        };
+        let len = len as usize;
+        if len > buf.len() {
+            return Ok(None);
+        }
+        let head = self.head.get();
+        let at = self.data_off(1 - self.side, head) + RECORD_HEADER;
+        self.mem.copy_out(at, &mut buf[..len]);
+        Ok(Some((len, self.finish_record(head, len))))
+    }
+
+    /// Consumer: moves past the record at `head` of `len` payload bytes, all read; publishes
+    /// the head once per quarter ring and returns whether it did.
+    fn finish_record(&self, head: u64, len: usize) -> bool {
+        let r = 1 - self.side;
+        let next = head.wrapping_add(round_up(RECORD_HEADER + len) as u64);
+        self.head.set(next);
+        self.rec_len.set(NO_RECORD);
+        if next.wrapping_sub(self.published.get()) >= (self.cap / 4) as u64 {
+            // Release: our reads of the consumed records happen before the producer reuses
+            // their space.
+            self.mem.store(head_off(r), next, Ordering::Release);
+            self.published.set(next);
+            return true;
+        }
+        false
     }
 
     /// True if the peer announced it sleeps. The fence orders our earlier stamp / head store
@@ -335,9 +370,11 @@ impl<M: Words> Ring<M> {
 }
 
 /// Writes the header of a fresh, zeroed area of `len` bytes (the creating side does this
-/// before sharing it); the capacity is rounded down to whole lines.
+/// before sharing it); the capacity is rounded down to a power of two (an area of another
+/// size than [`area_len`] of it is then refused by [`Ring::new`]).
 pub fn init_words<M: Words>(mem: &M) {
-    let cap = ((mem.len() - CTRL_SIZE) / 2 / LINE * LINE) as u64;
+    let half = (mem.len().saturating_sub(CTRL_SIZE) / 2).max(1);
+    let cap = 1u64 << half.ilog2();
     mem.store(CAP_OFF, cap, Ordering::Relaxed);
     mem.store(MAGIC_OFF, MAGIC, Ordering::Release);
 }
@@ -575,6 +612,36 @@ mod tests {
             "head 320 >= 256"
         );
         assert_eq!(b.mem.load(head_off(0), Ordering::SeqCst), 320);
+    }
+
+    #[test]
+    fn read_record_takes_whole_unread_records_that_fit_and_nothing_else() {
+        let (a, b) = heap_area(1024);
+        let mut buf = [0u8; 64];
+        assert_eq!(b.read_record(&mut buf).unwrap(), None, "nothing written");
+        // header and payload gathered into one record
+        assert_eq!(a.write(&[&[1; 3], &[2; 5]]).unwrap(), 8);
+        assert_eq!(b.read_record(&mut buf).unwrap(), Some((8, false)));
+        assert_eq!(buf[..8], [1, 1, 1, 2, 2, 2, 2, 2]);
+        // too big for the buffer: untouched, and the byte-stream read still gets it all
+        assert_eq!(a.write(&[&[3; 100]]).unwrap(), 100);
+        assert_eq!(b.read_record(&mut buf).unwrap(), None);
+        let mut small = [0u8; 10];
+        assert_eq!(b.read(&mut small).unwrap(), (10, false));
+        // partly read: refused, so a record is never taken from its middle
+        assert_eq!(b.read_record(&mut [0u8; 200]).unwrap(), None);
+        let mut rest = [0u8; 90];
+        assert_eq!(b.read(&mut rest).unwrap().0, 90);
+        assert!(rest.iter().all(|&x| x == 3));
+        // and whole records go through again
+        assert_eq!(a.write(&[&[4; 16]]).unwrap(), 16);
+        assert_eq!(
+            b.read_record(&mut buf).unwrap(),
+            Some((16, true)),
+            "head 64 + 128 + 64 >= 1024/4: published"
+        );
+        assert_eq!(buf[..16], [4; 16]);
+        assert!(!b.readable());
     }
 
     #[test]

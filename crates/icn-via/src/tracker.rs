@@ -44,6 +44,10 @@ pub(crate) fn seq_le(a: u32, b: u32) -> bool {
 #[derive(Debug, Default)]
 pub struct SendTracker {
     entries: VecDeque<Entry>,
+    /// How many front entries no ack can change any more (done, or waiting for a read
+    /// response): a cumulative ack scans from here, so a stream of acks costs O(1) each
+    /// rather than a scan of the whole queue.
+    settled: usize,
 }
 
 impl SendTracker {
@@ -76,11 +80,18 @@ impl SendTracker {
     }
 
     /// The peer acknowledges every data frame with sequence ≤ `upto`.
+    ///
+    /// Entries are in sequence order (sequence numbers are taken in posting order), so the
+    /// scan stops at the first entry past `upto`.
     pub fn on_ack(&mut self, upto: u32) {
-        for e in &mut self.entries {
-            if e.track == Track::AwaitAck && seq_le(e.seq, upto) {
+        for e in self.entries.iter_mut().skip(self.settled) {
+            if !seq_le(e.seq, upto) {
+                break;
+            }
+            if e.track == Track::AwaitAck {
                 e.track = Track::Done(CompletionStatus::Success);
             }
+            self.settled += 1;
         }
     }
 
@@ -142,6 +153,7 @@ impl SendTracker {
             return None;
         };
         let e = self.entries.pop_front()?;
+        self.settled = self.settled.saturating_sub(1);
         let len = if status.is_ok() {
             e.desc.total_len() as u32
         } else {
@@ -263,5 +275,83 @@ mod tests {
         t.transmitted(0, send(2), ReliableDelivery);
         t.on_ack(0);
         assert_eq!(drain(&mut t), vec![(1, Success), (2, Success)]);
+    }
+
+    /// The incremental ack scan against the plain rule of the table ("every `AwaitAck`
+    /// entry with seq ≤ n is done"), over random interleavings of posts (sends and reads),
+    /// cumulative acks, read responses and reaping.
+    mod incremental_ack {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Ev {
+            Send,
+            Read,
+            Ack(u32),
+            ReadDone(u32),
+            Pop,
+        }
+
+        fn ev() -> impl Strategy<Value = Ev> {
+            prop_oneof![
+                3 => Just(Ev::Send),
+                1 => Just(Ev::Read),
+                2 => (0u32..40).prop_map(Ev::Ack),
+                1 => (0u32..40).prop_map(Ev::ReadDone),
+                2 => Just(Ev::Pop),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn matches_a_full_scan(evs in proptest::collection::vec(ev(), 0..80)) {
+                let mut t = SendTracker::default();
+                // reference: (seq, id, is_read, done status)
+                let mut model: Vec<(u32, u64, bool, Option<CompletionStatus>)> = Vec::new();
+                let mut seq = 0u32;
+                let mut acked = 0u32;
+                for e in evs {
+                    match e {
+                        Ev::Send | Ev::Read => {
+                            seq += 1;
+                            let is_read = matches!(e, Ev::Read);
+                            let d = if is_read { read(seq.into()) } else { send(seq.into()) };
+                            t.transmitted(seq, d, ReliableDelivery);
+                            model.push((seq, seq.into(), is_read, None));
+                        }
+                        Ev::Ack(n) => {
+                            // acks are cumulative and never go back
+                            let n = n.min(seq).max(acked);
+                            acked = n;
+                            t.on_ack(n);
+                            for m in &mut model {
+                                if !m.2 && m.3.is_none() && m.0 <= n {
+                                    m.3 = Some(Success);
+                                }
+                            }
+                        }
+                        Ev::ReadDone(s) => {
+                            t.on_read_done(s, Success);
+                            if let Some(m) = model.iter_mut().find(|m| m.0 == s && m.2 && m.3.is_none()) {
+                                m.3 = Some(Success);
+                            }
+                        }
+                        Ev::Pop => {
+                            let want = match model.first() {
+                                Some(&(_, id, _, Some(st))) => {
+                                    model.remove(0);
+                                    Some((id, st))
+                                }
+                                _ => None,
+                            };
+                            prop_assert_eq!(t.pop_done().map(|c| (c.desc.id, c.status)), want);
+                        }
+                    }
+                }
+                let want: Vec<_> = model.iter().take_while(|m| m.3.is_some()).map(|m| (m.1, m.3.unwrap())).collect();
+                prop_assert_eq!(drain(&mut t), want);
+            }
+        }
     }
 }

@@ -63,6 +63,15 @@ impl Wire {
         Ok(n)
     }
 
+    /// The link's next whole record, if nothing is buffered here (see
+    /// [`Link::read_record`]).
+    pub fn read_record(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        if self.has_stashed() {
+            return Ok(None);
+        }
+        self.link.read_record(buf)
+    }
+
     /// Appends bytes drained from the link while a write was blocked.
     pub(crate) fn stash(&mut self, bytes: &[u8]) -> io::Result<()> {
         if self.end - self.start + bytes.len() > MAX_STASH {

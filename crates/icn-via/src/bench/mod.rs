@@ -269,7 +269,7 @@ fn pingpong(ep: &Endpoint, cfg: &BenchConfig, initiator: bool) -> Result<Vec<Row
     let max = cfg.max_size();
     let out = ep.region(max)?;
     let inb = ep.region(max)?;
-    let post = || vi.post_recv(Descriptor::recv(vec![seg(&inb, max)]));
+    let post = || vi.post_recv(Descriptor::recv([seg(&inb, max)]));
     let recv = |size: usize| -> Result<()> {
         let c = vi.recv_wait(T)?;
         let len = c.length as usize;
@@ -295,12 +295,12 @@ fn pingpong(ep: &Endpoint, cfg: &BenchConfig, initiator: bool) -> Result<Vec<Row
                 t0 = Instant::now();
             }
             if initiator {
-                sends.post(vi, Descriptor::send(vec![seg(&out, size)]))?;
+                sends.post(vi, Descriptor::send([seg(&out, size)]))?;
                 post()?;
                 recv(size)?;
             } else {
                 recv(size)?;
-                sends.post(vi, Descriptor::send(vec![seg(&out, size)]))?;
+                sends.post(vi, Descriptor::send([seg(&out, size)]))?;
                 post()?;
             }
             sends.reap(vi)?;
@@ -325,7 +325,7 @@ fn window_send(ep: &Endpoint, cfg: &BenchConfig) -> Result<Vec<Row>> {
         let rounds = cfg.reps(cfg.messages, size).div_ceil(w);
         // one receive per credit message plus one for the end-of-size sync
         for _ in 0..rounds + 1 {
-            vi.post_recv(Descriptor::recv(vec![seg(&acks, 0)]))?;
+            vi.post_recv(Descriptor::recv([seg(&acks, 0)]))?;
         }
         // The receiver has posted 2 windows; each credit message grants one more.
         let mut credit = 2 * w;
@@ -337,7 +337,7 @@ fn window_send(ep: &Endpoint, cfg: &BenchConfig) -> Result<Vec<Row>> {
                 credit += w;
                 got_credits += 1;
             }
-            sends.post(vi, Descriptor::send(vec![seg(&out, size)]))?;
+            sends.post(vi, Descriptor::send([seg(&out, size)]))?;
             credit -= 1;
             if sends.posted >= 2 * w {
                 sends.wait_one(vi)?;
@@ -356,7 +356,7 @@ fn window_send(ep: &Endpoint, cfg: &BenchConfig) -> Result<Vec<Row>> {
         });
         sends.settle(vi)?;
         // End-of-size sync: the receiver answers once its next size's receives are posted.
-        sends.post(vi, Descriptor::send(vec![]))?;
+        sends.post(vi, Descriptor::send([]))?;
         vi.recv_wait(T)?.ok()?;
         sends.settle(vi)?;
     }
@@ -373,7 +373,7 @@ fn window_recv(ep: &Endpoint, cfg: &BenchConfig) -> Result<()> {
     let open = |size: usize| -> Result<usize> {
         let n = (2 * w).min(total_of(size));
         for _ in 0..n {
-            vi.post_recv(Descriptor::recv(vec![seg(&inb, size)]))?;
+            vi.post_recv(Descriptor::recv([seg(&inb, size)]))?;
         }
         Ok(n)
     };
@@ -395,13 +395,13 @@ fn window_recv(ep: &Endpoint, cfg: &BenchConfig) -> Result<()> {
             if got % w == 0 {
                 if got == total {
                     // the sender's end-of-size sync lands here
-                    vi.post_recv(Descriptor::recv(vec![]))?;
+                    vi.post_recv(Descriptor::recv([]))?;
                 }
                 for _ in 0..w.min(total - posted) {
-                    vi.post_recv(Descriptor::recv(vec![seg(&inb, size)]))?;
+                    vi.post_recv(Descriptor::recv([seg(&inb, size)]))?;
                     posted += 1;
                 }
-                sends.post(vi, Descriptor::send(vec![seg(&credit, 0)]))?;
+                sends.post(vi, Descriptor::send([seg(&credit, 0)]))?;
             }
             sends.reap(vi)?;
         }
@@ -410,7 +410,7 @@ fn window_recv(ep: &Endpoint, cfg: &BenchConfig) -> Result<()> {
             Some(&next) => open(next)?,
             None => 0,
         };
-        sends.post(vi, Descriptor::send(vec![]))?;
+        sends.post(vi, Descriptor::send([]))?;
         sends.reap(vi)?;
     }
     vi.progress();

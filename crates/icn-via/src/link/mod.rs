@@ -36,6 +36,14 @@ pub trait Link: Send {
         self.wait(false, timeout)?;
         self.read_some(head)
     }
+    /// Reads the next unit the peer wrote with one `write_some` call (on `shm`: one ring
+    /// record) into `buf` if it has arrived whole, has not been partly read, and fits; else
+    /// reads nothing and returns `Ok(None)`, as the default does. The engine's small-frame
+    /// path takes a frame's header and payload in one copy this way.
+    fn read_record(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        let _ = buf;
+        Ok(None)
+    }
     /// True if a poll that finds nothing is cheap (a load from shared memory, not a system
     /// call): then waits poll the engine directly for a while before reading the clock.
     fn polls(&self) -> bool {

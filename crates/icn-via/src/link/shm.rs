@@ -216,6 +216,14 @@ impl Link for ShmLink {
         Ok(n)
     }
 
+    fn read_record(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        let got = self.ring.read_record(buf).map_err(corrupt)?;
+        if let Some((_, true)) = got {
+            self.wake_peer();
+        }
+        Ok(got.map(|(n, _)| n))
+    }
+
     fn wait(&mut self, want_write: bool, timeout: Duration) -> io::Result<()> {
         let ready = |r: &RingPair| r.readable() || (want_write && r.writable());
         // The common case (a ping-pong reply) arrives within a few thousand polls: don't read
