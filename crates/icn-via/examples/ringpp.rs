@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use icn_via::bench::pin_to_cpu;
-use icn_via::ring::heap_area;
+use icn_via::ring::{RecordRead, heap_area};
 
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -16,7 +16,7 @@ fn main() {
         pin_to_cpu(1);
         let mut buf = [0u8; 64];
         for _ in 0..n {
-            while sa.read_record(&mut buf).unwrap().is_none() {
+            while sa.read_record(&mut buf).unwrap() == RecordRead::Empty {
                 std::hint::spin_loop();
             }
             while sa.write(&[&buf[..40]]).unwrap() == 0 {}
@@ -28,7 +28,7 @@ fn main() {
     for _ in 0..n {
         let t0 = Instant::now();
         while ca.write(&[&buf[..40]]).unwrap() == 0 {}
-        while ca.read_record(&mut buf).unwrap().is_none() {
+        while ca.read_record(&mut buf).unwrap() == RecordRead::Empty {
             std::hint::spin_loop();
         }
         t.push(t0.elapsed().as_secs_f64() * 1e6 / 2.0);

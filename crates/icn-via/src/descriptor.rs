@@ -134,35 +134,47 @@ impl Descriptor {
     /// | no immediate data on `Recv` or `RdmaRead` | |
     /// | `RdmaRead` only on reliable VIs | VIA 1.0 §2.5 |
     pub fn check(&self, attrs: &ViAttributes, on_recv_queue: bool) -> Result<()> {
-        if self.segments.len() > MAX_SEGMENTS {
-            return Err(ViaError::Descriptor(format!(
+        let segments_ok = self.segments.len() <= MAX_SEGMENTS;
+        let length_ok = self.total_len() <= u64::from(attrs.max_transfer_size);
+        let (queue_ok, imm_ok, read_ok) = match self.op {
+            Op::Send | Op::RdmaWrite(_) => (!on_recv_queue, true, true),
+            Op::Recv => (on_recv_queue, self.immediate.is_none(), true),
+            Op::RdmaRead(_) => (
+                !on_recv_queue,
+                self.immediate.is_none(),
+                attrs.reliability.is_reliable(),
+            ),
+        };
+        if segments_ok && length_ok && queue_ok && imm_ok && read_ok {
+            Ok(())
+        } else {
+            Err(self.check_failure(attrs, on_recv_queue))
+        }
+    }
+
+    /// The error for the first rule of [`Descriptor::check`]'s table that fails (out of
+    /// line: posting checks every descriptor, and formatting is for the rare failure).
+    #[cold]
+    fn check_failure(&self, attrs: &ViAttributes, on_recv_queue: bool) -> ViaError {
+        let msg = if self.segments.len() > MAX_SEGMENTS {
+            format!(
                 "{} segments, at most {MAX_SEGMENTS} allowed",
                 self.segments.len()
-            )));
-        }
-        if self.total_len() > u64::from(attrs.max_transfer_size) {
-            return Err(ViaError::Descriptor(format!(
+            )
+        } else if self.total_len() > u64::from(attrs.max_transfer_size) {
+            format!(
                 "length {} exceeds max_transfer_size {}",
                 self.total_len(),
                 attrs.max_transfer_size
-            )));
-        }
-        let is_recv = self.op == Op::Recv;
-        if is_recv != on_recv_queue {
-            return Err(ViaError::Descriptor(format!(
-                "{:?} posted on the wrong queue",
-                self.op
-            )));
-        }
-        if self.immediate.is_some() && matches!(self.op, Op::Recv | Op::RdmaRead(_)) {
-            return Err(ViaError::Descriptor(
-                "immediate data only on send and RDMA write".into(),
-            ));
-        }
-        if matches!(self.op, Op::RdmaRead(_)) && !attrs.reliability.is_reliable() {
-            return Err(ViaError::Descriptor("RDMA read needs a reliable VI".into()));
-        }
-        Ok(())
+            )
+        } else if (self.op == Op::Recv) != on_recv_queue {
+            format!("{:?} posted on the wrong queue", self.op)
+        } else if self.immediate.is_some() && matches!(self.op, Op::Recv | Op::RdmaRead(_)) {
+            "immediate data only on send and RDMA write".into()
+        } else {
+            "RDMA read needs a reliable VI".into()
+        };
+        ViaError::Descriptor(msg)
     }
 }
 

@@ -165,12 +165,13 @@ impl RegionTable {
                 ..Default::default()
             };
         }
-        let hit = cache
-            .entries
-            .iter()
-            .flatten()
-            .find(|(h, _)| *h == handle.0)
-            .map(|(_, r)| r);
+        let mut hit = None;
+        for (h, r) in cache.entries.iter().flatten() {
+            if *h == handle.0 {
+                hit = Some(r);
+                break;
+            }
+        }
         let region = match hit {
             Some(r) => r.clone(),
             None => {

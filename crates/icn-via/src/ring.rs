@@ -124,6 +124,18 @@ pub struct Ring<M: Words> {
 
 const NO_RECORD: u64 = u64::MAX;
 
+/// What [`Ring::read_record`] found at the head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordRead {
+    /// No record has arrived.
+    Empty,
+    /// A record of `len` bytes was copied out; `published` if the head was published (a
+    /// producer waiting for room may need waking).
+    Taken { len: usize, published: bool },
+    /// A record is there but too long for the buffer, or partly read: use [`Ring::read`].
+    Unsuitable,
+}
+
 impl<M: Words> Ring<M> {
     /// Side `side`'s view of an area whose header is already written (see [`init_words`]).
     /// Validates the peer-written header.
@@ -238,6 +250,9 @@ impl<M: Words> Ring<M> {
     pub fn write(&self, bufs: &[&[u8]]) -> Result<usize, RingError> {
         let r = self.side;
         let total: usize = bufs.iter().map(|b| b.len()).sum();
+        if total > 0 && self.write_one_record(bufs, total)? {
+            return Ok(total);
+        }
         let (mut idx, mut off) = (0usize, 0usize);
         let mut written = 0;
         while written < total {
@@ -276,6 +291,29 @@ impl<M: Words> Ring<M> {
         Ok(written)
     }
 
+    /// Producer: the common case of [`Ring::write`], all of `bufs` (`total` bytes) as one
+    /// record, if it fits before both the consumer's head and the end of the data. Returns
+    /// false, having written nothing, otherwise.
+    fn write_one_record(&self, bufs: &[&[u8]], total: usize) -> Result<bool, RingError> {
+        let tail = self.tail.get();
+        let room = self.free()?.min(self.cap - self.wrap(tail));
+        if RECORD_HEADER + total > room {
+            return Ok(false);
+        }
+        let at = self.data_off(self.side, tail);
+        let mut put = at + RECORD_HEADER;
+        for b in bufs {
+            self.mem.copy_in(put, b);
+            put += b.len();
+        }
+        self.mem.store(at + 8, total as u64, Ordering::Relaxed);
+        // Publishes the record: the consumer acquires this stamp before reading a byte.
+        self.mem.store(at, tail.wrapping_add(1), Ordering::Release);
+        self.tail
+            .set(tail.wrapping_add(round_up(RECORD_HEADER + total) as u64));
+        Ok(true)
+    }
+
     /// Consumer: copies up to `buf.len()` bytes out of the incoming ring. Returns whether the
     /// published head moved (then a producer waiting for room may need waking).
     pub fn read(&self, buf: &mut [u8]) -> Result<(usize, bool), RingError> {
@@ -310,24 +348,25 @@ impl<M: Words> Ring<M> {
     }
 
     /// Consumer: copies the whole record at the head into `buf` if one has arrived, none of
-    /// it has been read yet and it fits; returns its length. Otherwise reads nothing and
-    /// returns `None`. The VI engine's small-message path uses this to take a frame (header
-    /// and payload, written as one record) in one copy.
-    pub fn read_record(&self, buf: &mut [u8]) -> Result<Option<(usize, bool)>, RingError> {
+    /// it has been read yet and it fits; otherwise reads nothing and says why. The VI
+    /// engine's small-message path uses this to take a frame (header and payload, written
+    /// as one record) in one copy, and to learn that nothing arrived in one stamp load.
+    pub fn read_record(&self, buf: &mut [u8]) -> Result<RecordRead, RingError> {
         if self.rec_len.get() != NO_RECORD && self.rec_off.get() != 0 {
-            return Ok(None);
+            return Ok(RecordRead::Unsuitable);
         }
         let Some(len) = self.current()? else {
-            return Ok(None);
+            return Ok(RecordRead::Empty);
         };
         let len = len as usize;
         if len > buf.len() {
-            return Ok(None);
+            return Ok(RecordRead::Unsuitable);
         }
         let head = self.head.get();
         let at = self.data_off(1 - self.side, head) + RECORD_HEADER;
         self.mem.copy_out(at, &mut buf[..len]);
-        Ok(Some((len, self.finish_record(head, len))))
+        let published = self.finish_record(head, len);
+        Ok(RecordRead::Taken { len, published })
     }
 
     /// Consumer: moves past the record at `head` of `len` payload bytes, all read; publishes
@@ -618,18 +657,31 @@ mod tests {
     fn read_record_takes_whole_unread_records_that_fit_and_nothing_else() {
         let (a, b) = heap_area(1024);
         let mut buf = [0u8; 64];
-        assert_eq!(b.read_record(&mut buf).unwrap(), None, "nothing written");
+        assert_eq!(
+            b.read_record(&mut buf).unwrap(),
+            RecordRead::Empty,
+            "nothing written"
+        );
         // header and payload gathered into one record
         assert_eq!(a.write(&[&[1; 3], &[2; 5]]).unwrap(), 8);
-        assert_eq!(b.read_record(&mut buf).unwrap(), Some((8, false)));
+        assert_eq!(
+            b.read_record(&mut buf).unwrap(),
+            RecordRead::Taken {
+                len: 8,
+                published: false
+            }
+        );
         assert_eq!(buf[..8], [1, 1, 1, 2, 2, 2, 2, 2]);
         // too big for the buffer: untouched, and the byte-stream read still gets it all
         assert_eq!(a.write(&[&[3; 100]]).unwrap(), 100);
-        assert_eq!(b.read_record(&mut buf).unwrap(), None);
+        assert_eq!(b.read_record(&mut buf).unwrap(), RecordRead::Unsuitable);
         let mut small = [0u8; 10];
         assert_eq!(b.read(&mut small).unwrap(), (10, false));
         // partly read: refused, so a record is never taken from its middle
-        assert_eq!(b.read_record(&mut [0u8; 200]).unwrap(), None);
+        assert_eq!(
+            b.read_record(&mut [0u8; 200]).unwrap(),
+            RecordRead::Unsuitable
+        );
         let mut rest = [0u8; 90];
         assert_eq!(b.read(&mut rest).unwrap().0, 90);
         assert!(rest.iter().all(|&x| x == 3));
@@ -637,11 +689,15 @@ mod tests {
         assert_eq!(a.write(&[&[4; 16]]).unwrap(), 16);
         assert_eq!(
             b.read_record(&mut buf).unwrap(),
-            Some((16, true)),
+            RecordRead::Taken {
+                len: 16,
+                published: true
+            },
             "head 64 + 128 + 64 >= 1024/4: published"
         );
         assert_eq!(buf[..16], [4; 16]);
         assert!(!b.readable());
+        assert_eq!(b.read_record(&mut buf).unwrap(), RecordRead::Empty);
     }
 
     #[test]

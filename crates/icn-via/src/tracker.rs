@@ -84,7 +84,7 @@ impl SendTracker {
     /// Entries are in sequence order (sequence numbers are taken in posting order), so the
     /// scan stops at the first entry past `upto`.
     pub fn on_ack(&mut self, upto: u32) {
-        for e in self.entries.iter_mut().skip(self.settled) {
+        while let Some(e) = self.entries.get_mut(self.settled) {
             if !seq_le(e.seq, upto) {
                 break;
             }

@@ -8,7 +8,7 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use crate::link::Link;
+use crate::link::{Link, Record};
 
 /// The most bytes a blocked writer stashes before giving up on the peer (a peer that floods
 /// us while never reading is broken).
@@ -65,9 +65,9 @@ impl Wire {
 
     /// The link's next whole record, if nothing is buffered here (see
     /// [`Link::read_record`]).
-    pub fn read_record(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    pub fn read_record(&mut self, buf: &mut [u8]) -> io::Result<Record> {
         if self.has_stashed() {
-            return Ok(None);
+            return Ok(Record::Unsuitable);
         }
         self.link.read_record(buf)
     }

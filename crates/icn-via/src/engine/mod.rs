@@ -292,7 +292,16 @@ impl ViCore {
         })
     }
 
+    #[inline]
     fn check_posting(&self, send: bool) -> Result<()> {
+        if self.state == ViState::Connected {
+            return Ok(());
+        }
+        self.check_posting_slow(send)
+    }
+
+    #[cold]
+    fn check_posting_slow(&self, send: bool) -> Result<()> {
         let ok = if send {
             self.state.can_post_send()
         } else {
@@ -446,6 +455,17 @@ impl ViCore {
         }
     }
 
+    /// The peer acknowledged every frame up to `upto`. The send completions this releases
+    /// go to the send queue now only if a CQ must hear of them; otherwise when the consumer
+    /// next looks at the send queue ([`ViCore::pop_done`], [`ViCore::send_done`]), so that
+    /// building them is not on the path of the receive that carried the ack.
+    fn on_ack(&mut self, upto: u32) {
+        self.tracker.on_ack(upto);
+        if self.send_cq.is_some() {
+            self.drain_tracker();
+        }
+    }
+
     fn push_recv_done(&mut self, c: Completion) {
         self.recv_done.push_back(c);
         if let Some(cq) = &self.recv_cq {
@@ -455,10 +475,11 @@ impl ViCore {
 
     /// `VipSendDone`.
     pub fn send_done(&mut self) -> Option<Completion> {
-        if self.send_done.is_empty() {
-            self.progress();
+        if let Some(c) = self.pop_done(WorkQueue::Send) {
+            return Some(c);
         }
-        self.send_done.pop_front()
+        self.progress();
+        self.pop_done(WorkQueue::Send)
     }
 
     /// `VipRecvDone`.
@@ -472,7 +493,12 @@ impl ViCore {
     /// The oldest completion of queue `q`, if any (no progress made).
     fn pop_done(&mut self, q: WorkQueue) -> Option<Completion> {
         match q {
-            WorkQueue::Send => self.send_done.pop_front(),
+            WorkQueue::Send => {
+                if self.send_done.is_empty() {
+                    self.drain_tracker();
+                }
+                self.send_done.pop_front()
+            }
             WorkQueue::Recv => self.recv_done.pop_front(),
         }
     }
@@ -583,7 +609,10 @@ impl ViCore {
     fn progress_until(&mut self, q: WorkQueue) {
         while self.wire.is_some() {
             let done = match q {
-                WorkQueue::Send => !self.send_done.is_empty(),
+                WorkQueue::Send => {
+                    self.drain_tracker();
+                    !self.send_done.is_empty()
+                }
                 WorkQueue::Recv => !self.recv_done.is_empty(),
             };
             if done {

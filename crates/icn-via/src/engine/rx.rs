@@ -3,6 +3,7 @@
 //! completions, acks and NAKs (rules in [`crate::rx_rules`]).
 
 use super::*;
+use crate::link::Record;
 
 /// Outstanding payload bytes from which a wait reads straight into the destination.
 const DIRECT_READ_MIN: usize = 32 * 1024;
@@ -35,9 +36,13 @@ impl ViCore {
         };
         if matches!(self.rx, Rx::Header { have: 0, .. }) {
             let mut rec = [0u8; SMALL_RECORD];
-            if let Some(n) = wire.read_record(&mut rec).map_err(io_err)? {
-                self.on_record(&rec[..n])?;
-                return Ok(true);
+            match wire.read_record(&mut rec).map_err(io_err)? {
+                Record::Empty => return Ok(false),
+                Record::Taken(n) => {
+                    self.on_record(&rec[..n])?;
+                    return Ok(true);
+                }
+                Record::Unsuitable => {}
             }
         }
         match &mut self.rx {
@@ -131,8 +136,7 @@ impl ViCore {
             return Ok(false);
         }
         if let Some(a) = hdr.ack() {
-            self.tracker.on_ack(a);
-            self.drain_tracker();
+            self.on_ack(a);
         }
         self.expect_seq(hdr.seq)?;
         let rel = self.attrs.reliability;
@@ -295,8 +299,7 @@ impl ViCore {
         let (slots, on_done) = match hdr.kind {
             Kind::Send | Kind::RdmaWrite => {
                 if let Some(a) = hdr.ack() {
-                    self.tracker.on_ack(a);
-                    self.drain_tracker();
+                    self.on_ack(a);
                 }
                 self.expect_seq(hdr.seq)?;
                 if rel == Reliability::ReliableDelivery {
@@ -365,8 +368,7 @@ impl ViCore {
             }
             Kind::ReadReq => {
                 if let Some(a) = hdr.ack() {
-                    self.tracker.on_ack(a);
-                    self.drain_tracker();
+                    self.on_ack(a);
                 }
                 self.expect_seq(hdr.seq)?;
                 return self.answer_read(hdr);
@@ -390,8 +392,7 @@ impl ViCore {
                 (slots, OnDone::ReadResp)
             }
             Kind::Ack => {
-                self.tracker.on_ack(hdr.aux);
-                self.drain_tracker();
+                self.on_ack(hdr.aux);
                 return Ok(());
             }
             Kind::Nak => {

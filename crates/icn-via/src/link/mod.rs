@@ -11,6 +11,17 @@ use std::time::Duration;
 pub mod shm;
 pub mod tcp;
 
+/// What [`Link::read_record`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    /// Nothing has arrived.
+    Empty,
+    /// A record of this many bytes was read.
+    Taken(usize),
+    /// Bytes are there but not as one whole record that fits: read the byte stream.
+    Unsuitable,
+}
+
 /// A non-blocking ordered byte pipe to the peer.
 pub trait Link: Send {
     /// Writes some of `bufs` (in order); `Ok(0)` means the pipe is full right now.
@@ -38,11 +49,12 @@ pub trait Link: Send {
     }
     /// Reads the next unit the peer wrote with one `write_some` call (on `shm`: one ring
     /// record) into `buf` if it has arrived whole, has not been partly read, and fits; else
-    /// reads nothing and returns `Ok(None)`, as the default does. The engine's small-frame
-    /// path takes a frame's header and payload in one copy this way.
-    fn read_record(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    /// reads nothing. The engine's small-frame path takes a frame's header and payload in
+    /// one copy this way, and a poll that finds nothing costs one load. The default says
+    /// [`Record::Unsuitable`]: a byte stream has no records.
+    fn read_record(&mut self, buf: &mut [u8]) -> io::Result<Record> {
         let _ = buf;
-        Ok(None)
+        Ok(Record::Unsuitable)
     }
     /// True if a poll that finds nothing is cheap (a load from shared memory, not a system
     /// call): then waits poll the engine directly for a while before reading the clock.

@@ -31,8 +31,8 @@ use rustix::net::{
 };
 use rustix::thread::futex;
 
-use super::{Link, closed, timespec};
-use crate::ring::{RingPair, area_len};
+use super::{Link, Record, closed, timespec};
+use crate::ring::{RecordRead, RingPair, area_len};
 
 /// Bytes per ring direction.
 pub const RING_CAP: usize = 2 << 20;
@@ -216,12 +216,17 @@ impl Link for ShmLink {
         Ok(n)
     }
 
-    fn read_record(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        let got = self.ring.read_record(buf).map_err(corrupt)?;
-        if let Some((_, true)) = got {
-            self.wake_peer();
-        }
-        Ok(got.map(|(n, _)| n))
+    fn read_record(&mut self, buf: &mut [u8]) -> io::Result<Record> {
+        Ok(match self.ring.read_record(buf).map_err(corrupt)? {
+            RecordRead::Empty => Record::Empty,
+            RecordRead::Unsuitable => Record::Unsuitable,
+            RecordRead::Taken { len, published } => {
+                if published {
+                    self.wake_peer();
+                }
+                Record::Taken(len)
+            }
+        })
     }
 
     fn wait(&mut self, want_write: bool, timeout: Duration) -> io::Result<()> {
