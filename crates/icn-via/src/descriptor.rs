@@ -227,6 +227,7 @@ impl Completion {
         }
     }
     /// `Ok(self)` on success, else a [`ViaError`] describing the status.
+    #[inline]
     pub fn ok(self) -> Result<Self> {
         if self.status.is_ok() {
             Ok(self)

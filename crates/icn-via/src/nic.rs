@@ -266,27 +266,33 @@ impl Vi {
         self.id
     }
     /// `VipPostSend`.
+    #[inline]
     pub fn post_send(&self, desc: Descriptor) -> Result<()> {
         self.core().post_send(desc)
     }
     /// `VipPostRecv`.
+    #[inline]
     pub fn post_recv(&self, desc: Descriptor) -> Result<()> {
         self.core().post_recv(desc)
     }
     /// `VipSendDone`: the oldest completed send-queue descriptor, if any (never blocks).
+    #[inline]
     pub fn send_done(&self) -> Option<Completion> {
         self.core().send_done()
     }
     /// `VipRecvDone`.
+    #[inline]
     pub fn recv_done(&self) -> Option<Completion> {
         self.core().recv_done()
     }
     /// `VipSendWait`: blocks (spin, then sleep) until a send-queue descriptor completes.
     /// `None` waits forever — but still returns `ConnectionLost` if the peer dies.
+    #[inline]
     pub fn send_wait(&self, timeout: Option<Duration>) -> Result<Completion> {
         self.core().wait(WorkQueue::Send, timeout)
     }
     /// `VipRecvWait`.
+    #[inline]
     pub fn recv_wait(&self, timeout: Option<Duration>) -> Result<Completion> {
         self.core().wait(WorkQueue::Recv, timeout)
     }

@@ -113,6 +113,8 @@ pub(crate) struct ViCore {
     recv_done: VecDeque<Completion>,
     rx: Rx,
     scratch: Vec<u8>,
+    /// Where a small frame is taken whole off the link ([`ViCore::step`]).
+    small_rec: Vec<u8>,
     tx_buf: Vec<u8>,
     pub send_cq: Option<Arc<CqShared>>,
     pub recv_cq: Option<Arc<CqShared>>,
@@ -143,6 +145,7 @@ impl ViCore {
             recv_done: VecDeque::new(),
             rx: Rx::idle(),
             scratch: vec![0; 64 * 1024],
+            small_rec: Vec::new(),
             tx_buf: Vec::new(),
             send_cq: None,
             recv_cq: None,

@@ -31,20 +31,12 @@ impl ViCore {
     /// One non-blocking step of the receive state machine; `Ok(false)` when no bytes were
     /// available.
     pub(super) fn step(&mut self) -> std::result::Result<bool, String> {
+        if let Some(r) = self.step_small() {
+            return r;
+        }
         let Some(wire) = self.wire.as_mut() else {
             return Ok(false);
         };
-        if matches!(self.rx, Rx::Header { have: 0, .. }) {
-            let mut rec = [0u8; SMALL_RECORD];
-            match wire.read_record(&mut rec).map_err(io_err)? {
-                Record::Empty => return Ok(false),
-                Record::Taken(n) => {
-                    self.on_record(&rec[..n])?;
-                    return Ok(true);
-                }
-                Record::Unsuitable => {}
-            }
-        }
         match &mut self.rx {
             Rx::Header { buf, have } => {
                 let n = wire.read_some(&mut buf[*have..]).map_err(io_err)?;
@@ -99,6 +91,27 @@ impl ViCore {
                 Ok(true)
             }
         }
+    }
+
+    /// The small-frame path of [`ViCore::step`]: between frames, takes the next link record
+    /// whole if it is small. `None` when it does not apply (a byte-stream link, a record too
+    /// long, a frame half read): then the byte-stream path runs.
+    fn step_small(&mut self) -> Option<std::result::Result<bool, String>> {
+        if !matches!(self.rx, Rx::Header { have: 0, .. }) {
+            return None;
+        }
+        let wire = self.wire.as_mut()?;
+        // A buffer kept in the VI, not a fresh zeroed array: this runs on every poll.
+        let mut rec = std::mem::take(&mut self.small_rec);
+        rec.resize(SMALL_RECORD, 0);
+        let done = match wire.read_record(&mut rec) {
+            Err(e) => Some(Err(io_err(e))),
+            Ok(Record::Empty) => Some(Ok(false)),
+            Ok(Record::Taken(n)) => Some(self.on_record(&rec[..n]).map(|()| true)),
+            Ok(Record::Unsuitable) => None,
+        };
+        self.small_rec = rec;
+        done
     }
 
     /// Handles one record taken whole off the link between frames. A send that is exactly
