@@ -158,6 +158,21 @@ impl RegionTable {
         ptag: Ptag,
         access: Access,
     ) -> std::result::Result<Arc<RegionInner>, CompletionStatus> {
+        self.translate_ref(cache, handle, offset, len, ptag, access)
+            .cloned()
+    }
+
+    /// [`RegionTable::translate_cached`] lending the region from the cache instead of
+    /// cloning it, for a use that ends before the cache is touched again.
+    pub(crate) fn translate_ref<'c>(
+        &self,
+        cache: &'c mut TranslationCache,
+        handle: MemHandle,
+        offset: u64,
+        len: u64,
+        ptag: Ptag,
+        access: Access,
+    ) -> std::result::Result<&'c Arc<RegionInner>, CompletionStatus> {
         let generation = self.generation.load(Ordering::Acquire);
         if generation != cache.generation {
             *cache = TranslationCache {
@@ -165,23 +180,24 @@ impl RegionTable {
                 ..Default::default()
             };
         }
-        let mut hit = None;
-        for (h, r) in cache.entries.iter().flatten() {
-            if *h == handle.0 {
-                hit = Some(r);
-                break;
-            }
-        }
-        let region = match hit {
-            Some(r) => r.clone(),
+        let slot = match cache
+            .entries
+            .iter()
+            .position(|e| e.as_ref().is_some_and(|(h, _)| *h == handle.0))
+        {
+            Some(i) => i,
             None => {
                 let r = self.lookup(handle, access)?;
-                cache.entries[cache.next] = Some((handle.0, r.clone()));
-                cache.next = (cache.next + 1) % cache.entries.len();
-                r
+                let i = cache.next;
+                cache.entries[i] = Some((handle.0, r));
+                cache.next = (i + 1) % cache.entries.len();
+                i
             }
         };
-        check(&region, offset, len, ptag, access)?;
+        let Some((_, region)) = &cache.entries[slot] else {
+            return Err(fail_status(access));
+        };
+        check(region, offset, len, ptag, access)?;
         Ok(region)
     }
 
