@@ -55,8 +55,10 @@ pub fn run_raw(sock: RawSocket, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Row
 pub fn raw_server(b: &mut (impl Read + Write), kind: Kind, cfg: &BenchConfig) -> Result<()> {
     // Separate receive and send buffers, as the OSU benchmarks and icn-via's own pingpong use:
     // echoing the buffer just received would send from a cache-hot source and flatter the baseline.
+    // Sources are filled like icn-via's regions (`Endpoint::region`): an untouched buffer is
+    // the kernel's shared zero page, which no real sender has.
     let mut buf = vec![0u8; cfg.max_size().max(1)];
-    let reply = vec![0u8; cfg.max_size().max(1)];
+    let reply = vec![0xa5u8; cfg.max_size().max(1)];
     for &size in cfg.sizes.iter().filter(|&&s| s > 0) {
         match kind {
             Kind::Pingpong => {
@@ -83,7 +85,7 @@ pub fn raw_server(b: &mut (impl Read + Write), kind: Kind, cfg: &BenchConfig) ->
 pub fn raw_client(a: &mut (impl Read + Write), kind: Kind, cfg: &BenchConfig) -> Result<Vec<Row>> {
     cfg.validate()?;
     // Send from one buffer, receive into another (the OSU convention; see `raw_server`).
-    let send = vec![0u8; cfg.max_size().max(1)];
+    let send = vec![0xa5u8; cfg.max_size().max(1)];
     let mut buf = vec![0u8; cfg.max_size().max(1)];
     let mut rows = Vec::new();
     // A stream cannot carry a zero-byte message: size 0 has no raw baseline.
