@@ -225,7 +225,8 @@ impl ConnRequest {
                 core.attrs.reliability, self.reliability
             )));
         }
-        core.accept(self.wire, self.max_transfer_size)
+        let disc_len = self.discriminator.len();
+        core.accept(self.wire, self.max_transfer_size, disc_len)
     }
 
     /// `VipConnectReject`.

@@ -17,7 +17,7 @@ use crate::attrs::{Reliability, ViAttributes};
 use crate::cq::{CqShared, WorkQueue};
 use crate::descriptor::{Completion, Descriptor, Op, Segment};
 use crate::error::{CompletionStatus, Result, ViaError};
-use crate::frame::{FLAG_ACK, FLAG_IMM, HEADER_LEN, Header, Kind};
+use crate::frame::{FLAG_ACK, FLAG_IMM, HEADER_LEN, Header, Kind, PREFIX_MAX, payload_pad};
 use crate::memory::{Access, RegionInner, RegionTable, TranslationCache};
 use crate::rx_rules::{RxAction, decide};
 use crate::tracker::SendTracker;
@@ -74,8 +74,9 @@ enum OnDone {
 }
 
 enum Rx {
+    /// Reading a frame's header and alignment padding ([`ViCore::rx_prefix_len`] bytes).
     Header {
-        buf: [u8; HEADER_LEN],
+        buf: [u8; PREFIX_MAX],
         have: usize,
     },
     Payload {
@@ -89,7 +90,7 @@ enum Rx {
 impl Rx {
     fn idle() -> Self {
         Rx::Header {
-            buf: [0; HEADER_LEN],
+            buf: [0; PREFIX_MAX],
             have: 0,
         }
     }
@@ -104,6 +105,12 @@ pub(crate) struct ViCore {
     wire: Option<Wire>,
     tx_seq: u32,
     rx_expect: u32,
+    /// Payload alignment of the link's byte stream ([`crate::link::Link::frame_alignment`]).
+    align: u64,
+    /// Stream offsets of the next frame this side sends and receives (handshake included),
+    /// from which both sides derive the padding before each payload.
+    tx_off: u64,
+    rx_off: u64,
     ack_due: Option<u32>,
     unacked: u32,
     tracker: SendTracker,
@@ -119,6 +126,23 @@ pub(crate) struct ViCore {
     pub send_cq: Option<Arc<CqShared>>,
     pub recv_cq: Option<Arc<CqShared>>,
     pub break_reason: Option<String>,
+}
+
+/// The header of a frame with `payload_len` payload bytes and the padding that aligns the
+/// payload ([`payload_pad`]), for a frame starting at stream offset `*tx_off`, which moves
+/// past the whole frame. Returns the buffer and the prefix length.
+fn frame_prefix(
+    tx_off: &mut u64,
+    align: u64,
+    hdr: &Header,
+    payload_len: usize,
+) -> ([u8; PREFIX_MAX], usize) {
+    let pad = payload_pad(*tx_off, align);
+    let mut prefix = [0u8; PREFIX_MAX];
+    prefix[..HEADER_LEN].copy_from_slice(&hdr.encode());
+    let n = HEADER_LEN + pad;
+    *tx_off = tx_off.wrapping_add((n + payload_len) as u64);
+    (prefix, n)
 }
 
 /// The header of the frame that carries send-queue descriptor `desc` with sequence `seq`.
@@ -172,6 +196,9 @@ impl ViCore {
             wire: None,
             tx_seq: 1,
             rx_expect: 1,
+            align: 1,
+            tx_off: 0,
+            rx_off: 0,
             ack_due: None,
             unacked: 0,
             tracker: SendTracker::default(),
@@ -218,6 +245,10 @@ impl ViCore {
             Ok(h) if h.kind == Kind::Accept && h.imm == self.attrs.reliability.code() => {
                 self.attrs.max_transfer_size = self.attrs.max_transfer_size.min(h.handle);
                 self.state = self.state.on(ViEvent::Accepted)?;
+                // Sent: the request and its discriminator; received: the answer.
+                self.align = wire.link.frame_alignment();
+                self.tx_off = (HEADER_LEN + disc.len()) as u64;
+                self.rx_off = HEADER_LEN as u64;
                 self.wire = Some(wire);
                 Ok(())
             }
@@ -242,8 +273,9 @@ impl ViCore {
         }
     }
 
-    /// Server side: the request was accepted on `wire`; answer and become connected.
-    pub fn accept(&mut self, mut wire: Wire, peer_mts: u32) -> Result<()> {
+    /// Server side: the request (carrying a `disc_len`-byte discriminator) was accepted on
+    /// `wire`; answer and become connected.
+    pub fn accept(&mut self, mut wire: Wire, peer_mts: u32, disc_len: usize) -> Result<()> {
         if self.state != ViState::Idle {
             return Err(ViaError::InvalidState(format!(
                 "accept on a VI in state {:?}",
@@ -258,6 +290,10 @@ impl ViCore {
         };
         wire.write_all(&[&hdr.encode()], STALL_TIMEOUT)?;
         self.state = self.state.on(ViEvent::Accepted)?;
+        // Received: the request and its discriminator; sent: the answer.
+        self.align = wire.link.frame_alignment();
+        self.rx_off = (HEADER_LEN + disc_len) as u64;
+        self.tx_off = HEADER_LEN as u64;
         self.wire = Some(wire);
         Ok(())
     }
@@ -268,10 +304,9 @@ impl ViCore {
         self.progress();
         self.flush_ack();
         if let Some(w) = &mut self.wire {
-            let _ = w.write_all(
-                &[&Header::new(Kind::Disconnect).encode()],
-                Duration::from_millis(100),
-            );
+            let (prefix, n) =
+                frame_prefix(&mut self.tx_off, self.align, &Header::new(Kind::Disconnect), 0);
+            let _ = w.write_all(&[&prefix[..n]], Duration::from_millis(100));
         }
         self.state = self.state.on(ViEvent::Disconnect)?;
         self.wire = None;
@@ -452,8 +487,9 @@ impl ViCore {
             return Ok(Err(io::Error::other("not connected")));
         };
         let (start, len) = (seg.offset as usize, seg.len as usize);
+        let (prefix, n) = frame_prefix(&mut self.tx_off, self.align, hdr, len);
         let mem = region.lock();
-        Ok(wire.write_all(&[&hdr.encode(), &mem[start..start + len]], STALL_TIMEOUT))
+        Ok(wire.write_all(&[&prefix[..n], &mem[start..start + len]], STALL_TIMEOUT))
     }
 
     fn piggyback_ack(&mut self, hdr: &mut Header) {
@@ -470,12 +506,14 @@ impl ViCore {
             .wire
             .as_mut()
             .ok_or_else(|| io::Error::other("not connected"))?;
-        let h = hdr.encode();
+        let len = slots.iter().map(|s| s.len).sum();
+        let (prefix, n) = frame_prefix(&mut self.tx_off, self.align, hdr, len);
+        let h = &prefix[..n];
         match slots {
-            [] => wire.write_all(&[&h], STALL_TIMEOUT),
+            [] => wire.write_all(&[h], STALL_TIMEOUT),
             [s] => {
                 let mem = s.region.lock();
-                wire.write_all(&[&h, &mem[s.offset..s.offset + s.len]], STALL_TIMEOUT)
+                wire.write_all(&[h, &mem[s.offset..s.offset + s.len]], STALL_TIMEOUT)
             }
             many => {
                 self.tx_buf.clear();
@@ -483,7 +521,7 @@ impl ViCore {
                     self.tx_buf
                         .extend_from_slice(&s.region.lock()[s.offset..s.offset + s.len]);
                 }
-                wire.write_all(&[&h, &self.tx_buf], STALL_TIMEOUT)
+                wire.write_all(&[h, &self.tx_buf], STALL_TIMEOUT)
             }
         }
     }

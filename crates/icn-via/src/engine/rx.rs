@@ -3,6 +3,7 @@
 //! completions, acks and NAKs (rules in [`crate::rx_rules`]).
 
 use super::*;
+use crate::frame::{PREFIX_MAX, payload_pad};
 use crate::link::Record;
 
 /// Outstanding payload bytes from which a wait reads straight into the destination.
@@ -39,13 +40,15 @@ impl ViCore {
         };
         match &mut self.rx {
             Rx::Header { buf, have } => {
-                let n = wire.read_some(&mut buf[*have..]).map_err(io_err)?;
+                let want = HEADER_LEN + payload_pad(self.rx_off, self.align);
+                let n = wire.read_some(&mut buf[*have..want]).map_err(io_err)?;
                 *have += n;
-                if *have < HEADER_LEN {
+                if *have < want {
                     return Ok(n > 0);
                 }
-                let hdr = Header::decode(buf).map_err(|e| format!("bad frame from peer: {e}"))?;
+                let head = *buf.first_chunk::<HEADER_LEN>().ok_or("short header")?;
                 self.rx = Rx::idle();
+                let hdr = self.begin_frame(&head, want)?;
                 self.on_header(hdr)?;
                 Ok(true)
             }
@@ -119,12 +122,14 @@ impl ViCore {
     /// message: one copy out of the ring, one into the receive, no state-machine round
     /// trips). Anything else goes back to the byte-stream path, in order.
     fn on_record(&mut self, rec: &[u8]) -> std::result::Result<(), String> {
-        if let Some((head, payload)) = rec.split_first_chunk::<HEADER_LEN>() {
+        let want = HEADER_LEN + payload_pad(self.rx_off, self.align);
+        if let (Some(head), Some(payload)) = (rec.first_chunk::<HEADER_LEN>(), rec.get(want..)) {
             let hdr = Header::decode(head).map_err(|e| format!("bad frame from peer: {e}"))?;
             if hdr.kind == Kind::Send
                 && hdr.len as usize == payload.len()
                 && self.take_small_send(&hdr, payload)?
             {
+                self.rx_off = self.rx_off.wrapping_add(rec.len() as u64);
                 return Ok(());
             }
         }
@@ -247,11 +252,12 @@ impl ViCore {
             [s] if s.len >= DIRECT_READ_MIN => s.clone(),
             _ => return None,
         };
-        let mut head = [0u8; HEADER_LEN];
+        let want = HEADER_LEN + payload_pad(self.rx_off, self.align);
+        let mut head = [0u8; PREFIX_MAX];
         let n = {
             let mut mem = slot.region.lock();
             match wire.link.wait_read(
-                &mut head,
+                &mut head[..want],
                 &mut mem[slot.offset..slot.offset + slot.len],
                 timeout,
             ) {
@@ -259,23 +265,25 @@ impl ViCore {
                 Err(e) => return Some(Err(io_err(e))),
             }
         };
-        if n < HEADER_LEN {
+        if n < want {
             self.rx = Rx::Header { buf: head, have: n };
             return Some(Ok(()));
         }
-        let early = n - HEADER_LEN;
-        Some(self.take_early(&head, &slot, early))
+        let early = n - want;
+        Some(self.take_early(&head, want, &slot, early))
     }
 
     /// Handles a header read by [`ViCore::wait_into_recv`] whose frame's first `early` bytes
     /// (and maybe more frames) sit at the start of `slot`.
     fn take_early(
         &mut self,
-        head: &[u8; HEADER_LEN],
+        head: &[u8; PREFIX_MAX],
+        prefix_len: usize,
         slot: &Slot,
         early: usize,
     ) -> std::result::Result<(), String> {
-        let hdr = Header::decode(head).map_err(|e| format!("bad frame from peer: {e}"))?;
+        let head = head.first_chunk::<HEADER_LEN>().ok_or("short header")?;
+        let hdr = self.begin_frame(head, prefix_len)?;
         self.on_header(hdr)?;
         // Bytes already where the current payload wants them.
         let kept = match &mut self.rx {
@@ -300,6 +308,20 @@ impl ViCore {
                 .map_err(io_err)?;
         }
         Ok(())
+    }
+
+    /// Decodes the header of a frame whose prefix (header and padding) was `prefix_len`
+    /// bytes, and moves the receive stream offset past the whole frame.
+    fn begin_frame(
+        &mut self,
+        head: &[u8; HEADER_LEN],
+        prefix_len: usize,
+    ) -> std::result::Result<Header, String> {
+        let hdr = Header::decode(head).map_err(|e| format!("bad frame from peer: {e}"))?;
+        self.rx_off = self
+            .rx_off
+            .wrapping_add((prefix_len + hdr.len as usize) as u64);
+        Ok(hdr)
     }
 
     fn note_delivered(&mut self, seq: u32) {

@@ -56,6 +56,11 @@ pub trait Link: Send {
         let _ = buf;
         Ok(Record::Unsuitable)
     }
+    /// The stream alignment of frame payloads on this link (1: none; a power of two ≤ 64):
+    /// see [`crate::frame::payload_pad`].
+    fn frame_alignment(&self) -> u64 {
+        1
+    }
     /// True if a poll that finds nothing is cheap (a load from shared memory, not a system
     /// call): then waits poll the engine directly for a while before reading the clock.
     fn polls(&self) -> bool {

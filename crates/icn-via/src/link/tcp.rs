@@ -128,6 +128,10 @@ impl Link for TcpLink {
         }
     }
 
+    fn frame_alignment(&self) -> u64 {
+        64
+    }
+
     fn provider(&self) -> &'static str {
         "tcp"
     }
