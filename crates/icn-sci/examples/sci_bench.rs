@@ -1,6 +1,6 @@
 //! Times the bench set-up (`icn_sci::bench_config`): node-cycles per second on one core.
 //!
-//! `cargo run --release -p icn-sci --example bench`
+//! `cargo run --release -p icn-sci --example sci_bench`
 
 use icn_engine::model::NoProgress;
 use icn_sci::{bench_config, simulate};
