@@ -813,9 +813,9 @@ mod tests {
 
     proptest! {
         /// Fuzz of everything the peer controls: an arbitrary published head, and records
-        /// with arbitrary stamps and lengths, never make a read or write panic or touch
-        /// memory outside the area; they either work within the capacity or report
-        /// corruption.
+        /// with arbitrary stamps and lengths, never make a read, a whole-record read or a
+        /// write panic or touch memory outside the area; they either work within the
+        /// capacity or report corruption.
         #[test]
         fn peer_controlled_values_are_checked(
             head: u64, tail_lines in 0u64..64, stamp_hit: bool, len: u64, want in 0usize..600,
@@ -838,6 +838,18 @@ mod tests {
             a.mem.store(at, if stamp_hit { 1 } else { len | 2 }, Ordering::SeqCst);
             b.rec_len.set(NO_RECORD);
             let mut buf = vec![0u8; want];
+            // the whole-record read of the small-frame path: takes it only if it fits
+            b.rec_len.set(NO_RECORD);
+            match b.read_record(&mut buf) {
+                Ok(RecordRead::Empty) => prop_assert!(!stamp_hit),
+                Ok(RecordRead::Taken { len: n, .. }) => {
+                    prop_assert!(stamp_hit && n as u64 == len && n <= want);
+                    return Ok(());
+                }
+                Ok(RecordRead::Unsuitable) => prop_assert!(stamp_hit && len as usize > want),
+                Err(RingError::Corrupt) => prop_assert!(stamp_hit && len > cap - 16),
+            }
+            b.rec_len.set(NO_RECORD);
             match b.read(&mut buf) {
                 Ok((n, _)) => prop_assert!(n <= want && (!stamp_hit || len <= cap - 16 || want == 0)),
                 Err(RingError::Corrupt) => prop_assert!(stamp_hit && len > cap - 16),
