@@ -26,7 +26,7 @@
 // Indices address several parallel arrays (struct of arrays), so index loops are clearer.
 #![allow(clippy::needless_range_loop)]
 
-use crate::alloc::{AllocKind, allocate, rr_first, rr_pick};
+use crate::alloc::{AllocKind, allocate, rr_allocate5, rr_first, rr_pick};
 use crate::topology::Grid;
 use icn_engine::{Invalid, ModelError};
 use std::collections::VecDeque;
@@ -207,8 +207,9 @@ pub struct VcNet {
     // Allocator pointers.
     va_in: Vec<u8>,
     va_out: Vec<u8>,
-    sa_in: Vec<u8>,
-    sa_out: Vec<u8>,
+    /// Per router: the switch allocator's input and output pointers (5 used, 3 scratch).
+    sa_in: Vec<[u8; 8]>,
+    sa_out: Vec<[u8; 8]>,
     sa_vc: Vec<u8>,
     /// Per router: bit `port·V + vc` set for input VCs waiting in RC/VA …
     routing_mask: Vec<u64>,
@@ -294,8 +295,8 @@ impl VcNet {
             free: Vec::new(),
             va_in: vec![0; ports * v],
             va_out: vec![0; ports * v],
-            sa_in: vec![0; ports],
-            sa_out: vec![0; ports],
+            sa_in: vec![[0; 8]; routers],
+            sa_out: vec![[0; 8]; routers],
             sa_vc: vec![0; ports],
             routing_mask: vec![0; routers],
             sa_mask: vec![0; routers],

@@ -90,7 +90,7 @@ impl VcNet {
         let ivcs = &mut self.ivcs[..];
         let credits = &mut self.credits[..];
         let mut sa_mask = self.sa_mask[r];
-        let mut req = [0u64; P];
+        let mut req = [0u8; 8];
         // Per input port: its ready VCs, byte `o` holding those bound for output o.
         let mut by_out = [0u64; P];
         let mut inputs = 0u64; // input ports with a ready VC
@@ -112,23 +112,26 @@ impl VcNet {
         if inputs == 0 {
             return;
         }
-        let mut grant = [u8::MAX; P];
+        let mut grant = [u8::MAX; 8];
         let granted = if inputs & (inputs - 1) == 0 {
             // A single requesting input port: both allocators reduce to its own round-robin
             // pick, with the same pointer updates (a fast path, not a different policy).
             let i = inputs.trailing_zeros() as usize;
-            let o = rr_first(req[i], self.sa_in[base + i]) as usize;
+            let o = rr_first(u64::from(req[i]), self.sa_in[r][i]) as usize;
             grant[i] = o as u8;
-            self.sa_in[base + i] = ((o + 1) % P) as u8;
-            self.sa_out[base + o] = ((i + 1) % P) as u8;
+            self.sa_in[r][i] = ((o + 1) % P) as u8;
+            self.sa_out[r][o] = ((i + 1) % P) as u8;
             inputs
+        } else if self.p.sw_alloc == AllocKind::RoundRobin {
+            rr_allocate5(&req, &mut self.sa_in[r], &mut self.sa_out[r], &mut grant)
         } else {
+            let req64 = req.map(u64::from);
             allocate::<P>(
                 self.p.sw_alloc,
-                &req,
+                &req64[..P],
                 P,
-                &mut self.sa_in[base..base + P],
-                &mut self.sa_out[base..base + P],
+                &mut self.sa_in[r][..P],
+                &mut self.sa_out[r][..P],
                 &mut grant,
             );
             let mut g = 0u64;
