@@ -163,7 +163,7 @@ impl VcNet {
             sa_vc[ip] = if w + 1 == v { 0 } else { (w + 1) as u8 };
             let ivc = ip * v + w;
             let s = &mut ivcs[ivc];
-            let mut f = buf[ivc * b + s.head as usize];
+            let mut f = Flit::unpack(buf[ivc * b + s.head as usize], 0);
             let h = s.head as usize + 1;
             s.head = if h == b { 0 } else { h as u8 };
             s.len -= 1;
