@@ -542,9 +542,11 @@ impl VcNet {
         let was_empty = self.ivcs[ivc].len == 0;
         self.push_flit(ivc, f)?;
         let r = ip / P;
-        if self.ivcs[ivc].st == ACTIVE {
-            self.sa_mask[r] |= 1 << (ivc - r * P * V);
-        } else if was_empty && self.ivcs[ivc].st == IDLE {
+        let st = self.ivcs[ivc].st;
+        // Whether the VC is active (a body flit following its head) is hard to predict, so
+        // the candidate bit is set by a select; only a head landing in an idle VC branches.
+        self.sa_mask[r] |= u64::from(st == ACTIVE) << (ivc - r * P * V);
+        if was_empty && st == IDLE {
             self.start_routing(r, ivc, self.now);
         }
         Ok(())

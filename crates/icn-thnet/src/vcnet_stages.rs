@@ -103,11 +103,11 @@ impl VcNet {
             // always show one: no test of the port needed).
             let s = ivcs[ovc_base + k];
             let o = s.out as usize;
-            if s.ready <= now && credits[ovc_base + o * V + s.ovc as usize] > 0 {
-                req[k / v] |= 1 << o;
-                by_out[k / v] |= 1 << (o * 8 + k % v);
-                inputs |= 1 << (k / v);
-            }
+            // Selects, not a branch: readiness changes from cycle to cycle.
+            let ok = (s.ready <= now) & (credits[ovc_base + o * V + s.ovc as usize] > 0);
+            req[k / v] |= u8::from(ok) << o;
+            by_out[k / v] |= u64::from(ok) << (o * 8 + k % v);
+            inputs |= u64::from(ok) << (k / v);
         }
         if inputs == 0 {
             return;
@@ -167,9 +167,6 @@ impl VcNet {
             let h = s.head as usize + 1;
             s.head = if h == b { 0 } else { h as u8 };
             s.len -= 1;
-            let bit = 1u64 << (i * v + w);
-            // Leaves the SA candidates when empty (a select: emptiness is hard to predict).
-            sa_mask &= !(bit * u64::from(s.len == 0));
             // Credit back upstream, for the VC this flit occupied here.
             creds.push(cred_to[ip] + w as u32);
             let out_vc = s.ovc;
@@ -179,12 +176,14 @@ impl VcNet {
             f.vc = out_vc;
             flits.push((down[op], f));
             busy[op] += measuring;
-            if f.flags & TAIL != 0 {
-                ovc_busy &= !(1 << (o * v + out_vc as usize));
-                s.st = IDLE;
-                sa_mask &= !bit;
-                reroute |= u64::from(s.len > 0) << (i * v + w);
-            }
+            // The tail frees the output VC and the input VC; a head behind it is routed after
+            // the loop. All by selects: which flit is a tail is hard to predict.
+            let tail = f.flags & TAIL != 0;
+            ovc_busy &= !(u64::from(tail) << (o * v + out_vc as usize));
+            s.st = if tail { IDLE } else { s.st };
+            // Leaves the SA candidates when empty or done.
+            sa_mask &= !(u64::from((s.len == 0) | tail) << (i * v + w));
+            reroute |= u64::from(tail & (s.len > 0)) << (i * v + w);
         }
         self.last_move = now;
         self.sa_mask[r] = sa_mask;
