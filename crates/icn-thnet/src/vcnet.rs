@@ -212,6 +212,10 @@ pub struct VcNet {
     // Sources (one per router) and their injection channel into input port LOCAL.
     queue: Vec<VecDeque<u32>>,
     s_cur: Vec<u32>,
+    /// Bit `n % 64` of word `n / 64` set while source `n` has a packet (being sent or
+    /// queued): the injection phase visits only those, in index order as before, instead of
+    /// testing every source (a test whose outcome is hard to predict).
+    s_active: Vec<u64>,
     s_vc: Vec<u8>,
     s_sent: Vec<u32>,
     s_busy: Vec<bool>,
@@ -302,6 +306,7 @@ impl VcNet {
             fdelay,
             queue: vec![VecDeque::new(); routers],
             s_cur: vec![NONE; routers],
+            s_active: vec![0; routers.div_ceil(64)],
             s_vc: vec![0; routers],
             s_sent: vec![0; routers],
             s_busy: vec![false; routers * v],
@@ -365,6 +370,7 @@ impl VcNet {
         self.pk_dim[id as usize] = u8::MAX;
         self.pk_crossed[id as usize] = false;
         self.queue[src].push_back(id);
+        self.s_active[src / 64] |= 1 << (src % 64);
         if self.in_network == 0 {
             // The watchdog measures stillness of a non-empty network only.
             self.last_move = self.now;
@@ -519,8 +525,11 @@ impl VcNet {
         }
 
         // 3. Sources.
-        for n in 0..self.routers {
-            if self.s_cur[n] != NONE || !self.queue[n].is_empty() {
+        for word in 0..self.s_active.len() {
+            let mut bits = self.s_active[word];
+            while bits != 0 {
+                let n = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
                 self.inject::<V>(n);
             }
         }

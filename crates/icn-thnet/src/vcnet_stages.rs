@@ -180,7 +180,7 @@ impl VcNet {
             // the loop. All by selects: which flit is a tail is hard to predict.
             let tail = f.flags & TAIL != 0;
             ovc_busy &= !(u64::from(tail) << (o * v + out_vc as usize));
-            s.st = if tail { IDLE } else { s.st };
+            s.st &= u8::from(tail).wrapping_sub(1); // IDLE (0) after a tail
             // Leaves the SA candidates when empty or done.
             sa_mask &= !(u64::from((s.len == 0) | tail) << (i * v + w));
             reroute |= u64::from(tail & (s.len > 0)) << (i * v + w);
@@ -242,6 +242,9 @@ impl VcNet {
             self.s_busy[n * v + w] = false;
             self.s_cur[n] = NONE;
             self.queue[n].pop_front();
+            if self.queue[n].is_empty() {
+                self.s_active[n / 64] &= !(1 << (n % 64));
+            }
         }
     }
 }
