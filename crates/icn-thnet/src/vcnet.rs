@@ -513,13 +513,23 @@ impl VcNet {
         fq.clear();
         self.flits[slot] = fq;
 
-        // 2. Routers: VC allocation, then switch allocation and traversal (idle ones cost a
-        // test of two masks).
-        for r in 0..self.routers {
-            if self.routing_mask[r] != 0 {
+        // 2. Routers: VC allocation, then switch allocation and traversal. Each router's
+        // stages touch only its own state (what they send lands in later cycles), so VA of
+        // a block of 64 routers can run before their SA; the routers with work are taken
+        // from a bit mask built without branches (whether a router is busy is hard to
+        // predict).
+        for first in (0..self.routers).step_by(64) {
+            let block = first..self.routers.min(first + 64);
+            let mut va = nonzero_mask(&self.routing_mask[block.clone()]);
+            while va != 0 {
+                let r = first + va.trailing_zeros() as usize;
+                va &= va - 1;
                 self.vc_allocate::<V, NV>(r);
             }
-            if self.sa_mask[r] != 0 {
+            let mut sa = nonzero_mask(&self.sa_mask[block]);
+            while sa != 0 {
+                let r = first + sa.trailing_zeros() as usize;
+                sa &= sa - 1;
                 self.switch_allocate::<V>(r);
             }
         }
@@ -560,6 +570,16 @@ impl VcNet {
         }
         Ok(())
     }
+}
+
+/// Bit `j` set for each non-zero `words[j]` (at most 64 words).
+#[inline(always)]
+fn nonzero_mask(words: &[u64]) -> u64 {
+    let mut m = 0;
+    for (j, &w) in words.iter().enumerate() {
+        m |= u64::from(w != 0) << j;
+    }
+    m
 }
 
 /// The error of a full VC receiving a flit (out of line: it never happens in a correct run).

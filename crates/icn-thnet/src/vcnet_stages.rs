@@ -18,9 +18,7 @@ impl VcNet {
             let i = pending.trailing_zeros() as usize;
             pending &= pending - 1;
             let ivc = base + i;
-            if self.ivcs[ivc].ready > self.now {
-                continue;
-            }
+            let ready = self.ivcs[ivc].ready <= self.now;
             let o = self.ivcs[ivc].out as usize;
             let (lo, hi) = (
                 (self.ivcs[ivc].ovc & 15) as usize,
@@ -29,10 +27,11 @@ impl VcNet {
             // The free output VCs of the class range.
             let class = ((1u64 << (hi - lo)) - 1) << (o * v + lo);
             let free = class & !self.ovc_busy[r];
-            if free != 0 {
-                req[i] = free;
-                asking |= 1 << i;
-            }
+            // Selects: whether a waiting head can ask is hard to predict (the allocator reads
+            // every entry of `req`, so those not asking must stay empty).
+            let ask = ready & (free != 0);
+            req[i] = free & u64::from(ask).wrapping_neg();
+            asking |= u64::from(ask) << i;
         }
         if asking == 0 {
             return;
