@@ -34,8 +34,6 @@ use std::collections::VecDeque;
 pub const P: usize = 5;
 const LOCAL: usize = 4;
 const NONE: u32 = u32::MAX;
-/// Slots of the event rings (a power of two above the longest delay, 16 + 16 + 64 cycles).
-const RING: usize = 128;
 const HEAD: u8 = 1;
 const TAIL: u8 = 2;
 
@@ -201,12 +199,16 @@ pub struct VcNet {
     credits: Vec<u8>,
     /// Per input port: the base index in `credits` of the counters its credits return to.
     cred_to: Vec<u32>,
-    /// Events in flight, by the cycle they take effect (`cycle % RING`): flits landing (the
+    /// Events in flight, by the cycle they take effect (`cycle & ring`): flits landing (the
     /// downstream input port, or `NONE` for the ejection port, and the flit) and credits
     /// arriving (an index into `credits`). They replace per-port delay lines, so the receive
     /// phase touches only what arrives; a slot is drained in push order.
     flits: Vec<Vec<(u32, Flit)>>,
     creds: Vec<Vec<u32>>,
+    /// Slots of the event rings minus one: the smallest power of two above the longest
+    /// delay, so that with short delays the few slots in use stay in the cache (with a fixed
+    /// 128 slots each cycle touched a cold one).
+    ring: usize,
     /// Cycles from switch allocation to landing downstream (`sw_alloc + st + channel`).
     fdelay: usize,
     // Sources (one per router) and their injection channel into input port LOCAL.
@@ -276,7 +278,11 @@ impl VcNet {
             }
         }
         let fdelay = (p.sw_alloc_delay + p.st_delay + p.channel_delay) as usize;
-        debug_assert!(fdelay < RING && (p.credit_delay as usize) < RING);
+        let slots = (fdelay
+            .max(p.credit_delay as usize)
+            .max(p.channel_delay as usize)
+            + 1)
+        .next_power_of_two();
         let cred_to = (0..ports)
             .map(|ip| {
                 let base = if up[ip] == NONE {
@@ -301,8 +307,9 @@ impl VcNet {
             ovc_busy: vec![0; routers],
             credits: vec![p.buf as u8; (ports + routers) * v],
             cred_to,
-            flits: vec![Vec::new(); RING],
-            creds: vec![Vec::new(); RING],
+            flits: vec![Vec::new(); slots],
+            creds: vec![Vec::new(); slots],
+            ring: slots - 1,
             fdelay,
             queue: vec![VecDeque::new(); routers],
             s_cur: vec![NONE; routers],
@@ -482,7 +489,7 @@ impl VcNet {
     ) -> Result<(), ModelError> {
         debug_assert_eq!((V, NV), (self.v, P * self.v));
         let now = self.now;
-        let slot = (now as usize) % RING;
+        let slot = (now as usize) & self.ring;
 
         // 1. Receive: credits, then flits (from routers and sources). Credit increments commute
         // and flits landing in one cycle go to distinct input VCs, so only the ejection order

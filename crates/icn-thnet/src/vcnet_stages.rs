@@ -145,8 +145,8 @@ impl VcNet {
         let down = &self.down[..];
         let busy = &mut self.busy[..];
         let measuring = u64::from(self.measuring);
-        let creds = &mut self.creds[(now + self.p.credit_delay) as usize % RING];
-        let flits = &mut self.flits[(now as usize + self.fdelay) % RING];
+        let creds = &mut self.creds[(now + self.p.credit_delay) as usize & self.ring];
+        let flits = &mut self.flits[(now as usize + self.fdelay) & self.ring];
         let mut ovc_busy = self.ovc_busy[r];
         let mut reroute = 0u64;
         // Granted inputs in increasing order, as before.
@@ -228,7 +228,7 @@ impl VcNet {
         let len = self.pk[id as usize].len;
         let k = self.s_sent[n];
         let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == len { TAIL } else { 0 };
-        let at = (self.now as usize + self.p.channel_delay as usize) % RING;
+        let at = (self.now as usize + self.p.channel_delay as usize) & self.ring;
         let f = Flit {
             pkt: id,
             flags,
