@@ -302,7 +302,7 @@ fn report(cfg: &VcRouterConfig, net: &VcNet, st: &Stats, n: usize) -> Metrics {
     );
     let links: Vec<f64> = net
         .inter_router_channels()
-        .map(|c| net.busy[c] as f64 / m)
+        .map(|c| net.busy(c) as f64 / m)
         .collect();
     let mean = links.iter().sum::<f64>() / links.len().max(1) as f64;
     out.push(
@@ -347,7 +347,7 @@ fn report(cfg: &VcRouterConfig, net: &VcNet, st: &Stats, n: usize) -> Metrics {
         columns: ["router", "port", "utilisation"].map(String::from).to_vec(),
         rows: net
             .inter_router_channels()
-            .map(|ch| vec![(ch / 5) as f64, (ch % 5) as f64, net.busy[ch] as f64 / m])
+            .map(|ch| vec![(ch / 5) as f64, (ch % 5) as f64, net.busy(ch) as f64 / m])
             .collect(),
         ci95: vec![],
     });

@@ -171,6 +171,24 @@ struct InVc {
     ovc: u8,
 }
 
+/// Per router, what switch allocation and traversal need of its five ports, in one block:
+/// one base pointer instead of six arrays (the grant loop ran out of registers), and port
+/// indices masked to `0..8` need no bounds checks.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ports {
+    /// Per output port: flits sent while measuring.
+    busy: [u64; 8],
+    /// Per output port: the downstream input port, or `NONE` (mesh edge, ejection).
+    down: [u32; 8],
+    /// Per input port: the base index in `credits` of the counters its credits return to.
+    cred_to: [u32; 8],
+    /// Switch allocator pointers: per input port, per output port (5 used, 3 scratch), and
+    /// per input port the round robin among its VCs.
+    sa_in: [u8; 8],
+    sa_out: [u8; 8],
+    sa_vc: [u8; 8],
+}
+
 const IDLE: u8 = 0;
 const ROUTING: u8 = 1;
 const ACTIVE: u8 = 2;
@@ -184,7 +202,6 @@ pub struct VcNet {
     v: usize,
     pub now: u64,
     /// Per output port `r*P + o`: downstream input port, or `NONE` (mesh edge / local).
-    down: Vec<u32>,
     // Input VCs, index `(r*P + i)*V + v`.
     /// VC buffers, `buf` packed flits ([`Flit::pack`]) per input VC.
     buf: Vec<u32>,
@@ -198,7 +215,6 @@ pub struct VcNet {
     /// the ejection ports (`o = LOCAL`) stay at `buf` (> 0) for ever: the terminal always sinks.
     credits: Vec<u8>,
     /// Per input port: the base index in `credits` of the counters its credits return to.
-    cred_to: Vec<u32>,
     /// Events in flight, by the cycle they take effect (`cycle & ring`): flits landing (the
     /// downstream input port, or `NONE` for the ejection port, and the flit) and credits
     /// arriving (an index into `credits`). They replace per-port delay lines, so the receive
@@ -231,9 +247,8 @@ pub struct VcNet {
     va_in: Vec<u8>,
     va_out: Vec<u8>,
     /// Per router: the switch allocator's input and output pointers (5 used, 3 scratch).
-    sa_in: Vec<[u8; 8]>,
-    sa_out: Vec<[u8; 8]>,
-    sa_vc: Vec<u8>,
+    /// Per router: its ports' links, counters and switch-allocator pointers.
+    rp: Vec<Ports>,
     /// Per router: bit `port·V + vc` set for input VCs waiting in RC/VA …
     routing_mask: Vec<u64>,
     /// … and for active input VCs holding flits (SA candidates), so idle VCs cost nothing.
@@ -243,8 +258,6 @@ pub struct VcNet {
     pub measuring: bool,
     /// Set when [`VcNet::step`] failed because of the watchdog.
     pub deadlocked: bool,
-    /// Flits sent per output channel while measuring.
-    pub busy: Vec<u64>,
 }
 
 impl VcNet {
@@ -283,7 +296,7 @@ impl VcNet {
             .max(p.channel_delay as usize)
             + 1)
         .next_power_of_two();
-        let cred_to = (0..ports)
+        let cred_to: Vec<u32> = (0..ports)
             .map(|ip| {
                 let base = if up[ip] == NONE {
                     ports + ip / P
@@ -301,12 +314,10 @@ impl VcNet {
                 .collect(),
             v,
             now: 0,
-            down,
             buf: vec![0; ports * v * p.buf],
             ivcs: vec![InVc::default(); ports * v],
             ovc_busy: vec![0; routers],
             credits: vec![p.buf as u8; (ports + routers) * v],
-            cred_to,
             flits: vec![Vec::new(); slots],
             creds: vec![Vec::new(); slots],
             ring: slots - 1,
@@ -324,16 +335,22 @@ impl VcNet {
             free: Vec::new(),
             va_in: vec![0; ports * v],
             va_out: vec![0; ports * v],
-            sa_in: vec![[0; 8]; routers],
-            sa_out: vec![[0; 8]; routers],
-            sa_vc: vec![0; ports],
+            rp: (0..routers)
+                .map(|r| {
+                    let mut b = Ports::default();
+                    for k in 0..P {
+                        b.down[k] = down[r * P + k];
+                        b.cred_to[k] = cred_to[r * P + k];
+                    }
+                    b
+                })
+                .collect(),
             routing_mask: vec![0; routers],
             sa_mask: vec![0; routers],
             in_network: 0,
             last_move: 0,
             measuring: false,
             deadlocked: false,
-            busy: vec![0; ports],
             p,
         })
     }
@@ -344,7 +361,12 @@ impl VcNet {
 
     /// Output channels that join two routers (for utilisation).
     pub fn inter_router_channels(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.down.len()).filter(|&o| self.down[o] != NONE)
+        (0..self.routers * P).filter(|&o| self.rp[o / P].down[o % P] != NONE)
+    }
+
+    /// Flits sent on output channel `r*P + o` while measuring.
+    pub fn busy(&self, channel: usize) -> u64 {
+        self.rp[channel / P].busy[channel % P]
     }
 
     /// Packets created and not yet delivered (including those still in source queues).

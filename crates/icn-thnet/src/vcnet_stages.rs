@@ -91,7 +91,7 @@ impl VcNet {
         let mut sa_mask = self.sa_mask[r];
         let mut req = [0u8; 8];
         // Per input port: its ready VCs, byte `o` holding those bound for output o.
-        let mut by_out = [0u64; P];
+        let mut by_out = [0u64; 8];
         let mut inputs = 0u64; // input ports with a ready VC
         let mut bits = sa_mask;
         while bits != 0 {
@@ -104,8 +104,8 @@ impl VcNet {
             let o = s.out as usize;
             // Selects, not a branch: readiness changes from cycle to cycle.
             let ok = (s.ready <= now) & (credits[ovc_base + o * V + s.ovc as usize] > 0);
-            req[k / v] |= u8::from(ok) << o;
-            by_out[k / v] |= u64::from(ok) << (o * 8 + k % v);
+            req[(k / v) & 7] |= u8::from(ok) << o;
+            by_out[(k / v) & 7] |= u64::from(ok) << (o * 8 + k % v);
             inputs |= u64::from(ok) << (k / v);
         }
         if inputs == 0 {
@@ -116,21 +116,24 @@ impl VcNet {
             // A single requesting input port: both allocators reduce to its own round-robin
             // pick, with the same pointer updates (a fast path, not a different policy).
             let i = inputs.trailing_zeros() as usize;
-            let o = rr_first(u64::from(req[i]), self.sa_in[r][i]) as usize;
-            grant[i] = o as u8;
-            self.sa_in[r][i] = ((o + 1) % P) as u8;
-            self.sa_out[r][o] = ((i + 1) % P) as u8;
+            let rp = &mut self.rp[r];
+            let o = rr_first(u64::from(req[i]), rp.sa_in[i & 7]) as usize;
+            grant[i & 7] = o as u8;
+            rp.sa_in[i & 7] = ((o + 1) % P) as u8;
+            rp.sa_out[o & 7] = ((i + 1) % P) as u8;
             inputs
         } else if self.p.sw_alloc == AllocKind::RoundRobin {
-            rr_allocate5(&req, &mut self.sa_in[r], &mut self.sa_out[r], &mut grant)
+            let rp = &mut self.rp[r];
+            rr_allocate5(&req, &mut rp.sa_in, &mut rp.sa_out, &mut grant)
         } else {
             let req64 = req.map(u64::from);
+            let rp = &mut self.rp[r];
             allocate::<P>(
                 self.p.sw_alloc,
                 &req64[..P],
                 P,
-                &mut self.sa_in[r][..P],
-                &mut self.sa_out[r][..P],
+                &mut rp.sa_in[..P],
+                &mut rp.sa_out[..P],
                 &mut grant,
             );
             let mut g = 0u64;
@@ -140,10 +143,7 @@ impl VcNet {
             g
         };
         let buf = &self.buf[..];
-        let sa_vc = &mut self.sa_vc[..];
-        let cred_to = &self.cred_to[..];
-        let down = &self.down[..];
-        let busy = &mut self.busy[..];
+        let rp = &mut self.rp[r];
         let measuring = u64::from(self.measuring);
         let creds = &mut self.creds[(now + self.p.credit_delay) as usize & self.ring];
         let flits = &mut self.flits[(now as usize + self.fdelay) & self.ring];
@@ -152,14 +152,15 @@ impl VcNet {
         // Granted inputs in increasing order, as before.
         let mut gbits = granted;
         while gbits != 0 {
-            let i = gbits.trailing_zeros() as usize;
+            // Port indices masked to 0..8: the arrays have eight entries, no bounds checks.
+            let i = gbits.trailing_zeros() as usize & 7;
             gbits &= gbits - 1;
-            let o = grant[i] as usize;
+            let o = grant[i] as usize & 7;
             let ip = base + i;
             // Which of input i's ready VCs bound for o goes: round robin.
             let mask = by_out[i] >> (o * 8) & 0xff;
-            let w = rr_first(mask, sa_vc[ip]) as usize;
-            sa_vc[ip] = if w + 1 == v { 0 } else { (w + 1) as u8 };
+            let w = rr_first(mask, rp.sa_vc[i]) as usize;
+            rp.sa_vc[i] = if w + 1 == v { 0 } else { (w + 1) as u8 };
             let ivc = ip * v + w;
             let s = &mut ivcs[ivc];
             let mut f = Flit::unpack(buf[ivc * b + s.head as usize], 0);
@@ -167,14 +168,14 @@ impl VcNet {
             s.head = if h == b { 0 } else { h as u8 };
             s.len -= 1;
             // Credit back upstream, for the VC this flit occupied here.
-            creds.push(cred_to[ip] + w as u32);
+            creds.push(rp.cred_to[i] + w as u32);
             let out_vc = s.ovc;
             let op = base + o;
             // The ejection port has no credits: its counter is left alone (without a branch).
             credits[op * v + out_vc as usize] -= u8::from(o != LOCAL);
             f.vc = out_vc;
-            flits.push((down[op], f));
-            busy[op] += measuring;
+            flits.push((rp.down[o], f));
+            rp.busy[o] += measuring;
             // The tail frees the output VC and the input VC; a head behind it is routed after
             // the loop. All by selects: which flit is a tail is hard to predict.
             let tail = f.flags & TAIL != 0;
