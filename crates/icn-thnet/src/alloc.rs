@@ -47,11 +47,11 @@ pub fn rr_first(mask: u64, ptr: u8) -> u32 {
     (if hi != 0 { hi } else { mask }).trailing_zeros()
 }
 
-/// Round-robin picks among five positions by table: `RR5[ptr][mask]` is the first set bit
-/// of `mask` at or after `ptr`, wrapping (as [`rr_pick`]), or 5 for an empty mask. Rows 5..8
-/// are padding so that an index masked by 7 needs no bounds check.
-const RR5: [[u8; 32]; 8] = {
-    let mut t = [[5u8; 32]; 8];
+/// Round-robin picks among five positions by table: `RR5[ptr << 5 | mask]` is the first set
+/// bit of `mask` at or after `ptr`, wrapping (as [`rr_pick`]), or 5 for an empty mask. 256
+/// entries, so that an index computed in a `u8` needs no bounds check (pointers are below 8).
+const RR5: [u8; 256] = {
+    let mut t = [5u8; 256];
     let mut ptr = 0;
     while ptr < 5 {
         let mut mask = 1;
@@ -60,7 +60,7 @@ const RR5: [[u8; 32]; 8] = {
             while k < 5 {
                 let b = (ptr + k) % 5;
                 if mask >> b & 1 != 0 {
-                    t[ptr][mask] = b as u8;
+                    t[ptr << 5 | mask] = b as u8;
                     break;
                 }
                 k += 1;
@@ -75,12 +75,34 @@ const RR5: [[u8; 32]; 8] = {
 /// `NEXT5[w]`: the pointer past winner `w` among five positions (index 5..8: padding).
 const NEXT5: [u8; 8] = [1, 2, 3, 4, 0, 0, 0, 0];
 
+/// An output's pointer after its round-robin pick: `PAST5[ptr << 5 | mask]` is the pointer
+/// past the winner, or `ptr` itself when `mask` is empty (no grant, no move).
+const PAST5: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = if i & 31 == 0 || RR5[i] >= 5 {
+            (i >> 5) as u8
+        } else {
+            NEXT5[RR5[i] as usize]
+        };
+        i += 1;
+    }
+    t
+};
+
+/// The table index of a pointer (below 8) and a mask of five bits.
+#[inline(always)]
+fn at5(ptr: u8, mask: u8) -> usize {
+    usize::from(ptr << 5 | mask)
+}
+
 /// The round-robin arm of [`allocate`] for 5 inputs × 5 outputs (the switch of a 2-D mesh
-/// router), with the same picks and pointer updates, but by table look-ups and selects
-/// instead of branches: under load the requests change every cycle, so the branches of the
-/// general version mispredict often. `req[i]`: input i's outputs (bits 0..5); pointers in
-/// `0..5` (entries 5..8 are scratch); returns the mask of granted inputs, `grant[i]` holding
-/// the output of each.
+/// router), with the same picks and pointer updates, but by table look-ups instead of
+/// branches: under load the requests change every cycle, so the branches of the general
+/// version mispredict often. `req[i]`: input i's outputs (bits 0..5); pointers in `0..5`
+/// (entries 5..8 are scratch); returns the mask of granted inputs, `grant[i]` holding the
+/// output of each.
 #[inline(always)]
 pub fn rr_allocate5(
     req: &[u8; 8],
@@ -88,26 +110,22 @@ pub fn rr_allocate5(
     out_ptr: &mut [u8; 8],
     grant: &mut [u8; 8],
 ) -> u64 {
-    // Step 1: inputs choose; `chose[o]`: the inputs that chose output o (slot 5: nothing).
+    // Step 1: inputs choose; `chose[o]`: the inputs that chose output o (slot 5: none).
     let mut chose = [0u8; 8];
     for i in 0..5 {
-        let o = RR5[in_ptr[i] as usize & 7][req[i] as usize & 31];
-        chose[o as usize & 7] |= 1 << i;
+        let o = RR5[at5(in_ptr[i], req[i])];
+        chose[usize::from(o & 7)] |= 1 << i;
     }
     // Step 2: outputs grant; an output nobody chose picks "input 5", whose writes land in
-    // the scratch slots, so no branch is needed.
+    // the scratch slots, and keeps its pointer (`PAST5`), so no branch is needed.
     let mut granted = 0u64;
     for o in 0..5 {
-        let i = RR5[out_ptr[o] as usize & 7][chose[o] as usize & 31];
-        let hit = i < 5;
-        grant[i as usize & 7] = o as u8;
-        out_ptr[o] = if hit {
-            NEXT5[i as usize & 7]
-        } else {
-            out_ptr[o]
-        };
-        in_ptr[i as usize & 7] = NEXT5[o];
-        granted |= u64::from(hit) << i;
+        let k = at5(out_ptr[o], chose[o]);
+        let i = usize::from(RR5[k] & 7);
+        grant[i] = o as u8;
+        in_ptr[i] = NEXT5[o];
+        out_ptr[o] = PAST5[k];
+        granted |= 1 << i;
     }
     granted & 31
 }
