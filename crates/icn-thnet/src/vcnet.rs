@@ -121,37 +121,27 @@ impl VcObserver for Vec<(u64, PacketDone)> {
     }
 }
 
-/// A flit: 8 bytes, so that the VC buffers of an 8×8 mesh (2 VCs × 8 flits) fit in 40 KB.
-/// It carries no arrival time: a head is routed from the cycle it lands in an empty VC, or
-/// from the cycle after the previous tail left (later than its landing), see
-/// [`VcNet::start_routing`].
-#[derive(Clone, Copy, Debug)]
-struct Flit {
-    pkt: u32,
-    flags: u8,
-    vc: u8,
+/// A flit is a `u32`: `pkt << 2 | flags` (`HEAD`, `TAIL`); its VC is the buffer it sits in
+/// (or, in flight, the target of its event, see [`event`]). Four bytes keep the VC buffers of
+/// an 8×8 mesh (2 VCs × 8 flits) at 20 KB. It carries no arrival time: a head is routed from
+/// the cycle it lands in an empty VC, or from the cycle after the previous tail left (later
+/// than its landing), see [`VcNet::start_routing`].
+#[inline(always)]
+fn flit(pkt: u32, flags: u8) -> u32 {
+    pkt << 2 | u32::from(flags)
 }
 
-const _: () = assert!(std::mem::size_of::<Flit>() == 8);
-
-impl Flit {
-    /// The flit as stored in a VC buffer: `pkt << 2 | flags` (its VC is the buffer's). Four
-    /// bytes instead of eight halve the buffers (20 KB for the 8×8 mesh with 2 VCs × 8
-    /// flits), so that with the VC states they stay in the L1 cache.
-    #[inline(always)]
-    fn pack(self) -> u32 {
-        self.pkt << 2 | u32::from(self.flags)
-    }
-
-    #[inline(always)]
-    fn unpack(x: u32, vc: u8) -> Flit {
-        Flit {
-            pkt: x >> 2,
-            flags: (x & 3) as u8,
-            vc,
-        }
-    }
+/// A flit in flight as one word: the global input VC it lands in (`ip·V + w`, or at least
+/// [`EJECT`] for the terminal) above the flit, so that switch traversal stores one word and
+/// landing needs no index arithmetic.
+#[inline(always)]
+fn event(target: u32, flit: u32) -> u64 {
+    u64::from(target) << 32 | u64::from(flit)
 }
+
+/// Event targets from here up are the ejection port (`EJECT + w`), and so is the `down` of
+/// ports without a neighbour.
+const EJECT: u32 = 0xffff_ff00;
 
 /// Packet ids must leave two bits for the flags of a packed flit.
 const MAX_PACKETS: usize = 1 << 30;
@@ -178,7 +168,8 @@ struct InVc {
 struct Ports {
     /// Per output port: flits sent while measuring.
     busy: [u64; 8],
-    /// Per output port: the downstream input port, or `NONE` (mesh edge, ejection).
+    /// Per output port: the downstream input port's VC 0 as a global input VC (`ip·V`), or
+    /// `EJECT` (ejection, mesh edge): adding the output VC gives the flit's event target.
     down: [u32; 8],
     /// Per input port: the base index in `credits` of the counters its credits return to.
     cred_to: [u32; 8],
@@ -201,9 +192,8 @@ pub struct VcNet {
     xy: Vec<(u16, u16)>,
     v: usize,
     pub now: u64,
-    /// Per output port `r*P + o`: downstream input port, or `NONE` (mesh edge / local).
     // Input VCs, index `(r*P + i)*V + v`.
-    /// VC buffers, `buf` packed flits ([`Flit::pack`]) per input VC.
+    /// VC buffers, `buf` flits ([`flit`]) per input VC.
     buf: Vec<u32>,
     /// Per input VC: its state in one small struct (one cache line holds four).
     ivcs: Vec<InVc>,
@@ -214,12 +204,10 @@ pub struct VcNet {
     /// `(ports + n)*V + w` (a source's credits for input port LOCAL of its router). Those of
     /// the ejection ports (`o = LOCAL`) stay at `buf` (> 0) for ever: the terminal always sinks.
     credits: Vec<u8>,
-    /// Per input port: the base index in `credits` of the counters its credits return to.
-    /// Events in flight, by the cycle they take effect (`cycle & ring`): flits landing (the
-    /// downstream input port, or `NONE` for the ejection port, and the flit) and credits
-    /// arriving (an index into `credits`). They replace per-port delay lines, so the receive
+    /// Events in flight, by the cycle they take effect (`cycle & ring`): flits landing
+    /// ([`event`]: target input VC and flit) and credits arriving (an index into `credits`). They replace per-port delay lines, so the receive
     /// phase touches only what arrives; a slot is drained in push order.
-    flits: Vec<Vec<(u32, Flit)>>,
+    flits: Vec<Vec<u64>>,
     creds: Vec<Vec<u32>>,
     /// Slots of the event rings minus one: the smallest power of two above the longest
     /// delay, so that with short delays the few slots in use stay in the cache (with a fixed
@@ -266,6 +254,12 @@ impl VcNet {
         let routers = grid.x * grid.y;
         let v = p.vcs;
         let ports = routers * P;
+        if ports * v >= EJECT as usize {
+            return Err(Invalid::new(
+                "topology",
+                format!("{routers} routers × {v} VCs: too many input VCs for the VC router"),
+            ));
+        }
         let mut down = vec![NONE; ports];
         for r in 0..routers {
             let (x, y) = (r % grid.x, r / grid.x);
@@ -339,7 +333,11 @@ impl VcNet {
                 .map(|r| {
                     let mut b = Ports::default();
                     for k in 0..P {
-                        b.down[k] = down[r * P + k];
+                        b.down[k] = if down[r * P + k] == NONE {
+                            EJECT
+                        } else {
+                            down[r * P + k] * v as u32
+                        };
                         b.cred_to[k] = cred_to[r * P + k];
                     }
                     b
@@ -361,7 +359,7 @@ impl VcNet {
 
     /// Output channels that join two routers (for utilisation).
     pub fn inter_router_channels(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.routers * P).filter(|&o| self.rp[o / P].down[o % P] != NONE)
+        (0..self.routers * P).filter(|&o| self.rp[o / P].down[o % P] != EJECT)
     }
 
     /// Flits sent on output channel `r*P + o` while measuring.
@@ -462,9 +460,9 @@ impl VcNet {
     /// (it landed then in an empty VC, or the previous packet's tail left at `from − 1`, after
     /// the head landed): route it.
     fn start_routing(&mut self, r: usize, ivc: usize, from: u64) {
-        let f = Flit::unpack(self.buf[ivc * self.p.buf + self.ivcs[ivc].head as usize], 0);
-        debug_assert!(f.flags & HEAD != 0, "a packet starts with its head");
-        let (out, lo, hi) = self.route(r, f.pkt);
+        let f = self.buf[ivc * self.p.buf + self.ivcs[ivc].head as usize];
+        debug_assert!(f & u32::from(HEAD) != 0, "a packet starts with its head");
+        let (out, lo, hi) = self.route(r, f >> 2);
         self.ivcs[ivc].st = ROUTING;
         self.routing_mask[r] |= 1 << (ivc - r * P * self.v);
         self.ivcs[ivc].out = out as u8;
@@ -472,7 +470,7 @@ impl VcNet {
         self.ivcs[ivc].ready = from + self.p.routing_delay;
     }
 
-    fn push_flit(&mut self, ivc: usize, f: Flit) -> Result<(), ModelError> {
+    fn push_flit(&mut self, ivc: usize, f: u32) -> Result<(), ModelError> {
         let b = self.p.buf;
         if self.ivcs[ivc].len as usize == b {
             return Err(overflow(ivc));
@@ -481,7 +479,7 @@ impl VcNet {
         if at >= b {
             at -= b;
         }
-        self.buf[ivc * b + at] = f.pack();
+        self.buf[ivc * b + at] = f;
         self.ivcs[ivc].len += 1;
         Ok(())
     }
@@ -523,17 +521,19 @@ impl VcNet {
         cq.clear();
         self.creds[slot] = cq;
         let mut fq = std::mem::take(&mut self.flits[slot]);
-        for &(ip, f) in &fq {
-            if ip == NONE {
-                if f.flags & TAIL != 0 {
-                    let done = self.pk[f.pkt as usize];
-                    self.free.push(f.pkt);
+        for &e in &fq {
+            let (target, f) = ((e >> 32) as u32, e as u32);
+            if target >= EJECT {
+                if f & u32::from(TAIL) != 0 {
+                    let pkt = f >> 2;
+                    let done = self.pk[pkt as usize];
+                    self.free.push(pkt);
                     self.in_network -= 1;
                     obs.delivered(now, &done);
                 }
                 continue;
             }
-            if let Err(e) = self.land::<V>(ip as usize, f) {
+            if let Err(e) = self.land::<V>(target as usize, f) {
                 fq.clear();
                 self.flits[slot] = fq;
                 return Err(e);
@@ -585,11 +585,10 @@ impl VcNet {
     }
 
     #[inline(always)]
-    fn land<const V: usize>(&mut self, ip: usize, f: Flit) -> Result<(), ModelError> {
-        let ivc = ip * V + f.vc as usize;
+    fn land<const V: usize>(&mut self, ivc: usize, f: u32) -> Result<(), ModelError> {
         let was_empty = self.ivcs[ivc].len == 0;
         self.push_flit(ivc, f)?;
-        let r = ip / P;
+        let r = ivc / (P * V);
         let st = self.ivcs[ivc].st;
         // Whether the VC is active (a body flit following its head) is hard to predict, so
         // the candidate bit is set by a select; only a head landing in an idle VC branches.

@@ -163,7 +163,7 @@ impl VcNet {
             rp.sa_vc[i] = if w + 1 == v { 0 } else { (w + 1) as u8 };
             let ivc = ip * v + w;
             let s = &mut ivcs[ivc];
-            let mut f = Flit::unpack(buf[ivc * b + s.head as usize], 0);
+            let f = buf[ivc * b + s.head as usize];
             let h = s.head as usize + 1;
             s.head = if h == b { 0 } else { h as u8 };
             s.len -= 1;
@@ -173,12 +173,11 @@ impl VcNet {
             let op = base + o;
             // The ejection port has no credits: its counter is left alone (without a branch).
             credits[op * v + out_vc as usize] -= u8::from(o != LOCAL);
-            f.vc = out_vc;
-            flits.push((rp.down[o], f));
+            flits.push(event(rp.down[o] + u32::from(out_vc), f));
             rp.busy[o] += measuring;
             // The tail frees the output VC and the input VC; a head behind it is routed after
             // the loop. All by selects: which flit is a tail is hard to predict.
-            let tail = f.flags & TAIL != 0;
+            let tail = f & u32::from(TAIL) != 0;
             ovc_busy &= !(u64::from(tail) << (o * v + out_vc as usize));
             s.st &= u8::from(tail).wrapping_sub(1); // IDLE (0) after a tail
             // Leaves the SA candidates when empty or done.
@@ -230,12 +229,8 @@ impl VcNet {
         let k = self.s_sent[n];
         let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == len { TAIL } else { 0 };
         let at = (self.now as usize + self.p.channel_delay as usize) & self.ring;
-        let f = Flit {
-            pkt: id,
-            flags,
-            vc: w as u8,
-        };
-        self.flits[at].push(((n * P + LOCAL) as u32, f));
+        let target = ((n * P + LOCAL) * v + w) as u32;
+        self.flits[at].push(event(target, flit(id, flags)));
         self.s_sent[n] += 1;
         self.last_move = self.now;
         if k + 1 == len {
