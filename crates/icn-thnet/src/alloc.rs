@@ -110,17 +110,19 @@ pub fn rr_allocate5(
     out_ptr: &mut [u8; 8],
     grant: &mut [u8; 8],
 ) -> u64 {
-    // Step 1: inputs choose; `chose[o]`: the inputs that chose output o (slot 5: none).
-    let mut chose = [0u8; 8];
+    // Step 1: inputs choose; byte o of `chose`: the inputs that chose output o (byte 5:
+    // none). One register rather than a byte array: reading the bytes back after five byte
+    // stores stalled store forwarding.
+    let mut chose = 0u64;
     for i in 0..5 {
         let o = RR5[at5(in_ptr[i], req[i])];
-        chose[usize::from(o & 7)] |= 1 << i;
+        chose |= 1 << (8 * u32::from(o & 7) + i as u32);
     }
     // Step 2: outputs grant; an output nobody chose picks "input 5", whose writes land in
     // the scratch slots, and keeps its pointer (`PAST5`), so no branch is needed.
     let mut granted = 0u64;
     for o in 0..5 {
-        let k = at5(out_ptr[o], chose[o]);
+        let k = at5(out_ptr[o], (chose >> (8 * o)) as u8);
         let i = usize::from(RR5[k] & 7);
         grant[i] = o as u8;
         in_ptr[i] = NEXT5[o];
