@@ -208,6 +208,9 @@ pub struct VcNet {
     /// ([`event`]: target input VC and flit) and credits arriving (an index into `credits`). They replace per-port delay lines, so the receive
     /// phase touches only what arrives; a slot is drained in push order.
     flits: Vec<Vec<u64>>,
+    /// Flits reaching their terminal, by cycle as `flits` (switch traversal picks the ring by
+    /// a select; one mixed ring cost a hard-to-predict branch per event).
+    ejects: Vec<Vec<u64>>,
     creds: Vec<Vec<u32>>,
     /// Slots of the event rings minus one: the smallest power of two above the longest
     /// delay, so that with short delays the few slots in use stay in the cache (with a fixed
@@ -313,6 +316,7 @@ impl VcNet {
             ovc_busy: vec![0; routers],
             credits: vec![p.buf as u8; (ports + routers) * v],
             flits: vec![Vec::new(); slots],
+            ejects: vec![Vec::new(); slots],
             creds: vec![Vec::new(); slots],
             ring: slots - 1,
             fdelay,
@@ -520,19 +524,27 @@ impl VcNet {
         }
         cq.clear();
         self.creds[slot] = cq;
+        // Ejections first: they touch no router state, and among themselves keep their order.
+        let mut eq = std::mem::take(&mut self.ejects[slot]);
+        for &e in &eq {
+            let f = e as u32;
+            if f & u32::from(TAIL) != 0 {
+                let pkt = f >> 2;
+                let done = self.pk[pkt as usize];
+                self.free.push(pkt);
+                self.in_network -= 1;
+                obs.delivered(now, &done);
+            }
+        }
+        eq.clear();
+        self.ejects[slot] = eq;
         let mut fq = std::mem::take(&mut self.flits[slot]);
         for &e in &fq {
             let (target, f) = ((e >> 32) as u32, e as u32);
-            if target >= EJECT {
-                if f & u32::from(TAIL) != 0 {
-                    let pkt = f >> 2;
-                    let done = self.pk[pkt as usize];
-                    self.free.push(pkt);
-                    self.in_network -= 1;
-                    obs.delivered(now, &done);
-                }
-                continue;
-            }
+            debug_assert!(
+                target < EJECT,
+                "routing never leaves by a port without a link"
+            );
             if let Err(e) = self.land::<V>(target as usize, f) {
                 fq.clear();
                 self.flits[slot] = fq;

@@ -146,7 +146,8 @@ impl VcNet {
         let rp = &mut self.rp[r];
         let measuring = u64::from(self.measuring);
         let creds = &mut self.creds[(now + self.p.credit_delay) as usize & self.ring];
-        let flits = &mut self.flits[(now as usize + self.fdelay) & self.ring];
+        let at = (now as usize + self.fdelay) & self.ring;
+        let (flits, ejects) = (&mut self.flits[at], &mut self.ejects[at]);
         let mut ovc_busy = self.ovc_busy[r];
         let mut reroute = 0u64;
         // Granted inputs in increasing order, as before.
@@ -173,7 +174,12 @@ impl VcNet {
             let op = base + o;
             // The ejection port has no credits: its counter is left alone (without a branch).
             credits[op * v + out_vc as usize] -= u8::from(o != LOCAL);
-            flits.push(event(rp.down[o] + u32::from(out_vc), f));
+            let q = if o == LOCAL {
+                &mut *ejects
+            } else {
+                &mut *flits
+            };
+            q.push(event(rp.down[o] + u32::from(out_vc), f));
             rp.busy[o] += measuring;
             // The tail frees the output VC and the input VC; a head behind it is routed after
             // the loop. All by selects: which flit is a tail is hard to predict.
