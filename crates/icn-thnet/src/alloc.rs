@@ -47,6 +47,91 @@ pub fn rr_first(mask: u64, ptr: u8) -> u32 {
     (if hi != 0 { hi } else { mask }).trailing_zeros()
 }
 
+/// Round-robin picks among five positions by table: `RR5[ptr << 5 | mask]` is the first set
+/// bit of `mask` at or after `ptr`, wrapping (as [`rr_pick`]), or 5 for an empty mask. 256
+/// entries, so that an index computed in a `u8` needs no bounds check (pointers are below 8).
+const RR5: [u8; 256] = {
+    let mut t = [5u8; 256];
+    let mut ptr = 0;
+    while ptr < 5 {
+        let mut mask = 1;
+        while mask < 32 {
+            let mut k = 0;
+            while k < 5 {
+                let b = (ptr + k) % 5;
+                if mask >> b & 1 != 0 {
+                    t[ptr << 5 | mask] = b as u8;
+                    break;
+                }
+                k += 1;
+            }
+            mask += 1;
+        }
+        ptr += 1;
+    }
+    t
+};
+
+/// `NEXT5[w]`: the pointer past winner `w` among five positions (index 5..8: padding).
+const NEXT5: [u8; 8] = [1, 2, 3, 4, 0, 0, 0, 0];
+
+/// An output's pointer after its round-robin pick: `PAST5[ptr << 5 | mask]` is the pointer
+/// past the winner, or `ptr` itself when `mask` is empty (no grant, no move).
+const PAST5: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = if i & 31 == 0 || RR5[i] >= 5 {
+            (i >> 5) as u8
+        } else {
+            NEXT5[RR5[i] as usize]
+        };
+        i += 1;
+    }
+    t
+};
+
+/// The table index of a pointer (below 8) and a mask of five bits.
+#[inline(always)]
+fn at5(ptr: u8, mask: u8) -> usize {
+    usize::from(ptr << 5 | mask)
+}
+
+/// The round-robin arm of [`allocate`] for 5 inputs × 5 outputs (the switch of a 2-D mesh
+/// router), with the same picks and pointer updates, but by table look-ups instead of
+/// branches: under load the requests change every cycle, so the branches of the general
+/// version mispredict often. `req[i]`: input i's outputs (bits 0..5); pointers in `0..5`
+/// (entries 5..8 are scratch); returns the mask of granted inputs, `grant[i]` holding the
+/// output of each.
+#[inline(always)]
+pub fn rr_allocate5(
+    req: &[u8; 8],
+    in_ptr: &mut [u8; 8],
+    out_ptr: &mut [u8; 8],
+    grant: &mut [u8; 8],
+) -> u64 {
+    // Step 1: inputs choose; byte o of `chose`: the inputs that chose output o (byte 5:
+    // none). One register rather than a byte array: reading the bytes back after five byte
+    // stores stalled store forwarding.
+    let mut chose = 0u64;
+    for i in 0..5 {
+        let o = RR5[at5(in_ptr[i], req[i])];
+        chose |= 1 << (8 * u32::from(o & 7) + i as u32);
+    }
+    // Step 2: outputs grant; an output nobody chose picks "input 5", whose writes land in
+    // the scratch slots, and keeps its pointer (`PAST5`), so no branch is needed.
+    let mut granted = 0u64;
+    for o in 0..5 {
+        let k = at5(out_ptr[o], (chose >> (8 * o)) as u8);
+        let i = usize::from(RR5[k] & 7);
+        grant[i] = o as u8;
+        in_ptr[i] = NEXT5[o];
+        out_ptr[o] = PAST5[k];
+        granted |= 1 << i;
+    }
+    granted & 31
+}
+
 /// Pointer past `winner` among `n` positions.
 #[inline]
 fn past(winner: u32, n: usize) -> u8 {
@@ -177,6 +262,33 @@ mod tests {
                     assert_eq!(Some(rr_first(mask, ptr as u8)), naive(mask, ptr));
                 }
             }
+        }
+    }
+
+    #[test]
+    fn rr_allocate5_matches_the_general_round_robin() {
+        // Every pointer state reached from random requests over many rounds: same grants,
+        // same pointers as `allocate`.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let (mut ip, mut op) = ([0u8; 5], [0u8; 5]);
+        let (mut ip8, mut op8) = ([0u8; 8], [0u8; 8]);
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let req: [u64; 5] = std::array::from_fn(|i| x >> (5 * i) & 31);
+            let mut g = [u8::MAX; 5];
+            allocate::<5>(AllocKind::RoundRobin, &req, 5, &mut ip, &mut op, &mut g);
+            let req8: [u8; 8] = std::array::from_fn(|i| if i < 5 { req[i] as u8 } else { 0 });
+            let mut g8 = [u8::MAX; 8];
+            let granted = rr_allocate5(&req8, &mut ip8, &mut op8, &mut g8);
+            for i in 0..5 {
+                assert_eq!(granted >> i & 1 == 1, g[i] != u8::MAX, "{req:?}");
+                if g[i] != u8::MAX {
+                    assert_eq!(g8[i], g[i], "{req:?}");
+                }
+            }
+            assert_eq!((&ip8[..5], &op8[..5]), (&ip[..], &op[..]));
         }
     }
 

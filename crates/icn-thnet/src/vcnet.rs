@@ -26,7 +26,7 @@
 // Indices address several parallel arrays (struct of arrays), so index loops are clearer.
 #![allow(clippy::needless_range_loop)]
 
-use crate::alloc::{AllocKind, allocate, rr_first, rr_pick};
+use crate::alloc::{AllocKind, allocate, rr_allocate5, rr_first, rr_pick};
 use crate::topology::Grid;
 use icn_engine::{Invalid, ModelError};
 use std::collections::VecDeque;
@@ -34,8 +34,6 @@ use std::collections::VecDeque;
 pub const P: usize = 5;
 const LOCAL: usize = 4;
 const NONE: u32 = u32::MAX;
-/// Slots of the event rings (a power of two above the longest delay, 16 + 16 + 64 cycles).
-const RING: usize = 128;
 const HEAD: u8 = 1;
 const TAIL: u8 = 2;
 
@@ -123,24 +121,30 @@ impl VcObserver for Vec<(u64, PacketDone)> {
     }
 }
 
-/// A flit: 8 bytes, so that the VC buffers of an 8×8 mesh (2 VCs × 8 flits) fit in 40 KB.
-/// It carries no arrival time: a head is routed from the cycle it lands in an empty VC, or
-/// from the cycle after the previous tail left (later than its landing), see
-/// [`VcNet::start_routing`].
-#[derive(Clone, Copy, Debug)]
-struct Flit {
-    pkt: u32,
-    flags: u8,
-    vc: u8,
+/// A flit is a `u32`: `pkt << 2 | flags` (`HEAD`, `TAIL`); its VC is the buffer it sits in
+/// (or, in flight, the target of its event, see [`event`]). Four bytes keep the VC buffers of
+/// an 8×8 mesh (2 VCs × 8 flits) at 20 KB. It carries no arrival time: a head is routed from
+/// the cycle it lands in an empty VC, or from the cycle after the previous tail left (later
+/// than its landing), see [`VcNet::start_routing`].
+#[inline(always)]
+fn flit(pkt: u32, flags: u8) -> u32 {
+    pkt << 2 | u32::from(flags)
 }
 
-const _: () = assert!(std::mem::size_of::<Flit>() == 8);
+/// A flit in flight as one word: the global input VC it lands in (`ip·V + w`, or at least
+/// [`EJECT`] for the terminal) above the flit, so that switch traversal stores one word and
+/// landing needs no index arithmetic.
+#[inline(always)]
+fn event(target: u32, flit: u32) -> u64 {
+    u64::from(target) << 32 | u64::from(flit)
+}
 
-const NO_FLIT: Flit = Flit {
-    pkt: NONE,
-    flags: 0,
-    vc: 0,
-};
+/// Event targets from here up are the ejection port (`EJECT + w`), and so is the `down` of
+/// ports without a neighbour.
+const EJECT: u32 = 0xffff_ff00;
+
+/// Packet ids must leave two bits for the flags of a packed flit.
+const MAX_PACKETS: usize = 1 << 30;
 
 /// An input VC: buffer ring position, pipeline state and the route / VC it was given.
 #[derive(Clone, Copy, Debug, Default)]
@@ -157,6 +161,25 @@ struct InVc {
     ovc: u8,
 }
 
+/// Per router, what switch allocation and traversal need of its five ports, in one block:
+/// one base pointer instead of six arrays (the grant loop ran out of registers), and port
+/// indices masked to `0..8` need no bounds checks.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ports {
+    /// Per output port: flits sent while measuring.
+    busy: [u64; 8],
+    /// Per output port: the downstream input port's VC 0 as a global input VC (`ip·V`), or
+    /// `EJECT` (ejection, mesh edge): adding the output VC gives the flit's event target.
+    down: [u32; 8],
+    /// Per input port: the base index in `credits` of the counters its credits return to.
+    cred_to: [u32; 8],
+    /// Switch allocator pointers: per input port, per output port (5 used, 3 scratch), and
+    /// per input port the round robin among its VCs.
+    sa_in: [u8; 8],
+    sa_out: [u8; 8],
+    sa_vc: [u8; 8],
+}
+
 const IDLE: u8 = 0;
 const ROUTING: u8 = 1;
 const ACTIVE: u8 = 2;
@@ -169,10 +192,9 @@ pub struct VcNet {
     xy: Vec<(u16, u16)>,
     v: usize,
     pub now: u64,
-    /// Per output port `r*P + o`: downstream input port, or `NONE` (mesh edge / local).
-    down: Vec<u32>,
     // Input VCs, index `(r*P + i)*V + v`.
-    buf: Vec<Flit>,
+    /// VC buffers, `buf` flits ([`flit`]) per input VC.
+    buf: Vec<u32>,
     /// Per input VC: its state in one small struct (one cache line holds four).
     ivcs: Vec<InVc>,
     // Output VCs, index `(r*P + o)*V + v`.
@@ -182,19 +204,27 @@ pub struct VcNet {
     /// `(ports + n)*V + w` (a source's credits for input port LOCAL of its router). Those of
     /// the ejection ports (`o = LOCAL`) stay at `buf` (> 0) for ever: the terminal always sinks.
     credits: Vec<u8>,
-    /// Per input port: the base index in `credits` of the counters its credits return to.
-    cred_to: Vec<u32>,
-    /// Events in flight, by the cycle they take effect (`cycle % RING`): flits landing (the
-    /// downstream input port, or `NONE` for the ejection port, and the flit) and credits
-    /// arriving (an index into `credits`). They replace per-port delay lines, so the receive
+    /// Events in flight, by the cycle they take effect (`cycle & ring`): flits landing
+    /// ([`event`]: target input VC and flit) and credits arriving (an index into `credits`). They replace per-port delay lines, so the receive
     /// phase touches only what arrives; a slot is drained in push order.
-    flits: Vec<Vec<(u32, Flit)>>,
+    flits: Vec<Vec<u64>>,
+    /// Flits reaching their terminal, by cycle as `flits` (switch traversal picks the ring by
+    /// a select; one mixed ring cost a hard-to-predict branch per event).
+    ejects: Vec<Vec<u64>>,
     creds: Vec<Vec<u32>>,
+    /// Slots of the event rings minus one: the smallest power of two above the longest
+    /// delay, so that with short delays the few slots in use stay in the cache (with a fixed
+    /// 128 slots each cycle touched a cold one).
+    ring: usize,
     /// Cycles from switch allocation to landing downstream (`sw_alloc + st + channel`).
     fdelay: usize,
     // Sources (one per router) and their injection channel into input port LOCAL.
     queue: Vec<VecDeque<u32>>,
     s_cur: Vec<u32>,
+    /// Bit `n % 64` of word `n / 64` set while source `n` has a packet (being sent or
+    /// queued): the injection phase visits only those, in index order as before, instead of
+    /// testing every source (a test whose outcome is hard to predict).
+    s_active: Vec<u64>,
     s_vc: Vec<u8>,
     s_sent: Vec<u32>,
     s_busy: Vec<bool>,
@@ -207,9 +237,9 @@ pub struct VcNet {
     // Allocator pointers.
     va_in: Vec<u8>,
     va_out: Vec<u8>,
-    sa_in: Vec<u8>,
-    sa_out: Vec<u8>,
-    sa_vc: Vec<u8>,
+    /// Per router: the switch allocator's input and output pointers (5 used, 3 scratch).
+    /// Per router: its ports' links, counters and switch-allocator pointers.
+    rp: Vec<Ports>,
     /// Per router: bit `port·V + vc` set for input VCs waiting in RC/VA …
     routing_mask: Vec<u64>,
     /// … and for active input VCs holding flits (SA candidates), so idle VCs cost nothing.
@@ -219,8 +249,6 @@ pub struct VcNet {
     pub measuring: bool,
     /// Set when [`VcNet::step`] failed because of the watchdog.
     pub deadlocked: bool,
-    /// Flits sent per output channel while measuring.
-    pub busy: Vec<u64>,
 }
 
 impl VcNet {
@@ -229,6 +257,12 @@ impl VcNet {
         let routers = grid.x * grid.y;
         let v = p.vcs;
         let ports = routers * P;
+        if ports * v >= EJECT as usize {
+            return Err(Invalid::new(
+                "topology",
+                format!("{routers} routers × {v} VCs: too many input VCs for the VC router"),
+            ));
+        }
         let mut down = vec![NONE; ports];
         for r in 0..routers {
             let (x, y) = (r % grid.x, r / grid.x);
@@ -254,8 +288,12 @@ impl VcNet {
             }
         }
         let fdelay = (p.sw_alloc_delay + p.st_delay + p.channel_delay) as usize;
-        debug_assert!(fdelay < RING && (p.credit_delay as usize) < RING);
-        let cred_to = (0..ports)
+        let slots = (fdelay
+            .max(p.credit_delay as usize)
+            .max(p.channel_delay as usize)
+            + 1)
+        .next_power_of_two();
+        let cred_to: Vec<u32> = (0..ports)
             .map(|ip| {
                 let base = if up[ip] == NONE {
                     ports + ip / P
@@ -273,17 +311,18 @@ impl VcNet {
                 .collect(),
             v,
             now: 0,
-            down,
-            buf: vec![NO_FLIT; ports * v * p.buf],
+            buf: vec![0; ports * v * p.buf],
             ivcs: vec![InVc::default(); ports * v],
             ovc_busy: vec![0; routers],
             credits: vec![p.buf as u8; (ports + routers) * v],
-            cred_to,
-            flits: vec![Vec::new(); RING],
-            creds: vec![Vec::new(); RING],
+            flits: vec![Vec::new(); slots],
+            ejects: vec![Vec::new(); slots],
+            creds: vec![Vec::new(); slots],
+            ring: slots - 1,
             fdelay,
             queue: vec![VecDeque::new(); routers],
             s_cur: vec![NONE; routers],
+            s_active: vec![0; routers.div_ceil(64)],
             s_vc: vec![0; routers],
             s_sent: vec![0; routers],
             s_busy: vec![false; routers * v],
@@ -294,16 +333,26 @@ impl VcNet {
             free: Vec::new(),
             va_in: vec![0; ports * v],
             va_out: vec![0; ports * v],
-            sa_in: vec![0; ports],
-            sa_out: vec![0; ports],
-            sa_vc: vec![0; ports],
+            rp: (0..routers)
+                .map(|r| {
+                    let mut b = Ports::default();
+                    for k in 0..P {
+                        b.down[k] = if down[r * P + k] == NONE {
+                            EJECT
+                        } else {
+                            down[r * P + k] * v as u32
+                        };
+                        b.cred_to[k] = cred_to[r * P + k];
+                    }
+                    b
+                })
+                .collect(),
             routing_mask: vec![0; routers],
             sa_mask: vec![0; routers],
             in_network: 0,
             last_move: 0,
             measuring: false,
             deadlocked: false,
-            busy: vec![0; ports],
             p,
         })
     }
@@ -314,7 +363,12 @@ impl VcNet {
 
     /// Output channels that join two routers (for utilisation).
     pub fn inter_router_channels(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.down.len()).filter(|&o| self.down[o] != NONE)
+        (0..self.routers * P).filter(|&o| self.rp[o / P].down[o % P] != EJECT)
+    }
+
+    /// Flits sent on output channel `r*P + o` while measuring.
+    pub fn busy(&self, channel: usize) -> u64 {
+        self.rp[channel / P].busy[channel % P]
     }
 
     /// Packets created and not yet delivered (including those still in source queues).
@@ -336,6 +390,8 @@ impl VcNet {
                 id
             }
             None => {
+                // 2^30 packets in flight would take 32 GB of packet records first.
+                assert!(self.pk.len() < MAX_PACKETS, "too many packets in flight");
                 self.pk.push(info);
                 self.pk_dim.push(0);
                 self.pk_crossed.push(false);
@@ -345,6 +401,7 @@ impl VcNet {
         self.pk_dim[id as usize] = u8::MAX;
         self.pk_crossed[id as usize] = false;
         self.queue[src].push_back(id);
+        self.s_active[src / 64] |= 1 << (src % 64);
         if self.in_network == 0 {
             // The watchdog measures stillness of a non-empty network only.
             self.last_move = self.now;
@@ -408,8 +465,8 @@ impl VcNet {
     /// the head landed): route it.
     fn start_routing(&mut self, r: usize, ivc: usize, from: u64) {
         let f = self.buf[ivc * self.p.buf + self.ivcs[ivc].head as usize];
-        debug_assert!(f.flags & HEAD != 0, "a packet starts with its head");
-        let (out, lo, hi) = self.route(r, f.pkt);
+        debug_assert!(f & u32::from(HEAD) != 0, "a packet starts with its head");
+        let (out, lo, hi) = self.route(r, f >> 2);
         self.ivcs[ivc].st = ROUTING;
         self.routing_mask[r] |= 1 << (ivc - r * P * self.v);
         self.ivcs[ivc].out = out as u8;
@@ -417,7 +474,7 @@ impl VcNet {
         self.ivcs[ivc].ready = from + self.p.routing_delay;
     }
 
-    fn push_flit(&mut self, ivc: usize, f: Flit) -> Result<(), ModelError> {
+    fn push_flit(&mut self, ivc: usize, f: u32) -> Result<(), ModelError> {
         let b = self.p.buf;
         if self.ivcs[ivc].len as usize == b {
             return Err(overflow(ivc));
@@ -456,7 +513,7 @@ impl VcNet {
     ) -> Result<(), ModelError> {
         debug_assert_eq!((V, NV), (self.v, P * self.v));
         let now = self.now;
-        let slot = (now as usize) % RING;
+        let slot = (now as usize) & self.ring;
 
         // 1. Receive: credits, then flits (from routers and sources). Credit increments commute
         // and flits landing in one cycle go to distinct input VCs, so only the ejection order
@@ -467,18 +524,28 @@ impl VcNet {
         }
         cq.clear();
         self.creds[slot] = cq;
-        let mut fq = std::mem::take(&mut self.flits[slot]);
-        for &(ip, f) in &fq {
-            if ip == NONE {
-                if f.flags & TAIL != 0 {
-                    let done = self.pk[f.pkt as usize];
-                    self.free.push(f.pkt);
-                    self.in_network -= 1;
-                    obs.delivered(now, &done);
-                }
-                continue;
+        // Ejections first: they touch no router state, and among themselves keep their order.
+        let mut eq = std::mem::take(&mut self.ejects[slot]);
+        for &e in &eq {
+            let f = e as u32;
+            if f & u32::from(TAIL) != 0 {
+                let pkt = f >> 2;
+                let done = self.pk[pkt as usize];
+                self.free.push(pkt);
+                self.in_network -= 1;
+                obs.delivered(now, &done);
             }
-            if let Err(e) = self.land::<V>(ip as usize, f) {
+        }
+        eq.clear();
+        self.ejects[slot] = eq;
+        let mut fq = std::mem::take(&mut self.flits[slot]);
+        for &e in &fq {
+            let (target, f) = ((e >> 32) as u32, e as u32);
+            debug_assert!(
+                target < EJECT,
+                "routing never leaves by a port without a link"
+            );
+            if let Err(e) = self.land::<V>(target as usize, f) {
                 fq.clear();
                 self.flits[slot] = fq;
                 return Err(e);
@@ -487,20 +554,33 @@ impl VcNet {
         fq.clear();
         self.flits[slot] = fq;
 
-        // 2. Routers: VC allocation, then switch allocation and traversal (idle ones cost a
-        // test of two masks).
-        for r in 0..self.routers {
-            if self.routing_mask[r] != 0 {
+        // 2. Routers: VC allocation, then switch allocation and traversal. Each router's
+        // stages touch only its own state (what they send lands in later cycles), so VA of
+        // a block of 64 routers can run before their SA; the routers with work are taken
+        // from a bit mask built without branches (whether a router is busy is hard to
+        // predict).
+        for first in (0..self.routers).step_by(64) {
+            let block = first..self.routers.min(first + 64);
+            let mut va = nonzero_mask(&self.routing_mask[block.clone()]);
+            while va != 0 {
+                let r = first + va.trailing_zeros() as usize;
+                va &= va - 1;
                 self.vc_allocate::<V, NV>(r);
             }
-            if self.sa_mask[r] != 0 {
+            let mut sa = nonzero_mask(&self.sa_mask[block]);
+            while sa != 0 {
+                let r = first + sa.trailing_zeros() as usize;
+                sa &= sa - 1;
                 self.switch_allocate::<V>(r);
             }
         }
 
         // 3. Sources.
-        for n in 0..self.routers {
-            if self.s_cur[n] != NONE || !self.queue[n].is_empty() {
+        for word in 0..self.s_active.len() {
+            let mut bits = self.s_active[word];
+            while bits != 0 {
+                let n = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
                 self.inject::<V>(n);
             }
         }
@@ -517,18 +597,29 @@ impl VcNet {
     }
 
     #[inline(always)]
-    fn land<const V: usize>(&mut self, ip: usize, f: Flit) -> Result<(), ModelError> {
-        let ivc = ip * V + f.vc as usize;
+    fn land<const V: usize>(&mut self, ivc: usize, f: u32) -> Result<(), ModelError> {
         let was_empty = self.ivcs[ivc].len == 0;
         self.push_flit(ivc, f)?;
-        let r = ip / P;
-        if self.ivcs[ivc].st == ACTIVE {
-            self.sa_mask[r] |= 1 << (ivc - r * P * V);
-        } else if was_empty && self.ivcs[ivc].st == IDLE {
+        let r = ivc / (P * V);
+        let st = self.ivcs[ivc].st;
+        // Whether the VC is active (a body flit following its head) is hard to predict, so
+        // the candidate bit is set by a select; only a head landing in an idle VC branches.
+        self.sa_mask[r] |= u64::from(st == ACTIVE) << (ivc - r * P * V);
+        if was_empty && st == IDLE {
             self.start_routing(r, ivc, self.now);
         }
         Ok(())
     }
+}
+
+/// Bit `j` set for each non-zero `words[j]` (at most 64 words).
+#[inline(always)]
+fn nonzero_mask(words: &[u64]) -> u64 {
+    let mut m = 0;
+    for (j, &w) in words.iter().enumerate() {
+        m |= u64::from(w != 0) << j;
+    }
+    m
 }
 
 /// The error of a full VC receiving a flit (out of line: it never happens in a correct run).

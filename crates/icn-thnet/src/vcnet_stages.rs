@@ -18,9 +18,7 @@ impl VcNet {
             let i = pending.trailing_zeros() as usize;
             pending &= pending - 1;
             let ivc = base + i;
-            if self.ivcs[ivc].ready > self.now {
-                continue;
-            }
+            let ready = self.ivcs[ivc].ready <= self.now;
             let o = self.ivcs[ivc].out as usize;
             let (lo, hi) = (
                 (self.ivcs[ivc].ovc & 15) as usize,
@@ -29,10 +27,11 @@ impl VcNet {
             // The free output VCs of the class range.
             let class = ((1u64 << (hi - lo)) - 1) << (o * v + lo);
             let free = class & !self.ovc_busy[r];
-            if free != 0 {
-                req[i] = free;
-                asking |= 1 << i;
-            }
+            // Selects: whether a waiting head can ask is hard to predict (the allocator reads
+            // every entry of `req`, so those not asking must stay empty).
+            let ask = ready & (free != 0);
+            req[i] = free & u64::from(ask).wrapping_neg();
+            asking |= u64::from(ask) << i;
         }
         if asking == 0 {
             return;
@@ -90,9 +89,9 @@ impl VcNet {
         let ivcs = &mut self.ivcs[..];
         let credits = &mut self.credits[..];
         let mut sa_mask = self.sa_mask[r];
-        let mut req = [0u64; P];
+        let mut req = [0u8; 8];
         // Per input port: its ready VCs, byte `o` holding those bound for output o.
-        let mut by_out = [0u64; P];
+        let mut by_out = [0u64; 8];
         let mut inputs = 0u64; // input ports with a ready VC
         let mut bits = sa_mask;
         while bits != 0 {
@@ -103,32 +102,38 @@ impl VcNet {
             // always show one: no test of the port needed).
             let s = ivcs[ovc_base + k];
             let o = s.out as usize;
-            if s.ready <= now && credits[ovc_base + o * V + s.ovc as usize] > 0 {
-                req[k / v] |= 1 << o;
-                by_out[k / v] |= 1 << (o * 8 + k % v);
-                inputs |= 1 << (k / v);
-            }
+            // Selects, not a branch: readiness changes from cycle to cycle.
+            let ok = (s.ready <= now) & (credits[ovc_base + o * V + s.ovc as usize] > 0);
+            req[(k / v) & 7] |= u8::from(ok) << o;
+            by_out[(k / v) & 7] |= u64::from(ok) << (o * 8 + k % v);
+            inputs |= u64::from(ok) << (k / v);
         }
         if inputs == 0 {
             return;
         }
-        let mut grant = [u8::MAX; P];
+        let mut grant = [u8::MAX; 8];
         let granted = if inputs & (inputs - 1) == 0 {
             // A single requesting input port: both allocators reduce to its own round-robin
             // pick, with the same pointer updates (a fast path, not a different policy).
             let i = inputs.trailing_zeros() as usize;
-            let o = rr_first(req[i], self.sa_in[base + i]) as usize;
-            grant[i] = o as u8;
-            self.sa_in[base + i] = ((o + 1) % P) as u8;
-            self.sa_out[base + o] = ((i + 1) % P) as u8;
+            let rp = &mut self.rp[r];
+            let o = rr_first(u64::from(req[i]), rp.sa_in[i & 7]) as usize;
+            grant[i & 7] = o as u8;
+            rp.sa_in[i & 7] = ((o + 1) % P) as u8;
+            rp.sa_out[o & 7] = ((i + 1) % P) as u8;
             inputs
+        } else if self.p.sw_alloc == AllocKind::RoundRobin {
+            let rp = &mut self.rp[r];
+            rr_allocate5(&req, &mut rp.sa_in, &mut rp.sa_out, &mut grant)
         } else {
+            let req64 = req.map(u64::from);
+            let rp = &mut self.rp[r];
             allocate::<P>(
                 self.p.sw_alloc,
-                &req,
+                &req64[..P],
                 P,
-                &mut self.sa_in[base..base + P],
-                &mut self.sa_out[base..base + P],
+                &mut rp.sa_in[..P],
+                &mut rp.sa_out[..P],
                 &mut grant,
             );
             let mut g = 0u64;
@@ -138,50 +143,52 @@ impl VcNet {
             g
         };
         let buf = &self.buf[..];
-        let sa_vc = &mut self.sa_vc[..];
-        let cred_to = &self.cred_to[..];
-        let down = &self.down[..];
-        let busy = &mut self.busy[..];
+        let rp = &mut self.rp[r];
         let measuring = u64::from(self.measuring);
-        let creds = &mut self.creds[(now + self.p.credit_delay) as usize % RING];
-        let flits = &mut self.flits[(now as usize + self.fdelay) % RING];
+        let creds = &mut self.creds[(now + self.p.credit_delay) as usize & self.ring];
+        let at = (now as usize + self.fdelay) & self.ring;
+        let (flits, ejects) = (&mut self.flits[at], &mut self.ejects[at]);
         let mut ovc_busy = self.ovc_busy[r];
         let mut reroute = 0u64;
         // Granted inputs in increasing order, as before.
         let mut gbits = granted;
         while gbits != 0 {
-            let i = gbits.trailing_zeros() as usize;
+            // Port indices masked to 0..8: the arrays have eight entries, no bounds checks.
+            let i = gbits.trailing_zeros() as usize & 7;
             gbits &= gbits - 1;
-            let o = grant[i] as usize;
+            let o = grant[i] as usize & 7;
             let ip = base + i;
             // Which of input i's ready VCs bound for o goes: round robin.
             let mask = by_out[i] >> (o * 8) & 0xff;
-            let w = rr_first(mask, sa_vc[ip]) as usize;
-            sa_vc[ip] = if w + 1 == v { 0 } else { (w + 1) as u8 };
+            let w = rr_first(mask, rp.sa_vc[i]) as usize;
+            rp.sa_vc[i] = if w + 1 == v { 0 } else { (w + 1) as u8 };
             let ivc = ip * v + w;
             let s = &mut ivcs[ivc];
-            let mut f = buf[ivc * b + s.head as usize];
+            let f = buf[ivc * b + s.head as usize];
             let h = s.head as usize + 1;
             s.head = if h == b { 0 } else { h as u8 };
             s.len -= 1;
-            let bit = 1u64 << (i * v + w);
-            // Leaves the SA candidates when empty (a select: emptiness is hard to predict).
-            sa_mask &= !(bit * u64::from(s.len == 0));
             // Credit back upstream, for the VC this flit occupied here.
-            creds.push(cred_to[ip] + w as u32);
+            creds.push(rp.cred_to[i] + w as u32);
             let out_vc = s.ovc;
             let op = base + o;
             // The ejection port has no credits: its counter is left alone (without a branch).
             credits[op * v + out_vc as usize] -= u8::from(o != LOCAL);
-            f.vc = out_vc;
-            flits.push((down[op], f));
-            busy[op] += measuring;
-            if f.flags & TAIL != 0 {
-                ovc_busy &= !(1 << (o * v + out_vc as usize));
-                s.st = IDLE;
-                sa_mask &= !bit;
-                reroute |= u64::from(s.len > 0) << (i * v + w);
-            }
+            let q = if o == LOCAL {
+                &mut *ejects
+            } else {
+                &mut *flits
+            };
+            q.push(event(rp.down[o] + u32::from(out_vc), f));
+            rp.busy[o] += measuring;
+            // The tail frees the output VC and the input VC; a head behind it is routed after
+            // the loop. All by selects: which flit is a tail is hard to predict.
+            let tail = f & u32::from(TAIL) != 0;
+            ovc_busy &= !(u64::from(tail) << (o * v + out_vc as usize));
+            s.st &= u8::from(tail).wrapping_sub(1); // IDLE (0) after a tail
+            // Leaves the SA candidates when empty or done.
+            sa_mask &= !(u64::from((s.len == 0) | tail) << (i * v + w));
+            reroute |= u64::from(tail & (s.len > 0)) << (i * v + w);
         }
         self.last_move = now;
         self.sa_mask[r] = sa_mask;
@@ -227,19 +234,18 @@ impl VcNet {
         let len = self.pk[id as usize].len;
         let k = self.s_sent[n];
         let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == len { TAIL } else { 0 };
-        let at = (self.now as usize + self.p.channel_delay as usize) % RING;
-        let f = Flit {
-            pkt: id,
-            flags,
-            vc: w as u8,
-        };
-        self.flits[at].push(((n * P + LOCAL) as u32, f));
+        let at = (self.now as usize + self.p.channel_delay as usize) & self.ring;
+        let target = ((n * P + LOCAL) * v + w) as u32;
+        self.flits[at].push(event(target, flit(id, flags)));
         self.s_sent[n] += 1;
         self.last_move = self.now;
         if k + 1 == len {
             self.s_busy[n * v + w] = false;
             self.s_cur[n] = NONE;
             self.queue[n].pop_front();
+            if self.queue[n].is_empty() {
+                self.s_active[n / 64] &= !(1 << (n % 64));
+            }
         }
     }
 }
