@@ -26,31 +26,23 @@ pub(super) fn frame_prefix(
 #[inline]
 fn send_header(desc: &Descriptor, seq: u32) -> Header {
     let total = desc.total_len() as u32;
+    // (kind, payload length, aux, remote address)
+    let (kind, len, aux, remote) = match desc.op {
+        Op::Send => (Kind::Send, total, 0, None),
+        Op::RdmaWrite(r) => (Kind::RdmaWrite, total, 0, Some(r)),
+        // a read request carries no payload; the length it asks for goes in `aux`
+        Op::RdmaRead(r) => (Kind::ReadReq, 0, total, Some(r)),
+        Op::Recv => unreachable!("checked by Descriptor::check"),
+    };
     let mut hdr = Header {
         seq,
-        ..Header::new(Kind::Send)
+        len,
+        aux,
+        ..Header::new(kind)
     };
-    match desc.op {
-        Op::Send => hdr.len = total,
-        Op::RdmaWrite(r) => {
-            hdr = Header {
-                kind: Kind::RdmaWrite,
-                len: total,
-                handle: r.handle.0,
-                offset: r.offset,
-                ..hdr
-            };
-        }
-        Op::RdmaRead(r) => {
-            hdr = Header {
-                kind: Kind::ReadReq,
-                aux: total,
-                handle: r.handle.0,
-                offset: r.offset,
-                ..hdr
-            };
-        }
-        Op::Recv => unreachable!("checked by Descriptor::check"),
+    if let Some(r) = remote {
+        hdr.handle = r.handle.0;
+        hdr.offset = r.offset;
     }
     if let Some(imm) = desc.immediate {
         hdr.flags |= FLAG_IMM;
