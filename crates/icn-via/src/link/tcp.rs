@@ -28,9 +28,15 @@ impl TcpLink {
     pub fn new(stream: TcpStream) -> io::Result<Self> {
         stream.set_nodelay(true)?;
         // Room for a whole large message in flight from the first one on (autotuning starts
-        // small and grows over many round trips); the kernel caps this at wmem_max/rmem_max.
-        let _ = rustix::net::sockopt::set_socket_send_buffer_size(&stream, SOCKET_BUFFER);
-        let _ = rustix::net::sockopt::set_socket_recv_buffer_size(&stream, SOCKET_BUFFER);
+        // small and grows over many round trips). Only where the kernel grants it: a fixed
+        // buffer is capped at wmem_max / rmem_max (208 KiB by default on many systems), far
+        // below what autotuning reaches, and it turns autotuning off.
+        if kernel_limit("/proc/sys/net/core/wmem_max").is_some_and(|m| m >= SOCKET_BUFFER) {
+            let _ = rustix::net::sockopt::set_socket_send_buffer_size(&stream, SOCKET_BUFFER);
+        }
+        if kernel_limit("/proc/sys/net/core/rmem_max").is_some_and(|m| m >= SOCKET_BUFFER) {
+            let _ = rustix::net::sockopt::set_socket_recv_buffer_size(&stream, SOCKET_BUFFER);
+        }
         stream.set_nonblocking(false)?;
         stream.set_read_timeout(Some(READ_SLICE))?;
         Ok(TcpLink {
@@ -38,6 +44,11 @@ impl TcpLink {
             rcv_timeout: READ_SLICE,
         })
     }
+}
+
+/// A numeric kernel setting, if readable.
+fn kernel_limit(path: &str) -> Option<usize> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
 fn retry(e: Errno) -> bool {
