@@ -180,6 +180,20 @@ struct Ports {
     sa_vc: [u8; 8],
 }
 
+/// A source's injection channel into input port LOCAL of its router.
+#[derive(Clone, Copy, Debug)]
+struct Src {
+    /// The packet being sent, or `NONE`.
+    cur: u32,
+    /// Its flits sent so far, and its length.
+    sent: u32,
+    len: u32,
+    /// The VC it is sent on; the round-robin pointer over VCs; the VCs in use (bit mask).
+    vc: u8,
+    ptr: u8,
+    busy: u8,
+}
+
 const IDLE: u8 = 0;
 const ROUTING: u8 = 1;
 const ACTIVE: u8 = 2;
@@ -220,15 +234,12 @@ pub struct VcNet {
     fdelay: usize,
     // Sources (one per router) and their injection channel into input port LOCAL.
     queue: Vec<VecDeque<u32>>,
-    s_cur: Vec<u32>,
+    /// Per source: the packet being sent (one struct: injecting a flit touched five arrays).
+    src: Vec<Src>,
     /// Bit `n % 64` of word `n / 64` set while source `n` has a packet (being sent or
     /// queued): the injection phase visits only those, in index order as before, instead of
     /// testing every source (a test whose outcome is hard to predict).
     s_active: Vec<u64>,
-    s_vc: Vec<u8>,
-    s_sent: Vec<u32>,
-    s_busy: Vec<bool>,
-    s_ptr: Vec<u8>,
     // Packets (a slab with a free list).
     pk: Vec<PacketDone>,
     pk_dim: Vec<u8>,
@@ -321,12 +332,18 @@ impl VcNet {
             ring: slots - 1,
             fdelay,
             queue: vec![VecDeque::new(); routers],
-            s_cur: vec![NONE; routers],
+            src: vec![
+                Src {
+                    cur: NONE,
+                    sent: 0,
+                    len: 0,
+                    vc: 0,
+                    ptr: 0,
+                    busy: 0,
+                };
+                routers
+            ],
             s_active: vec![0; routers.div_ceil(64)],
-            s_vc: vec![0; routers],
-            s_sent: vec![0; routers],
-            s_busy: vec![false; routers * v],
-            s_ptr: vec![0; routers],
             pk: Vec::new(),
             pk_dim: Vec::new(),
             pk_crossed: Vec::new(),

@@ -202,50 +202,49 @@ impl VcNet {
 
     pub(super) fn inject<const V: usize>(&mut self, n: usize) {
         let v = V;
-        if self.s_cur[n] == NONE {
+        let mut s = self.src[n];
+        if s.cur == NONE {
             let Some(&id) = self.queue[n].front() else {
                 return;
             };
-            if self.pk[id as usize].created >= self.now {
+            let p = self.pk[id as usize];
+            if p.created >= self.now {
                 return;
             }
-            let mut free = 0u64;
-            for w in 0..v {
-                if !self.s_busy[n * v + w] {
-                    free |= 1 << w;
-                }
-            }
-            let Some(w) = rr_pick(free, u32::from(self.s_ptr[n])) else {
+            let free = !u64::from(s.busy) & ((1 << v) - 1);
+            let Some(w) = rr_pick(free, u32::from(s.ptr)) else {
                 return;
             };
-            self.s_ptr[n] = ((w as usize + 1) % v) as u8;
-            self.s_busy[n * v + w as usize] = true;
-            self.s_cur[n] = id;
-            self.s_vc[n] = w as u8;
-            self.s_sent[n] = 0;
+            s.ptr = ((w as usize + 1) % v) as u8;
+            s.busy |= 1 << w;
+            s.cur = id;
+            s.vc = w as u8;
+            s.sent = 0;
+            s.len = p.len;
         }
-        let id = self.s_cur[n];
-        let w = self.s_vc[n] as usize;
+        let id = s.cur;
+        let w = s.vc as usize;
         let c = (self.routers * P + n) * v + w;
         if self.credits[c] == 0 {
+            self.src[n] = s;
             return;
         }
         self.credits[c] -= 1;
-        let len = self.pk[id as usize].len;
-        let k = self.s_sent[n];
-        let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == len { TAIL } else { 0 };
+        let k = s.sent;
+        let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == s.len { TAIL } else { 0 };
         let at = (self.now as usize + self.p.channel_delay as usize) & self.ring;
         let target = ((n * P + LOCAL) * v + w) as u32;
         self.flits[at].push(event(target, flit(id, flags)));
-        self.s_sent[n] += 1;
+        s.sent += 1;
         self.last_move = self.now;
-        if k + 1 == len {
-            self.s_busy[n * v + w] = false;
-            self.s_cur[n] = NONE;
+        if k + 1 == s.len {
+            s.busy &= !(1 << w);
+            s.cur = NONE;
             self.queue[n].pop_front();
             if self.queue[n].is_empty() {
                 self.s_active[n / 64] &= !(1 << (n % 64));
             }
         }
+        self.src[n] = s;
     }
 }
