@@ -433,6 +433,14 @@ impl VcNet {
         // Coordinates from a table: divisions by the run-time width cost tens of cycles each.
         let (x, y) = (self.xy[r].0 as usize, self.xy[r].1 as usize);
         let (dx, dy) = (self.xy[dst].0 as usize, self.xy[dst].1 as usize);
+        if !g.wrap {
+            // Mesh: the port by selects (where a packet turns is hard to predict).
+            let px = if dx > x { 0 } else { 1 };
+            let py = if dy > y { 2 } else { 3 };
+            let out = if y != dy { py } else { LOCAL };
+            let out = if x != dx { px } else { out };
+            return (out, 0, self.v);
+        }
         let leg = |from: usize, to: usize, k: usize, plus: usize| -> usize {
             // (to − from) mod k, for from, to < k.
             let fwd = if to >= from { to - from } else { to + k - from };
