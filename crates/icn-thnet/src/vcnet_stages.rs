@@ -111,36 +111,37 @@ impl VcNet {
         if inputs == 0 {
             return;
         }
-        let mut grant = [u8::MAX; 8];
-        let granted = if inputs & (inputs - 1) == 0 {
+        // Byte i of `grant`: the output granted to input i (for the inputs in `granted`).
+        let (granted, grant) = if inputs & (inputs - 1) == 0 {
             // A single requesting input port: both allocators reduce to its own round-robin
             // pick, with the same pointer updates (a fast path, not a different policy).
             let i = inputs.trailing_zeros() as usize;
             let rp = &mut self.rp[r];
             let o = rr_first(u64::from(req[i]), rp.sa_in[i & 7]) as usize;
-            grant[i & 7] = o as u8;
             rp.sa_in[i & 7] = ((o + 1) % P) as u8;
             rp.sa_out[o & 7] = ((i + 1) % P) as u8;
-            inputs
+            (inputs, (o as u64) << (8 * i))
         } else if self.p.sw_alloc == AllocKind::RoundRobin {
             let rp = &mut self.rp[r];
-            rr_allocate5(&req, &mut rp.sa_in, &mut rp.sa_out, &mut grant)
+            rr_allocate5(&req, &mut rp.sa_in, &mut rp.sa_out)
         } else {
             let req64 = req.map(u64::from);
             let rp = &mut self.rp[r];
+            let mut g8 = [u8::MAX; P];
             allocate::<P>(
                 self.p.sw_alloc,
                 &req64[..P],
                 P,
                 &mut rp.sa_in[..P],
                 &mut rp.sa_out[..P],
-                &mut grant,
+                &mut g8,
             );
-            let mut g = 0u64;
+            let (mut granted, mut grant) = (0u64, 0u64);
             for i in 0..P {
-                g |= u64::from(grant[i] != u8::MAX) << i;
+                granted |= u64::from(g8[i] != u8::MAX) << i;
+                grant |= u64::from(g8[i] & 7) << (8 * i);
             }
-            g
+            (granted, grant)
         };
         let buf = &self.buf[..];
         let rp = &mut self.rp[r];
@@ -156,7 +157,7 @@ impl VcNet {
             // Port indices masked to 0..8: the arrays have eight entries, no bounds checks.
             let i = gbits.trailing_zeros() as usize & 7;
             gbits &= gbits - 1;
-            let o = grant[i] as usize & 7;
+            let o = (grant >> (8 * i)) as usize & 7;
             let ip = base + i;
             // Which of input i's ready VCs bound for o goes: round robin.
             let mask = by_out[i] >> (o * 8) & 0xff;
