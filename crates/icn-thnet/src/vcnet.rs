@@ -219,8 +219,9 @@ pub struct VcNet {
     /// the ejection ports (`o = LOCAL`) stay at `buf` (> 0) for ever: the terminal always sinks.
     credits: Vec<u8>,
     /// Events in flight, by the cycle they take effect (`cycle & ring`): flits landing
-    /// ([`event`]: target input VC and flit) and credits arriving (an index into `credits`). They replace per-port delay lines, so the receive
-    /// phase touches only what arrives; a slot is drained in push order.
+    /// ([`event`]: target input VC and flit) and credits arriving (an index into `credits`).
+    /// They replace per-port delay lines, so the receive phase touches only what arrives; a
+    /// slot is drained in push order.
     flits: Vec<Vec<u64>>,
     /// Flits reaching their terminal, by cycle as `flits` (switch traversal picks the ring by
     /// a select; one mixed ring cost a hard-to-predict branch per event).
@@ -248,7 +249,6 @@ pub struct VcNet {
     // Allocator pointers.
     va_in: Vec<u8>,
     va_out: Vec<u8>,
-    /// Per router: the switch allocator's input and output pointers (5 used, 3 scratch).
     /// Per router: its ports' links, counters and switch-allocator pointers.
     rp: Vec<Ports>,
     /// Per router: bit `port·V + vc` set for input VCs waiting in RC/VA …
