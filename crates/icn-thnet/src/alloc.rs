@@ -104,12 +104,7 @@ fn at5(ptr: u8, mask: u8) -> usize {
 /// (entries 5..8 are scratch); returns the mask of granted inputs, `grant[i]` holding the
 /// output of each.
 #[inline(always)]
-pub fn rr_allocate5(
-    req: &[u8; 8],
-    in_ptr: &mut [u8; 8],
-    out_ptr: &mut [u8; 8],
-    grant: &mut [u8; 8],
-) -> u64 {
+pub fn rr_allocate5(req: &[u8; 8], in_ptr: &mut [u8; 8], out_ptr: &mut [u8; 8]) -> (u64, u64) {
     // Step 1: inputs choose; byte o of `chose`: the inputs that chose output o (byte 5:
     // none). One register rather than a byte array: reading the bytes back after five byte
     // stores stalled store forwarding.
@@ -120,16 +115,19 @@ pub fn rr_allocate5(
     }
     // Step 2: outputs grant; an output nobody chose picks "input 5", whose writes land in
     // the scratch slots, and keeps its pointer (`PAST5`), so no branch is needed.
+    // The grants go to a register as well (byte i: input i's output), not to memory at
+    // computed addresses that later loads would have to wait for.
     let mut granted = 0u64;
+    let mut grant = 0u64;
     for o in 0..5 {
         let k = at5(out_ptr[o], (chose >> (8 * o)) as u8);
         let i = usize::from(RR5[k] & 7);
-        grant[i] = o as u8;
+        grant |= (o as u64) << (8 * i);
         in_ptr[i] = NEXT5[o];
         out_ptr[o] = PAST5[k];
         granted |= 1 << i;
     }
-    granted & 31
+    (granted & 31, grant)
 }
 
 /// Pointer past `winner` among `n` positions.
@@ -280,8 +278,8 @@ mod tests {
             let mut g = [u8::MAX; 5];
             allocate::<5>(AllocKind::RoundRobin, &req, 5, &mut ip, &mut op, &mut g);
             let req8: [u8; 8] = std::array::from_fn(|i| if i < 5 { req[i] as u8 } else { 0 });
-            let mut g8 = [u8::MAX; 8];
-            let granted = rr_allocate5(&req8, &mut ip8, &mut op8, &mut g8);
+            let (granted, g8) = rr_allocate5(&req8, &mut ip8, &mut op8);
+            let g8 = g8.to_le_bytes();
             for i in 0..5 {
                 assert_eq!(granted >> i & 1 == 1, g[i] != u8::MAX, "{req:?}");
                 if g[i] != u8::MAX {

@@ -180,6 +180,20 @@ struct Ports {
     sa_vc: [u8; 8],
 }
 
+/// A source's injection channel into input port LOCAL of its router.
+#[derive(Clone, Copy, Debug)]
+struct Src {
+    /// The packet being sent, or `NONE`.
+    cur: u32,
+    /// Its flits sent so far, and its length.
+    sent: u32,
+    len: u32,
+    /// The VC it is sent on; the round-robin pointer over VCs; the VCs in use (bit mask).
+    vc: u8,
+    ptr: u8,
+    busy: u8,
+}
+
 const IDLE: u8 = 0;
 const ROUTING: u8 = 1;
 const ACTIVE: u8 = 2;
@@ -205,8 +219,9 @@ pub struct VcNet {
     /// the ejection ports (`o = LOCAL`) stay at `buf` (> 0) for ever: the terminal always sinks.
     credits: Vec<u8>,
     /// Events in flight, by the cycle they take effect (`cycle & ring`): flits landing
-    /// ([`event`]: target input VC and flit) and credits arriving (an index into `credits`). They replace per-port delay lines, so the receive
-    /// phase touches only what arrives; a slot is drained in push order.
+    /// ([`event`]: target input VC and flit) and credits arriving (an index into `credits`).
+    /// They replace per-port delay lines, so the receive phase touches only what arrives; a
+    /// slot is drained in push order.
     flits: Vec<Vec<u64>>,
     /// Flits reaching their terminal, by cycle as `flits` (switch traversal picks the ring by
     /// a select; one mixed ring cost a hard-to-predict branch per event).
@@ -220,15 +235,12 @@ pub struct VcNet {
     fdelay: usize,
     // Sources (one per router) and their injection channel into input port LOCAL.
     queue: Vec<VecDeque<u32>>,
-    s_cur: Vec<u32>,
+    /// Per source: the packet being sent (one struct: injecting a flit touched five arrays).
+    src: Vec<Src>,
     /// Bit `n % 64` of word `n / 64` set while source `n` has a packet (being sent or
     /// queued): the injection phase visits only those, in index order as before, instead of
     /// testing every source (a test whose outcome is hard to predict).
     s_active: Vec<u64>,
-    s_vc: Vec<u8>,
-    s_sent: Vec<u32>,
-    s_busy: Vec<bool>,
-    s_ptr: Vec<u8>,
     // Packets (a slab with a free list).
     pk: Vec<PacketDone>,
     pk_dim: Vec<u8>,
@@ -237,7 +249,6 @@ pub struct VcNet {
     // Allocator pointers.
     va_in: Vec<u8>,
     va_out: Vec<u8>,
-    /// Per router: the switch allocator's input and output pointers (5 used, 3 scratch).
     /// Per router: its ports' links, counters and switch-allocator pointers.
     rp: Vec<Ports>,
     /// Per router: bit `port·V + vc` set for input VCs waiting in RC/VA …
@@ -321,12 +332,18 @@ impl VcNet {
             ring: slots - 1,
             fdelay,
             queue: vec![VecDeque::new(); routers],
-            s_cur: vec![NONE; routers],
+            src: vec![
+                Src {
+                    cur: NONE,
+                    sent: 0,
+                    len: 0,
+                    vc: 0,
+                    ptr: 0,
+                    busy: 0,
+                };
+                routers
+            ],
             s_active: vec![0; routers.div_ceil(64)],
-            s_vc: vec![0; routers],
-            s_sent: vec![0; routers],
-            s_busy: vec![false; routers * v],
-            s_ptr: vec![0; routers],
             pk: Vec::new(),
             pk_dim: Vec::new(),
             pk_crossed: Vec::new(),
@@ -416,6 +433,14 @@ impl VcNet {
         // Coordinates from a table: divisions by the run-time width cost tens of cycles each.
         let (x, y) = (self.xy[r].0 as usize, self.xy[r].1 as usize);
         let (dx, dy) = (self.xy[dst].0 as usize, self.xy[dst].1 as usize);
+        if !g.wrap {
+            // Mesh: the port by selects (where a packet turns is hard to predict).
+            let px = if dx > x { 0 } else { 1 };
+            let py = if dy > y { 2 } else { 3 };
+            let out = if y != dy { py } else { LOCAL };
+            let out = if x != dx { px } else { out };
+            return (out, 0, self.v);
+        }
         let leg = |from: usize, to: usize, k: usize, plus: usize| -> usize {
             // (to − from) mod k, for from, to < k.
             let fwd = if to >= from { to - from } else { to + k - from };

@@ -111,36 +111,37 @@ impl VcNet {
         if inputs == 0 {
             return;
         }
-        let mut grant = [u8::MAX; 8];
-        let granted = if inputs & (inputs - 1) == 0 {
+        // Byte i of `grant`: the output granted to input i (for the inputs in `granted`).
+        let (granted, grant) = if inputs & (inputs - 1) == 0 {
             // A single requesting input port: both allocators reduce to its own round-robin
             // pick, with the same pointer updates (a fast path, not a different policy).
             let i = inputs.trailing_zeros() as usize;
             let rp = &mut self.rp[r];
             let o = rr_first(u64::from(req[i]), rp.sa_in[i & 7]) as usize;
-            grant[i & 7] = o as u8;
             rp.sa_in[i & 7] = ((o + 1) % P) as u8;
             rp.sa_out[o & 7] = ((i + 1) % P) as u8;
-            inputs
+            (inputs, (o as u64) << (8 * i))
         } else if self.p.sw_alloc == AllocKind::RoundRobin {
             let rp = &mut self.rp[r];
-            rr_allocate5(&req, &mut rp.sa_in, &mut rp.sa_out, &mut grant)
+            rr_allocate5(&req, &mut rp.sa_in, &mut rp.sa_out)
         } else {
             let req64 = req.map(u64::from);
             let rp = &mut self.rp[r];
+            let mut g8 = [u8::MAX; P];
             allocate::<P>(
                 self.p.sw_alloc,
                 &req64[..P],
                 P,
                 &mut rp.sa_in[..P],
                 &mut rp.sa_out[..P],
-                &mut grant,
+                &mut g8,
             );
-            let mut g = 0u64;
+            let (mut granted, mut grant) = (0u64, 0u64);
             for i in 0..P {
-                g |= u64::from(grant[i] != u8::MAX) << i;
+                granted |= u64::from(g8[i] != u8::MAX) << i;
+                grant |= u64::from(g8[i] & 7) << (8 * i);
             }
-            g
+            (granted, grant)
         };
         let buf = &self.buf[..];
         let rp = &mut self.rp[r];
@@ -156,7 +157,7 @@ impl VcNet {
             // Port indices masked to 0..8: the arrays have eight entries, no bounds checks.
             let i = gbits.trailing_zeros() as usize & 7;
             gbits &= gbits - 1;
-            let o = grant[i] as usize & 7;
+            let o = (grant >> (8 * i)) as usize & 7;
             let ip = base + i;
             // Which of input i's ready VCs bound for o goes: round robin.
             let mask = by_out[i] >> (o * 8) & 0xff;
@@ -202,50 +203,49 @@ impl VcNet {
 
     pub(super) fn inject<const V: usize>(&mut self, n: usize) {
         let v = V;
-        if self.s_cur[n] == NONE {
+        let mut s = self.src[n];
+        if s.cur == NONE {
             let Some(&id) = self.queue[n].front() else {
                 return;
             };
-            if self.pk[id as usize].created >= self.now {
+            let p = self.pk[id as usize];
+            if p.created >= self.now {
                 return;
             }
-            let mut free = 0u64;
-            for w in 0..v {
-                if !self.s_busy[n * v + w] {
-                    free |= 1 << w;
-                }
-            }
-            let Some(w) = rr_pick(free, u32::from(self.s_ptr[n])) else {
+            let free = !u64::from(s.busy) & ((1 << v) - 1);
+            let Some(w) = rr_pick(free, u32::from(s.ptr)) else {
                 return;
             };
-            self.s_ptr[n] = ((w as usize + 1) % v) as u8;
-            self.s_busy[n * v + w as usize] = true;
-            self.s_cur[n] = id;
-            self.s_vc[n] = w as u8;
-            self.s_sent[n] = 0;
+            s.ptr = ((w as usize + 1) % v) as u8;
+            s.busy |= 1 << w;
+            s.cur = id;
+            s.vc = w as u8;
+            s.sent = 0;
+            s.len = p.len;
         }
-        let id = self.s_cur[n];
-        let w = self.s_vc[n] as usize;
+        let id = s.cur;
+        let w = s.vc as usize;
         let c = (self.routers * P + n) * v + w;
         if self.credits[c] == 0 {
+            self.src[n] = s;
             return;
         }
         self.credits[c] -= 1;
-        let len = self.pk[id as usize].len;
-        let k = self.s_sent[n];
-        let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == len { TAIL } else { 0 };
+        let k = s.sent;
+        let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == s.len { TAIL } else { 0 };
         let at = (self.now as usize + self.p.channel_delay as usize) & self.ring;
         let target = ((n * P + LOCAL) * v + w) as u32;
         self.flits[at].push(event(target, flit(id, flags)));
-        self.s_sent[n] += 1;
+        s.sent += 1;
         self.last_move = self.now;
-        if k + 1 == len {
-            self.s_busy[n * v + w] = false;
-            self.s_cur[n] = NONE;
+        if k + 1 == s.len {
+            s.busy &= !(1 << w);
+            s.cur = NONE;
             self.queue[n].pop_front();
             if self.queue[n].is_empty() {
                 self.s_active[n / 64] &= !(1 << (n % 64));
             }
         }
+        self.src[n] = s;
     }
 }
