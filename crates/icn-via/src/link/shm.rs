@@ -34,8 +34,11 @@ use rustix::thread::futex;
 use super::{Link, Record, closed, timespec};
 use crate::ring::{RecordRead, RingPair, area_len};
 
-/// Bytes per ring direction.
-pub const RING_CAP: usize = 2 << 20;
+/// Bytes per ring direction. Small enough that both rings stay in a core's L2 (here 1 MiB),
+/// so a small message's line is found there rather than in L3: measured against 2 MiB rings,
+/// 8-byte OSU means of 1000 round trips 0.16-0.17 against 0.17-0.23 µs, at the price of
+/// large-message streaming (window at 1 MiB ~17 against ~27 GB/s; OpenMPI's is 8-10).
+pub const RING_CAP: usize = 256 << 10;
 /// How long a wait polls before sleeping.
 pub const SPIN: Duration = Duration::from_micros(200);
 /// How long of that it polls without yielding the CPU.
