@@ -256,14 +256,12 @@ impl<M: Words> Ring<M> {
         let (mut idx, mut off) = (0usize, 0usize);
         let mut written = 0;
         while written < total {
-            let free = self.free()?;
-            if free < LINE {
+            let room = self.record_room()?;
+            if room < LINE {
                 break;
             }
+            let n = (total - written).min(room - RECORD_HEADER);
             let tail = self.tail.get();
-            let contiguous = self.cap - self.wrap(tail);
-            let room = free.min(contiguous) - RECORD_HEADER;
-            let n = (total - written).min(room);
             let at = self.data_off(r, tail);
             // gather the next `n` bytes of `bufs` into the record
             let mut put = 0;
@@ -278,11 +276,7 @@ impl<M: Words> Ring<M> {
                     off = 0;
                 }
             }
-            self.mem.store(at + 8, n as u64, Ordering::Relaxed);
-            // Publishes the record: the consumer acquires this stamp before reading a byte.
-            self.mem.store(at, tail.wrapping_add(1), Ordering::Release);
-            self.tail
-                .set(tail.wrapping_add(round_up(RECORD_HEADER + n) as u64));
+            self.publish(tail, n);
             written += n;
             while idx < bufs.len() && bufs[idx].is_empty() {
                 idx += 1;
@@ -295,23 +289,34 @@ impl<M: Words> Ring<M> {
     /// record, if it fits before both the consumer's head and the end of the data. Returns
     /// false, having written nothing, otherwise.
     fn write_one_record(&self, bufs: &[&[u8]], total: usize) -> Result<bool, RingError> {
-        let tail = self.tail.get();
-        let room = self.free()?.min(self.cap - self.wrap(tail));
-        if RECORD_HEADER + total > room {
+        if RECORD_HEADER + total > self.record_room()? {
             return Ok(false);
         }
-        let at = self.data_off(self.side, tail);
-        let mut put = at + RECORD_HEADER;
+        let tail = self.tail.get();
+        let mut put = self.data_off(self.side, tail) + RECORD_HEADER;
         for b in bufs {
             self.mem.copy_in(put, b);
             put += b.len();
         }
-        self.mem.store(at + 8, total as u64, Ordering::Relaxed);
-        // Publishes the record: the consumer acquires this stamp before reading a byte.
+        self.publish(tail, total);
+        Ok(true)
+    }
+
+    /// Producer: bytes a record at the tail may take, header included: the free space, but
+    /// not past the end of the data (records never wrap).
+    fn record_room(&self) -> Result<usize, RingError> {
+        Ok(self.free()?.min(self.cap - self.wrap(self.tail.get())))
+    }
+
+    /// Producer: publishes the record of `n` payload bytes already copied in at `tail` and
+    /// moves the tail past it.
+    fn publish(&self, tail: u64, n: usize) {
+        let at = self.data_off(self.side, tail);
+        self.mem.store(at + 8, n as u64, Ordering::Relaxed);
+        // The stamp is stored last: the consumer acquires it before reading a byte.
         self.mem.store(at, tail.wrapping_add(1), Ordering::Release);
         self.tail
-            .set(tail.wrapping_add(round_up(RECORD_HEADER + total) as u64));
-        Ok(true)
+            .set(tail.wrapping_add(round_up(RECORD_HEADER + n) as u64));
     }
 
     /// Consumer: copies up to `buf.len()` bytes out of the incoming ring. Returns whether the
