@@ -148,23 +148,10 @@ impl RegionTable {
         self.generation.fetch_add(1, Ordering::Release);
     }
 
-    /// [`RegionTable::translate`] through `cache`: same checks, same results.
-    pub(crate) fn translate_cached(
-        &self,
-        cache: &mut TranslationCache,
-        handle: MemHandle,
-        offset: u64,
-        len: u64,
-        ptag: Ptag,
-        access: Access,
-    ) -> std::result::Result<Arc<RegionInner>, CompletionStatus> {
-        self.translate_ref(cache, handle, offset, len, ptag, access)
-            .cloned()
-    }
-
-    /// [`RegionTable::translate_cached`] lending the region from the cache instead of
-    /// cloning it, for a use that ends before the cache is touched again.
-    pub(crate) fn translate_ref<'c>(
+    /// [`RegionTable::translate`] through `cache`: same checks, same results. The region is
+    /// lent from the cache; a caller that keeps it (a posted receive) clones the `Arc`, one
+    /// that only copies (a send) does not.
+    pub(crate) fn translate_cached<'c>(
         &self,
         cache: &'c mut TranslationCache,
         handle: MemHandle,

@@ -5,6 +5,7 @@
 use super::*;
 use crate::frame::{PREFIX_MAX, payload_pad};
 use crate::link::Record;
+use crate::memory::MemHandle;
 
 /// Outstanding payload bytes from which a wait reads straight into the destination.
 const DIRECT_READ_MIN: usize = 32 * 1024;
@@ -347,22 +348,8 @@ impl ViCore {
                 } else if !self.attrs.enable_rdma_write {
                     Err(CompletionStatus::RdmaProtectionError)
                 } else {
-                    self.table
-                        .translate_cached(
-                            &mut self.tcache,
-                            crate::memory::MemHandle(hdr.handle),
-                            hdr.offset,
-                            u64::from(hdr.len),
-                            self.attrs.ptag,
-                            Access::RemoteWrite,
-                        )
-                        .map(|r| {
-                            Some(Slot {
-                                region: r,
-                                offset: hdr.offset as usize,
-                                len: hdr.len as usize,
-                            })
-                        })
+                    let span = Segment::new(MemHandle(hdr.handle), hdr.offset, hdr.len);
+                    self.slot(span, Access::RemoteWrite).map(Some)
                 };
                 let needs_recv = is_send || imm.is_some();
                 let cap = self.recvs.front().map(|r| r.cap);
@@ -481,28 +468,17 @@ impl ViCore {
 
     fn answer_read(&mut self, req: Header) -> std::result::Result<(), String> {
         let target = if self.attrs.enable_rdma_read {
-            self.table.translate_cached(
-                &mut self.tcache,
-                crate::memory::MemHandle(req.handle),
-                req.offset,
-                u64::from(req.aux),
-                self.attrs.ptag,
-                Access::RemoteRead,
-            )
+            let span = Segment::new(MemHandle(req.handle), req.offset, req.aux);
+            self.slot(span, Access::RemoteRead)
         } else {
             Err(CompletionStatus::RdmaProtectionError)
         };
         match target {
-            Ok(region) => {
+            Ok(slot) => {
                 let resp = Header {
                     seq: req.seq,
                     len: req.aux,
                     ..Header::new(Kind::ReadResp)
-                };
-                let slot = Slot {
-                    region,
-                    offset: req.offset as usize,
-                    len: req.aux as usize,
                 };
                 self.send_frame(&resp, &[slot]).map_err(io_err)
             }

@@ -60,24 +60,30 @@ impl ViCore {
         // descriptor, a tenth of a small message's whole library cost.
         let mut slots = Slots::new();
         for s in segs {
-            slots.push(self.translate_one(s)?);
+            slots.push(self.slot(*s, Access::Local)?);
         }
         Ok(slots)
     }
 
-    fn translate_one(&mut self, s: &Segment) -> std::result::Result<Slot, CompletionStatus> {
+    /// Translates `span` (a local segment, or the peer's address of an RDMA) for use
+    /// `access` by this VI, keeping its region alive in the slot.
+    pub(super) fn slot(
+        &mut self,
+        span: Segment,
+        access: Access,
+    ) -> std::result::Result<Slot, CompletionStatus> {
         let region = self.table.translate_cached(
             &mut self.tcache,
-            s.handle,
-            s.offset,
-            u64::from(s.len),
+            span.handle,
+            span.offset,
+            u64::from(span.len),
             self.attrs.ptag,
-            Access::Local,
+            access,
         )?;
         Ok(Slot {
-            region,
-            offset: s.offset as usize,
-            len: s.len as usize,
+            region: region.clone(),
+            offset: span.offset as usize,
+            len: span.len as usize,
         })
     }
 
@@ -186,7 +192,7 @@ impl ViCore {
         hdr: &mut Header,
         seg: Segment,
     ) -> std::result::Result<io::Result<()>, CompletionStatus> {
-        let region = self.table.translate_ref(
+        let region = self.table.translate_cached(
             &mut self.tcache,
             seg.handle,
             seg.offset,
