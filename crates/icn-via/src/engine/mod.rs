@@ -335,15 +335,26 @@ impl ViCore {
         self.recv_done.pop_front()
     }
 
-    /// The oldest completion of queue `q`, if any (no progress made).
-    fn pop_done(&mut self, q: WorkQueue) -> Option<Completion> {
+    /// True if queue `q` has a completion (no progress made; acked sends are released).
+    fn has_done(&mut self, q: WorkQueue) -> bool {
         match q {
             WorkQueue::Send => {
                 if self.send_done.is_empty() {
                     self.drain_tracker();
                 }
-                self.send_done.pop_front()
+                !self.send_done.is_empty()
             }
+            WorkQueue::Recv => !self.recv_done.is_empty(),
+        }
+    }
+
+    /// The oldest completion of queue `q`, if any (no progress made).
+    fn pop_done(&mut self, q: WorkQueue) -> Option<Completion> {
+        if !self.has_done(q) {
+            return None;
+        }
+        match q {
+            WorkQueue::Send => self.send_done.pop_front(),
             WorkQueue::Recv => self.recv_done.pop_front(),
         }
     }
@@ -355,10 +366,10 @@ impl ViCore {
         // or so, so poll the engine a few thousand times first, without reading the clock
         // (two clock reads would cost about as much as the rest of the receive).
         if self.wire.as_ref().is_some_and(|w| w.link.polls()) {
+            if let Some(c) = self.pop_done(q) {
+                return Ok(c);
+            }
             for _ in 0..FAST_POLLS {
-                if let Some(c) = self.pop_done(q) {
-                    return Ok(c);
-                }
                 if self.ack_due.is_some() || self.wire.is_none() {
                     break;
                 }
@@ -458,14 +469,7 @@ impl ViCore {
     /// that would find the pipe empty is a wasted system call on tcp.
     fn progress_until(&mut self, q: WorkQueue) {
         while self.wire.is_some() {
-            let done = match q {
-                WorkQueue::Send => {
-                    self.drain_tracker();
-                    !self.send_done.is_empty()
-                }
-                WorkQueue::Recv => !self.recv_done.is_empty(),
-            };
-            if done {
+            if self.has_done(q) {
                 break;
             }
             match self.step() {

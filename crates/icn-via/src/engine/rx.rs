@@ -36,12 +36,12 @@ impl ViCore {
         if let Some(r) = self.step_small() {
             return r;
         }
+        let want = self.rx_prefix_len();
         let Some(wire) = self.wire.as_mut() else {
             return Ok(false);
         };
         match &mut self.rx {
             Rx::Header { buf, have } => {
-                let want = HEADER_LEN + payload_pad(self.rx_off, self.align);
                 let n = wire.read_some(&mut buf[*have..want]).map_err(io_err)?;
                 *have += n;
                 if *have < want {
@@ -123,7 +123,7 @@ impl ViCore {
     /// message: one copy out of the ring, one into the receive, no state-machine round
     /// trips). Anything else goes back to the byte-stream path, in order.
     fn on_record(&mut self, rec: &[u8]) -> std::result::Result<(), String> {
-        let want = HEADER_LEN + payload_pad(self.rx_off, self.align);
+        let want = self.rx_prefix_len();
         if let (Some(head), Some(payload)) = (rec.first_chunk::<HEADER_LEN>(), rec.get(want..)) {
             let hdr = Header::decode(head).map_err(|e| format!("bad frame from peer: {e}"))?;
             if hdr.kind == Kind::Send
@@ -245,6 +245,7 @@ impl ViCore {
         if !matches!(self.rx, Rx::Header { have: 0, .. }) {
             return None;
         }
+        let want = self.rx_prefix_len();
         let wire = self.wire.as_mut()?;
         if wire.has_stashed() {
             return None;
@@ -253,7 +254,6 @@ impl ViCore {
             [s] if s.len >= DIRECT_READ_MIN => s.clone(),
             _ => return None,
         };
-        let want = HEADER_LEN + payload_pad(self.rx_off, self.align);
         let mut head = [0u8; PREFIX_MAX];
         let n = {
             let mut mem = slot.region.lock();
@@ -309,6 +309,12 @@ impl ViCore {
                 .map_err(io_err)?;
         }
         Ok(())
+    }
+
+    /// Bytes before the payload of the next frame received: its header and the alignment
+    /// padding ([`payload_pad`]) at the receive stream offset.
+    fn rx_prefix_len(&self) -> usize {
+        HEADER_LEN + payload_pad(self.rx_off, self.align)
     }
 
     /// Decodes the header of a frame whose prefix (header and padding) was `prefix_len`

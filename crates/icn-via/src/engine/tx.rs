@@ -192,6 +192,10 @@ impl ViCore {
         hdr: &mut Header,
         seg: Segment,
     ) -> std::result::Result<io::Result<()>, CompletionStatus> {
+        // The ack first: the region borrow below holds `self`. If the translation then
+        // fails, the ack is moot: acks are owed only on reliable VIs, and a local
+        // protection error breaks those.
+        self.piggyback_ack(hdr);
         let region = self.table.translate_cached(
             &mut self.tcache,
             seg.handle,
@@ -200,10 +204,6 @@ impl ViCore {
             self.attrs.ptag,
             Access::Local,
         )?;
-        if let Some(a) = self.ack_due.take() {
-            hdr.set_ack(a);
-            self.unacked = 0;
-        }
         let Some(wire) = self.wire.as_mut() else {
             return Ok(Err(io::Error::other("not connected")));
         };
