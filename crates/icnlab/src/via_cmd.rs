@@ -214,28 +214,43 @@ fn run_with_child(
         Provider::Tcp => "127.0.0.1:0".to_string(),
         Provider::Shm => format!("/icnlab-via-bench/{}", std::process::id()),
     };
+    with_child_server(args.child_args(&listen), "benchmark server", |addr| {
+        pin();
+        let ep = Endpoint::connect(addr, cfg.reliability)?;
+        Ok(bench::client(&ep, args.kind(), cfg)?)
+    })
+}
+
+/// Starts this executable again with `child_args` as the server side of a two-process run,
+/// waits for its `READY <address>` line, runs `client` against the address and reaps the
+/// child (killing it if the client failed: it may still be waiting for a connection).
+fn with_child_server<T>(
+    child_args: Vec<String>,
+    what: &str,
+    client: impl FnOnce(&str) -> Result<T>,
+) -> Result<T> {
     let exe = std::env::current_exe().context("locating the icnlab executable")?;
     let mut child = Command::new(exe)
-        .args(args.child_args(&listen))
+        .args(child_args)
         .stdout(Stdio::piped())
         .spawn()
-        .context("starting the benchmark server process")?;
+        .with_context(|| format!("starting the {what} process"))?;
     let mut line = String::new();
     BufReader::new(child.stdout.take().context("server stdout")?).read_line(&mut line)?;
     let Some(addr) = line.trim().strip_prefix("READY ") else {
         let _ = child.kill();
-        bail!("benchmark server did not start: {line:?}");
+        bail!("{what} did not start: {line:?}");
     };
-    pin();
-    let ep = Endpoint::connect(addr, cfg.reliability)?;
-    let rows = bench::client(&ep, args.kind(), cfg);
-    drop(ep);
-    let status = child.wait()?;
-    let rows = rows?;
-    if !status.success() {
-        bail!("benchmark server exited with {status}");
+    let out = client(addr);
+    if out.is_err() {
+        let _ = child.kill();
     }
-    Ok(rows)
+    let status = child.wait()?;
+    let out = out?;
+    if !status.success() {
+        bail!("{what} exited with {status}");
+    }
+    Ok(out)
 }
 
 fn raw_name(sock: RawSocket) -> &'static str {
@@ -279,19 +294,8 @@ fn raw_serve(sock: &str, kind: Kind, cfg: &BenchConfig) -> Result<()> {
 /// Runs the raw `sock` baseline against a child `icnlab via ... --raw-server` process.
 fn run_raw_with_child(args: &ViaArgs, cfg: &BenchConfig, sock: RawSocket) -> Result<Vec<Row>> {
     use std::os::linux::net::SocketAddrExt;
-    let exe = std::env::current_exe().context("locating the icnlab executable")?;
-    let mut child = Command::new(exe)
-        .args(args.raw_child_args(raw_name(sock)))
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("starting the raw baseline process")?;
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().context("raw server stdout")?).read_line(&mut line)?;
-    let Some(addr) = line.trim().strip_prefix("READY ") else {
-        let _ = child.kill();
-        bail!("raw baseline server did not start: {line:?}");
-    };
-    let rows = (|| -> Result<Vec<Row>> {
+    let child_args = args.raw_child_args(raw_name(sock));
+    with_child_server(child_args, "raw baseline server", |addr| {
         Ok(match sock {
             RawSocket::Tcp => {
                 let mut s = std::net::TcpStream::connect(addr)?;
@@ -304,17 +308,7 @@ fn run_raw_with_child(args: &ViaArgs, cfg: &BenchConfig, sock: RawSocket) -> Res
                 bench::raw_client(&mut s, args.kind(), cfg)?
             }
         })
-    })();
-    if rows.is_err() {
-        // e.g. the connection failed: the child may still be waiting in accept
-        let _ = child.kill();
-    }
-    let status = child.wait()?;
-    let rows = rows?;
-    if !status.success() {
-        bail!("raw baseline server exited with {status}");
-    }
-    Ok(rows)
+    })
 }
 
 fn print_results(args: &ViaArgs, results: &[(String, Vec<Row>)]) -> Result<()> {
