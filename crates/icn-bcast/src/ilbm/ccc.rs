@@ -84,6 +84,20 @@ pub struct CyclePlan {
     pub up_lateral_first: bool,
 }
 
+impl CyclePlan {
+    /// The plan whose lateral-first choices are the two bits of `flags` (bit 0: down wave,
+    /// bit 1: up wave), as the plan searches enumerate them.
+    fn with_flags(entry: usize, order: [Port; 3], down: usize, flags: u8) -> Self {
+        CyclePlan {
+            entry,
+            order,
+            down,
+            down_lateral_first: flags & 1 != 0,
+            up_lateral_first: flags & 2 != 0,
+        }
+    }
+}
+
 /// The counters carried by a CCCBrd message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CccHeader {
@@ -382,13 +396,7 @@ impl CccBrd {
                     if (flags & 1 != 0 && !down_matters) || (flags & 2 != 0 && !up_matters) {
                         continue;
                     }
-                    let plan = CyclePlan {
-                        entry,
-                        order,
-                        down,
-                        down_lateral_first: flags & 1 != 0,
-                        up_lateral_first: flags & 2 != 0,
-                    };
+                    let plan = CyclePlan::with_flags(entry, order, down, flags);
                     let bound = best.as_ref().map_or(usize::MAX, |((t, _), _)| *t);
                     let Some((time, sched)) = self.plan_time(&plan, free, bound) else {
                         continue;
@@ -624,13 +632,7 @@ mod tests {
             }
             for down in 0..brd.h {
                 for flags in 0..4u8 {
-                    let plan = CyclePlan {
-                        entry,
-                        order,
-                        down,
-                        down_lateral_first: flags & 1 != 0,
-                        up_lateral_first: flags & 2 != 0,
-                    };
+                    let plan = CyclePlan::with_flags(entry, order, down, flags);
                     let sched = brd.schedule(&plan, free);
                     let mut time = sched.covered;
                     for l in sched.laterals() {
