@@ -4,8 +4,8 @@
 //! cycles); `BENCH_CYCLES=n` shortens the measured window (e.g. under callgrind). Wall-clock
 //! time of the whole replication; `icnlab bench xswitch vc-router` reports CPU time too.
 
-use icn_engine::Model;
 use icn_engine::model::NoProgress;
+use icn_engine::{Metrics, Model};
 use icn_thnet::bench::{ROUTERS, vc_router_config, xswitch_config};
 use icn_thnet::vc_model::VcRouter;
 use icn_thnet::xswitch_model::XSwitch;
@@ -19,26 +19,30 @@ fn main() {
     if only != "vc" {
         let mut cfg = xswitch_config();
         cfg.measure = cycles.unwrap_or(cfg.measure);
-        let t = Instant::now();
-        let m = XSwitch::run(&cfg, 1, &NoProgress).expect("runs");
-        let s = t.elapsed().as_secs_f64();
+        let (m, rate, s) = timed(|| XSwitch::run(&cfg, 1, &NoProgress));
         println!(
-            "xswitch   {:5.1} M switch-cycles/s ({s:.2} s; accepted {:.3} B/node/cycle)",
-            ROUTERS as f64 * m.value("cycles_simulated") / s / 1e6,
+            "xswitch   {rate:5.1} M switch-cycles/s ({s:.2} s; accepted {:.3} B/node/cycle)",
             m.value("accepted"),
         );
     }
     if only != "xswitch" {
         let mut cfg = vc_router_config();
         cfg.measure = cycles.unwrap_or(cfg.measure);
-        let t = Instant::now();
-        let m = VcRouter::run(&cfg, 1, &NoProgress).expect("runs");
-        let s = t.elapsed().as_secs_f64();
+        let (m, rate, s) = timed(|| VcRouter::run(&cfg, 1, &NoProgress));
         println!(
-            "vc-router {:5.1} M router-cycles/s ({s:.2} s; accepted {:.3} flits/node/cycle, latency {:.1})",
-            ROUTERS as f64 * m.value("cycles_simulated") / s / 1e6,
+            "vc-router {rate:5.1} M router-cycles/s ({s:.2} s; accepted {:.3} flits/node/cycle, latency {:.1})",
             m.value("accepted"),
             m.value("latency_mean"),
         );
     }
+}
+
+/// Runs one replication; returns its metrics, the rate in M router- (switch-) cycles per
+/// second of wall-clock time, and the seconds it took.
+fn timed<E: std::fmt::Debug>(run: impl FnOnce() -> Result<Metrics, E>) -> (Metrics, f64, f64) {
+    let t = Instant::now();
+    let m = run().expect("runs");
+    let s = t.elapsed().as_secs_f64();
+    let rate = ROUTERS as f64 * m.value("cycles_simulated") / s / 1e6;
+    (m, rate, s)
 }
