@@ -61,13 +61,10 @@ struct PostedRecv {
 
 /// What to do when the payload of the current frame has been read.
 enum OnDone {
-    Recv {
-        desc: Descriptor,
-        imm: Option<u32>,
-    },
-    RdmaWrite {
+    /// A send or RDMA write was placed; `recv` is the receive it consumed (a send, or an
+    /// RDMA write with immediate data), completed with the header's length and immediate.
+    Place {
         recv: Option<Descriptor>,
-        imm: Option<u32>,
     },
     ReadResp,
     Discard {
