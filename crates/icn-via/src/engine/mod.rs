@@ -118,7 +118,7 @@ pub(crate) struct ViCore {
     rx: Rx,
     scratch: Vec<u8>,
     /// Where a small frame is taken whole off the link ([`ViCore::step`]).
-    small_rec: Vec<u8>,
+    small_rec: Box<[u8]>,
     tx_buf: Vec<u8>,
     pub send_cq: Option<Arc<CqShared>>,
     pub recv_cq: Option<Arc<CqShared>>,
@@ -152,7 +152,7 @@ impl ViCore {
             recv_done: VecDeque::new(),
             rx: Rx::idle(),
             scratch: vec![0; 64 * 1024],
-            small_rec: Vec::new(),
+            small_rec: vec![0; rx::SMALL_RECORD].into_boxed_slice(),
             tx_buf: Vec::new(),
             send_cq: None,
             recv_cq: None,

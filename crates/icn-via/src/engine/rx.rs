@@ -10,7 +10,7 @@ use crate::memory::MemHandle;
 /// Outstanding payload bytes from which a wait reads straight into the destination.
 const DIRECT_READ_MIN: usize = 32 * 1024;
 /// Largest link record (header and payload) the small-frame path takes in one copy.
-const SMALL_RECORD: usize = 256;
+pub(super) const SMALL_RECORD: usize = 256;
 
 impl ViCore {
     /// Reads and handles every frame available without blocking.
@@ -106,8 +106,9 @@ impl ViCore {
         }
         let wire = self.wire.as_mut()?;
         // A buffer kept in the VI, not a fresh zeroed array: this runs on every poll.
+        // Taken out for the call (`on_record` needs `&mut self`) and put back: a boxed slice
+        // moves as a pointer.
         let mut rec = std::mem::take(&mut self.small_rec);
-        rec.resize(SMALL_RECORD, 0);
         let done = match wire.read_record(&mut rec) {
             Err(e) => Some(Err(io_err(e))),
             Ok(Record::Empty) => Some(Ok(false)),
