@@ -114,11 +114,34 @@ pub fn run<R: Rng>(
 
 /// Packets a message of `bytes` is cut into on `pipe` (at least one).
 pub fn packets(pipe: &Pipeline, bytes: u64) -> u64 {
-    let chunk = pipe.chunk_bytes.max(1);
-    let packet = pipe.packet_bytes.clamp(1, chunk);
-    let full = bytes / chunk;
-    let rest = bytes % chunk;
-    (full * chunk.div_ceil(packet) + rest.div_ceil(packet)).max(1)
+    split(pipe, bytes).count() as u64
+}
+
+/// One packet of a message as [`split`] cuts it.
+struct Piece {
+    bytes: u64,
+    /// First packet of its chunk (DMA).
+    chunk_first: bool,
+    /// Pages its chunk spans.
+    chunk_pages: u64,
+}
+
+/// Cuts a message of `bytes` into chunks of at most `chunk_bytes` (one DMA each) and those
+/// into packets of at most `packet_bytes`, in order; an empty message is one empty packet.
+fn split(pipe: &Pipeline, bytes: u64) -> impl Iterator<Item = Piece> + '_ {
+    let chunk_max = pipe.chunk_bytes.max(1);
+    let packet_max = pipe.packet_bytes.clamp(1, chunk_max);
+    let chunks = bytes.div_ceil(chunk_max).max(1);
+    (0..chunks).flat_map(move |k| {
+        let chunk = (bytes - k * chunk_max).min(chunk_max);
+        let chunk_pages = chunk.div_ceil(pipe.page_bytes).max(1);
+        let packets = chunk.div_ceil(packet_max).max(1);
+        (0..packets).map(move |j| Piece {
+            bytes: (chunk - j * packet_max).min(packet_max),
+            chunk_first: j == 0,
+            chunk_pages,
+        })
+    })
 }
 
 struct Sim<'a> {
@@ -145,38 +168,19 @@ struct Sim<'a> {
 impl<'a> Sim<'a> {
     fn new(pipe: &'a Pipeline, msgs: &'a [Message]) -> Self {
         let mut chunks = Vec::new();
-        let chunk_max = pipe.chunk_bytes.max(1);
-        let packet_max = pipe.packet_bytes.clamp(1, chunk_max);
         for (m, msg) in msgs.iter().enumerate() {
             let first = chunks.len();
-            let mut left = msg.bytes;
-            loop {
-                let chunk = left.min(chunk_max);
-                let chunk_pages = chunk.div_ceil(pipe.page_bytes).max(1);
-                let mut in_chunk = chunk;
-                let mut chunk_first = true;
-                loop {
-                    let bytes = in_chunk.min(packet_max);
-                    chunks.push(Chunk {
-                        msg: m,
-                        idx: chunks.len() - first,
-                        chunk_first,
-                        chunk_pages,
-                        last: false,
-                        bytes,
-                        stage: 0,
-                        ready: 0,
-                    });
-                    chunk_first = false;
-                    in_chunk -= bytes;
-                    if in_chunk == 0 {
-                        break;
-                    }
-                }
-                left -= chunk;
-                if left == 0 {
-                    break;
-                }
+            for piece in split(pipe, msg.bytes) {
+                chunks.push(Chunk {
+                    msg: m,
+                    idx: chunks.len() - first,
+                    chunk_first: piece.chunk_first,
+                    chunk_pages: piece.chunk_pages,
+                    last: false,
+                    bytes: piece.bytes,
+                    stage: 0,
+                    ready: 0,
+                });
             }
             if let Some(c) = chunks.last_mut() {
                 c.last = true;
