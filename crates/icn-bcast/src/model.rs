@@ -122,6 +122,8 @@ impl Model for Bcast {
     const NAME: &'static str = "bcast";
     const ABOUT: &'static str = "Broadcast on CCC/hypercube/mesh/torus/ring/any graph: CLBM, ULBM, ILBM (CCCBrd), exact optimum";
     type Config = BcastConfig;
+    /// Nothing to parse ahead of the runs: the prepared point is the validated config.
+    type Prepared = BcastConfig;
 
     fn validate(cfg: &BcastConfig) -> Result<(), Invalid> {
         Invalid::check(
@@ -163,7 +165,16 @@ impl Model for Bcast {
         cfg.build().map_or(1, |(_, _, s)| s.len() as u64)
     }
 
-    fn run(cfg: &BcastConfig, seed: u64, progress: &dyn Progress) -> Result<Metrics, ModelError> {
+    fn prepare(cfg: &BcastConfig, _ctx: &icn_engine::Context) -> Result<BcastConfig, Invalid> {
+        Self::validate(cfg)?;
+        Ok(cfg.clone())
+    }
+
+    fn run_prepared(
+        cfg: &BcastConfig,
+        seed: u64,
+        progress: &dyn Progress,
+    ) -> Result<Metrics, ModelError> {
         let (g, scheme, sources) = cfg.build()?;
         let opts = cfg.options(seed);
         let fail = |e: crate::schemes::SchemeError| ModelError::Failed(e.to_string());

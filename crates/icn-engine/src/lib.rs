@@ -20,4 +20,4 @@ pub mod stats;
 
 pub use config::{ConfigError, ExperimentFile, Invalid};
 pub use metrics::{Metric, Metrics, Table};
-pub use model::{Model, ModelError, Progress};
+pub use model::{Context, Model, ModelError, Progress};

@@ -169,6 +169,8 @@ impl Model for Nic {
     const ABOUT: &'static str =
         "VIA NIC pipeline timing (Berkeley VIA, MyVIA, GM, M-VIA) on Myrinet LANai4/9 and Ethernet";
     type Config = Config;
+    /// Nothing to parse ahead of the runs: the prepared point is the validated config.
+    type Prepared = Config;
 
     fn validate(cfg: &Config) -> Result<(), Invalid> {
         const MAX: u64 = 1 << 24;
@@ -227,7 +229,16 @@ impl Model for Nic {
         cfg.sizes.len() as u64 + 1
     }
 
-    fn run(cfg: &Config, seed: u64, progress: &dyn Progress) -> Result<Metrics, ModelError> {
+    fn prepare(cfg: &Config, _ctx: &icn_engine::Context) -> Result<Config, Invalid> {
+        Self::validate(cfg)?;
+        Ok(cfg.clone())
+    }
+
+    fn run_prepared(
+        cfg: &Config,
+        seed: u64,
+        progress: &dyn Progress,
+    ) -> Result<Metrics, ModelError> {
         Self::validate(cfg)?;
         let pipe = build(&cfg.profile, &cfg.design, cfg.switches(), cfg.tlb_hit_rate)?;
         let mut m = Metrics::default();

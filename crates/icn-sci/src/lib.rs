@@ -51,6 +51,8 @@ impl Model for Sci {
     const ABOUT: &'static str =
         "cycle-level SCI ring: A/B aging vs intelligent A/B aging queue allocation";
     type Config = SciConfig;
+    /// Nothing to parse ahead of the runs: the prepared point is the validated config.
+    type Prepared = SciConfig;
 
     fn validate(cfg: &SciConfig) -> Result<(), Invalid> {
         cfg.validate()
@@ -65,7 +67,16 @@ impl Model for Sci {
         }
     }
 
-    fn run(cfg: &SciConfig, seed: u64, progress: &dyn Progress) -> Result<Metrics, ModelError> {
+    fn prepare(cfg: &SciConfig, _ctx: &icn_engine::Context) -> Result<SciConfig, Invalid> {
+        Self::validate(cfg)?;
+        Ok(cfg.clone())
+    }
+
+    fn run_prepared(
+        cfg: &SciConfig,
+        seed: u64,
+        progress: &dyn Progress,
+    ) -> Result<Metrics, ModelError> {
         match cfg.transmitter {
             Transmitter::Standard => Ok(metrics_of(&simulate(cfg, seed, false, progress)?, "")),
             Transmitter::Intelligent => Ok(metrics_of(&simulate(cfg, seed, true, progress)?, "")),

@@ -18,8 +18,8 @@
 //! 128 B / 4 KB mix is `size = 128, size_large = 4096`).
 
 use crate::topology::Grid;
-use icn_engine::Invalid;
 use icn_engine::rng::{Rng, SimRng};
+use icn_engine::{Context, Invalid};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,6 +112,30 @@ pub struct TraceRow {
 pub struct Arrival {
     pub dst: usize,
     pub size: u32,
+}
+
+/// Resolves the file names in a `topology = "file:PATH"` spec and `traffic.trace_file`
+/// against the experiment file's folder.
+pub fn resolve_paths(topology: &mut String, t: &mut TrafficConfig, ctx: &Context) {
+    if let Some(path) = topology.strip_prefix("file:") {
+        *topology = format!("file:{}", ctx.resolve(path).display());
+    }
+    if !t.trace_file.is_empty() {
+        t.trace_file = ctx.resolve(&t.trace_file).display().to_string();
+    }
+}
+
+/// The warm-up / measurement / drain windows both models share, each bounded so that a
+/// typo cannot ask for centuries of simulated time.
+pub fn check_windows(warmup: u64, measure: u64, drain: u64) -> Result<(), Invalid> {
+    Invalid::check(
+        (1..=1 << 36).contains(&measure),
+        "measure",
+        "1 ..= 2^36 cycles",
+        measure,
+    )?;
+    Invalid::check(warmup <= 1 << 36, "warmup", "0 ..= 2^36 cycles", warmup)?;
+    Invalid::check(drain <= 1 << 36, "drain", "0 ..= 2^36 cycles", drain)
 }
 
 /// Checks the traffic table against the network size and returns the parsed trace, if any.

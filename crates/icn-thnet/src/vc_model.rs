@@ -14,10 +14,18 @@ use crate::vcnet::{PacketDone, VcNet, VcObserver, VcParams};
 pub use crate::xswitch_model::OnDeadlock;
 use icn_engine::rng::stream;
 use icn_engine::stats::{Histogram, Summary, jain_fairness};
-use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Table};
+use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
 use serde::{Deserialize, Serialize};
 
 pub struct VcRouter;
+
+/// A prepared `vc-router` point: the config with its paths resolved, the topology and trace
+/// parsed once for all replications.
+pub struct VcRouterPoint {
+    pub cfg: VcRouterConfig,
+    topo: Topology,
+    trace: Vec<traffic::TraceRow>,
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -147,8 +155,15 @@ impl Model for VcRouter {
     const NAME: &'static str = "vc-router";
     const ABOUT: &'static str = "input-queued virtual-channel router network with BookSim2 iq conventions (comparison for TH-Net)";
     type Config = VcRouterConfig;
+    type Prepared = VcRouterPoint;
 
     fn validate(cfg: &VcRouterConfig) -> Result<(), Invalid> {
+        Self::prepare(cfg, &Context::default()).map(drop)
+    }
+
+    fn prepare(cfg: &VcRouterConfig, ctx: &Context) -> Result<VcRouterPoint, Invalid> {
+        let mut cfg = cfg.clone();
+        traffic::resolve_paths(&mut cfg.topology, &mut cfg.traffic, ctx);
         let topo = cfg.topology()?;
         cfg.params().validate()?;
         Invalid::check(
@@ -158,41 +173,25 @@ impl Model for VcRouter {
             cfg.load,
         )?;
         cfg.sizes().validate(MAX_SIZE)?;
-        traffic::validate(&cfg.traffic, topo.nias(), topo.grid, MAX_SIZE)?;
-        Invalid::check(
-            (1..=1 << 36).contains(&cfg.measure),
-            "measure",
-            "1 ..= 2^36 cycles",
-            cfg.measure,
-        )?;
-        Invalid::check(
-            cfg.warmup <= 1 << 36,
-            "warmup",
-            "0 ..= 2^36 cycles",
-            cfg.warmup,
-        )?;
-        Invalid::check(
-            cfg.drain <= 1 << 36,
-            "drain",
-            "0 ..= 2^36 cycles",
-            cfg.drain,
-        )
+        let trace = traffic::validate(&cfg.traffic, topo.nias(), topo.grid, MAX_SIZE)?;
+        traffic::check_windows(cfg.warmup, cfg.measure, cfg.drain)?;
+        Ok(VcRouterPoint { cfg, topo, trace })
     }
 
     fn work(cfg: &VcRouterConfig) -> u64 {
         cfg.warmup + cfg.measure
     }
 
-    fn run(
-        cfg: &VcRouterConfig,
+    fn run_prepared(
+        point: &VcRouterPoint,
         seed: u64,
         progress: &dyn Progress,
     ) -> Result<Metrics, ModelError> {
-        Self::validate(cfg)?;
-        let topo = cfg.topology()?;
+        let cfg = &point.cfg;
+        let topo = &point.topo;
         let grid = topo.grid.expect("checked");
         let n = topo.nias();
-        let trace = traffic::validate(&cfg.traffic, n, topo.grid, MAX_SIZE)?;
+        let trace = &point.trace;
         let workload = Workload::new(&cfg.traffic, n, topo.grid, cfg.sizes());
         let rate = cfg.load / cfg.sizes().mean();
         let is_trace = cfg.traffic.pattern == traffic::Pattern::Trace;

@@ -16,11 +16,20 @@ use crate::traffic::{self, Sizes, Source, TrafficConfig, Workload};
 use crate::xnet::{NetParams, Network, Observer};
 use icn_engine::rng::stream;
 use icn_engine::stats::{Histogram, Summary, jain_fairness};
-use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Table};
+use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 pub struct XSwitch;
+
+/// A prepared `xswitch` point: the config with its paths resolved, the topology and trace
+/// parsed once for all replications.
+pub struct XSwitchPoint {
+    pub cfg: XSwitchConfig,
+    topo: Topology,
+    trace: Vec<traffic::TraceRow>,
+    traced: Option<usize>,
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -160,8 +169,15 @@ impl Model for XSwitch {
     const NAME: &'static str = "xswitch";
     const ABOUT: &'static str = "TH-Net X-Switch network at symbol level: STOP/GO FIFOs, circulating-priority outputs, frame splitting";
     type Config = XSwitchConfig;
+    type Prepared = XSwitchPoint;
 
     fn validate(cfg: &XSwitchConfig) -> Result<(), Invalid> {
+        Self::prepare(cfg, &Context::default()).map(drop)
+    }
+
+    fn prepare(cfg: &XSwitchConfig, ctx: &Context) -> Result<XSwitchPoint, Invalid> {
+        let mut cfg = cfg.clone();
+        traffic::resolve_paths(&mut cfg.topology, &mut cfg.traffic, ctx);
         let topo = Topology::from_spec(&cfg.topology)?;
         cfg.params().validate()?;
         Invalid::check(
@@ -171,37 +187,30 @@ impl Model for XSwitch {
             cfg.load,
         )?;
         cfg.sizes().validate(MAX_SIZE)?;
-        traffic::validate(&cfg.traffic, topo.nias(), topo.grid, MAX_SIZE)?;
-        Invalid::check(
-            (1..=1 << 36).contains(&cfg.measure),
-            "measure",
-            "1 ..= 2^36 cycles",
-            cfg.measure,
-        )?;
-        Invalid::check(
-            cfg.warmup <= 1 << 36,
-            "warmup",
-            "0 ..= 2^36 cycles",
-            cfg.warmup,
-        )?;
-        Invalid::check(
-            cfg.drain <= 1 << 36,
-            "drain",
-            "0 ..= 2^36 cycles",
-            cfg.drain,
-        )?;
-        trace_port(cfg, &topo).map(|_| ())
+        let trace = traffic::validate(&cfg.traffic, topo.nias(), topo.grid, MAX_SIZE)?;
+        traffic::check_windows(cfg.warmup, cfg.measure, cfg.drain)?;
+        let traced = trace_port(&cfg, &topo)?;
+        Ok(XSwitchPoint {
+            cfg,
+            topo,
+            trace,
+            traced,
+        })
     }
 
     fn work(cfg: &XSwitchConfig) -> u64 {
         cfg.warmup + cfg.measure
     }
 
-    fn run(cfg: &XSwitchConfig, seed: u64, progress: &dyn Progress) -> Result<Metrics, ModelError> {
-        Self::validate(cfg)?;
-        let topo = Topology::from_spec(&cfg.topology)?;
+    fn run_prepared(
+        point: &XSwitchPoint,
+        seed: u64,
+        progress: &dyn Progress,
+    ) -> Result<Metrics, ModelError> {
+        let cfg = &point.cfg;
+        let topo = point.topo.clone();
         let n = topo.nias();
-        let trace = traffic::validate(&cfg.traffic, n, topo.grid, MAX_SIZE)?;
+        let trace = &point.trace;
         let workload = Workload::new(&cfg.traffic, n, topo.grid, cfg.sizes());
         let rate = cfg.load / cfg.sizes().mean();
         let is_trace = cfg.traffic.pattern == traffic::Pattern::Trace;
@@ -215,9 +224,8 @@ impl Model for XSwitch {
                 )
             })
             .collect();
-        let traced = trace_port(cfg, &topo)?;
         let mut net = Network::new(topo, cfg.params())?;
-        net.grant_log = traced.map(|o| (o, Vec::new()));
+        net.grant_log = point.traced.map(|o| (o, Vec::new()));
         let end = cfg.warmup + cfg.measure;
         let mut st = Stats {
             n,

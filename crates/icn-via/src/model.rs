@@ -89,6 +89,8 @@ impl Model for ViaBench {
     const NAME: &'static str = "via-bench";
     const ABOUT: &'static str = "VIA pingpong/window measured over icn-via (shm, tcp) and raw TCP/Unix sockets on this machine";
     type Config = ViaBenchConfig;
+    /// Nothing to parse ahead of the runs: the prepared point is the validated config.
+    type Prepared = ViaBenchConfig;
 
     fn validate(c: &ViaBenchConfig) -> Result<(), Invalid> {
         let raw = matches!(c.transport, Transport::RawTcp | Transport::RawUnix);
@@ -127,7 +129,19 @@ impl Model for ViaBench {
         }
     }
 
-    fn run(c: &ViaBenchConfig, _seed: u64, progress: &dyn Progress) -> Result<Metrics, ModelError> {
+    fn prepare(
+        cfg: &ViaBenchConfig,
+        _ctx: &icn_engine::Context,
+    ) -> Result<ViaBenchConfig, Invalid> {
+        Self::validate(cfg)?;
+        Ok(cfg.clone())
+    }
+
+    fn run_prepared(
+        c: &ViaBenchConfig,
+        _seed: u64,
+        progress: &dyn Progress,
+    ) -> Result<Metrics, ModelError> {
         let _only_us = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let cfg = c.bench();
         let rows = match c.transport {

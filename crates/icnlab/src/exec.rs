@@ -11,7 +11,7 @@ use crate::report::PointResult;
 use icn_engine::config::{ExperimentFile, SweepPoint};
 use icn_engine::model::ModelError;
 use icn_engine::rng::derive_seed;
-use icn_engine::{ConfigError, Metrics, Model, Progress};
+use icn_engine::{ConfigError, Context, Metrics, Model, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::marker::PhantomData;
@@ -59,15 +59,18 @@ impl<M> ModelRunner<M> {
 }
 
 impl<M: Model> ModelRunner<M> {
-    fn configs(
+    /// Types, validates and prepares every point (paths relative to the experiment file),
+    /// so that every input error is reported before anything runs.
+    fn prepare(
         file: &ExperimentFile,
         points: &[SweepPoint],
-    ) -> Result<Vec<M::Config>, ConfigError> {
+    ) -> Result<Vec<(M::Config, M::Prepared)>, ConfigError> {
+        let ctx = Context::for_file(&file.path);
         points
             .iter()
             .map(|p| {
                 let cfg: M::Config = file.typed(&p.body)?;
-                M::validate(&cfg).map_err(|mut inner| {
+                let prepared = M::prepare(&cfg, &ctx).map_err(|mut inner| {
                     if !p.params.is_empty() {
                         inner.message.push_str(&format!(
                             " (sweep point {})",
@@ -76,7 +79,7 @@ impl<M: Model> ModelRunner<M> {
                     }
                     ConfigError::invalid(&file.path, inner)
                 })?;
-                Ok(cfg)
+                Ok((cfg, prepared))
             })
             .collect()
     }
@@ -100,7 +103,7 @@ impl<M: Model> Runner for ModelRunner<M> {
     }
 
     fn check(&self, file: &ExperimentFile, points: &[SweepPoint]) -> Result<(), ConfigError> {
-        Self::configs(file, points).map(drop)
+        Self::prepare(file, points).map(drop)
     }
 
     fn execute(
@@ -109,12 +112,12 @@ impl<M: Model> Runner for ModelRunner<M> {
         points: &[SweepPoint],
         opts: ExecOptions,
     ) -> Result<Vec<PointResult>, ExecError> {
-        let configs = Self::configs(file, points)?;
+        let configs = Self::prepare(file, points)?;
         let reps = file.replications as usize;
         let jobs: Vec<(usize, u64)> = (0..points.len())
             .flat_map(|p| (0..reps as u64).map(move |r| (p, r)))
             .collect();
-        let total: u64 = configs.iter().map(|c| M::work(c)).sum::<u64>() * reps as u64;
+        let total: u64 = configs.iter().map(|(c, _)| M::work(c)).sum::<u64>() * reps as u64;
         let bar = if opts.progress {
             ProgressBar::new(total)
         } else {
@@ -133,7 +136,9 @@ impl<M: Model> Runner for ModelRunner<M> {
             .map_err(|e| ExecError::Failed(format!("cannot start worker threads: {e}")))?;
         let results: Vec<Result<Metrics, ModelError>> = pool.install(|| {
             jobs.par_iter()
-                .map(|&(p, r)| M::run(&configs[p], derive_seed(file.seed, r), &BarProgress(&bar)))
+                .map(|&(p, r)| {
+                    M::run_prepared(&configs[p].1, derive_seed(file.seed, r), &BarProgress(&bar))
+                })
                 .collect()
         });
         bar.finish_and_clear();
@@ -160,7 +165,7 @@ impl<M: Model> Runner for ModelRunner<M> {
             .iter()
             .zip(configs)
             .zip(per_point)
-            .map(|((point, cfg), reps)| PointResult {
+            .map(|((point, (cfg, _)), reps)| PointResult {
                 index: point.index,
                 params: point
                     .params

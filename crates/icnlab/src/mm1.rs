@@ -40,6 +40,8 @@ impl Model for Mm1 {
     const NAME: &'static str = "mm1";
     const ABOUT: &'static str = "M/M/1 queue with an exact answer: the pipeline's self-check";
     type Config = Mm1Config;
+    /// Nothing to parse ahead of the runs: the prepared point is the validated config.
+    type Prepared = Mm1Config;
 
     fn validate(cfg: &Mm1Config) -> Result<(), Invalid> {
         Invalid::check(
@@ -66,7 +68,16 @@ impl Model for Mm1 {
         cfg.warmup + cfg.customers
     }
 
-    fn run(cfg: &Mm1Config, seed: u64, progress: &dyn Progress) -> Result<Metrics, ModelError> {
+    fn prepare(cfg: &Mm1Config, _ctx: &icn_engine::Context) -> Result<Mm1Config, Invalid> {
+        Self::validate(cfg)?;
+        Ok(cfg.clone())
+    }
+
+    fn run_prepared(
+        cfg: &Mm1Config,
+        seed: u64,
+        progress: &dyn Progress,
+    ) -> Result<Metrics, ModelError> {
         let mut arrivals = stream(seed, 0);
         let mut services = stream(seed, 1);
         let exp = |rng: &mut icn_engine::rng::SimRng, rate: f64| -> f64 {
