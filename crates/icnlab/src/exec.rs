@@ -58,13 +58,16 @@ impl<M> ModelRunner<M> {
     }
 }
 
+/// A point's typed config (echoed in reports) and what the model prepared from it.
+type PreparedPoint<M> = (<M as Model>::Config, <M as Model>::Prepared);
+
 impl<M: Model> ModelRunner<M> {
     /// Types, validates and prepares every point (paths relative to the experiment file),
     /// so that every input error is reported before anything runs.
     fn prepare(
         file: &ExperimentFile,
         points: &[SweepPoint],
-    ) -> Result<Vec<(M::Config, M::Prepared)>, ConfigError> {
+    ) -> Result<Vec<PreparedPoint<M>>, ConfigError> {
         let ctx = Context::for_file(&file.path);
         points
             .iter()
