@@ -3,6 +3,7 @@
 use crate::exec::{ModelRunner, Runner};
 use crate::mm1::Mm1;
 use icn_bcast::Bcast;
+use icn_cluster::model::Cluster;
 use icn_nicmodel::Nic;
 use icn_sci::Sci;
 use icn_thnet::vc_model::VcRouter;
@@ -16,10 +17,13 @@ static MM1: ModelRunner<Mm1> = ModelRunner::new();
 static XSWITCH: ModelRunner<XSwitch> = ModelRunner::new();
 static VC_ROUTER: ModelRunner<VcRouter> = ModelRunner::new();
 static VIA_BENCH: ModelRunner<ViaBench> = ModelRunner::new();
+static CLUSTER: ModelRunner<Cluster> = ModelRunner::new();
 
 /// Every model, in the order `icnlab models` lists them.
-pub fn all() -> [&'static dyn Runner; 7] {
-    [&SCI, &XSWITCH, &VC_ROUTER, &NIC, &VIA_BENCH, &BCAST, &MM1]
+pub fn all() -> [&'static dyn Runner; 8] {
+    [
+        &SCI, &XSWITCH, &VC_ROUTER, &NIC, &VIA_BENCH, &BCAST, &CLUSTER, &MM1,
+    ]
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Runner> {
