@@ -7,8 +7,10 @@
 //!   pipelined chain, scatter + allgather, and every `icn-bcast` scheme run as real messages);
 //! * [`nic`]: host and NIC endpoints (zero-cost, simple, or an `icn-nicmodel` design);
 //! * [`sim`]: the event loop joining ranks, endpoints and any `icn_fabric::Fabric`;
-//! * [`model`]: the experiment-file model.
+//! * [`model`]: the experiment-file model;
+//! * [`bench`]: the speed workloads of `icnlab bench`.
 
+pub mod bench;
 pub mod model;
 pub mod nic;
 pub mod patterns;
