@@ -7,6 +7,7 @@
 //!   pipelined chain, scatter + allgather, and every `icn-bcast` scheme run as real messages);
 //! * [`nic`]: host and NIC endpoints (zero-cost, simple, or an `icn-nicmodel` design);
 //! * [`sim`]: the event loop joining ranks, endpoints and any `icn_fabric::Fabric`;
+//! * [`real`]: one rank of the same program run for real over `icn-via`;
 //! * [`model`]: the experiment-file model;
 //! * [`bench`]: the speed workloads of `icnlab bench`.
 
@@ -15,4 +16,5 @@ pub mod model;
 pub mod nic;
 pub mod patterns;
 pub mod program;
+pub mod real;
 pub mod sim;
