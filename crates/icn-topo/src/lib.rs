@@ -18,10 +18,12 @@ pub mod build;
 pub mod edgelist;
 pub mod graph;
 pub mod layout;
+pub mod network;
 pub mod paths;
 pub mod spec;
 
 pub use graph::{Graph, Kind, Link, NodeId, Port};
+pub use network::{End, Network, PortId, RouterId, Shape, TerminalId};
 pub use spec::parse_graph_spec;
 
 /// Why a topology could not be built. Every variant says what was wrong and what is allowed.
