@@ -20,6 +20,7 @@ pub mod graph;
 pub mod layout;
 pub mod network;
 pub mod paths;
+pub mod routing;
 pub mod spec;
 
 pub use graph::{Graph, Kind, Link, NodeId, Port};
