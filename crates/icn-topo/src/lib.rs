@@ -15,6 +15,7 @@
 //! diameter, shortest paths), [`layout`] (2-D drawing positions).
 
 pub mod build;
+pub mod cdg;
 pub mod edgelist;
 pub mod graph;
 pub mod layout;
