@@ -23,6 +23,7 @@ pub mod network;
 pub mod paths;
 pub mod routing;
 pub mod spec;
+pub mod traffic;
 
 pub use graph::{Graph, Kind, Link, NodeId, Port};
 pub use network::{End, Network, PortId, RouterId, Shape, TerminalId};
