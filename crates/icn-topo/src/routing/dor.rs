@@ -105,6 +105,10 @@ impl Routing for DimensionOrder {
         }
     }
 
+    fn by_router(&self) -> bool {
+        true
+    }
+
     fn inject_choices(&self, _src: TerminalId, dst: TerminalId, emit: &mut dyn FnMut(Header)) {
         emit(Header::to(dst));
     }

@@ -172,6 +172,10 @@ impl Routing for DragonflyRouting {
         self.classes
     }
 
+    fn by_router(&self) -> bool {
+        true
+    }
+
     fn inject_choices(&self, src: TerminalId, dst: TerminalId, emit: &mut dyn FnMut(Header)) {
         let (gs, gd) = (self.group(src / self.p), self.group(dst / self.p));
         let direct = Header::to(dst);

@@ -71,6 +71,13 @@ pub trait Routing: std::fmt::Debug {
     /// Number of VC classes its hops use (classes are `0..vc_classes()`).
     fn vc_classes(&self) -> u8;
 
+    /// Whether the choices depend on the source and destination terminals only through their
+    /// routers (but for the final hop's port), so that the deadlock checker may follow one
+    /// terminal per router. True for all but destination-spread (D-mod-k) up/down routing.
+    fn by_router(&self) -> bool {
+        false
+    }
+
     /// Every header [`Routing::inject`] may return for a packet from `src` to `dst`.
     fn inject_choices(&self, src: TerminalId, dst: TerminalId, emit: &mut dyn FnMut(Header));
 

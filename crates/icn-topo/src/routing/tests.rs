@@ -290,3 +290,45 @@ proptest! {
         }
     }
 }
+
+fn offered(r: &dyn Routing, router: RouterId, h: &Header) -> Vec<(Hop, Header)> {
+    let mut v = Vec::new();
+    r.choices(router, h, &mut |hop, h| v.push((hop, h)));
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A routing that says it decides by router (so the deadlock checker follows one terminal
+    /// per router) offers the same hops for every destination terminal on a router, along
+    /// every route, but for the final hop.
+    #[test]
+    fn by_router_claims_hold((net, r, _) in network_and_routing(), seed in any::<u64>()) {
+        prop_assume!(r.by_router());
+        let c = u32::from(net.terminals_per_router());
+        let mut rng = Pcg64::seed_from_u64(seed);
+        for src in 0..net.terminals() {
+            for dst in (0..net.terminals()).step_by(c as usize) {
+                let dst_router = net.terminal_at(dst).0;
+                let mut router = net.terminal_at(src).0;
+                let mut h = r.inject(src, dst, &mut rng, &[]);
+                for _ in 0..=2 * net.min_route_bound() {
+                    if router == dst_router && h.via == NO_VIA {
+                        break;
+                    }
+                    let base = offered(r.as_ref(), router, &h);
+                    for other in dst + 1..dst + c {
+                        let moved: Vec<_> = base.iter().map(|&(hop, x)| (hop, Header { dst: other, ..x })).collect();
+                        prop_assert_eq!(&offered(r.as_ref(), router, &Header { dst: other, ..h }), &moved);
+                    }
+                    let hop = r.next_hop(router, &mut h, &mut rng);
+                    let End::Router { router: next, .. } = net.end(router, hop.port) else {
+                        return Err(TestCaseError::fail("left the network early"));
+                    };
+                    router = next;
+                }
+            }
+        }
+    }
+}

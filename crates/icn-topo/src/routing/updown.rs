@@ -58,6 +58,10 @@ impl Routing for UpDown {
         1
     }
 
+    fn by_router(&self) -> bool {
+        self.up == UpPort::Random
+    }
+
     fn inject_choices(&self, _src: TerminalId, dst: TerminalId, emit: &mut dyn FnMut(Header)) {
         emit(Header::to(dst));
     }
