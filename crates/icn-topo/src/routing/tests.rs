@@ -332,3 +332,31 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `next_hop` (the default's draw, or an override such as up/down's) takes one of the
+    /// hops `choices` offers, with the same header after it: what the deadlock checker sees
+    /// is what packets do.
+    #[test]
+    fn next_hop_is_one_of_the_choices((net, r, _) in network_and_routing(), seed in any::<u64>()) {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let c = u32::from(net.terminals_per_router());
+        for src in (0..net.terminals()).step_by(c as usize) {
+            for dst in 0..net.terminals() {
+                let mut router = net.terminal_at(src).0;
+                let mut h = r.inject(src, dst, &mut rng, &[]);
+                loop {
+                    let before = h;
+                    let hop = r.next_hop(router, &mut h, &mut rng);
+                    prop_assert!(offered(r.as_ref(), router, &before).contains(&(hop, h)));
+                    match net.end(router, hop.port) {
+                        End::Router { router: next, .. } => router = next,
+                        _ => break,
+                    }
+                }
+            }
+        }
+    }
+}

@@ -19,6 +19,7 @@ use super::dor::shape_name;
 use super::{Header, Hop, Routing};
 use crate::TopoError;
 use crate::network::{Network, PortId, RouterId, Shape, TerminalId};
+use rand::{Rng, RngCore};
 
 /// How the up port is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +54,39 @@ impl UpDown {
     }
 }
 
+/// A decision at a switch: down (or to the terminal) by this port, or up, by D-mod-k's port
+/// `k + j` when the choice is by destination.
+enum Step {
+    Down(PortId),
+    Up(u32),
+}
+
+impl UpDown {
+    fn decide(&self, router: RouterId, t: TerminalId) -> Step {
+        let k = self.k;
+        let (l, w) = (router / self.per_level, router % self.per_level);
+        let leaf = t / k;
+        let scale = k.pow(l);
+        if w / scale == leaf / scale {
+            let port = if l == 0 {
+                t % k
+            } else {
+                leaf / (scale / k) % k
+            };
+            Step::Down(port as PortId)
+        } else {
+            Step::Up(t / scale % k)
+        }
+    }
+
+    fn up_hop(&self, j: u32) -> Hop {
+        Hop {
+            port: (self.k + j) as PortId,
+            vc: 0,
+        }
+    }
+}
+
 impl Routing for UpDown {
     fn vc_classes(&self) -> u8 {
         1
@@ -67,48 +101,23 @@ impl Routing for UpDown {
     }
 
     fn choices(&self, router: RouterId, header: &Header, emit: &mut dyn FnMut(Hop, Header)) {
-        let k = self.k;
-        let (l, w) = (router / self.per_level, router % self.per_level);
-        let t = header.dst;
-        let leaf = t / k;
-        let scale = k.pow(l);
-        if w / scale == leaf / scale {
-            let port = if l == 0 {
-                t % k
-            } else {
-                leaf / (scale / k) % k
-            };
-            emit(
-                Hop {
-                    port: port as PortId,
-                    vc: 0,
-                },
-                *header,
-            );
-        } else {
-            match self.up {
-                UpPort::Destination => {
-                    let j = t / scale % k;
-                    emit(
-                        Hop {
-                            port: (k + j) as PortId,
-                            vc: 0,
-                        },
-                        *header,
-                    );
-                }
-                UpPort::Random => {
-                    for j in 0..k {
-                        emit(
-                            Hop {
-                                port: (k + j) as PortId,
-                                vc: 0,
-                            },
-                            *header,
-                        );
-                    }
+        match (self.decide(router, header.dst), self.up) {
+            (Step::Down(port), _) => emit(Hop { port, vc: 0 }, *header),
+            (Step::Up(j), UpPort::Destination) => emit(self.up_hop(j), *header),
+            (Step::Up(_), UpPort::Random) => {
+                for j in 0..self.k {
+                    emit(self.up_hop(j), *header);
                 }
             }
+        }
+    }
+
+    /// One draw for a random up port instead of the default's two passes over `k` choices.
+    fn next_hop(&self, router: RouterId, header: &mut Header, rng: &mut dyn RngCore) -> Hop {
+        match (self.decide(router, header.dst), self.up) {
+            (Step::Down(port), _) => Hop { port, vc: 0 },
+            (Step::Up(j), UpPort::Destination) => self.up_hop(j),
+            (Step::Up(_), UpPort::Random) => self.up_hop(rng.random_range(0..self.k)),
         }
     }
 }
