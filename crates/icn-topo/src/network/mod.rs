@@ -15,6 +15,7 @@
 
 pub mod build;
 mod names;
+pub mod spec;
 
 use crate::graph::Graph;
 use std::collections::VecDeque;
