@@ -11,7 +11,7 @@
 //! **Conventions, shared by every family** (so simulators need no family-specific code):
 //! routers that carry terminals are numbered first, each has the same number `c` of terminals
 //! ([`Network::terminals_per_router`]) on ports `0..c`, and terminal `t` sits on router
-//! `t / c`, port `t % c`. The families' port layouts are in [`build`](self::build).
+//! `t / c`, port `t % c`. The families' port layouts are in [`build`].
 
 pub mod build;
 mod names;
