@@ -35,7 +35,7 @@ pub mod traffic;
 
 pub use graph::{Graph, Kind, Link, NodeId, Port};
 pub use network::spec::{default_routing, parse_network_spec, routing_for};
-pub use network::{End, Network, PortId, RouterId, Shape, TerminalId};
+pub use network::{Arrangement, End, Network, PortId, RouterId, Shape, TerminalId};
 pub use spec::parse_graph_spec;
 
 /// Why a topology could not be built. Every variant says what was wrong and what is allowed.

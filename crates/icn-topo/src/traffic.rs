@@ -79,7 +79,7 @@ impl Traffic {
                 )));
             }
             Pattern::GroupShift => match *net.shape() {
-                Shape::Dragonfly { p, a, h } => Rule::GroupShift {
+                Shape::Dragonfly { p, a, h, .. } => Rule::GroupShift {
                     size: p * a,
                     groups: a * h + 1,
                 },

@@ -100,8 +100,13 @@ fn accepts_flat_fly_hypercube_and_fat_tree_routings() {
 
 #[test]
 fn dragonfly_standard_classes_accepted_too_few_rejected() {
-    for (p, a, h) in [(1, 2, 2), (2, 4, 2), (1, 3, 2)] {
-        let net = Network::dragonfly(p, a, h).unwrap();
+    use crate::network::Arrangement;
+    let shapes = [(1, 2, 2), (2, 4, 2), (1, 3, 2)];
+    for ((p, a, h), arrangement) in shapes
+        .into_iter()
+        .flat_map(|s| [(s, Arrangement::PalmTree), (s, Arrangement::Absolute)])
+    {
+        let net = Network::dragonfly_with(p, a, h, arrangement).unwrap();
         let min = DragonflyRouting::new(&net, Algorithm::Minimal).unwrap();
         check(&net, &min).unwrap();
         rejected(&net, &min.with_vc_classes(1).unwrap());

@@ -14,11 +14,13 @@
 //! `k+j` to switch `w` with digit `l` replaced by `j` on level `l+1`, arriving on that switch's
 //! down port `wₗ` (digit `l` of `w`). Leaf `w` holds terminals `w·k .. w·k+k−1`.
 //!
-//! **Dragonfly global links: the palm-tree arrangement** (BookSim's `dragonflynew`). Group `G`'s
-//! global link `m ∈ 0..a·h` goes to group `(G + m + 1) mod g` and arrives on that group's link
-//! `a·h − 1 − m`; every pair of groups is joined by exactly one global link.
+//! **Dragonfly global links.** Router `i` of a group holds its group's global links
+//! `m = i·h .. i·h+h−1`; every pair of groups is joined by exactly one. [`Arrangement`] says
+//! which group link `m` of group `G` reaches: `(G + m + 1) mod g` in the palm-tree arrangement
+//! (Camarero et al.; the default), `m` if `m < G` else `m + 1` in the absolute arrangement of
+//! BookSim2's `dragonflynew`.
 
-use super::{End, Network, PortId, RouterId, Shape};
+use super::{Arrangement, End, Network, PortId, RouterId, Shape};
 use crate::TopoError;
 use crate::graph::Graph;
 
@@ -224,8 +226,19 @@ impl Network {
     }
 
     /// Dragonfly with `p` terminals, `a` routers and `h` global links per router and the
-    /// largest group count, `g = a·h + 1` (one global link between every two groups).
+    /// largest group count, `g = a·h + 1` (one global link between every two groups), global
+    /// links in the palm-tree arrangement.
     pub fn dragonfly(p: u32, a: u32, h: u32) -> Result<Network, TopoError> {
+        Network::dragonfly_with(p, a, h, Arrangement::PalmTree)
+    }
+
+    /// [`Network::dragonfly`] with a choice of global-link arrangement.
+    pub fn dragonfly_with(
+        p: u32,
+        a: u32,
+        h: u32,
+        arrangement: Arrangement,
+    ) -> Result<Network, TopoError> {
         let what = "dragonfly";
         if p == 0 || a == 0 || h == 0 {
             return Err(err(
@@ -235,14 +248,13 @@ impl Network {
         }
         let conc = conc_ok(what, p)?;
         let radix = conc + u64::from(a) - 1 + u64::from(h);
-        let links = u64::from(a) * u64::from(h);
-        let groups = links + 1;
+        let groups = u64::from(a) * u64::from(h) + 1;
         let routers = u64::from(a).checked_mul(groups);
         let (routers, radix, terminals, mut ends) =
             table(what, routers, Some(radix), conc, routers)?;
         let pp = p as PortId;
         attach_terminals(&mut ends, radix, pp, terminals);
-        let (g, links) = (groups as u32, links as u32);
+        let g = groups as u32;
         let global0 = pp + a as PortId - 1;
         for grp in 0..g {
             for i in 0..a {
@@ -257,9 +269,10 @@ impl Network {
                     );
                 }
                 for x in 0..h {
-                    let m = i * h + x;
-                    let (other, m2) = ((grp + m + 1) % g, links - 1 - m);
-                    if m < m2 || (m == m2 && grp < other) {
+                    // Each link is met from both of its groups; wire it from the lower one.
+                    let other = arrangement.target(grp, i * h + x, g);
+                    if grp < other {
+                        let m2 = arrangement.link_to(other, grp, g);
                         let there = (other * a + m2 / h, global0 + (m2 % h) as PortId);
                         wire(&mut ends, radix, (r, global0 + x as PortId), there);
                     }
@@ -267,7 +280,12 @@ impl Network {
             }
         }
         Ok(Network::assemble(
-            Shape::Dragonfly { p, a, h },
+            Shape::Dragonfly {
+                p,
+                a,
+                h,
+                arrangement,
+            },
             radix,
             pp,
             routers,

@@ -50,7 +50,12 @@ pub enum Shape {
     FatTree { k: u32, n: u32 },
     /// Dragonfly (Kim, Dally, Scott, Abts 2008): `p` terminals and `h` global links per router,
     /// `a` routers per group all connected to each other, `g = a·h + 1` groups.
-    Dragonfly { p: u32, a: u32, h: u32 },
+    Dragonfly {
+        p: u32,
+        a: u32,
+        h: u32,
+        arrangement: Arrangement,
+    },
     /// Flattened butterfly (Kim, Dally, Abts 2007): routers on a grid `dims`, each connected to
     /// every router that differs from it in exactly one coordinate.
     FlatFly { dims: Vec<u32> },
@@ -58,6 +63,36 @@ pub enum Shape {
     Hypercube { d: u32 },
     /// Any [`Graph`] (CCC, an edge-list file, ...), one terminal per node.
     Graph(Box<Graph>),
+}
+
+/// How a dragonfly's global links are spread over the routers of a group: which group global
+/// link `m ∈ 0..a·h` of group `G` reaches (router `m / h` of the group holds link `m`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Arrangement {
+    /// Link `m` reaches group `(G + m + 1) mod g`, arriving on its link `a·h − 1 − m`: every
+    /// group sees the same pattern relative to itself.
+    #[default]
+    PalmTree,
+    /// Link `m` reaches group `m` if `m < G`, else `m + 1` (BookSim2's `dragonflynew`).
+    Absolute,
+}
+
+impl Arrangement {
+    /// The group that link `m` of group `from` reaches, in a dragonfly of `g` groups.
+    pub fn target(self, from: u32, m: u32, g: u32) -> u32 {
+        match self {
+            Arrangement::PalmTree => (from + m + 1) % g,
+            Arrangement::Absolute => m + u32::from(m >= from),
+        }
+    }
+
+    /// The link of group `from` that reaches group `to` (`to ≠ from`).
+    pub fn link_to(self, from: u32, to: u32, g: u32) -> u32 {
+        match self {
+            Arrangement::PalmTree => (to + g - from - 1) % g,
+            Arrangement::Absolute => to - u32::from(to > from),
+        }
+    }
 }
 
 /// A switch network: routers, their ports and what each port is wired to.

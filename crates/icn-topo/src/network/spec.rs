@@ -9,6 +9,7 @@
 //! | `fattree:K,N` | k-ary n-tree |
 //! | `dragonfly:P` | balanced dragonfly, `a = 2p`, `h = p` |
 //! | `dragonfly:P,A,H` | dragonfly with `g = a·h + 1` groups |
+//! | `dragonfly:P,palm`, `dragonfly:P,A,H,absolute` | the same with the global links' [`Arrangement`] named (palm tree by default; `absolute` is BookSim2's `dragonflynew`) |
 //! | `flatfly:4x4`, `flatfly:4x4,4` | flattened butterfly, optional terminals per router |
 //! | `hypercube:D`, `hypercube:D,C` | hypercube |
 //! | `graph:SPEC` | a [`crate::spec`] graph (`graph:ccc:4,3`, `graph:file:PATH`), one terminal per node |
@@ -23,7 +24,7 @@
 //! is dimension order without datelines, `ugal` with 2 classes is too few — what the deadlock
 //! checker is for.
 
-use super::{Network, Shape};
+use super::{Arrangement, Network, Shape};
 use crate::TopoError;
 use crate::routing::Routing;
 use crate::routing::dor::{DimensionOrder, Vcs};
@@ -31,8 +32,8 @@ use crate::routing::dragonfly::{Algorithm, DragonflyRouting};
 use crate::routing::updown::{UpDown, UpPort};
 
 /// The accepted network forms, for error messages.
-pub const NETWORK_FORMS: &str = "mesh:WxH[x..][,C] | torus:WxH[x..][,C] | ring:N | fattree:K,N | dragonfly:P | \
-     dragonfly:P,A,H | flatfly:WxH[x..][,C] | hypercube:D[,C] | graph:GRAPHSPEC";
+pub const NETWORK_FORMS: &str = "mesh:WxH[x..][,C] | torus:WxH[x..][,C] | ring:N | fattree:K,N | \
+     dragonfly:P[,A,H][,palm|,absolute] | flatfly:WxH[x..][,C] | hypercube:D[,C] | graph:GRAPHSPEC";
 
 /// The accepted routing names.
 pub const ROUTING_NAMES: &str = "dor | updown | updown_random | minimal | valiant | ugal";
@@ -70,11 +71,20 @@ pub fn parse_network_spec(spec: &str) -> Result<Network, TopoError> {
             [k, n] => Network::fat_tree(*k, *n),
             _ => Err(err("expected fattree:K,N".into())),
         },
-        "dragonfly" => match list(args, ',')?.as_slice() {
-            [p] => Network::dragonfly_balanced(*p),
-            [p, a, h] => Network::dragonfly(*p, *a, *h),
-            _ => Err(err("expected dragonfly:P or dragonfly:P,A,H".into())),
-        },
+        "dragonfly" => {
+            let (numbers, arrangement) = match args.rsplit_once(',') {
+                Some((rest, "palm")) => (rest, Arrangement::PalmTree),
+                Some((rest, "absolute")) => (rest, Arrangement::Absolute),
+                _ => (args, Arrangement::PalmTree),
+            };
+            match list(numbers, ',')?.as_slice() {
+                [p] => Network::dragonfly_with(*p, p.saturating_mul(2), *p, arrangement),
+                [p, a, h] => Network::dragonfly_with(*p, *a, *h, arrangement),
+                _ => Err(err(
+                    "expected dragonfly:P or dragonfly:P,A,H, optionally followed by ,palm or ,absolute".into(),
+                )),
+            }
+        }
         "hypercube" => match list(args, ',')?.as_slice() {
             [d] => Network::hypercube(*d, 1),
             [d, c] => Network::hypercube(*d, *c),
@@ -176,6 +186,23 @@ mod tests {
         // Balanced p = 2: a = 4, h = 2, g = 9: 72 terminals.
         assert_eq!(n("dragonfly:2").terminals(), 72);
         assert_eq!(n("dragonfly:1,2,2").terminals(), 10);
+        let booksim = n("dragonfly:2,absolute");
+        assert!(matches!(
+            booksim.shape(),
+            Shape::Dragonfly {
+                a: 4,
+                h: 2,
+                arrangement: Arrangement::Absolute,
+                ..
+            }
+        ));
+        assert!(matches!(
+            n("dragonfly:1,2,2,palm").shape(),
+            Shape::Dragonfly {
+                arrangement: Arrangement::PalmTree,
+                ..
+            }
+        ));
         assert_eq!(n("flatfly:4x4,4").terminals(), 64);
         assert_eq!(n("hypercube:5").terminals(), 32);
         assert_eq!(n("hypercube:5,2").terminals(), 64);
@@ -192,6 +219,8 @@ mod tests {
         );
         assert!(e("butterfly:4").contains("unknown family `butterfly`"));
         assert!(e("fattree:4").contains("expected fattree:K,N"));
+        assert!(e("dragonfly:1,2,absolute").contains("optionally followed by"));
+        assert!(e("dragonfly:1,2,2,tree").contains("`tree` is not a number"));
         assert!(e("mesh:4xq").contains("`q` is not a number"));
         assert!(e("torus:2x4").contains("≥ 3"));
         assert!(e("dragonfly:99999").contains("dragonfly"));

@@ -1,4 +1,5 @@
 use super::*;
+use crate::network::Arrangement;
 use proptest::prelude::*;
 
 fn routers_of(net: &Network, r: RouterId) -> Vec<RouterId> {
@@ -101,9 +102,36 @@ fn dragonfly_palm_tree_by_hand() {
 }
 
 #[test]
+fn dragonfly_absolute_arrangement_matches_booksim_dragonflynew() {
+    // BookSim2's dragonfly_port: from group G towards group D the global port index is
+    // `D` if G > D else `D − 1`, on router `index / p` of the group (there h = p), port
+    // p + (a − 1) + index mod p. p = 2, a = 4, h = 2, g = 9.
+    let net = Network::dragonfly_with(2, 4, 2, Arrangement::Absolute).unwrap();
+    let booksim_exit = |from: u32, to: u32| {
+        let index = if from > to { to } else { to - 1 };
+        (from * 4 + index / 2, (2 + 3 + index % 2) as PortId)
+    };
+    for from in 0..9 {
+        for to in (0..9).filter(|&t| t != from) {
+            let (r, port) = booksim_exit(from, to);
+            let End::Router { router, port: back } = net.end(r, port) else {
+                panic!("unwired")
+            };
+            assert_eq!((router, back), booksim_exit(to, from), "{from} → {to}");
+        }
+    }
+    // Group 3 → group 1: index 1, router 12, port 6; back: index 2, router 5, port 5.
+    assert_eq!(net.end(12, 6), End::Router { router: 5, port: 5 });
+}
+
+#[test]
 fn dragonfly_joins_every_pair_of_groups_exactly_once() {
-    for (p, a, h) in [(1, 2, 2), (2, 4, 2), (1, 3, 1), (2, 3, 3), (1, 1, 4)] {
-        let net = Network::dragonfly(p, a, h).unwrap();
+    let shapes = [(1, 2, 2), (2, 4, 2), (1, 3, 1), (2, 3, 3), (1, 1, 4)];
+    for ((p, a, h), arrangement) in shapes
+        .into_iter()
+        .flat_map(|s| [(s, Arrangement::PalmTree), (s, Arrangement::Absolute)])
+    {
+        let net = Network::dragonfly_with(p, a, h, arrangement).unwrap();
         let g = a * h + 1;
         let mut count = vec![0u32; (g * g) as usize];
         for r in 0..net.routers() {
@@ -247,7 +275,14 @@ fn small_network() -> impl Strategy<Value = Network> {
         (prop::collection::vec(3u32..6, 1..4), 1u32..3)
             .prop_map(|(d, c)| Network::cube(&d, true, c).unwrap()),
         (2u32..5, 1u32..4).prop_map(|(k, n)| Network::fat_tree(k, n).unwrap()),
-        (1u32..3, 1u32..5, 1u32..4).prop_map(|(p, a, h)| Network::dragonfly(p, a, h).unwrap()),
+        (1u32..3, 1u32..5, 1u32..4, any::<bool>()).prop_map(|(p, a, h, abs)| {
+            let arrangement = if abs {
+                Arrangement::Absolute
+            } else {
+                Arrangement::PalmTree
+            };
+            Network::dragonfly_with(p, a, h, arrangement).unwrap()
+        }),
         (prop::collection::vec(2u32..5, 1..4), 1u32..3)
             .prop_map(|(d, c)| Network::flat_fly(&d, c).unwrap()),
         (1u32..7, 1u32..3).prop_map(|(d, c)| Network::hypercube(d, c).unwrap()),

@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `G = T`, at the destination router | to the terminal |
 //! | `G = T` | local link to the destination router |
-//! | `G ≠ T`, this router owns the global link to `T` (link `m = (T − G − 1) mod g`, owner `m / h`) | that global link |
+//! | `G ≠ T`, this router owns the global link to `T` (link `m` of the group by the [`Arrangement`], owner `m / h`) | that global link |
 //! | `G ≠ T` | local link to the owner |
 //!
 //! so at most local, global, local: 3 router hops.
@@ -32,7 +32,7 @@
 use super::dor::shape_name;
 use super::{Header, Hop, NO_VIA, Routing};
 use crate::TopoError;
-use crate::network::{Network, PortId, RouterId, Shape, TerminalId};
+use crate::network::{Arrangement, Network, PortId, RouterId, Shape, TerminalId};
 use rand::{Rng, RngCore};
 
 /// Which dragonfly routing.
@@ -53,6 +53,7 @@ pub struct DragonflyRouting {
     a: u32,
     h: u32,
     g: u32,
+    arrangement: Arrangement,
     algorithm: Algorithm,
     classes: u8,
 }
@@ -60,7 +61,13 @@ pub struct DragonflyRouting {
 impl DragonflyRouting {
     /// The routing with the VC classes it needs (2 minimal, 3 Valiant and UGAL).
     pub fn new(net: &Network, algorithm: Algorithm) -> Result<DragonflyRouting, TopoError> {
-        let Shape::Dragonfly { p, a, h } = *net.shape() else {
+        let Shape::Dragonfly {
+            p,
+            a,
+            h,
+            arrangement,
+        } = *net.shape()
+        else {
             return Err(TopoError::parameter(
                 "dragonfly routing",
                 format!("needs a dragonfly, not {}", shape_name(net.shape())),
@@ -75,6 +82,7 @@ impl DragonflyRouting {
             a,
             h,
             g: a * h + 1,
+            arrangement,
             algorithm,
             classes,
         })
@@ -106,16 +114,14 @@ impl DragonflyRouting {
 
     /// The router of group `from` owning the global link to group `to`, and that link's port.
     fn exit(&self, from: u32, to: u32) -> (RouterId, PortId) {
-        let m = (to + self.g - from - 1) % self.g;
+        let m = self.arrangement.link_to(from, to, self.g);
         let port = self.p + self.a - 1 + m % self.h;
         (from * self.a + m / self.h, port as PortId)
     }
 
     /// The router of group `to` where the global link from group `from` lands.
     fn landing(&self, from: u32, to: u32) -> RouterId {
-        let m = (to + self.g - from - 1) % self.g;
-        let back = self.a * self.h - 1 - m;
-        to * self.a + back / self.h
+        to * self.a + self.arrangement.link_to(to, from, self.g) / self.h
     }
 
     fn local_port(&self, router: RouterId, to: RouterId) -> PortId {

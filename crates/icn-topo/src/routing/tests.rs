@@ -237,8 +237,13 @@ fn network_and_routing() -> impl Strategy<Value = (Network, Box<dyn Routing>, bo
             let r = UpDown::new(&net, up).unwrap();
             (net, Box::new(r) as Box<dyn Routing>, true)
         }),
-        (1u32..3, 1u32..5, 1u32..4, 0usize..3).prop_map(|(p, a, h, alg)| {
-            let net = Network::dragonfly(p, a, h).unwrap();
+        (1u32..3, 1u32..5, 1u32..4, 0usize..3, any::<bool>()).prop_map(|(p, a, h, alg, abs)| {
+            let arrangement = if abs {
+                crate::network::Arrangement::Absolute
+            } else {
+                crate::network::Arrangement::PalmTree
+            };
+            let net = Network::dragonfly_with(p, a, h, arrangement).unwrap();
             let alg = [
                 Algorithm::Minimal,
                 Algorithm::Valiant,
