@@ -88,7 +88,9 @@ fn check(net: &Network, name: &str, r: &dyn Routing) {
             "acyclic: {} vertices, {} dependencies, {} states",
             rep.vertices, rep.dependencies, rep.states
         ),
-        Err(cdg::CheckError::Cycle { cycle, .. }) => format!("cycle of {} channels", cycle.len()),
+        Err(cdg::CheckError::Cycle { cycle, text }) => {
+            format!("cycle of {} channels:\n{text}\n ", cycle.len())
+        }
         Err(e) => e.to_string(),
     };
     println!("  {name}: {verdict} ({:.3} s)", t.elapsed().as_secs_f64());

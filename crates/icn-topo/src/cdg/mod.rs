@@ -28,6 +28,42 @@ use crate::network::{End, Network, PortId, RouterId, TerminalId};
 use crate::routing::{Header, Hop, Routing};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A multiply-rotate hash (FxHash's) for the checker's sets of small integer keys, several
+/// times faster than the default SipHash; the keys are not attacker-chosen.
+#[derive(Default, Clone, Copy)]
+struct Fx(u64);
+
+impl Fx {
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.add(u64::from(x));
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.add(u64::from(x));
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.add(x);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FxSet<T> = HashSet<T, BuildHasherDefault<Fx>>;
 
 /// States a check explores before giving up ([`check`]).
 pub const DEFAULT_STATE_LIMIT: u64 = 20_000_000;
@@ -131,9 +167,9 @@ struct Edges {
 /// The CDG's edges as `(channel · classes + class)` pairs, sorted.
 fn dependencies(net: &Network, routing: &dyn Routing, limit: u64) -> Result<Edges, CheckError> {
     let classes = routing.vc_classes();
-    let mut edges: HashSet<(u64, u64)> = HashSet::new();
-    let mut vertices: HashSet<u64> = HashSet::new();
-    let mut visited: HashSet<(u64, Header)> = HashSet::new();
+    let mut edges: FxSet<(u64, u64)> = FxSet::default();
+    let mut vertices: FxSet<u64> = FxSet::default();
+    let mut visited: FxSet<(u64, Header)> = FxSet::default();
     let mut stack: Vec<(RouterId, Option<u64>, Header)> = Vec::new();
     let mut offered: Vec<(Hop, Header)> = Vec::new();
     let mut states = 0u64;
@@ -277,13 +313,50 @@ fn find_cycle(edges: &[(u64, u64)]) -> Option<Vec<u64>> {
                 }
                 Colour::Grey => {
                     let start = path.iter().position(|&(u, _)| u == w).unwrap_or(0);
-                    return Some(path[start..].iter().map(|&(u, _)| ids[u]).collect());
+                    let found: Vec<usize> = path[start..].iter().map(|&(u, _)| u).collect();
+                    let short = shortest_cycle(&offsets, &targets, &found);
+                    return Some(short.into_iter().map(|u| ids[u]).collect());
                 }
                 Colour::Black => {}
             }
         }
     }
     None
+}
+
+/// The shortest cycle through any vertex of `cycle` (a depth-first search finds some cycle,
+/// often a long one; a short one is easier to read), by breadth-first search from each.
+fn shortest_cycle(offsets: &[usize], targets: &[usize], cycle: &[usize]) -> Vec<usize> {
+    let mut best = cycle.to_vec();
+    let mut parent = vec![usize::MAX; offsets.len() - 1];
+    for &start in cycle.iter().take(64) {
+        parent.iter_mut().for_each(|p| *p = usize::MAX);
+        let mut queue = std::collections::VecDeque::from([start]);
+        let mut closing = None;
+        'search: while let Some(v) = queue.pop_front() {
+            for &w in &targets[offsets[v]..offsets[v + 1]] {
+                if w == start {
+                    closing = Some(v);
+                    break 'search;
+                }
+                if parent[w] == usize::MAX {
+                    parent[w] = v;
+                    queue.push_back(w);
+                }
+            }
+        }
+        let Some(mut v) = closing else { continue };
+        let mut back = vec![v];
+        while v != start {
+            v = parent[v];
+            back.push(v);
+        }
+        back.reverse();
+        if back.len() < best.len() {
+            best = back;
+        }
+    }
+    best
 }
 
 impl fmt::Display for ChannelVc {

@@ -184,6 +184,11 @@ fn find_cycle_on_small_graphs() {
         Some(vec![2, 3, 4])
     );
     assert_eq!(find_cycle(&[(5, 5)]), Some(vec![5]));
+    // The search meets 1 → 2 → 3 → 4 → 1 first; the shorter 2 → 3 → 4 → 2 is reported.
+    assert_eq!(
+        find_cycle(&[(1, 2), (2, 3), (3, 4), (4, 1), (4, 2)]),
+        Some(vec![2, 3, 4])
+    );
 }
 
 mod properties {
