@@ -169,6 +169,17 @@ impl Network {
         (t / c, (t % c) as PortId)
     }
 
+    /// Whether the channel leaving `router` by `port` is a dragonfly global link (the long
+    /// cables, which simulators give their own latency); false for every other family.
+    pub fn is_global(&self, router: RouterId, port: PortId) -> bool {
+        match self.shape {
+            Shape::Dragonfly { p, a, .. } => {
+                u32::from(port) >= p + a - 1 && matches!(self.end(router, port), End::Router { .. })
+            }
+            _ => false,
+        }
+    }
+
     /// Heap bytes of the wiring table (the whole state of a network but for a graph-derived
     /// one's names, which its [`Graph`] keeps).
     pub fn table_bytes(&self) -> usize {

@@ -98,6 +98,9 @@ fn dragonfly_palm_tree_by_hand() {
     // Local: router 0 ↔ router 1 on port 1 both.
     assert_eq!(net.end(0, 1), End::Router { router: 1, port: 1 });
     assert_eq!(net.channel_name(1, 2), "g0.r1 global0 → g3.r0");
+    assert!(net.is_global(1, 2) && net.is_global(1, 3));
+    assert!(!net.is_global(1, 1) && !net.is_global(1, 0));
+    assert!(!Network::mesh(3, 3).unwrap().is_global(4, 1));
     assert_eq!(net.port_name(1, 1), "g0.r1 local→r0");
 }
 

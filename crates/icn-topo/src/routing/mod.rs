@@ -66,8 +66,9 @@ pub struct Hop {
 }
 
 /// A routing function on one network (built for it: using it on another is a logic error
-/// that [`trace`] and the deadlock checker report as a bad hop).
-pub trait Routing: std::fmt::Debug {
+/// that [`trace`] and the deadlock checker report as a bad hop). `Send + Sync` so that the
+/// threads of a parallel simulation share one.
+pub trait Routing: std::fmt::Debug + Send + Sync {
     /// Number of VC classes its hops use (classes are `0..vc_classes()`).
     fn vc_classes(&self) -> u8;
 
