@@ -65,6 +65,21 @@ pub enum Shape {
     Graph(Box<Graph>),
 }
 
+impl Shape {
+    /// The family with an article, for messages: "a mesh", "a dragonfly", ...
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Shape::Cube { wrap: false, .. } => "a mesh",
+            Shape::Cube { wrap: true, .. } => "a torus",
+            Shape::FatTree { .. } => "a fat tree",
+            Shape::Dragonfly { .. } => "a dragonfly",
+            Shape::FlatFly { .. } => "a flattened butterfly",
+            Shape::Hypercube { .. } => "a hypercube",
+            Shape::Graph(_) => "a graph",
+        }
+    }
+}
+
 /// How a dragonfly's global links are spread over the routers of a group: which group global
 /// link `m ∈ 0..a·h` of group `G` reaches (router `m / h` of the group holds link `m`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

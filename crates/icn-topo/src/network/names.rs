@@ -3,7 +3,7 @@
 //! | family | router | port (after the terminals `t0..`) |
 //! |---|---|---|
 //! | cube | `(x,y,…)` | `+x`, `−x`, `+y`, … (`+d3` beyond three dimensions) |
-//! | fat tree | `l1:03` (level, digits of the switch most significant first) | `down2`, `up0` |
+//! | fat tree | `l1:03` (level, digits of the switch most significant first) | `down2`, `up0` (a leaf's down ports are its terminals) |
 //! | dragonfly | `g4.r1` (group, router in group) | `local→r3`, `global1` |
 //! | flattened butterfly | `(x,y,…)` | `x→2` (to coordinate 2 of dimension x) |
 //! | hypercube | address bits, most significant first | `D2` |
@@ -60,7 +60,8 @@ impl Network {
     /// The name of `port` of `router`, without the router (table above).
     pub fn port_name(&self, router: RouterId, port: PortId) -> String {
         let c = self.conc;
-        let label = if port < c && !matches!(self.shape, Shape::FatTree { .. }) {
+        // Terminal ports: `0..c` of the terminal-carrying routers (a fat tree's leaves).
+        let label = if port < c && router < self.terminal_routers() {
             format!("t{port}")
         } else {
             let q = u32::from(port - c.min(port));

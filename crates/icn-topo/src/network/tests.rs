@@ -81,6 +81,8 @@ fn fat_tree_2_ary_3_tree_by_hand() {
     assert_eq!(net.terminal_diameter(), 4);
     assert_eq!(net.router_name(5), "l1:01");
     assert_eq!(net.port_name(5, 3), "l1:01 up1");
+    assert_eq!(net.port_name(5, 1), "l1:01 down1");
+    assert_eq!(net.port_name(1, 1), "l0:01 t1");
 }
 
 #[test]

@@ -61,7 +61,7 @@ impl DimensionOrder {
                     "dimension-order routing",
                     format!(
                         "needs a mesh, torus, ring, flattened butterfly or hypercube, not {}",
-                        shape_name(other)
+                        other.describe()
                     ),
                 ));
             }
@@ -82,18 +82,6 @@ impl DimensionOrder {
             },
             *header,
         )
-    }
-}
-
-pub(crate) fn shape_name(s: &Shape) -> &'static str {
-    match s {
-        Shape::Cube { wrap: false, .. } => "a mesh",
-        Shape::Cube { wrap: true, .. } => "a torus",
-        Shape::FatTree { .. } => "a fat tree",
-        Shape::Dragonfly { .. } => "a dragonfly",
-        Shape::FlatFly { .. } => "a flattened butterfly",
-        Shape::Hypercube { .. } => "a hypercube",
-        Shape::Graph(_) => "a graph",
     }
 }
 

@@ -29,7 +29,6 @@
 //! ([`DragonflyRouting::with_vc_classes`]) the class is capped at the last one, and the
 //! deadlock checker finds the cycles this creates.
 
-use super::dor::shape_name;
 use super::{Header, Hop, NO_VIA, Routing};
 use crate::TopoError;
 use crate::network::{Arrangement, Network, PortId, RouterId, Shape, TerminalId};
@@ -70,7 +69,7 @@ impl DragonflyRouting {
         else {
             return Err(TopoError::parameter(
                 "dragonfly routing",
-                format!("needs a dragonfly, not {}", shape_name(net.shape())),
+                format!("needs a dragonfly, not {}", net.shape().describe()),
             ));
         };
         let classes = match algorithm {

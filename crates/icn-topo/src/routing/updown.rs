@@ -15,7 +15,6 @@
 //! up channels followed by a run of down channels, and up channels only lead to higher levels,
 //! down channels to lower ones, so the channel dependencies are acyclic with one VC class.
 
-use super::dor::shape_name;
 use super::{Header, Hop, Routing};
 use crate::TopoError;
 use crate::network::{Network, PortId, RouterId, Shape, TerminalId};
@@ -48,7 +47,7 @@ impl UpDown {
             }),
             other => Err(TopoError::parameter(
                 "up/down routing",
-                format!("needs a fat tree, not {}", shape_name(other)),
+                format!("needs a fat tree, not {}", other.describe()),
             )),
         }
     }
