@@ -17,7 +17,7 @@
 //! | routing | networks | VC classes by default |
 //! |---|---|---|
 //! | `dor` | mesh, torus, ring, flattened butterfly, hypercube | 2 (dateline) on a torus or ring, else 1 |
-//! | `updown`, `updown_random` | fat tree | 1 |
+//! | `updown`, `updown_random` | fat tree: up/down with D-mod-k or random up ports; any other network (graphs): up*/down* on a BFS tree from router 0, parent or any up link | 1 |
 //! | `minimal`, `valiant`, `ugal` | dragonfly | 2, 3, 3 |
 //!
 //! A VC-class count given with the routing overrides the default: `dor` with 1 class on a torus
@@ -29,6 +29,7 @@ use crate::TopoError;
 use crate::routing::Routing;
 use crate::routing::dor::{DimensionOrder, Vcs};
 use crate::routing::dragonfly::{Algorithm, DragonflyRouting};
+use crate::routing::tree::GraphUpDown;
 use crate::routing::updown::{UpDown, UpPort};
 
 /// The accepted network forms, for error messages.
@@ -125,12 +126,17 @@ pub fn routing_for(
         }
         "updown" | "updown_random" => {
             only_one(name)?;
-            let up = if name.trim() == "updown" {
-                UpPort::Destination
+            let random = name.trim() == "updown_random";
+            if matches!(net.shape(), Shape::FatTree { .. }) {
+                let up = if random {
+                    UpPort::Random
+                } else {
+                    UpPort::Destination
+                };
+                Ok(Box::new(UpDown::new(net, up)?))
             } else {
-                UpPort::Random
-            };
-            Ok(Box::new(UpDown::new(net, up)?))
+                Ok(Box::new(GraphUpDown::new(net, 0, random)?))
+            }
         }
         "minimal" | "valiant" | "ugal" => {
             let alg = match name.trim() {
@@ -150,18 +156,12 @@ pub fn routing_for(
     }
 }
 
-/// The family's usual routing: `dor`, `updown` or `minimal`; none for a graph.
+/// The family's usual routing: `dor`, `updown` (fat trees and graphs) or `minimal`.
 pub fn default_routing(net: &Network) -> Result<Box<dyn Routing>, TopoError> {
     let name = match net.shape() {
         Shape::Cube { .. } | Shape::FlatFly { .. } | Shape::Hypercube { .. } => "dor",
-        Shape::FatTree { .. } => "updown",
+        Shape::FatTree { .. } | Shape::Graph(_) => "updown",
         Shape::Dragonfly { .. } => "minimal",
-        Shape::Graph(_) => {
-            return Err(TopoError::parameter(
-                "routing",
-                "no routing function for graph networks yet (use a regular family)",
-            ));
-        }
     };
     routing_for(net, name, None)
 }
@@ -256,7 +256,10 @@ mod tests {
         assert!(e.contains("needs a dragonfly, not a fat tree"), "{e}");
         let e = routing_for(&ft, "adaptive", None).unwrap_err().to_string();
         assert!(e.contains("unknown routing `adaptive`"), "{e}");
-        assert!(default_routing(&parse_network_spec("graph:ccc:3,2").unwrap()).is_err());
+        let ccc = parse_network_spec("graph:ccc:3,2").unwrap();
+        cdg::check(&ccc, default_routing(&ccc).unwrap().as_ref()).unwrap();
+        let adaptive = routing_for(&ccc, "updown_random", None).unwrap();
+        cdg::check(&ccc, adaptive.as_ref()).unwrap();
     }
 
     proptest! {

@@ -20,9 +20,11 @@
 //! | [`dor`] | mesh, torus, ring, flattened butterfly, hypercube | dimension order (shortest way round on a torus) | 1; 2 with dateline on a torus |
 //! | [`updown`] | fat tree | up to a nearest common ancestor, then down; up port by destination or random | 1 |
 //! | [`dragonfly`] | dragonfly | minimal, Valiant, UGAL-L | class = global hops taken: 2 minimal, 3 Valiant/UGAL |
+//! | [`tree`] | any (graphs: CCC, edge lists) | up*/down* on a BFS tree | 1 |
 
 pub mod dor;
 pub mod dragonfly;
+pub mod tree;
 pub mod updown;
 
 use crate::network::{End, Network, PortId, RouterId, TerminalId};
