@@ -256,6 +256,11 @@ fn network_and_routing() -> impl Strategy<Value = (Network, Box<dyn Routing>, bo
                 alg == Algorithm::Minimal,
             )
         }),
+        (2usize..6, 1u32..4, any::<bool>()).prop_filter_map("h ≥ k", |(h, k, adaptive)| {
+            let net = Network::from_graph(crate::build::ccc(h, k).ok()?).unwrap();
+            let r = super::tree::GraphUpDown::new(&net, 0, adaptive).unwrap();
+            Some((net, Box::new(r) as Box<dyn Routing>, false))
+        }),
     ]
 }
 
@@ -264,7 +269,8 @@ proptest! {
 
     /// Every route from every source reaches its destination, within the minimal bound for
     /// minimal routing (exactly the BFS distance except on a dragonfly, whose minimal route
-    /// may be longer than a path through a third group) and twice it for Valiant and UGAL; its
+    /// may be longer than a path through a third group) and twice it for Valiant, UGAL and
+    /// up*/down* on graphs; its
     /// classes are in range and its first header is one the checker is shown.
     #[test]
     fn every_route_arrives_within_the_bound(
