@@ -19,7 +19,7 @@
 //! its families — k-ary n-cube, ring, k-ary n-tree, dragonfly, flattened butterfly,
 //! hypercube, any [`Graph`] — and `"dragonfly:4"`-style specifications), [`routing`] (per-hop
 //! routing functions giving output port and VC class: dimension order with datelines, up/down,
-//! dragonfly minimal/Valiant/UGAL), [`cdg`] (the channel-dependency-graph deadlock check of a
+//! dragonfly minimal/Valiant/UGAL, up*/down* on any network), [`cdg`] (the channel-dependency-graph deadlock check of a
 //! routing function and its VC classes), [`traffic`] (destination patterns).
 
 pub mod build;
