@@ -1,7 +1,7 @@
 //! Build times, memory and routing speed of large networks, and deadlock-check times.
 //!
 //! `cargo run -p icn-topo --release --example scale` (wrap in `/usr/bin/time -v` for peak memory).
-//! Pass `build`, `route` or `check` to run one part only.
+//! Pass `build`, `route` or `check [P]` to run one part only.
 
 use icn_topo::cdg;
 use icn_topo::routing::dor::{DimensionOrder, Vcs};
@@ -152,9 +152,15 @@ fn main() {
     }
     if all || part == "check" {
         println!("deadlock checks:");
-        let df = Network::dragonfly(4, 8, 4).expect("valid");
+        // `check P` checks the balanced dragonfly of p = P instead of Kim et al.'s p = 4.
+        let p: u32 = std::env::args()
+            .nth(2)
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(4);
+        let df = Network::dragonfly_balanced(p).expect("valid");
         println!(
-            " dragonfly p=4 a=8 h=4 ({} endpoints, {} routers)",
+            " dragonfly p={p} a={} h={p} ({} endpoints, {} routers)",
+            2 * p,
             df.terminals(),
             df.routers()
         );
