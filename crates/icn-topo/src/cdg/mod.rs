@@ -7,6 +7,12 @@
 //! wormhole or virtual cut-through switching with the classes as separate buffers); one with a
 //! cycle can, and the cycle says where.
 //!
+//! Acyclicity is Dally & Seitz's condition for deterministic and oblivious routing, and a
+//! sufficient one for adaptive routing. Adaptive routings that stay deadlock-free through an
+//! acyclic escape sub-network while their full CDG has cycles (Duato 1993) would be rejected
+//! here; checking them needs Duato's extended CDG of the escape channels, which no routing of
+//! this crate needs and which is not implemented.
+//!
 //! **How it is built.** For every destination terminal, every packet the routing can inject
 //! ([`Routing::inject_choices`], from every source) is followed through every hop the routing
 //! can offer ([`Routing::choices`]) — every Valiant group, every UGAL decision, every random
