@@ -11,7 +11,7 @@ use crate::report::PointResult;
 use icn_engine::config::{ExperimentFile, SweepPoint};
 use icn_engine::model::ModelError;
 use icn_engine::rng::derive_seed;
-use icn_engine::{ConfigError, Context, Metrics, Model, Progress};
+use icn_engine::{ConfigError, Context, Metrics, Model, Progress, Status};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::marker::PhantomData;
@@ -88,6 +88,23 @@ impl<M: Model> ModelRunner<M> {
     }
 }
 
+/// One replication's metrics with its [`Status`] settled: a run that failed becomes a failed
+/// replication (the other replications and points still count); a model that reports the
+/// scalars `deadlocked` / `unfinished` but sets no status gets the status they imply. Only an
+/// invalid configuration found at run time stays an error (it is the input's fault: exit 2).
+fn with_status(result: Result<Metrics, ModelError>) -> Result<Metrics, icn_engine::Invalid> {
+    match result {
+        Ok(mut m) => {
+            if m.status.is_ok() {
+                m.status = Status::from_scalars(&m);
+            }
+            Ok(m)
+        }
+        Err(ModelError::Failed(why)) => Ok(Metrics::failed(Status::Failed(why))),
+        Err(ModelError::Invalid(inner)) => Err(inner),
+    }
+}
+
 struct BarProgress<'a>(&'a ProgressBar);
 
 impl Progress for BarProgress<'_> {
@@ -148,21 +165,10 @@ impl<M: Model> Runner for ModelRunner<M> {
 
         let mut per_point: Vec<Vec<Metrics>> = vec![Vec::with_capacity(reps); points.len()];
         for (&(p, _), result) in jobs.iter().zip(results) {
-            let metrics = result.map_err(|e| match e {
-                ModelError::Invalid(inner) => {
-                    ExecError::Config(ConfigError::invalid(&file.path, inner))
-                }
-                ModelError::Failed(msg) => ExecError::Failed(format!(
-                    "{}: {}{msg}",
-                    file.path.display(),
-                    if points[p].params.is_empty() {
-                        String::new()
-                    } else {
-                        format!("at {}: ", crate::report::params_label(&points[p].params))
-                    }
-                )),
-            })?;
-            per_point[p].push(metrics);
+            per_point[p].push(
+                with_status(result)
+                    .map_err(|inner| ExecError::Config(ConfigError::invalid(&file.path, inner)))?,
+            );
         }
         Ok(points
             .iter()

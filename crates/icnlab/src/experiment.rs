@@ -38,7 +38,9 @@ pub struct Plan {
 }
 
 /// Runs `file` per `plan`, writes everything into `out`, and returns the report. A plot that
-/// cannot be drawn is reported as an error after the data are safely written.
+/// cannot be drawn is reported as an error after the data are safely written. Points whose
+/// replications did not all end ok are written (flagged) like the others; [`verdict`] turns
+/// them into the run's error once the caller has shown the report.
 pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunReport, ExecError> {
     let runner = crate::models::find(&file.model).ok_or_else(|| {
         ConfigError::invalid(
@@ -93,6 +95,24 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
     };
     write_outputs(&report, out)?;
     Ok(report)
+}
+
+/// `Err` naming every point with a replication that did not end ok (deadlock, drain limit,
+/// failure), after the data of all points were written to `out`: such a run exits 1.
+pub fn verdict(report: &RunReport, out: &Path) -> Result<(), ExecError> {
+    let flagged = report.flagged();
+    if flagged.is_empty() {
+        return Ok(());
+    }
+    Err(ExecError::Failed(format!(
+        "{}: {} of {} points have replications that did not end ok (all points written to {}; \
+         flagged points average only their ok replications): {}",
+        report.config_file,
+        flagged.len(),
+        report.points.len(),
+        out.display(),
+        flagged.join("; ")
+    )))
 }
 
 /// report.json, the CSVs and (for sweeps with plot specs) plot.svg.

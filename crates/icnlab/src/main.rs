@@ -157,14 +157,14 @@ fn main() -> ExitCode {
             let report = experiment::run_file(&file, &out, &Plan { sweep: false, shard: None, opts: common.opts() })?;
             print!("{}", report.summary());
             println!("wrote {}", out.join("report.json").display());
-            Ok(())
+            experiment::verdict(&report, &out)
         }),
         Command::Sweep { common, out, shard } => common.load().and_then(|file| {
             let out = out.unwrap_or_else(|| common.default_out());
             let report = experiment::run_file(&file, &out, &Plan { sweep: true, shard, opts: common.opts() })?;
             print!("{}", report.summary());
             println!("wrote {}", out.display());
-            Ok(())
+            experiment::verdict(&report, &out)
         }),
         Command::Merge { shards, out } => merge::merge(&shards, &out).map_err(|e| ExecError::Failed(format!("{e:#}"))),
         Command::Reproduce { names, out, quick, experiments, list, threads } => {

@@ -125,7 +125,10 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
                 progress: true,
             },
         };
-        let mut error = run_file(file, &out, &plan).err().map(|e| e.to_string());
+        let mut error = run_file(file, &out, &plan)
+            .and_then(|report| crate::experiment::verdict(&report, &out))
+            .err()
+            .map(|e| e.to_string());
         if error.is_none()
             && let Some((_, extra)) = EXTRAS.iter().find(|(n, _)| n == name)
         {
