@@ -1,6 +1,7 @@
 //! Running one experiment file end to end: points → results → report.json, CSVs, plot.svg.
 
 use crate::exec::{ExecError, ExecOptions};
+use crate::outdir::Staging;
 use crate::report::RunReport;
 use icn_engine::{ConfigError, ExperimentFile, Invalid};
 use std::path::Path;
@@ -65,8 +66,7 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
         points.retain(|p| p.index % s.count == s.index);
     }
     runner.check(file, &points)?;
-    std::fs::create_dir_all(out)
-        .map_err(|e| ExecError::Failed(format!("cannot create {}: {e}", out.display())))?;
+    let staging = Staging::begin(out)?;
 
     let started = Instant::now();
     let results = runner.execute(file, &points, plan.opts)?;
@@ -93,7 +93,7 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
         },
         points: results,
     };
-    write_outputs(&report, out)?;
+    write_outputs(&report, staging)?;
     Ok(report)
 }
 
@@ -115,21 +115,26 @@ pub fn verdict(report: &RunReport, out: &Path) -> Result<(), ExecError> {
     )))
 }
 
-/// report.json, the CSVs and (for sweeps with plot specs) plot.svg.
-pub fn write_outputs(report: &RunReport, out: &Path) -> Result<Vec<String>, ExecError> {
-    let fail = |e: anyhow::Error| ExecError::Failed(format!("{e:#}"));
+/// report.json, the CSVs and (for sweeps with plot specs) plot.svg, written into `staging`
+/// and then put in place of its target folder as a whole (see [`crate::outdir`]). A plot that
+/// fails is an error after the data are in place.
+pub fn write_outputs(report: &RunReport, staging: Staging) -> Result<(), ExecError> {
+    let out = staging.path().to_path_buf();
+    let fail = |e: anyhow::Error| ExecError::Failed(staging.rename_in(&format!("{e:#}")));
     report.write_json(&out.join("report.json")).map_err(fail)?;
-    let mut files = vec!["report.json".to_owned()];
-    files.extend(report.write_csvs(out).map_err(fail)?);
-    if !report.plots.is_empty() {
-        crate::plot::draw(out, &report.plots, &out.join("plot.svg")).map_err(|e| {
-            ExecError::Failed(format!(
+    report.write_csvs(&out).map_err(fail)?;
+    let plot = if report.plots.is_empty() {
+        Ok(())
+    } else {
+        crate::plot::draw(&out, &report.plots, &out.join("plot.svg")).map_err(|e| {
+            let _ = std::fs::remove_file(out.join("plot.svg"));
+            ExecError::Failed(staging.rename_in(&format!(
                 "{}: data written to {}, but the plot failed: {e:#}",
                 report.config_file,
-                out.display()
-            ))
-        })?;
-        files.push("plot.svg".to_owned());
-    }
-    Ok(files)
+                staging.target().display()
+            )))
+        })
+    };
+    staging.commit()?;
+    plot
 }

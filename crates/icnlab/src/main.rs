@@ -12,6 +12,7 @@ mod html;
 mod merge;
 mod mm1;
 mod models;
+mod outdir;
 mod plot;
 mod report;
 mod reproduce;

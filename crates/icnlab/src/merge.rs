@@ -1,7 +1,7 @@
 //! `icnlab merge`: joins the outputs of `sweep --shard i/n` runs into one directory.
 
 use crate::report::RunReport;
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 
 pub fn merge(shards: &[PathBuf], out: &Path) -> Result<()> {
@@ -32,8 +32,8 @@ pub fn merge(shards: &[PathBuf], out: &Path) -> Result<()> {
         bail!("point {} appears in more than one shard", w[0].index);
     }
     merged.shard = None;
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    crate::experiment::write_outputs(&merged, out).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let staging = crate::outdir::Staging::begin(out).map_err(|e| anyhow::anyhow!("{e}"))?;
+    crate::experiment::write_outputs(&merged, staging).map_err(|e| anyhow::anyhow!("{e}"))?;
     println!(
         "merged {} points from {} shards into {}",
         merged.points.len(),

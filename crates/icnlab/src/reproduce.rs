@@ -142,6 +142,7 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
             .map(|d| {
                 d.filter_map(Result::ok)
                     .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !n.starts_with('.'))
                     .collect()
             })
             .unwrap_or_default();
@@ -157,8 +158,7 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
         });
     }
     let page = req.out.join("index.html");
-    std::fs::write(&page, index(&req.out, &entries, req.quick))
-        .map_err(|e| ExecError::Failed(format!("cannot write {}: {e}", page.display())))?;
+    crate::outdir::write_atomic(&page, index(&req.out, &entries, req.quick).as_bytes())?;
     eprintln!("wrote {}", page.display());
     if failures > 0 {
         return Err(ExecError::Failed(format!(
