@@ -154,6 +154,9 @@ pub struct ExperimentFile {
     pub plots: Vec<PlotSpec>,
     /// The model's own keys.
     pub body: toml::Table,
+    /// What identifies the experiment beyond its seed: the file's text, whether `[quick]` was
+    /// merged, and the `--set` overrides in order. See [`ExperimentFile::identity`].
+    pub source: Vec<String>,
 }
 
 /// One point of a sweep: its global index, the values of the sweep keys, and the body with
@@ -281,12 +284,14 @@ impl ExperimentFile {
             sweep,
             plots,
             body: root,
+            source: vec![text.to_owned(), format!("quick={quick}")],
         })
     }
 
     /// Applies `key=value` overrides (value in TOML syntax; bare words are taken as strings).
     pub fn apply_sets(&mut self, sets: &[String]) -> Result<(), ConfigError> {
         for set in sets {
+            self.source.push(format!("set {set}"));
             let (key, value) =
                 parse_set(set).map_err(|inner| ConfigError::invalid(&self.path, inner))?;
             match key.as_str() {
@@ -313,6 +318,32 @@ impl ExperimentFile {
             }
         }
         Ok(())
+    }
+
+    /// A fingerprint of the experiment — file text, `--quick`, `--set` values and seed — as 16
+    /// hex digits (FNV-1a, 64 bits: stable across Rust versions and platforms, unlike std's
+    /// hasher). Shards of one sweep carry it so that `merge` can refuse shards of another
+    /// experiment; it guards against mistakes, not against forgery.
+    pub fn identity(&self) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let seed = format!("seed={}", self.seed);
+        for part in self
+            .source
+            .iter()
+            .map(String::as_str)
+            .chain([seed.as_str()])
+        {
+            for b in part.bytes().chain([0u8]) {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+        format!("{h:016x}")
+    }
+
+    /// Number of points of the full sweep (the product of the axis lengths, 1 without a sweep).
+    pub fn point_count(&self) -> usize {
+        self.sweep.iter().map(|(_, vs)| vs.len()).product()
     }
 
     /// The typed model config of `body`, with errors naming this file and the key.
@@ -569,5 +600,22 @@ mod tests {
             toml::Value::String("ab".into())
         );
         assert!(parse_set("novalue").is_err());
+    }
+
+    #[test]
+    fn identity_covers_text_sets_quick_and_seed() {
+        let base = parse("model='m'\nnodes=4\n").unwrap();
+        let id = base.identity();
+        assert_eq!(id.len(), 16);
+        assert_eq!(parse("model='m'\nnodes=4\n").unwrap().identity(), id);
+        assert_ne!(parse("model='m'\nnodes=5\n").unwrap().identity(), id);
+        let mut set = base.clone();
+        set.apply_sets(&["nodes=4".into()]).unwrap();
+        assert_ne!(set.identity(), id, "a --set changes the experiment");
+        let mut seed = base.clone();
+        seed.seed = 2;
+        assert_ne!(seed.identity(), id);
+        let quick = ExperimentFile::parse(Path::new("x.toml"), "model='m'\nnodes=4\n", true);
+        assert_ne!(quick.unwrap().identity(), id);
     }
 }

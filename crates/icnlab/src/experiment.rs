@@ -86,6 +86,8 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
         },
         wall_time_s: started.elapsed().as_secs_f64(),
         shard: plan.shard.map(|s| (s.index, s.count)),
+        experiment: file.identity(),
+        sweep_points: if plan.sweep { file.point_count() } else { 1 },
         plots: if plan.sweep {
             file.plots.clone()
         } else {
@@ -123,7 +125,8 @@ pub fn write_outputs(report: &RunReport, staging: Staging) -> Result<(), ExecErr
     let fail = |e: anyhow::Error| ExecError::Failed(staging.rename_in(&format!("{e:#}")));
     report.write_json(&out.join("report.json")).map_err(fail)?;
     report.write_csvs(&out).map_err(fail)?;
-    let plot = if report.plots.is_empty() {
+    // An empty shard (`--shard 7/8` of a 6-point sweep) has no data to draw.
+    let plot = if report.plots.is_empty() || report.points.is_empty() {
         Ok(())
     } else {
         crate::plot::draw(&out, &report.plots, &out.join("plot.svg")).map_err(|e| {

@@ -147,6 +147,20 @@ impl Common {
     }
 }
 
+/// `icnlab merge`: refuses incomplete or foreign shards (exit 2) before writing anything.
+fn merge(shards: &[PathBuf], out: &std::path::Path) -> Result<(), ExecError> {
+    let staging = outdir::Staging::begin(out)?;
+    let merged = merge::join(shards).map_err(|e| ExecError::Usage(e.0))?;
+    experiment::write_outputs(&merged, staging)?;
+    println!(
+        "merged {} points from {} shards into {}",
+        merged.points.len(),
+        shards.len(),
+        out.display()
+    );
+    experiment::verdict(&merged, out)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -167,7 +181,7 @@ fn main() -> ExitCode {
             println!("wrote {}", out.display());
             experiment::verdict(&report, &out)
         }),
-        Command::Merge { shards, out } => merge::merge(&shards, &out).map_err(|e| ExecError::Failed(format!("{e:#}"))),
+        Command::Merge { shards, out } => merge(&shards, &out),
         Command::Reproduce { names, out, quick, experiments, list, threads } => {
             reproduce::reproduce(&reproduce::Request { names, out, quick, experiments, list, threads })
         }

@@ -38,6 +38,13 @@ pub struct RunReport {
     pub wall_time_s: f64,
     /// `Some((i, n))` when only shard i of n was run.
     pub shard: Option<(usize, usize)>,
+    /// Fingerprint of file text, `--quick`, `--set` values and seed (`ExperimentFile::identity`):
+    /// `merge` joins only shards that agree on it. Empty in reports of older versions.
+    #[serde(default)]
+    pub experiment: String,
+    /// Points of the full sweep (all shards together); 0 in reports of older versions.
+    #[serde(default)]
+    pub sweep_points: usize,
     pub plots: Vec<PlotSpec>,
     pub points: Vec<PointResult>,
 }
