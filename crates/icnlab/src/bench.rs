@@ -97,7 +97,7 @@ pub fn bench(names: &[String], repeats: usize, json: bool) -> Result<(), ExecErr
             .map(|n| {
                 all.iter().find(|t| t.name == n).ok_or_else(|| {
                     let known: Vec<&str> = all.iter().map(|t| t.name).collect();
-                    ExecError::Failed(format!(
+                    ExecError::Usage(format!(
                         "no benchmark `{n}`; available: {}",
                         known.join(", ")
                     ))

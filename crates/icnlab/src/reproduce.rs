@@ -38,7 +38,7 @@ fn experiments_dir(explicit: Option<&Path>) -> PathBuf {
 /// The experiment files of `dir` (not its subdirectories), sorted by name.
 fn list(dir: &Path) -> Result<Vec<(String, PathBuf)>, ExecError> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
-        ExecError::Failed(format!(
+        ExecError::Usage(format!(
             "cannot read experiments directory {}: {e}",
             dir.display()
         ))
@@ -109,8 +109,15 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
         .map(|(name, path)| Ok((name.clone(), ExperimentFile::load(path, req.quick)?)))
         .collect::<Result<_, ConfigError>>()?;
 
-    std::fs::create_dir_all(&req.out)
-        .map_err(|e| ExecError::Failed(format!("cannot create {}: {e}", req.out.display())))?;
+    if req.out.exists() && !req.out.is_dir() {
+        return Err(ExecError::Usage(format!(
+            "--out {}: exists and is not a folder",
+            req.out.display()
+        )));
+    }
+    std::fs::create_dir_all(&req.out).map_err(|e| {
+        ExecError::Usage(format!("--out: cannot create {}: {e}", req.out.display()))
+    })?;
     let mut entries = Vec::new();
     let mut failures = 0;
     for (i, (name, file)) in files.iter().enumerate() {
