@@ -57,15 +57,18 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
         )
     })?;
     let mut points = file.points();
+    // Every point is checked, even by `run` (which runs the base configuration only): an
+    // unknown or out-of-range [sweep] key is an error, not silently ignored.
+    runner.check(file, &points)?;
     if !plan.sweep {
         let mut base = file.clone();
         base.sweep.clear();
         points = base.points();
+        runner.check(file, &points)?;
     }
     if let Some(s) = plan.shard {
         points.retain(|p| p.index % s.count == s.index);
     }
-    runner.check(file, &points)?;
     let staging = Staging::begin(out)?;
 
     let started = Instant::now();

@@ -129,8 +129,8 @@ impl RunReport {
     }
 
     pub fn read_json(path: &Path) -> Result<Self> {
-        let text =
-            fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        // 10^5 points (the sweep limit) with tables stay well below 2 GiB.
+        let text = icn_engine::config::read_bounded(path, 2 << 30)?;
         serde_json::from_str(&text)
             .with_context(|| format!("{} is not an icnlab report", path.display()))
     }
