@@ -42,13 +42,20 @@ pub trait Runner: Sync {
     fn about(&self) -> &'static str;
     /// Parses and validates every point, without running anything.
     fn check(&self, file: &ExperimentFile, points: &[SweepPoint]) -> Result<(), ConfigError>;
+    /// Runs every point's replications. `probe` sees the first replication's metrics before
+    /// the others start (to check what the outputs will need, e.g. plot columns); its error
+    /// stops the run.
     fn execute(
         &self,
         file: &ExperimentFile,
         points: &[SweepPoint],
         opts: ExecOptions,
+        probe: &Probe<'_>,
     ) -> Result<Vec<PointResult>, ExecError>;
 }
+
+/// See [`Runner::execute`].
+pub type Probe<'a> = dyn Fn(&Metrics) -> Result<(), ConfigError> + Sync + 'a;
 
 pub struct ModelRunner<M>(PhantomData<M>);
 
@@ -131,6 +138,7 @@ impl<M: Model> Runner for ModelRunner<M> {
         file: &ExperimentFile,
         points: &[SweepPoint],
         opts: ExecOptions,
+        probe: &Probe<'_>,
     ) -> Result<Vec<PointResult>, ExecError> {
         let configs = Self::prepare(file, points)?;
         let reps = file.replications as usize;
@@ -154,13 +162,28 @@ impl<M: Model> Runner for ModelRunner<M> {
             .num_threads(opts.threads)
             .build()
             .map_err(|e| ExecError::Failed(format!("cannot start worker threads: {e}")))?;
-        let results: Vec<Result<Metrics, ModelError>> = pool.install(|| {
-            jobs.par_iter()
-                .map(|&(p, r)| {
-                    M::run_prepared(&configs[p].1, derive_seed(file.seed, r), &BarProgress(&bar))
-                })
-                .collect()
-        });
+        let run = |&(p, r): &(usize, u64)| {
+            M::run_prepared(&configs[p].1, derive_seed(file.seed, r), &BarProgress(&bar))
+        };
+        // The first replication runs alone so that the probe can refuse the run before the
+        // rest of the sweep is spent; results stay in job order either way.
+        let mut results: Vec<Result<Metrics, ModelError>> = Vec::with_capacity(jobs.len());
+        if let Some(first) = jobs.first() {
+            let metrics = pool.install(|| run(first));
+            if let Ok(m) = &metrics
+                && !m.scalars.is_empty()
+            {
+                probe(m).inspect_err(|_| bar.finish_and_clear())?;
+            }
+            results.push(metrics);
+        }
+        results.extend(pool.install(|| {
+            jobs.get(1..)
+                .unwrap_or_default()
+                .par_iter()
+                .map(run)
+                .collect::<Vec<_>>()
+        }));
         bar.finish_and_clear();
 
         let mut per_point: Vec<Vec<Metrics>> = vec![Vec::with_capacity(reps); points.len()];

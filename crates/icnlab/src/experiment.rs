@@ -1,6 +1,6 @@
 //! Running one experiment file end to end: points → results → report.json, CSVs, plot.svg.
 
-use crate::exec::{ExecError, ExecOptions};
+use crate::exec::{ExecError, ExecOptions, Runner};
 use crate::outdir::Staging;
 use crate::report::RunReport;
 use icn_engine::{ConfigError, ExperimentFile, Invalid};
@@ -38,11 +38,11 @@ pub struct Plan {
     pub opts: ExecOptions,
 }
 
-/// Runs `file` per `plan`, writes everything into `out`, and returns the report. A plot that
-/// cannot be drawn is reported as an error after the data are safely written. Points whose
-/// replications did not all end ok are written (flagged) like the others; [`verdict`] turns
-/// them into the run's error once the caller has shown the report.
-pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunReport, ExecError> {
+/// Finds the file's model and types, validates and prepares every point of its sweep without
+/// running anything (`icnlab check`, and the first step of every run). Every point is checked
+/// even by `run` (which runs the base configuration only): an unknown or out-of-range [sweep]
+/// key is an error, not silently ignored.
+pub fn check_file(file: &ExperimentFile) -> Result<&'static dyn Runner, ExecError> {
     let runner = crate::models::find(&file.model).ok_or_else(|| {
         ConfigError::invalid(
             &file.path,
@@ -56,10 +56,17 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
             ),
         )
     })?;
+    runner.check(file, &file.points())?;
+    Ok(runner)
+}
+
+/// Runs `file` per `plan`, writes everything into `out`, and returns the report. A plot that
+/// cannot be drawn is reported as an error after the data are safely written. Points whose
+/// replications did not all end ok are written (flagged) like the others; [`verdict`] turns
+/// them into the run's error once the caller has shown the report.
+pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunReport, ExecError> {
+    let runner = check_file(file)?;
     let mut points = file.points();
-    // Every point is checked, even by `run` (which runs the base configuration only): an
-    // unknown or out-of-range [sweep] key is an error, not silently ignored.
-    runner.check(file, &points)?;
     if !plan.sweep {
         let mut base = file.clone();
         base.sweep.clear();
@@ -72,7 +79,18 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
     let staging = Staging::begin(out)?;
 
     let started = Instant::now();
-    let results = runner.execute(file, &points, plan.opts)?;
+    let sweep_keys: Vec<String> = points
+        .first()
+        .map(|p| p.params.iter().map(|(k, _)| k.clone()).collect())
+        .unwrap_or_default();
+    let check_plots = |sample: &icn_engine::Metrics| {
+        if !plan.sweep {
+            return Ok(());
+        }
+        crate::plot::check_columns(&file.plots, &sweep_keys, sample)
+            .map_err(|inner| ConfigError::invalid(&file.path, inner))
+    };
+    let results = runner.execute(file, &points, plan.opts, &check_plots)?;
     let report = RunReport {
         tool: "icnlab".into(),
         version: env!("CARGO_PKG_VERSION").into(),

@@ -98,6 +98,11 @@ enum Command {
     Via(via_cmd::ViaArgs),
     /// Broadcast schedules on a graph: worst/mean time over sources per model, bounds, optimum.
     Bcast(bcast_cmd::BcastArgs),
+    /// Validate an experiment file (every sweep point, --set values included) without running it.
+    Check {
+        #[command(flatten)]
+        common: Common,
+    },
     /// List the models an experiment file can name.
     Models,
 }
@@ -204,6 +209,11 @@ fn main() -> ExitCode {
         Command::Bench { targets, repeats, json } => bench::bench(&targets, repeats.into(), json),
         Command::Via(args) => via_cmd::run(&args).map_err(|e| ExecError::Failed(format!("{e:#}"))),
         Command::Bcast(args) => bcast_cmd::run_cli(&args),
+        Command::Check { common } => common.load().and_then(|file| {
+            experiment::check_file(&file)?;
+            println!("{}: ok ({} points)", file.path.display(), file.point_count());
+            Ok(())
+        }),
         Command::Models => {
             for r in models::all() {
                 println!("{:10} {}", r.name(), r.about());

@@ -42,6 +42,81 @@ impl Frame {
     }
 }
 
+/// Checks that every column `specs` name exists in the CSVs a run with these sweep keys and
+/// metrics (one replication's suffices: the CSVs take their columns from the first point) will
+/// write. Called after the first replication, before the rest of the sweep runs: a typo in
+/// `[[plot]]` used to surface only after the whole sweep.
+pub fn check_columns(
+    specs: &[PlotSpec],
+    sweep_keys: &[String],
+    sample: &icn_engine::Metrics,
+) -> Result<(), icn_engine::Invalid> {
+    use icn_engine::Invalid;
+    let base = || {
+        std::iter::once("point".to_owned())
+            .chain(sweep_keys.iter().cloned())
+            .collect::<Vec<String>>()
+    };
+    let table_columns = |i: usize, key: &str, name: &str| -> Result<Vec<String>, Invalid> {
+        let t = sample.table(name).ok_or_else(|| {
+            let have: Vec<&str> = sample.tables.iter().map(|t| t.name.as_str()).collect();
+            Invalid::new(
+                format!("plot[{i}].{key}"),
+                format!(
+                    "the model writes no table `{name}` (have: {})",
+                    have.join(", ")
+                ),
+            )
+        })?;
+        let mut cols = base();
+        cols.extend(t.columns.iter().cloned());
+        cols.extend(t.columns.iter().map(|c| format!("{c}_ci95")));
+        Ok(cols)
+    };
+    for (i, spec) in specs.iter().enumerate() {
+        let cols = match &spec.table {
+            Some(name) => table_columns(i, "table", name)?,
+            None => {
+                let mut cols = base();
+                for m in &sample.scalars {
+                    cols.push(m.name.clone());
+                    cols.push(format!("{}_ci95", m.name));
+                }
+                cols.extend(
+                    crate::report::STATUS_COLUMNS
+                        .iter()
+                        .map(|c| (*c).to_owned()),
+                );
+                cols
+            }
+        };
+        let mut named: Vec<(&str, &str)> = vec![("x", spec.x.as_str())];
+        named.extend(spec.y.iter().map(|y| ("y", y.as_str())));
+        named.extend(spec.series.iter().map(|c| ("series", c.as_str())));
+        named.extend(spec.filter.keys().map(|c| ("filter", c.as_str())));
+        let marker_cols = match &spec.markers {
+            Some(name) => Some(table_columns(i, "markers", name)?),
+            None => None,
+        };
+        for (key, col) in named {
+            let missing_in = |cols: &[String]| !cols.iter().any(|c| c == col);
+            if missing_in(&cols) || marker_cols.as_deref().is_some_and(missing_in) {
+                return Err(Invalid::new(
+                    format!("plot[{i}].{key}"),
+                    format!(
+                        "no column `{col}` in {} (have: {})",
+                        spec.table
+                            .as_deref()
+                            .map_or("data.csv".to_owned(), |t| format!("{t}.csv")),
+                        cols.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One line of a panel.
 struct Series {
     label: String,

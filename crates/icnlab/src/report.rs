@@ -101,7 +101,7 @@ impl PointResult {
 
 /// The status columns closing every row of `data.csv`: the point's status (`ok`, or the first
 /// non-ok kind among its replications) and how many replications ended each way.
-const STATUS_COLUMNS: [&str; 5] = [
+pub const STATUS_COLUMNS: [&str; 5] = [
     "status",
     "runs_ok",
     "runs_deadlocked",

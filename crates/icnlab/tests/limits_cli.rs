@@ -112,3 +112,45 @@ fn set_and_sweep_keys_are_checked() {
     assert_eq!(report["title"], "Three loads");
     assert_eq!(report["points"].as_array().unwrap().len(), 3);
 }
+
+/// A `[[plot]]` column typo used to surface only after the whole sweep had run; now the run
+/// stops after its first replication, with exit 2 naming file, plot and column.
+#[test]
+fn bad_plot_columns_are_refused_before_the_sweep_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("p.toml");
+    fs::write(
+        &cfg,
+        "model = \"mm1\"\ncustomers = 100\n[sweep]\narrival_rate = [0.1, 0.2]\n\
+         [[plot]]\nx = \"arrival_rate\"\ny = [\"sojourn_maen\"]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("o");
+    refused(
+        &[
+            "sweep",
+            cfg.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        "p.toml: key `plot[0].y`: no column `sojourn_maen` in data.csv",
+    );
+    assert!(!out.exists(), "nothing is written");
+    fs::write(
+        &cfg,
+        "model = \"mm1\"\ncustomers = 100\n[sweep]\narrival_rate = [0.1, 0.2]\n\
+         [[plot]]\nx = \"arrival_rate\"\ny = [\"sojourn_mean\"]\ntable = \"per_source\"\n",
+    )
+    .unwrap();
+    refused(
+        &[
+            "sweep",
+            cfg.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        "key `plot[0].table`: the model writes no table `per_source`",
+    );
+}
