@@ -156,6 +156,20 @@ impl StatusCounts {
     }
 }
 
+/// A metric name that a run did not produce (see [`Metrics::require`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("no metric `{name}` (have: {})", have.join(", "))]
+pub struct UnknownMetric {
+    pub name: String,
+    pub have: Vec<String>,
+}
+
+impl From<UnknownMetric> for crate::model::ModelError {
+    fn from(e: UnknownMetric) -> Self {
+        crate::model::ModelError::Failed(e.to_string())
+    }
+}
+
 /// Everything one run (or the aggregate of several replications) measured.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
@@ -190,9 +204,21 @@ impl Metrics {
         self.scalars.iter().find(|m| m.name == name)
     }
 
-    /// The value of scalar `name`; NaN when absent.
+    /// The value of scalar `name`; NaN when absent. For display and tests only: code that
+    /// computes with a metric uses [`Metrics::require`], so that a misspelt name is an error
+    /// rather than a NaN travelling through a ratio.
     pub fn value(&self, name: &str) -> f64 {
         self.get(name).map_or(f64::NAN, |m| m.value)
+    }
+
+    /// The value of scalar `name`, or an error naming it and the scalars there are.
+    pub fn require(&self, name: &str) -> Result<f64, UnknownMetric> {
+        self.get(name)
+            .map(|m| m.value)
+            .ok_or_else(|| UnknownMetric {
+                name: name.to_owned(),
+                have: self.scalars.iter().map(|m| m.name.clone()).collect(),
+            })
     }
 
     pub fn table(&self, name: &str) -> Option<&Table> {
@@ -376,6 +402,14 @@ mod tests {
         let bad = Metrics::failed(Status::DrainLimit("x".into()));
         let text = toml::to_string(&bad).unwrap();
         assert_eq!(toml::from_str::<Metrics>(&text).unwrap(), bad);
+    }
+
+    #[test]
+    fn require_names_a_missing_metric() {
+        let m = rep(2.0);
+        assert_eq!(m.require("eta"), Ok(2.0));
+        let e = m.require("etta").unwrap_err().to_string();
+        assert_eq!(e, "no metric `etta` (have: eta)");
     }
 
     #[test]

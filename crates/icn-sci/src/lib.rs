@@ -118,8 +118,8 @@ impl Model for Sci {
                     },
                     ..Metrics::default()
                 };
-                let r = mi.value("eta_iab") / ms.value("eta_std");
-                let dr = mi.value("delay_mean_ns_iab") / ms.value("delay_mean_ns_std");
+                let r = mi.require("eta_iab")? / ms.require("eta_std")?;
+                let dr = mi.require("delay_mean_ns_iab")? / ms.require("delay_mean_ns_std")?;
                 m.push(
                     "r",
                     r,

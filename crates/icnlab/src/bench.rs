@@ -33,7 +33,7 @@ fn mm1() -> Result<f64, String> {
 fn sci() -> Result<f64, String> {
     let cfg = icn_sci::bench_config();
     let m = icn_sci::Sci::run(&cfg, 1, &NoProgress).map_err(|e| e.to_string())?;
-    Ok(cfg.nodes as f64 * m.value("cycles_simulated"))
+    Ok(cfg.nodes as f64 * m.require("cycles_simulated").map_err(|e| e.to_string())?)
 }
 
 /// CPU time consumed by this process (every thread, so parallel targets count all their
