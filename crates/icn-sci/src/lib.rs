@@ -13,7 +13,7 @@ pub mod ring;
 
 pub use config::{Pattern, SciConfig, Transmitter};
 
-use icn_engine::{Invalid, Metrics, Model, ModelError, Progress};
+use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Status};
 use ring::Sim;
 
 /// The SCI ring model.
@@ -40,6 +40,25 @@ pub fn simulate(
     let mut sim = Sim::new(cfg, seed, intelligent)?;
     sim.run(progress)?;
     Ok(sim)
+}
+
+/// As [`simulate`], but a drain that reaches `drain_limit_cycles` is the replication's status
+/// rather than an error: the other replications and sweep points still count, and this one is
+/// flagged and left out of the means instead of discarding the whole sweep (issue 14).
+fn simulate_with_status(
+    cfg: &SciConfig,
+    seed: u64,
+    intelligent: bool,
+    progress: &dyn Progress,
+) -> Result<(Sim, Status), ModelError> {
+    let mut sim = Sim::new(cfg, seed, intelligent)?;
+    match sim.run(progress) {
+        Ok(()) => Ok((sim, Status::Ok)),
+        Err(ModelError::Failed(why)) if !sim.quiescent() && sim.fault().is_none() => {
+            Ok((sim, Status::DrainLimit(why)))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 fn metrics_of(sim: &Sim, suffix: &str) -> Metrics {
@@ -77,16 +96,30 @@ impl Model for Sci {
         seed: u64,
         progress: &dyn Progress,
     ) -> Result<Metrics, ModelError> {
+        let single = |intelligent| -> Result<Metrics, ModelError> {
+            let (sim, status) = simulate_with_status(cfg, seed, intelligent, progress)?;
+            Ok(Metrics {
+                status,
+                ..metrics_of(&sim, "")
+            })
+        };
         match cfg.transmitter {
-            Transmitter::Standard => Ok(metrics_of(&simulate(cfg, seed, false, progress)?, "")),
-            Transmitter::Intelligent => Ok(metrics_of(&simulate(cfg, seed, true, progress)?, "")),
+            Transmitter::Standard => single(false),
+            Transmitter::Intelligent => single(true),
             Transmitter::Compare => {
-                let std = simulate(cfg, seed, false, progress)?;
-                let iab = simulate(cfg, seed, true, progress)?;
+                let (std, std_status) = simulate_with_status(cfg, seed, false, progress)?;
+                let (iab, iab_status) = simulate_with_status(cfg, seed, true, progress)?;
                 let (ms, mi) = (metrics_of(&std, "_std"), metrics_of(&iab, "_iab"));
-                let mut m = Metrics::default();
-                let r = mi.value("eta_iab") / ms.value("eta_std");
-                let dr = mi.value("delay_mean_ns_iab") / ms.value("delay_mean_ns_std");
+                let mut m = Metrics {
+                    status: if std_status.is_ok() {
+                        iab_status
+                    } else {
+                        std_status
+                    },
+                    ..Metrics::default()
+                };
+                let r = mi.require("eta_iab")? / ms.require("eta_std")?;
+                let dr = mi.require("delay_mean_ns_iab")? / ms.require("delay_mean_ns_std")?;
                 m.push(
                     "r",
                     r,

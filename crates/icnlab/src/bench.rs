@@ -33,7 +33,7 @@ fn mm1() -> Result<f64, String> {
 fn sci() -> Result<f64, String> {
     let cfg = icn_sci::bench_config();
     let m = icn_sci::Sci::run(&cfg, 1, &NoProgress).map_err(|e| e.to_string())?;
-    Ok(cfg.nodes as f64 * m.value("cycles_simulated"))
+    Ok(cfg.nodes as f64 * m.require("cycles_simulated").map_err(|e| e.to_string())?)
 }
 
 /// A rate with an SI prefix and three significant digits ("10.2 M", "356 k"), so that slow
@@ -135,7 +135,7 @@ pub fn bench(names: &[String], repeats: usize, json: bool) -> Result<(), ExecErr
             .map(|n| {
                 all.iter().find(|t| t.name == n).ok_or_else(|| {
                     let known: Vec<&str> = all.iter().map(|t| t.name).collect();
-                    ExecError::Failed(format!(
+                    ExecError::Usage(format!(
                         "no benchmark `{n}`; available: {}",
                         known.join(", ")
                     ))
