@@ -1,6 +1,8 @@
 //! Attributes of NICs, VIs and registered memory (`VIP_NIC_ATTRIBUTES`, `VIP_VI_ATTRIBUTES`,
 //! `VIP_MEM_ATTRIBUTES`).
 
+use std::time::Duration;
+
 use crate::error::{Result, ViaError};
 
 /// Largest payload one descriptor may move (the NIC's `MaxTransferSize`). 8 MiB covers the
@@ -101,6 +103,11 @@ pub struct ViAttributes {
     pub enable_rdma_read: bool,
     /// Deepest send or receive queue.
     pub queue_depth: usize,
+    /// How long a wait on a polling link (`shm`) polls before it yields the CPU and then
+    /// blocks; 0 never spins. Ignored on `tcp`, whose waits block in the kernel at once. See
+    /// [`crate::link::backoff`] for the whole policy (a peer on the waiter's own CPU is never
+    /// spun for). At most [`crate::link::backoff::MAX_SPIN`].
+    pub spin: Duration,
 }
 
 impl ViAttributes {
@@ -113,6 +120,7 @@ impl ViAttributes {
             enable_rdma_write: true,
             enable_rdma_read: true,
             queue_depth: 1024,
+            spin: crate::link::backoff::DEFAULT_SPIN,
         }
     }
 
@@ -128,6 +136,13 @@ impl ViAttributes {
             return Err(ViaError::InvalidParameter(format!(
                 "queue_depth must be in 1..={MAX_QUEUE_DEPTH}, got {}",
                 self.queue_depth
+            )));
+        }
+        if self.spin > crate::link::backoff::MAX_SPIN {
+            return Err(ViaError::InvalidParameter(format!(
+                "spin must be at most {:?}, got {:?}",
+                crate::link::backoff::MAX_SPIN,
+                self.spin
             )));
         }
         Ok(())
@@ -183,5 +198,10 @@ mod tests {
                 .to_string()
                 .contains("queue_depth")
         );
+        a.queue_depth = 1;
+        a.spin = crate::link::backoff::MAX_SPIN;
+        assert!(a.validate().is_ok());
+        a.spin += Duration::from_nanos(1);
+        assert!(a.validate().unwrap_err().to_string().contains("spin"));
     }
 }

@@ -20,6 +20,7 @@
 //! | 128 + 128·r | ring r: published head (bytes the consumer has finished with, u64) |
 //! | 1024 + 128·s | side s: doorbell counter (u32, the futex word) |
 //! | 1088 + 128·s | side s: "sleeping" flag (u64) |
+//! | 1536 + 128·s | side s: CPU it last waited on + 1, 0 = unknown (u64; a hint for the peer's waits, [`crate::link::backoff`]) |
 //! | 4096 + cap·r | ring r data, `cap` bytes of records |
 //!
 //! A record at absolute position `p` (a multiple of 64) occupies `round_up(16 + len, 64)`
@@ -65,6 +66,9 @@ fn bell_off(s: usize) -> usize {
 }
 fn sleeping_off(s: usize) -> usize {
     1088 + 128 * s
+}
+fn cpu_off(s: usize) -> usize {
+    1536 + 128 * s
 }
 fn round_up(n: usize) -> usize {
     n.div_ceil(LINE) * LINE
@@ -399,6 +403,24 @@ impl<M: Words> Ring<M> {
         self.mem
             .load(sleeping_off(1 - self.side), Ordering::Relaxed)
             != 0
+    }
+
+    /// Publishes the CPU this side is waiting on (a hint for the peer's waits). Stores only
+    /// on a change, so the line stays shared in both caches while nothing migrates.
+    pub fn set_cpu(&self, cpu: usize) {
+        let v = cpu as u64 + 1;
+        if self.mem.load(cpu_off(self.side), Ordering::Relaxed) != v {
+            self.mem.store(cpu_off(self.side), v, Ordering::Relaxed);
+        }
+    }
+
+    /// The CPU the peer last published, if any. Peer-written and only a hint: any value is
+    /// harmless (it changes how we wait, never what we read).
+    pub fn peer_cpu(&self) -> Option<usize> {
+        match self.mem.load(cpu_off(1 - self.side), Ordering::Relaxed) {
+            0 => None,
+            v => usize::try_from(v - 1).ok(),
+        }
     }
 
     /// This side announces it is about to sleep (`true`) or awake (`false`); see
@@ -752,6 +774,24 @@ mod tests {
         assert_eq!(b.my_bell().load(Ordering::SeqCst), 1);
         b.set_sleeping(false);
         assert!(!a.ring_peer());
+    }
+
+    #[test]
+    fn each_side_sees_the_cpu_the_other_published_and_not_its_own() {
+        let (a, b) = heap_area(256);
+        assert_eq!(
+            (a.peer_cpu(), b.peer_cpu()),
+            (None, None),
+            "unknown at first"
+        );
+        a.set_cpu(0);
+        assert_eq!((a.peer_cpu(), b.peer_cpu()), (None, Some(0)));
+        b.set_cpu(7);
+        a.set_cpu(3);
+        assert_eq!((a.peer_cpu(), b.peer_cpu()), (Some(7), Some(3)));
+        // not in the sleeping flag's or the doorbell's line
+        assert!(!a.ring_peer() && !b.ring_peer());
+        assert_eq!(a.my_bell().load(Ordering::SeqCst), 0);
     }
 
     #[test]

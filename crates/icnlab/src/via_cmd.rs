@@ -65,6 +65,11 @@ pub struct ViaArgs {
     /// Also measure raw TCP and Unix-socket baselines in the same run.
     #[arg(long)]
     pub baselines: bool,
+    /// How long each side's waits poll before yielding the CPU and then blocking, in µs
+    /// (0..=1000000; shm only: tcp waits block in the kernel). A side whose peer last ran on
+    /// the same CPU never spins.
+    #[arg(long, value_name = "US", default_value_t = 50)]
+    pub spin_us: u64,
     /// Print JSON instead of OSU-style tables.
     #[arg(long)]
     pub json: bool,
@@ -96,6 +101,7 @@ impl ViaArgs {
             iterations: self.iterations,
             messages: self.messages,
             window: self.window,
+            spin_us: self.spin_us,
             reliability: match self.reliability {
                 Level::Unreliable => Reliability::Unreliable,
                 Level::Delivery => Reliability::ReliableDelivery,
@@ -142,6 +148,8 @@ impl ViaArgs {
             self.messages.to_string(),
             "--window".into(),
             self.window.to_string(),
+            "--spin-us".into(),
+            self.spin_us.to_string(),
         ]);
         if let Some(s) = &self.sizes {
             a.push("--sizes".into());
@@ -176,7 +184,7 @@ pub fn run(args: &ViaArgs) -> Result<()> {
     }
     if let Some(listen) = &args.server {
         pin(1);
-        let ep = Endpoint::accept(&url(args.provider(), listen), cfg.reliability, |a| {
+        let ep = Endpoint::accept(&url(args.provider(), listen), &cfg, |a| {
             println!("READY {a}");
             use std::io::Write;
             let _ = std::io::stdout().flush();
@@ -187,7 +195,7 @@ pub fn run(args: &ViaArgs) -> Result<()> {
     let rows = match &args.connect {
         Some(remote) => {
             pin(0);
-            let ep = Endpoint::connect(&url(args.provider(), remote), cfg.reliability)?;
+            let ep = Endpoint::connect(&url(args.provider(), remote), &cfg)?;
             bench::client(&ep, kind, &cfg)?
         }
         // pins itself once the child runs (a child inherits its parent's CPU mask)
@@ -216,7 +224,7 @@ fn run_with_child(
     };
     with_child_server(args.child_args(&listen), "benchmark server", |addr| {
         pin();
-        let ep = Endpoint::connect(addr, cfg.reliability)?;
+        let ep = Endpoint::connect(addr, cfg)?;
         Ok(bench::client(&ep, args.kind(), cfg)?)
     })
 }

@@ -71,3 +71,15 @@ fn a_bad_raw_server_socket_is_refused() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("tcp or unix"));
 }
+
+#[test]
+fn a_spin_budget_out_of_range_is_refused_naming_the_range() {
+    let out = icnlab()
+        .args(["via", "pingpong", "--sizes", "8", "--spin-us", "1000001"])
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("spin must be in 0..=1000000"), "{err}");
+}

@@ -44,6 +44,9 @@ pub struct BenchConfig {
     pub reliability: Reliability,
     /// Caps the bytes moved per size so large sizes finish quickly.
     pub max_bytes_per_size: usize,
+    /// Spin budget of each side's waits in µs ([`crate::ViAttributes::spin`]).
+    #[serde(default = "default_spin_us")]
+    pub spin_us: u64,
     /// [`run_local`] over shm: pin the two sides to different CPUs (see [`pin_to_cpu`]). The raw
     /// baselines block in the kernel instead of polling and are never pinned (pinning only
     /// stops a blocked thread from moving to an idle core).
@@ -63,8 +66,13 @@ impl Default for BenchConfig {
             reliability: Reliability::ReliableDelivery,
             max_bytes_per_size: 512 << 20,
             pin: true,
+            spin_us: default_spin_us(),
         }
     }
+}
+
+fn default_spin_us() -> u64 {
+    crate::link::backoff::DEFAULT_SPIN.as_micros() as u64
 }
 
 impl BenchConfig {
@@ -72,6 +80,13 @@ impl BenchConfig {
     /// `max_bytes_per_size`.
     pub fn reps(&self, nominal: usize, size: usize) -> usize {
         nominal.min(self.max_bytes_per_size / size.max(1)).max(10)
+    }
+    /// The attributes of a benchmark VI: the configured reliability and spin budget.
+    pub fn vi_attributes(&self, ptag: Ptag) -> ViAttributes {
+        ViAttributes {
+            spin: Duration::from_micros(self.spin_us),
+            ..ViAttributes::new(ptag, self.reliability)
+        }
     }
     fn max_size(&self) -> usize {
         self.sizes.iter().copied().max().unwrap_or(0)
@@ -90,6 +105,13 @@ impl BenchConfig {
         }
         if self.window == 0 || self.window > 512 {
             return bad(format!("window must be in 1..=512, got {}", self.window));
+        }
+        let max_spin = crate::link::backoff::MAX_SPIN.as_micros() as u64;
+        if self.spin_us > max_spin {
+            return bad(format!(
+                "spin must be in 0..={max_spin} µs, got {}",
+                self.spin_us
+            ));
         }
         if self.iterations == 0 || self.messages == 0 {
             return bad("iterations and messages must be at least 1".into());
@@ -188,22 +210,22 @@ impl Endpoint {
     /// and accepts one connection.
     pub fn accept(
         listen_url: &str,
-        rel: Reliability,
+        cfg: &BenchConfig,
         ready: impl FnOnce(&str),
     ) -> Result<Endpoint> {
         let nic = Nic::open(listen_url)?;
         let ptag = nic.create_ptag();
-        let vi = nic.create_vi(ViAttributes::new(ptag, rel), None, None)?;
+        let vi = nic.create_vi(cfg.vi_attributes(ptag), None, None)?;
         ready(nic.address());
         nic.connect_wait(b"icnlab-bench", T)?.accept(&vi)?;
         Ok(Endpoint { nic, ptag, vi })
     }
     /// Client side.
-    pub fn connect(remote: &str, rel: Reliability) -> Result<Endpoint> {
+    pub fn connect(remote: &str, cfg: &BenchConfig) -> Result<Endpoint> {
         let provider = remote.split("://").next().unwrap_or("");
         let nic = Nic::open(&format!("{provider}://"))?;
         let ptag = nic.create_ptag();
-        let vi = nic.create_vi(ViAttributes::new(ptag, rel), None, None)?;
+        let vi = nic.create_vi(cfg.vi_attributes(ptag), None, None)?;
         nic.connect_request(&vi, remote, b"icnlab-bench", T)?;
         Ok(Endpoint { nic, ptag, vi })
     }
@@ -453,7 +475,7 @@ pub fn run_local(provider: &str, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Ro
     let scfg = cfg.clone();
     let srv = std::thread::spawn(move || -> Result<()> {
         pinned(scfg.pin && polls, 1, || {
-            let ep = Endpoint::accept(&listen, scfg.reliability, |a| {
+            let ep = Endpoint::accept(&listen, &scfg, |a| {
                 let _ = tx.send(a.to_string());
             })?;
             server(&ep, kind, &scfg)
@@ -463,7 +485,7 @@ pub fn run_local(provider: &str, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Ro
         .recv()
         .map_err(|_| ViaError::ConnectionLost("benchmark server failed to start".into()))?;
     let rows = pinned(cfg.pin && polls, 0, || {
-        let ep = Endpoint::connect(&addr, cfg.reliability)?;
+        let ep = Endpoint::connect(&addr, cfg)?;
         client(&ep, kind, cfg)
     });
     srv.join()

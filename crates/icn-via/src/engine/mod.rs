@@ -191,6 +191,7 @@ impl ViCore {
                 self.state = self.state.on(ViEvent::Accepted)?;
                 // Sent: the request and its discriminator; received: the answer.
                 self.align = wire.link.frame_alignment();
+                wire.link.set_spin(self.attrs.spin);
                 self.tx_off = (HEADER_LEN + disc.len()) as u64;
                 self.rx_off = HEADER_LEN as u64;
                 self.wire = Some(wire);
@@ -236,6 +237,7 @@ impl ViCore {
         self.state = self.state.on(ViEvent::Accepted)?;
         // Received: the request and its discriminator; sent: the answer.
         self.align = wire.link.frame_alignment();
+        wire.link.set_spin(self.attrs.spin);
         self.rx_off = (HEADER_LEN + disc_len) as u64;
         self.tx_off = HEADER_LEN as u64;
         self.wire = Some(wire);
@@ -362,11 +364,12 @@ impl ViCore {
         // Fast path for polling links (shm): a ping-pong reply arrives within a microsecond
         // or so, so poll the engine a few thousand times first, without reading the clock
         // (two clock reads would cost about as much as the rest of the receive).
-        if self.wire.as_ref().is_some_and(|w| w.link.polls()) {
-            if let Some(c) = self.pop_done(q) {
-                return Ok(c);
-            }
-            for _ in 0..FAST_POLLS {
+        if let Some(c) = self.pop_done(q) {
+            return Ok(c);
+        }
+        let fast = self.wire.as_ref().map_or(0, |w| w.link.fast_polls());
+        if fast > 0 {
+            for _ in 0..fast.min(FAST_POLLS) {
                 if self.ack_due.is_some() || self.wire.is_none() {
                     break;
                 }

@@ -8,6 +8,7 @@
 use std::io;
 use std::time::Duration;
 
+pub mod backoff;
 pub mod shm;
 pub mod tcp;
 
@@ -61,10 +62,17 @@ pub trait Link: Send {
     fn frame_alignment(&self) -> u64 {
         1
     }
-    /// True if a poll that finds nothing is cheap (a load from shared memory, not a system
-    /// call): then waits poll the engine directly for a while before reading the clock.
-    fn polls(&self) -> bool {
-        false
+    /// How many times a wait should poll the engine before reading the clock: more than 0
+    /// only where a poll that finds nothing is cheap (a load from shared memory, not a
+    /// system call) and spinning is the waiting policy's first step right now
+    /// ([`backoff`]).
+    fn fast_polls(&self) -> u32 {
+        0
+    }
+    /// Sets the spin budget of this link's waits ([`crate::ViAttributes::spin`]); links whose
+    /// waits block in the kernel ignore it.
+    fn set_spin(&mut self, spin: Duration) {
+        let _ = spin;
     }
     /// The provider's name.
     fn provider(&self) -> &'static str;
