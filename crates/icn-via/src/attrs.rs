@@ -5,9 +5,12 @@ use std::time::Duration;
 
 use crate::error::{Result, ViaError};
 
-/// Largest payload one descriptor may move (the NIC's `MaxTransferSize`). 8 MiB covers the
-/// benchmarks' 4 MiB top size with room to spare, and bounds what a peer can make us expect.
-pub const MAX_TRANSFER_SIZE: u32 = 8 << 20;
+/// Largest payload one descriptor may move (the NIC's `MaxTransferSize`): 1 GiB, the largest
+/// region one registration may cover ([`MAX_REGISTER_SIZE`]), on both providers. A VI's
+/// `max_transfer_size` may lower it; connecting VIs agree on the smaller of the two. Nothing
+/// is allocated by a frame's length (payloads go straight into registered memory or are
+/// read through a fixed scratch buffer), so a peer cannot make us allocate this much.
+pub const MAX_TRANSFER_SIZE: u32 = 1 << 30;
 /// Most data segments in one descriptor (`MaxSegmentsPerDesc`).
 pub const MAX_SEGMENTS: usize = 16;
 /// Deepest work queue (`MaxDescriptorsPerQueue`).

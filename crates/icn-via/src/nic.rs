@@ -122,7 +122,9 @@ impl Nic {
     ) -> Result<()> {
         check_discriminator(discriminator)?;
         let link = dial(&self.shared.addr, remote, timeout.unwrap_or(STALL_TIMEOUT))?;
-        vi.core().connect(link, discriminator, timeout)
+        let mut core = vi.core();
+        core.peer = remote.to_string();
+        core.connect(link, discriminator, timeout)
     }
 
     /// `VipConnectWait`: waits for a request carrying `discriminator`. Requests with other
@@ -152,8 +154,9 @@ impl Nic {
             }
             let link = lock(&self.shared.listener).accept(left.min(Duration::from_millis(20)))?;
             if let Some(link) = link
-                && let Ok(req) = ConnRequest::read(Wire::new(link))
+                && let Ok(mut req) = ConnRequest::read(Wire::new(link))
             {
+                req.peer = format!("connected to {}", self.shared.url);
                 lock(&self.shared.pending).push(req);
             }
         }
@@ -176,6 +179,8 @@ pub struct ConnRequest {
     discriminator: Vec<u8>,
     reliability: Reliability,
     max_transfer_size: u32,
+    /// How errors name the client: it has no address of its own.
+    peer: String,
 }
 
 impl ConnRequest {
@@ -199,6 +204,7 @@ impl ConnRequest {
             discriminator: disc,
             reliability,
             max_transfer_size: h.handle,
+            peer: "client".into(),
         })
     }
 
@@ -226,6 +232,7 @@ impl ConnRequest {
             )));
         }
         let disc_len = self.discriminator.len();
+        core.peer = format!("({})", self.peer);
         core.accept(self.wire, self.max_transfer_size, disc_len)
     }
 
@@ -324,6 +331,11 @@ impl Vi {
             send_posted,
             recv_posted,
         }
+    }
+    /// Why the VI broke, if it did (e.g. `peer shm://name gone (peer closed the
+    /// connection)`): what a descriptor completed with `Flushed` was flushed for.
+    pub fn break_reason(&self) -> Option<String> {
+        self.core().break_reason.clone()
     }
     /// `VipSetViAttributes`: only allowed while idle (VIA: before connecting).
     pub fn set_attributes(&self, attrs: ViAttributes) -> Result<()> {

@@ -135,6 +135,52 @@ fn every_size_from_0_to_4_mib_round_trips_with_checksums() {
     }
 }
 
+/// The largest transfer: 1 GiB (`MAX_TRANSFER_SIZE`) in one message to another
+/// process and back, on both providers, with checksums. Needs ~4 GiB of memory and a few
+/// seconds per provider in release, so it is opt-in:
+/// `ICN_VIA_BIG=1 cargo test --release -p icn-via --test multiprocess one_gib -- --nocapture`.
+#[test]
+fn one_gib_in_one_message_round_trips_with_checksums() {
+    if std::env::var_os("ICN_VIA_BIG").is_none() {
+        eprintln!("skipped: set ICN_VIA_BIG=1 to move 1 GiB each way");
+        return;
+    }
+    let n = icn_via::attrs::MAX_TRANSFER_SIZE as usize;
+    assert_eq!(n, 1 << 30);
+    for p in PROVIDERS {
+        let peer = Peer::spawn("echo", p, "reception", &n.to_string());
+        let c = peer.connect(p, Reliability::ReliableReception);
+        assert_eq!(
+            c.vi.query().attributes.max_transfer_size,
+            icn_via::attrs::MAX_TRANSFER_SIZE
+        );
+        let out = c.region(n, false);
+        let back = c.region(n, false);
+        let sum = out.with_mut(|b| {
+            for (i, x) in b.iter_mut().enumerate() {
+                *x = (i as u64).wrapping_mul(0x9e37_79b9) as u8 ^ (i >> 20) as u8;
+            }
+            fnv(b)
+        });
+        let t0 = Instant::now();
+        c.vi.post_recv(Descriptor::recv([Segment::new(back.handle(), 0, n as u32)]))
+            .unwrap();
+        c.vi.post_send(Descriptor::send([Segment::new(out.handle(), 0, n as u32)]))
+            .unwrap();
+        let r = c.vi.recv_wait(Some(Duration::from_secs(120))).unwrap();
+        assert_eq!(
+            (r.status, r.length as usize),
+            (CompletionStatus::Success, n),
+            "{p}"
+        );
+        assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+        eprintln!("{p}: 1 GiB there and back in {:?}", t0.elapsed());
+        assert_eq!(back.with(fnv), sum, "{p}: checksum");
+        c.vi.disconnect().unwrap();
+        peer.wait_ok();
+    }
+}
+
 fn soak_count() -> u64 {
     std::env::var("ICN_VIA_SOAK")
         .ok()

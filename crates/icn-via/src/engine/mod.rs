@@ -123,10 +123,22 @@ pub(crate) struct ViCore {
     pub send_cq: Option<Arc<CqShared>>,
     pub recv_cq: Option<Arc<CqShared>>,
     pub break_reason: Option<String>,
+    /// The peer as errors name it: its URL (client side) or `(client of <our URL>)`.
+    pub peer: String,
 }
 
+/// How a fault reason starts when the link says the peer is gone; [`ViCore::fault`] names
+/// the peer in it.
+const PEER_GONE: &str = "peer gone";
+
 fn io_err(e: io::Error) -> String {
-    e.to_string()
+    use io::ErrorKind::*;
+    match e.kind() {
+        UnexpectedEof | ConnectionReset | ConnectionAborted | BrokenPipe | NotConnected => {
+            format!("{PEER_GONE} ({e})")
+        }
+        _ => e.to_string(),
+    }
 }
 
 impl ViCore {
@@ -157,6 +169,7 @@ impl ViCore {
             send_cq: None,
             recv_cq: None,
             break_reason: None,
+            peer: "(unknown)".into(),
         }
     }
 
@@ -280,6 +293,10 @@ impl ViCore {
 
     /// The VI breaks: reliability violated, peer gone, or a protocol error.
     fn fault(&mut self, reason: String) {
+        let reason = match reason.strip_prefix(PEER_GONE) {
+            Some(detail) => format!("peer {} gone{detail}", self.peer),
+            None => reason,
+        };
         if self.state == ViState::Connected {
             self.state = ViState::Error;
         }

@@ -86,7 +86,7 @@ impl AsFd for ShmListener {
 /// Client side: connects to the NIC listening as `name` and shares a fresh area with it.
 pub fn dial(name: &str) -> io::Result<ShmLink> {
     let sock = UnixStream::connect_addr(&socket_addr(name)?)
-        .map_err(|e| io::Error::new(e.kind(), format!("no shm NIC listening as {name:?}: {e}")))?;
+        .map_err(|e| io::Error::new(e.kind(), format!("no shm NIC listening there ({e})")))?;
     // Named after the server so a leak is attributable (visible in /proc/<pid>/maps).
     let fd = memfd_create(format!("icnlab-via:{name}"), MemfdFlags::CLOEXEC)?;
     let len = area_len(RING_CAP);
