@@ -87,6 +87,35 @@ impl Nic {
         self.shared.table.register(len, attrs)
     }
 
+    /// `VipRegisterMem` on the caller's own memory: registers `buf` for the duration of `f`,
+    /// which gets the region to name in descriptors (send, receive, RDMA target or source),
+    /// and returns what `f` returns. No bounce copy: the NIC moves bytes straight into and out
+    /// of `buf`. When `f` returns (or panics) the registration ends before `buf` is given
+    /// back: its handle is refused from then on, and a descriptor still pending on it
+    /// cannot touch `buf` any more (wait for its completion inside `f`). A scope rather than
+    /// a returned handle because a handle could be `mem::forget`-ed (see `user_mem`).
+    ///
+    /// ```no_run
+    /// # use icn_via::*;
+    /// # let nic = Nic::open("shm://")?; let ptag = nic.create_ptag();
+    /// # let vi = nic.create_vi(ViAttributes::new(ptag, Reliability::ReliableDelivery), None, None)?;
+    /// let mut buf = vec![0u8; 1 << 20];
+    /// let len = nic.register_user_mem(&mut buf, MemAttributes::local(ptag), |r| {
+    ///     vi.post_recv(Descriptor::recv([Segment::new(r.handle(), 0, r.len() as u32)]))?;
+    ///     Ok::<_, ViaError>(vi.recv_wait(None)?.ok()?.length)
+    /// })??;
+    /// println!("received {len} B into buf: {:?}", &buf[..4]);
+    /// # Ok::<(), ViaError>(())
+    /// ```
+    pub fn register_user_mem<R>(
+        &self,
+        buf: &mut [u8],
+        attrs: MemAttributes,
+        f: impl FnOnce(&crate::memory::UserRegion<'_>) -> R,
+    ) -> Result<R> {
+        self.shared.table.register_user(buf, attrs, f)
+    }
+
     /// `VipCreateCQ`.
     pub fn create_cq(&self, capacity: usize) -> Result<CompletionQueue> {
         CompletionQueue::new(capacity)
