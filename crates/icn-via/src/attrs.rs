@@ -111,6 +111,13 @@ pub struct ViAttributes {
     /// [`crate::link::backoff`] for the whole policy (a peer on the waiter's own CPU is never
     /// spun for). At most [`crate::link::backoff::MAX_SPIN`].
     pub spin: Duration,
+    /// Sends and RDMA writes of at least this many bytes move by cross-memory attach on
+    /// `shm` (one copy, by the receiver, straight from the sender's registered memory;
+    /// [`crate::link::cma`]) when the VI is reliable and the peer can read us; 0 (the
+    /// default) never. Off by default because on the machine it was measured on the kernel's
+    /// `process_vm_readv` copies at a fifth of `memcpy`'s speed and the two-copy ring path is
+    /// faster at every size (docs/via.md); on machines where it is not, turn it on.
+    pub cma_min: u32,
 }
 
 impl ViAttributes {
@@ -124,6 +131,7 @@ impl ViAttributes {
             enable_rdma_read: true,
             queue_depth: 1024,
             spin: crate::link::backoff::DEFAULT_SPIN,
+            cma_min: 0,
         }
     }
 

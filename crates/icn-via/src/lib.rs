@@ -58,8 +58,9 @@
 //! * providers: [`provider`] (URLs, listening, dialing), [`link`] (`tcp`, `shm` + its `ring`);
 //! * [`bench`]: pingpong and window programs and raw socket baselines.
 
-// `unsafe` is allowed only in the shared-memory ring and its mapping (`ring`, `link::shm`)
-// and in the caller's memory lent to a registration (`user_mem`).
+// `unsafe` is allowed only in the shared-memory ring and its mapping (`ring`, `link::shm`),
+// the single-copy path (`link::cma`), and the caller's memory lent to a registration
+// (`user_mem`).
 #![deny(unsafe_code)]
 
 pub mod attrs;

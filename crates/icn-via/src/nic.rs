@@ -284,6 +284,9 @@ pub struct ViQuery {
     pub send_posted: usize,
     /// Receive descriptors posted and not yet consumed.
     pub recv_posted: usize,
+    /// Sends and RDMA writes that moved by cross-memory attach, one copy
+    /// ([`ViAttributes::cma_min`]).
+    pub single_copy_sends: u64,
 }
 
 /// A virtual interface: a send and a receive work queue bound to one connection
@@ -353,12 +356,14 @@ impl Vi {
     }
     /// `VipQueryVi`.
     pub fn query(&self) -> ViQuery {
-        let (state, attributes, send_posted, recv_posted) = self.core().query();
+        let core = self.core();
+        let (state, attributes, send_posted, recv_posted) = core.query();
         ViQuery {
             state,
             attributes,
             send_posted,
             recv_posted,
+            single_copy_sends: core.single_copy_sends,
         }
     }
     /// Why the VI broke, if it did (e.g. `peer shm://name gone (peer closed the

@@ -73,6 +73,11 @@ pub struct ViaArgs {
     /// the same CPU never spins.
     #[arg(long, value_name = "US", default_value_t = 50)]
     pub spin_us: u64,
+    /// shm: messages of at least BYTES move by cross-memory attach (one copy, by the
+    /// receiver, from the sender's memory) instead of through the ring (two copies); 0 never.
+    /// Off by default: measured slower than the ring here (docs/via.md).
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    pub cma_min: u32,
     /// Print JSON instead of OSU-style tables (one document at the end; the tables print
     /// each row as soon as it is measured).
     #[arg(long)]
@@ -106,6 +111,7 @@ impl ViaArgs {
             messages: self.messages,
             window: self.window,
             spin_us: self.spin_us,
+            cma_min: self.cma_min,
             reliability: match self.reliability {
                 Level::Unreliable => Reliability::Unreliable,
                 Level::Delivery => Reliability::ReliableDelivery,
@@ -154,6 +160,8 @@ impl ViaArgs {
             self.window.to_string(),
             "--spin-us".into(),
             self.spin_us.to_string(),
+            "--cma-min".into(),
+            self.cma_min.to_string(),
         ]);
         if let Some(s) = &self.sizes {
             a.push("--sizes".into());

@@ -44,6 +44,10 @@ pub struct BenchConfig {
     pub reliability: Reliability,
     /// Caps the bytes moved per size so large sizes finish quickly.
     pub max_bytes_per_size: usize,
+    /// Sends of at least this many bytes go by cross-memory attach on shm, 0 never
+    /// ([`crate::ViAttributes::cma_min`]).
+    #[serde(default)]
+    pub cma_min: u32,
     /// Spin budget of each side's waits in µs ([`crate::ViAttributes::spin`]).
     #[serde(default = "default_spin_us")]
     pub spin_us: u64,
@@ -67,6 +71,7 @@ impl Default for BenchConfig {
             max_bytes_per_size: 512 << 20,
             pin: true,
             spin_us: default_spin_us(),
+            cma_min: 0,
         }
     }
 }
@@ -85,6 +90,7 @@ impl BenchConfig {
     pub fn vi_attributes(&self, ptag: Ptag) -> ViAttributes {
         ViAttributes {
             spin: Duration::from_micros(self.spin_us),
+            cma_min: self.cma_min,
             // the window receiver keeps two windows and a sync receive posted
             queue_depth: crate::attrs::MAX_QUEUE_DEPTH,
             ..ViAttributes::new(ptag, self.reliability)

@@ -82,6 +82,15 @@ enum Rx {
         done: usize,
         on_done: OnDone,
     },
+    /// Reading the source address of a cross-memory-attach frame ([`crate::link::cma`]);
+    /// then its payload is copied from the sender in one go.
+    Cma {
+        hdr: Header,
+        slots: Slots,
+        addr: [u8; crate::link::cma::DESC_LEN],
+        have: usize,
+        on_done: OnDone,
+    },
 }
 
 impl Rx {
@@ -125,6 +134,8 @@ pub(crate) struct ViCore {
     pub break_reason: Option<String>,
     /// The peer as errors name it: its URL (client side) or `(client of <our URL>)`.
     pub peer: String,
+    /// Frames sent by cross-memory attach ([`crate::link::cma`]).
+    pub single_copy_sends: u64,
 }
 
 /// How a fault reason starts when the link says the peer is gone; [`ViCore::fault`] names
@@ -170,6 +181,7 @@ impl ViCore {
             recv_cq: None,
             break_reason: None,
             peer: "(unknown)".into(),
+            single_copy_sends: 0,
         }
     }
 
@@ -205,6 +217,7 @@ impl ViCore {
                 // Sent: the request and its discriminator; received: the answer.
                 self.align = wire.link.frame_alignment();
                 wire.link.set_spin(self.attrs.spin);
+                wire.link.on_connected();
                 self.tx_off = (HEADER_LEN + disc.len()) as u64;
                 self.rx_off = HEADER_LEN as u64;
                 self.wire = Some(wire);
@@ -251,6 +264,7 @@ impl ViCore {
         // Received: the request and its discriminator; sent: the answer.
         self.align = wire.link.frame_alignment();
         wire.link.set_spin(self.attrs.spin);
+        wire.link.on_connected();
         self.rx_off = (HEADER_LEN + disc_len) as u64;
         self.tx_off = HEADER_LEN as u64;
         self.wire = Some(wire);
@@ -410,7 +424,9 @@ impl ViCore {
             let pending = match q {
                 WorkQueue::Send => !self.tracker.is_empty(),
                 // a receive being filled has left `recvs` but is still pending
-                WorkQueue::Recv => !self.recvs.is_empty() || matches!(self.rx, Rx::Payload { .. }),
+                WorkQueue::Recv => {
+                    !self.recvs.is_empty() || matches!(self.rx, Rx::Payload { .. } | Rx::Cma { .. })
+                }
             };
             if self.wire.is_none() || !pending {
                 // Nothing can complete: still handle what arrived (it may break the VI) and
@@ -437,7 +453,7 @@ impl ViCore {
             // writing) the rest and waits on nothing from us, so an ack now only costs a
             // frame and a wake-up on both sides; the frame's end comes first, and then its
             // receiver's next send (or the wait after it) carries the ack.
-            let mid_frame = matches!(self.rx, Rx::Payload { .. });
+            let mid_frame = matches!(self.rx, Rx::Payload { .. } | Rx::Cma { .. });
             if self.ack_due.is_some() && !delayed && !mid_frame {
                 delayed = true;
                 if let Some(w) = &mut self.wire

@@ -9,6 +9,7 @@ use std::io;
 use std::time::Duration;
 
 pub mod backoff;
+pub mod cma;
 pub mod shm;
 pub mod tcp;
 
@@ -68,6 +69,23 @@ pub trait Link: Send {
     /// ([`backoff`]).
     fn fast_polls(&self) -> u32 {
         0
+    }
+    /// Called once the VI's connection is set up (both sides have their links): the `shm`
+    /// link probes cross-memory attach here ([`cma`]).
+    fn on_connected(&mut self) {}
+    /// True if a large payload may go by cross-memory attach: the peer announced it reads
+    /// our memory ([`cma`]).
+    fn cma_send_ok(&self) -> bool {
+        false
+    }
+    /// Copies `dst.len()` bytes from address `addr` of the peer process into `dst` (the
+    /// payload of a cross-memory-attach frame). Links without it refuse.
+    fn cma_read(&mut self, addr: u64, dst: &mut [u8]) -> io::Result<()> {
+        let _ = (addr, dst);
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "cross-memory-attach frame on a link without it",
+        ))
     }
     /// Sets the spin budget of this link's waits ([`crate::ViAttributes::spin`]); links whose
     /// waits block in the kernel ignore it.

@@ -170,15 +170,23 @@ pub struct ShmLink {
     ring: RingPair,
     sock: UnixStream,
     backoff: Backoff,
+    /// The peer process, from the kernel (`SO_PEERCRED`): whose memory a cross-memory read
+    /// reads ([`super::cma`]).
+    peer_pid: Option<i32>,
 }
 
 impl ShmLink {
     fn new(ring: RingPair, sock: UnixStream) -> io::Result<Self> {
         sock.set_nonblocking(true)?;
+        let peer_pid = rustix::net::sockopt::socket_peercred(&sock)
+            .ok()
+            .map(|c| c.pid.as_raw_nonzero().get());
+        ring.set_area_addr(ring.area_addr());
         Ok(ShmLink {
             ring,
             sock,
             backoff: Backoff::default(),
+            peer_pid,
         })
     }
 
@@ -335,6 +343,36 @@ impl Link for ShmLink {
 
     fn set_spin(&mut self, spin: Duration) {
         self.backoff.spin = spin;
+    }
+
+    /// Probes cross-memory attach: reads the magic where the peer says it maps the area.
+    /// Only if that works does this side announce that it reads the peer's payloads so.
+    fn on_connected(&mut self) {
+        let (Some(pid), addr) = (self.peer_pid, self.ring.peer_area_addr()) else {
+            return;
+        };
+        let mut magic = [0u8; 8];
+        if addr != 0
+            && super::cma::read(pid, addr, &mut magic).is_ok()
+            && magic == crate::ring::MAGIC.to_le_bytes()
+        {
+            self.ring.set_cma_ok();
+        }
+    }
+
+    fn cma_send_ok(&self) -> bool {
+        self.ring.peer_cma_ok()
+    }
+
+    fn cma_read(&mut self, addr: u64, dst: &mut [u8]) -> io::Result<()> {
+        let pid = self.peer_pid.ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidData, "cross-memory attach not set up")
+        })?;
+        super::cma::read(pid, addr, dst).map_err(|e| match e.raw_os_error() {
+            // the process is gone
+            Some(libc::ESRCH) => closed(),
+            _ => e,
+        })
     }
 
     fn provider(&self) -> &'static str {
