@@ -5,11 +5,14 @@
 //!   machine, the intelligent transmitter's SST and NOTIFY buffer;
 //! * [`ring`]: the cycle-level ring simulator driving them, with traffic generators and
 //!   measurement;
-//! * [`Sci`]: the [`icn_engine::Model`] the CLI runs (`model = "sci"`).
+//! * [`Sci`]: the [`icn_engine::Model`] the CLI runs (`model = "sci"`);
+//! * [`switched`]: rings joined by switches (`model = "sci-switched"`), built from the same
+//!   ring simulator.
 
 pub mod config;
 pub mod protocol;
 pub mod ring;
+pub mod switched;
 
 pub use config::{Pattern, SciConfig, Transmitter};
 
@@ -44,6 +47,38 @@ pub fn simulate(
 
 fn metrics_of(sim: &Sim, suffix: &str) -> Metrics {
     sim.measure().metrics(suffix, sim.now())
+}
+
+/// The `compare` metrics from the two runs' suffixed metrics: `r`, `delay_ratio`, the cycles
+/// of both runs, then every metric of both (tables: the intelligent run's).
+pub(crate) fn compare_metrics(ms: Metrics, mi: Metrics, cycles: u64) -> Metrics {
+    let mut m = Metrics::default();
+    let r = mi.value("eta_iab") / ms.value("eta_std");
+    let dr = mi.value("delay_mean_ns_iab") / ms.value("delay_mean_ns_std");
+    m.push(
+        "r",
+        r,
+        "",
+        "eta_iab / eta_std (> 1: intelligent A/B aging moves more)",
+    );
+    m.push(
+        "delay_ratio",
+        dr,
+        "",
+        "delay_mean_iab / delay_mean_std (< 1: intelligent is faster)",
+    );
+    m.push(
+        "cycles_simulated",
+        cycles as f64,
+        "cycles",
+        "cycles simulated by both runs",
+    );
+    m.scalars.extend(ms.scalars);
+    m.scalars.extend(mi.scalars);
+    m.tables = mi.tables;
+    m.notes
+        .push("per_source table: intelligent transmitter".into());
+    m
 }
 
 impl Model for Sci {
@@ -84,33 +119,7 @@ impl Model for Sci {
                 let std = simulate(cfg, seed, false, progress)?;
                 let iab = simulate(cfg, seed, true, progress)?;
                 let (ms, mi) = (metrics_of(&std, "_std"), metrics_of(&iab, "_iab"));
-                let mut m = Metrics::default();
-                let r = mi.value("eta_iab") / ms.value("eta_std");
-                let dr = mi.value("delay_mean_ns_iab") / ms.value("delay_mean_ns_std");
-                m.push(
-                    "r",
-                    r,
-                    "",
-                    "eta_iab / eta_std (> 1: intelligent A/B aging moves more)",
-                );
-                m.push(
-                    "delay_ratio",
-                    dr,
-                    "",
-                    "delay_mean_iab / delay_mean_std (< 1: intelligent is faster)",
-                );
-                m.push(
-                    "cycles_simulated",
-                    (std.now() + iab.now()) as f64,
-                    "cycles",
-                    "cycles simulated by both runs",
-                );
-                m.scalars.extend(ms.scalars);
-                m.scalars.extend(mi.scalars);
-                m.tables = mi.tables;
-                m.notes
-                    .push("per_source table: intelligent transmitter".into());
-                Ok(m)
+                Ok(compare_metrics(ms, mi, std.now() + iab.now()))
             }
         }
     }

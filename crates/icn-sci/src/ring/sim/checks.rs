@@ -10,6 +10,7 @@ impl Sim {
         self.outstanding == 0
             && self.created_symbols == self.removed_symbols
             && self.ports.iter().all(|p| !p.notify.is_pending())
+            && self.agents.idle()
     }
 
     /// Checks the structural invariants that must hold once quiescent; describes the first

@@ -51,6 +51,11 @@ impl Sim {
                 0,
             ));
         }
+        if self.agents.external()
+            && let Some(w) = self.take_remote_notify(i, measuring)
+        {
+            return Some(w);
+        }
         if !p.tx_dirty || (self.sat && p.quota == 0) {
             return None;
         }
@@ -67,7 +72,7 @@ impl Sim {
         }
         if self.active[i].free_count() > 0 {
             for (k, q) in self.sendq[i].iter().enumerate() {
-                if self.eligible(i, q.dst, Phase::NoTry) {
+                if self.eligible(i, q.dst, Phase::NoTry) && self.remote_allows(i, q.fin) {
                     if best.as_ref().is_none_or(|(t, _)| q.created < *t) {
                         best = Some((q.created, Pick::New(k)));
                     }

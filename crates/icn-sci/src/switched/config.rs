@@ -1,0 +1,134 @@
+//! `SwitchedConfig`: every key of a `model = "sci-switched"` experiment file.
+//!
+//! The protocol of every ring (receiver policy, transmitter, sizes, SAT, load, traffic
+//! pattern, run lengths) is the `[ring]` table, an ordinary `sci` config whose `nodes` is the
+//! number of *hosts* per ring and whose `traffic.hotspot_node` is a *global* host id (hosts
+//! are numbered ring by ring: host `r × nodes + k` is the k-th host of host ring r). The
+//! top-level keys say how rings are joined and how switches behave.
+
+use crate::config::{Pattern, SciConfig};
+use icn_engine::Invalid;
+use serde::{Deserialize, Serialize};
+
+/// How the rings are joined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyKind {
+    /// One ring, no switch: the degenerate system, identical to `model = "sci"`.
+    Single,
+    /// `rings` host rings, each joined by its own two-port switch to a backbone ring that
+    /// carries only those switches (a two-level ring of rings).
+    #[default]
+    RingOfRings,
+    /// `grid_rows` row rings and `grid_cols` column rings, all with hosts; switch (a, b) joins
+    /// row ring a and column ring b.
+    Grid,
+    /// `rings` host rings around one central crossbar switch with an agent on every ring.
+    Crossbar,
+}
+
+/// `[switch]`: the switches' agents.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchConfig {
+    /// Input-queue depth of every agent (and capacity of its send queue), 1..=4096 packets.
+    pub queue_depth: usize,
+    /// Cycles to route one packet through the switch, 0..=1_000_000.
+    pub service_time: u64,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            queue_depth: 8,
+            service_time: 20,
+        }
+    }
+}
+
+/// The switched SCI model's configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchedConfig {
+    /// `single`, `ring-of-rings`, `grid` or `crossbar`.
+    pub topology: TopologyKind,
+    /// Host rings for `ring-of-rings` and `crossbar`, 2..=16.
+    pub rings: usize,
+    /// Row and column rings for `grid`, 1..=8 each (at least 2 rings in all).
+    pub grid_rows: usize,
+    pub grid_cols: usize,
+    /// Share of each non-hot send that stays on the source's ring, [0, 1]; unset: destinations
+    /// uniform over all other hosts (with `ring.traffic.pattern` = uniform or hotspot).
+    pub local_fraction: Option<f64>,
+    /// Intelligent transmitters only: switches relay the serve status of the targets behind
+    /// them to the rings whose traffic they carry, and sources hold back new sends to remote
+    /// targets in SERVE_A / SERVE_B (docs/sci.md, "Switched SCI"). `false`: intelligent A/B
+    /// aging hop by hop only.
+    pub remote_status: bool,
+    pub switch: SwitchConfig,
+    pub ring: SciConfig,
+}
+
+impl Default for SwitchedConfig {
+    fn default() -> Self {
+        SwitchedConfig {
+            topology: TopologyKind::RingOfRings,
+            rings: 4,
+            grid_rows: 2,
+            grid_cols: 2,
+            local_fraction: None,
+            remote_status: true,
+            switch: SwitchConfig::default(),
+            ring: SciConfig::default(),
+        }
+    }
+}
+
+impl SwitchedConfig {
+    /// Checks the keys of this table; the rings' own keys are checked when the rings are
+    /// built (per ring, with the ring's real size).
+    pub fn validate_fields(&self) -> Result<(), Invalid> {
+        if matches!(
+            self.topology,
+            TopologyKind::RingOfRings | TopologyKind::Crossbar
+        ) {
+            Invalid::check((2..=16).contains(&self.rings), "rings", "2 ..= 16", self.rings)?;
+        }
+        if self.topology == TopologyKind::Grid {
+            Invalid::check(
+                (1..=8).contains(&self.grid_rows),
+                "grid_rows",
+                "1 ..= 8",
+                self.grid_rows,
+            )?;
+            Invalid::check(
+                (1..=8).contains(&self.grid_cols),
+                "grid_cols",
+                "1 ..= 8",
+                self.grid_cols,
+            )?;
+        }
+        if let Some(f) = self.local_fraction {
+            Invalid::check((0.0..=1.0).contains(&f), "local_fraction", "[0, 1]", f)?;
+        }
+        Invalid::check(
+            (1..=4096).contains(&self.switch.queue_depth),
+            "switch.queue_depth",
+            "1 ..= 4096 packets",
+            self.switch.queue_depth,
+        )?;
+        Invalid::check(
+            self.switch.service_time <= 1_000_000,
+            "switch.service_time",
+            "0 ..= 1000000 cycles",
+            self.switch.service_time,
+        )?;
+        Invalid::check(
+            self.ring.traffic.pattern != Pattern::Trace,
+            "ring.traffic.pattern",
+            "uniform, hotspot or neighbour (traces are not supported across switches)",
+            "trace",
+        )?;
+        Ok(())
+    }
+}
