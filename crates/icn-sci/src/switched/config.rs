@@ -20,8 +20,9 @@ pub enum TopologyKind {
     /// carries only those switches (a two-level ring of rings).
     #[default]
     RingOfRings,
-    /// `grid_rows` row rings and `grid_cols` column rings, all with hosts; switch (a, b) joins
-    /// row ring a and column ring b.
+    /// `grid_rows` row rings with hosts and `grid_cols` column rings of switches only; switch
+    /// (a, b) joins row ring a and column ring b (hosts on the columns too would allow
+    /// deadlock: see `topology`).
     Grid,
     /// `rings` host rings around one central crossbar switch with an agent on every ring.
     Crossbar,
@@ -54,7 +55,7 @@ pub struct SwitchedConfig {
     pub topology: TopologyKind,
     /// Host rings for `ring-of-rings` and `crossbar`, 2..=16.
     pub rings: usize,
-    /// Row and column rings for `grid`, 1..=8 each (at least 2 rings in all).
+    /// Row rings (2..=8) and column rings (1..=8) for `grid`.
     pub grid_rows: usize,
     pub grid_cols: usize,
     /// Share of each non-hot send that stays on the source's ring, [0, 1]; unset: destinations
@@ -92,13 +93,18 @@ impl SwitchedConfig {
             self.topology,
             TopologyKind::RingOfRings | TopologyKind::Crossbar
         ) {
-            Invalid::check((2..=16).contains(&self.rings), "rings", "2 ..= 16", self.rings)?;
+            Invalid::check(
+                (2..=16).contains(&self.rings),
+                "rings",
+                "2 ..= 16",
+                self.rings,
+            )?;
         }
         if self.topology == TopologyKind::Grid {
             Invalid::check(
-                (1..=8).contains(&self.grid_rows),
+                (2..=8).contains(&self.grid_rows),
                 "grid_rows",
-                "1 ..= 8",
+                "2 ..= 8",
                 self.grid_rows,
             )?;
             Invalid::check(

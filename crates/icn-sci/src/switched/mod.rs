@@ -20,8 +20,8 @@ pub use system::System;
 pub use topology::Topology;
 
 use crate::config::Transmitter;
-use crate::ring::measure::NS_PER_CYCLE;
 use crate::ring::delays::Delays;
+use crate::ring::measure::NS_PER_CYCLE;
 use icn_engine::{Invalid, Metrics, Model, ModelError, Progress};
 
 /// The switched SCI model.
@@ -193,24 +193,41 @@ impl Model for SciSwitched {
     ) -> Result<Metrics, ModelError> {
         match prep.cfg.ring.transmitter {
             Transmitter::Standard => Ok(metrics_of(&simulate(prep, seed, false, progress)?, "")),
-            Transmitter::Intelligent => {
-                Ok(metrics_of(&simulate(prep, seed, true, progress)?, ""))
-            }
+            Transmitter::Intelligent => Ok(metrics_of(&simulate(prep, seed, true, progress)?, "")),
             Transmitter::Compare => {
                 let std = simulate(prep, seed, false, progress)?;
                 let iab = simulate(prep, seed, true, progress)?;
                 let (ms, mi) = (metrics_of(&std, "_std"), metrics_of(&iab, "_iab"));
                 let mut m = crate::compare_metrics(ms, mi, std.now() + iab.now());
                 if prep.topo.rings.len() > 1 {
-                    let ratio = |a: &str| {
-                        m.value(&format!("{a}_iab")) / m.value(&format!("{a}_std"))
-                    };
+                    let ratio =
+                        |a: &str| m.value(&format!("{a}_iab")) / m.value(&format!("{a}_std"));
                     let (rl, rr) = (ratio("eta_local"), ratio("eta_remote"));
                     let (dl, dr) = (ratio("delay_local_mean_ns"), ratio("delay_remote_mean_ns"));
-                    m.push("r_local", rl, "", "eta_local_iab / eta_local_std (intra-ring)");
-                    m.push("r_remote", rr, "", "eta_remote_iab / eta_remote_std (inter-ring)");
-                    m.push("delay_ratio_local", dl, "", "intra-ring mean delay, iab / std");
-                    m.push("delay_ratio_remote", dr, "", "inter-ring mean delay, iab / std");
+                    m.push(
+                        "r_local",
+                        rl,
+                        "",
+                        "eta_local_iab / eta_local_std (intra-ring)",
+                    );
+                    m.push(
+                        "r_remote",
+                        rr,
+                        "",
+                        "eta_remote_iab / eta_remote_std (inter-ring)",
+                    );
+                    m.push(
+                        "delay_ratio_local",
+                        dl,
+                        "",
+                        "intra-ring mean delay, iab / std",
+                    );
+                    m.push(
+                        "delay_ratio_remote",
+                        dr,
+                        "",
+                        "inter-ring mean delay, iab / std",
+                    );
                     let entries = remote::Relay::new(&prep.topo).entries();
                     m.push(
                         "switch_status_bits",

@@ -74,7 +74,7 @@ pub struct System {
     extra: Extra,
     outbox: Vec<Outbox>,
     relay: Option<Relay>,
-    log: Option<Vec<(u64, usize, usize)>>,
+    log: Option<Vec<(u64, usize, usize, usize)>>,
 }
 
 impl System {
@@ -164,8 +164,9 @@ impl System {
         self.rings[r].events()
     }
 
-    /// Final acceptances: (seq, source host, host that accepted).
-    pub fn acceptances(&self) -> &[(u64, usize, usize)] {
+    /// Final acceptances with the log on: (seq, source host, target host, host that
+    /// accepted it).
+    pub fn acceptances(&self) -> &[(u64, usize, usize, usize)] {
         self.log.as_deref().unwrap_or(&[])
     }
 
@@ -222,9 +223,7 @@ impl System {
 
     /// Every send accepted at its final target, every ring empty.
     pub fn quiescent(&self) -> bool {
-        self.txns.is_empty()
-            && self.rings.iter().all(Sim::quiescent)
-
+        self.txns.is_empty() && self.rings.iter().all(Sim::quiescent)
     }
 
     fn check_fault(&self) -> Result<(), ModelError> {
@@ -249,11 +248,19 @@ impl System {
                     .map(move |i| format!("ring {r} agent {i}: {} queued", ring.agent_queue(i)))
             })
             .collect();
+        let rings: Vec<String> = self
+            .rings
+            .iter()
+            .enumerate()
+            .filter(|(_, ring)| !ring.quiescent())
+            .map(|(r, ring)| format!("ring {r}: {}", ring.diagnose()))
+            .collect();
         format!(
             "drain did not finish within drain_limit_cycles = {}: {} sends not yet at their \
-             target; switch queues: {}",
+             target; rings: {}; switch queues: {}",
             self.drain_limit,
             self.txns.len(),
+            rings.join(" | "),
             if agents.is_empty() {
                 "empty".to_string()
             } else {
@@ -318,23 +325,34 @@ impl System {
     /// Books what the rings reported during the cycle just simulated (`self.now`).
     fn book(&mut self, measuring: bool) {
         let mut outbox = std::mem::take(&mut self.outbox);
-        for ring in &mut self.rings {
-            ring.drain_outbox(&mut outbox);
+        for r in 0..self.rings.len() {
+            self.rings[r].drain_outbox(&mut outbox);
+            self.book_ring(r, &mut outbox, measuring);
         }
+        self.outbox = outbox;
+    }
+
+    fn book_ring(&mut self, r: usize, outbox: &mut Vec<Outbox>, measuring: bool) {
         let in_window = |created: u64| created >= self.measure_start && created < self.gen_end;
         for o in outbox.drain(..) {
             match o {
                 Outbox::Accepted {
+                    node,
                     seq,
                     symbols,
                     bytes,
-                    ..
                 } => {
                     let Some(t) = self.txns.get(&seq).copied() else {
                         continue;
                     };
                     if let Some(log) = &mut self.log {
-                        log.push((seq, usize::from(t.src), usize::from(t.dst)));
+                        let host = self.topo.hosts.iter().position(|&h| h == (r as u16, node));
+                        log.push((
+                            seq,
+                            usize::from(t.src),
+                            usize::from(t.dst),
+                            host.unwrap_or(usize::MAX),
+                        ));
                     }
                     if in_window(t.created) {
                         self.extra.accept_delay.add(self.now - t.created);
@@ -385,7 +403,6 @@ impl System {
                 }
             }
         }
-        self.outbox = outbox;
     }
 
     /// Every switch moves serviced sends onto their next ring while there is room.

@@ -41,11 +41,12 @@ pub struct AgentParams {
     pub service_time: u64,
 }
 
-/// A send held in an agent's input queue.
+/// A send held in an agent's input queue. Its creation time stays with the switched system:
+/// on each hop a send counts as created when it enters that hop's send queue (see
+/// [`Sim::inject_forward`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fwd {
     pub seq: u64,
-    pub created: u64,
     pub size_class: u8,
 }
 
@@ -244,14 +245,7 @@ impl Sim {
     /// A send created now at host `src` for local node `dst` (the final target or the agent
     /// towards it): counted and queued as `seq` like the ring's own traffic, or dropped at a
     /// full send queue (returns false).
-    pub fn inject_created(
-        &mut self,
-        src: u8,
-        dst: u8,
-        size_class: u8,
-        seq: u64,
-        fin: u16,
-    ) -> bool {
+    pub fn inject_created(&mut self, src: u8, dst: u8, size_class: u8, seq: u64, fin: u16) -> bool {
         let measuring = self.now >= self.measure_start;
         let a = Arrival {
             src,
@@ -271,6 +265,15 @@ impl Sim {
 
     /// A send forwarded by the switch into agent `src`'s send queue; false (nothing changes)
     /// when that queue is full.
+    ///
+    /// On this hop the send counts as created *now*, not at its source: the transmitter picks
+    /// the oldest send first, and with source creation times an agent would pick sends in an
+    /// order unrelated to the order they reached it. Then a send first tried late (busied with
+    /// tag A while its target serves B) can be older than one holding the target's B
+    /// reservation, be re-picked every time its echo returns, and starve the reservation
+    /// holder at the same agent: the target stays in SERVE_B for ever (seen as a drain that
+    /// never ends on a ring of rings). Hop-local creation keeps each agent's sends in
+    /// arrival order, as a host's are.
     pub fn inject_forward(&mut self, src: u8, dst: u8, f: Fwd, fin: u16) -> bool {
         let s = usize::from(src);
         if self.sendq[s].len() >= self.agents.depth() {
@@ -279,7 +282,7 @@ impl Sim {
         self.sendq[s].push_back(Queued {
             dst,
             size_class: f.size_class,
-            created: f.created,
+            created: self.now,
             seq: f.seq,
             fin,
         });
@@ -356,7 +359,6 @@ impl Sim {
         let s = *self.active[usize::from(w.src())].get(usize::from(w.buf()));
         self.agents.fwd[i].push_back(Fwd {
             seq: s.seq,
-            created: s.created,
             size_class: s.size_class,
         });
         p.inq += 1;

@@ -42,7 +42,7 @@ impl Sim {
     }
 
     /// What is stuck where, for the error of a drain that exceeded its limit.
-    pub(super) fn diagnose(&self) -> String {
+    pub fn diagnose(&self) -> String {
         let nodes: Vec<String> = (0..self.n)
             .map(|i| {
                 format!(
