@@ -21,7 +21,16 @@ static VIA_BENCH: ModelRunner<ViaBench> = ModelRunner::new();
 
 /// Every model, in the order `icnlab models` lists them.
 pub fn all() -> [&'static dyn Runner; 8] {
-    [&SCI, &SCI_SWITCHED, &XSWITCH, &VC_ROUTER, &NIC, &VIA_BENCH, &BCAST, &MM1]
+    [
+        &SCI,
+        &SCI_SWITCHED,
+        &XSWITCH,
+        &VC_ROUTER,
+        &NIC,
+        &VIA_BENCH,
+        &BCAST,
+        &MM1,
+    ]
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Runner> {
