@@ -6,6 +6,7 @@ mod common;
 use icn_engine::Model;
 use icn_engine::model::NoProgress;
 use icn_sci::config::{Pattern, SciConfig, Transmitter};
+use icn_sci::protocol::Policy;
 use icn_sci::switched::{Prepared, SciSwitched, SwitchedConfig, System, Topology, TopologyKind};
 use icn_sci::{Sci, ring::Sim};
 use proptest::prelude::*;
@@ -34,7 +35,7 @@ fn a_single_ring_is_the_sci_model_bit_for_bit() {
         }
     }
     // Saturated, a slow receiver and small send queues (drops), and a size mix.
-    let mut c = common::saturated_hotspot(icn_sci::protocol::Policy::Ab);
+    let mut c = common::saturated_hotspot(Policy::Ab);
     c.send_queue_depth = 3;
     c.measure_cycles = 30_000;
     c.data_bytes = vec![16, 256];
@@ -162,6 +163,11 @@ fn random_system() -> impl Strategy<Value = (SwitchedConfig, bool, u64)> {
             prop::sample::subsequence(vec![0u16, 64, 256], 1..=3),
         ),
         (any::<bool>(), any::<bool>(), any::<u64>()),
+        (
+            any::<bool>(),
+            prop::sample::select(vec![Policy::Ab, Policy::NoAging, Policy::CountedAb]),
+            any::<bool>(),
+        ),
     )
         .prop_map(
             |(
@@ -169,6 +175,7 @@ fn random_system() -> impl Strategy<Value = (SwitchedConfig, bool, u64)> {
                 (sw_depth, sw_service, local),
                 (load, pattern, frac, depth, active, service, sizes),
                 (intelligent, remote, seed),
+                (fixed, sw_policy, hot_ring_sends),
             )| {
                 let mut c = SwitchedConfig {
                     topology,
@@ -180,6 +187,11 @@ fn random_system() -> impl Strategy<Value = (SwitchedConfig, bool, u64)> {
                     ..SwitchedConfig::default()
                 };
                 c.switch.queue_depth = sw_depth;
+                c.switch.receiver = sw_policy;
+                c.hot_ring_sends = hot_ring_sends;
+                if fixed {
+                    c.switch.arbitration = icn_sci::switched::Arbitration::Fixed;
+                }
                 c.switch.service_time = sw_service;
                 c.ring = SciConfig {
                     nodes,

@@ -122,6 +122,14 @@ impl Traffic {
         self
     }
 
+    /// Node `node` generates nothing (switched systems: silence a whole ring).
+    pub fn silence(&mut self, node: usize) {
+        if let Some(n) = self.next.get_mut(node) {
+            *n = u64::MAX;
+        }
+        self.next_any = self.next.iter().copied().min().unwrap_or(u64::MAX);
+    }
+
     fn uniform_other(&mut self, src: usize) -> usize {
         if self.mix.is_some() {
             return self.mixed_other(src);

@@ -7,6 +7,7 @@
 //! top-level keys say how rings are joined and how switches behave.
 
 use crate::config::{Pattern, SciConfig};
+use crate::protocol::Policy;
 use icn_engine::Invalid;
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +29,18 @@ pub enum TopologyKind {
     Crossbar,
 }
 
+/// How a switch picks among its inputs that want the same output ring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arbitration {
+    /// Round-robin per output: the input after the one served last goes first (default).
+    #[default]
+    RoundRobin,
+    /// Fixed priority in ring order (the lowest ring's agent first): starves the last
+    /// inputs of a busy output; kept to show why arbitration matters.
+    Fixed,
+}
+
 /// `[switch]`: the switches' agents.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -36,6 +49,11 @@ pub struct SwitchConfig {
     pub queue_depth: usize,
     /// Cycles to route one packet through the switch, 0..=1_000_000.
     pub service_time: u64,
+    /// Queue allocation of the agents' input queues: `ab` (default, like the hosts'),
+    /// `counted-ab` or `no-aging` (plain busy/retry: do switch queues need A/B aging?).
+    pub receiver: Policy,
+    /// `round-robin` (default) or `fixed`: who moves first when several inputs want one output.
+    pub arbitration: Arbitration,
 }
 
 impl Default for SwitchConfig {
@@ -43,6 +61,8 @@ impl Default for SwitchConfig {
         SwitchConfig {
             queue_depth: 8,
             service_time: 20,
+            receiver: Policy::Ab,
+            arbitration: Arbitration::RoundRobin,
         }
     }
 }
@@ -66,6 +86,10 @@ pub struct SwitchedConfig {
     /// targets in SERVE_A / SERVE_B (docs/sci.md, "Switched SCI"). `false`: intelligent A/B
     /// aging hop by hop only.
     pub remote_status: bool,
+    /// With `ring.traffic.pattern = "hotspot"`: whether the hosts on the hot host's own ring
+    /// generate traffic. `false` makes the hot spot purely *remote*: every send reaching it
+    /// crossed a switch (the no-starvation experiment of issue 17).
+    pub hot_ring_sends: bool,
     pub switch: SwitchConfig,
     pub ring: SciConfig,
 }
@@ -79,6 +103,7 @@ impl Default for SwitchedConfig {
             grid_cols: 2,
             local_fraction: None,
             remote_status: true,
+            hot_ring_sends: true,
             switch: SwitchConfig::default(),
             ring: SciConfig::default(),
         }

@@ -15,7 +15,7 @@ pub mod remote;
 pub mod system;
 pub mod topology;
 
-pub use config::{SwitchConfig, SwitchedConfig, TopologyKind};
+pub use config::{Arbitration, SwitchConfig, SwitchedConfig, TopologyKind};
 pub use system::System;
 pub use topology::Topology;
 
@@ -110,6 +110,19 @@ pub fn metrics_of(sys: &System, suffix: &str) -> Metrics {
         acc.p99 * NS_PER_CYCLE,
         "ns",
         "creation → acceptance at the final target, 99th percentile",
+    );
+    let (jain_remote, remote_share) = sys.remote_hotspot_fairness();
+    push(
+        "hotspot_jain_remote",
+        jain_remote,
+        "",
+        "Jain index of sends accepted at the hot host, by source, sources on other rings",
+    );
+    push(
+        "hotspot_remote_share",
+        remote_share,
+        "",
+        "mean acceptances at the hot host per remote source / per source on the hot ring",
     );
     push(
         "forwarded",

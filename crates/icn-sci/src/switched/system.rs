@@ -15,13 +15,13 @@
 //! an ordinary send from its hop's source to its hop's target, so every ring-level check
 //! (echo matching, phases, exactly one acceptance per ring) applies per hop.
 
-use super::config::SwitchedConfig;
+use super::config::{Arbitration, SwitchedConfig};
 use super::remote::Relay;
 use super::topology::Topology;
 use crate::config::{Pattern, SciConfig};
 use crate::ring::delays::Delays;
 use crate::ring::measure::Measure;
-use crate::ring::sim::{AgentParams, Outbox};
+use crate::ring::sim::{AgentParams, Fwd, Outbox};
 use crate::ring::traffic::Traffic;
 use crate::ring::{Event, Sim};
 use icn_engine::stats::Summary;
@@ -74,6 +74,9 @@ pub struct System {
     extra: Extra,
     outbox: Vec<Outbox>,
     relay: Option<Relay>,
+    arbitration: Arbitration,
+    /// Round-robin arbitration: per switch and output, the input served last.
+    rr: Vec<Vec<usize>>,
     log: Option<Vec<(u64, usize, usize, usize)>>,
 }
 
@@ -89,6 +92,7 @@ impl System {
         let params = AgentParams {
             depth: cfg.switch.queue_depth,
             service_time: cfg.switch.service_time,
+            policy: cfg.switch.receiver,
         };
         let mut rings = Vec::with_capacity(topo.rings.len());
         for layout in &topo.rings {
@@ -126,6 +130,17 @@ impl System {
             traffic = traffic.with_local_mix(f, group_of);
         }
         let hot = (hc.traffic.pattern == Pattern::Hotspot).then_some(hc.traffic.hotspot_node);
+        if let Some(h) = hot.filter(|_| !cfg.hot_ring_sends) {
+            let hot_ring = topo.hosts[h].0;
+            for (host, _) in topo
+                .hosts
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.0 == hot_ring)
+            {
+                traffic.silence(host);
+            }
+        }
         let relay = (intelligent && cfg.remote_status && topo.rings.len() > 1).then(|| {
             for ring in &mut rings {
                 ring.enable_remote_status(hosts);
@@ -147,6 +162,8 @@ impl System {
             extra: Extra::default(),
             outbox: Vec::new(),
             relay,
+            arbitration: cfg.switch.arbitration,
+            rr: topo.switches.iter().map(|r| vec![0; r.len()]).collect(),
             log: None,
         })
     }
@@ -194,6 +211,31 @@ impl System {
 
     pub fn extra(&self) -> &Extra {
         &self.extra
+    }
+
+    /// Jain index of sends accepted at the hot host by the sources on *other* rings that
+    /// offered traffic, and their mean share relative to the hot ring's own sources (NaN
+    /// without a hot spot).
+    pub fn remote_hotspot_fairness(&self) -> (f64, f64) {
+        let m = &self.measure;
+        let Some(hot) = m.hot_node else {
+            return (f64::NAN, f64::NAN);
+        };
+        let hot_ring = self.topo.hosts[hot].0;
+        let (mut remote, mut local) = (Vec::new(), Vec::new());
+        for s in (0..m.nodes).filter(|&s| s != hot && m.per_src_generated[s] > 0) {
+            let x = m.hot_accepted_by_src[s] as f64;
+            if self.topo.hosts[s].0 == hot_ring {
+                local.push(x);
+            } else {
+                remote.push(x);
+            }
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        (
+            icn_engine::stats::jain_fairness(&remote),
+            mean(&remote) / mean(&local),
+        )
     }
 
     /// Runs warm-up, measurement and drain.
@@ -405,39 +447,83 @@ impl System {
         }
     }
 
-    /// Every switch moves serviced sends onto their next ring while there is room.
+    /// Where the serviced send at the head of switch `s`'s input `j` (index into the
+    /// switch's rings) goes: (the send, output index, its local destination there, its final
+    /// host).
+    fn head(&self, s: usize, j: usize) -> Option<(Fwd, usize, u8, u16)> {
+        let rings_of = &self.topo.switches[s];
+        let r = usize::from(rings_of[j]);
+        let agent = usize::from(self.topo.agent_of(s as u16, r)?);
+        let f = self.rings[r].forward_ready(agent)?;
+        let t = self.txns.get(&f.seq)?;
+        let final_ring = usize::from(self.topo.hosts[usize::from(t.dst)].0);
+        let next = self.topo.route(r, final_ring)?.next;
+        let out = rings_of.iter().position(|&x| x == next)?;
+        let dst = self.topo.hop_dst(usize::from(next), usize::from(t.dst));
+        Some((f, out, dst, t.dst))
+    }
+
+    /// Moves the head of switch `s`'s input `j` to output `out` if there is room.
+    fn forward(&mut self, s: usize, j: usize, (f, out, dst, fin): (Fwd, usize, u8, u16)) -> bool {
+        let rings_of = &self.topo.switches[s];
+        let (r, next) = (usize::from(rings_of[j]), usize::from(rings_of[out]));
+        let (Some(a_in), Some(a_out)) = (
+            self.topo.agent_of(s as u16, r),
+            self.topo.agent_of(s as u16, next),
+        ) else {
+            return false;
+        };
+        if !self.rings[next].inject_forward(a_out, dst, f, fin) {
+            return false;
+        }
+        self.rings[r].release(usize::from(a_in));
+        if self.now >= self.measure_start && self.now < self.gen_end {
+            self.extra.forwarded += 1;
+        }
+        true
+    }
+
+    /// Every switch moves serviced sends onto their next ring while there is room. Inputs
+    /// that want the same output are served round-robin (`switch.arbitration`), or in fixed
+    /// ring order.
     fn switch(&mut self) {
         let measuring = self.now >= self.measure_start && self.now < self.gen_end;
-        for (s, rings_of) in self.topo.switches.iter().enumerate() {
-            for &r in rings_of {
-                let r = usize::from(r);
-                let Some(agent) = self.topo.agent_of(s as u16, r) else {
-                    continue;
-                };
-                let agent = usize::from(agent);
-                while let Some(f) = self.rings[r].forward_ready(agent) {
-                    let Some(t) = self.txns.get(&f.seq) else {
-                        break;
-                    };
-                    let final_ring = usize::from(self.topo.hosts[usize::from(t.dst)].0);
-                    let Some(hop) = self.topo.route(r, final_ring) else {
-                        break;
-                    };
-                    let next = usize::from(hop.next);
-                    let out = self.topo.agent_of(s as u16, next).unwrap_or(0);
-                    let dst = self.topo.hop_dst(next, usize::from(t.dst));
-                    if self.rings[next].inject_forward(out, dst, f, t.dst) {
-                        self.rings[r].release(agent);
-                        if measuring {
-                            self.extra.forwarded += 1;
+        for s in 0..self.topo.switches.len() {
+            let k = self.topo.switches[s].len();
+            match self.arbitration {
+                Arbitration::Fixed => {
+                    for j in 0..k {
+                        while let Some(h) = self.head(s, j) {
+                            if !self.forward(s, j, h) {
+                                break;
+                            }
                         }
-                    } else {
-                        if measuring {
-                            self.extra.blocked_agent_cycles += 1;
-                        }
-                        break;
                     }
                 }
+                Arbitration::RoundRobin => loop {
+                    let mut moved = false;
+                    for o in 0..k {
+                        // The next input after the one this output served last.
+                        for step in 1..=k {
+                            let j = (self.rr[s][o] + step) % k;
+                            let Some(h) = self.head(s, j).filter(|h| h.1 == o) else {
+                                continue;
+                            };
+                            if self.forward(s, j, h) {
+                                self.rr[s][o] = j;
+                                moved = true;
+                            }
+                            break;
+                        }
+                    }
+                    if !moved {
+                        break;
+                    }
+                },
+            }
+            if measuring {
+                let waiting = (0..k).filter(|&j| self.head(s, j).is_some()).count();
+                self.extra.blocked_agent_cycles += waiting as u64;
             }
         }
     }

@@ -22,7 +22,7 @@
 use super::{Port, Queued, Sim};
 use crate::config::SciConfig;
 use crate::protocol::packet::ECHO_SYMBOLS;
-use crate::protocol::{ActiveSend, Phase, ServeState, Sst, StateChange, allowed};
+use crate::protocol::{ActiveSend, Phase, Policy, Receiver, ServeState, Sst, StateChange, allowed};
 use crate::ring::events::Event;
 use crate::ring::traffic::Arrival;
 use crate::ring::wire::{Kind, Wire};
@@ -39,6 +39,8 @@ pub struct AgentParams {
     pub depth: usize,
     /// Cycles to route one packet through the switch (input-queue service time).
     pub service_time: u64,
+    /// Queue allocation of the agents' input queues (the hosts' is the ring config's).
+    pub policy: Policy,
 }
 
 /// A send held in an agent's input queue. Its creation time stays with the switched system:
@@ -135,6 +137,9 @@ impl Sim {
                 agents.len(),
                 sim.n
             )));
+        }
+        for (i, _) in agents.iter().enumerate().filter(|(_, a)| **a) {
+            sim.recv[i] = Receiver::new(params.policy, cfg.generation_end());
         }
         sim.agents = Agents {
             external: true,
