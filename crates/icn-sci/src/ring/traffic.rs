@@ -315,6 +315,35 @@ mod tests {
     }
 
     #[test]
+    fn local_mix_splits_own_group_and_the_rest() {
+        // Groups {0, 1} and {2, 3, 4}; 70 % of sends stay in the source's group.
+        let c = cfg(Pattern::Uniform, 1.0);
+        let mut t = Traffic::new(&c, 3, Trace::default()).with_local_mix(0.7, vec![0, 0, 1, 1, 1]);
+        let group = |n: u8| usize::from(n >= 2);
+        let (mut local, mut all) = (0.0f64, 0.0f64);
+        let mut from_2 = [0u32; 5];
+        for now in 0..100_000 {
+            t.arrivals(now, |a| {
+                assert_ne!(a.src, a.dst);
+                all += 1.0;
+                if group(a.src) == group(a.dst) {
+                    local += 1.0;
+                }
+                if a.src == 2 {
+                    from_2[usize::from(a.dst)] += 1;
+                }
+            });
+        }
+        assert!((local / all - 0.7).abs() < 0.01, "{}", local / all);
+        // From node 2: its group's others (3, 4) share 70 %, the others (0, 1) 30 %, evenly.
+        let n = f64::from(from_2.iter().sum::<u32>());
+        for (dst, want) in [(0, 0.15), (1, 0.15), (3, 0.35), (4, 0.35)] {
+            let got = f64::from(from_2[dst]) / n;
+            assert!((got - want).abs() < 0.02, "dst {dst}: {got}");
+        }
+    }
+
+    #[test]
     fn same_seed_same_arrivals() {
         let c = cfg(Pattern::Hotspot, 0.7);
         assert_eq!(collect(&c, 5_000), collect(&c, 5_000));

@@ -154,3 +154,78 @@ impl Relay {
         self.sources.iter().map(|s| s.entries.len()).sum()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SciConfig;
+    use crate::switched::config::{SwitchedConfig, TopologyKind};
+
+    fn topo(topology: TopologyKind) -> Topology {
+        Topology::build(&SwitchedConfig {
+            topology,
+            rings: 3,
+            ring: SciConfig {
+                nodes: 4,
+                ..SciConfig::default()
+            },
+            ..SwitchedConfig::default()
+        })
+        .unwrap()
+    }
+
+    /// Ring of rings, 3 host rings of 4 hosts, backbone = ring 3. Switch s (rings s and 3)
+    /// relays the 4 hosts of ring s onto the backbone (read from its agent's SST there), and
+    /// the 8 hosts of the other rings onto ring s (read from its backbone agent's remote table).
+    #[test]
+    fn ring_of_rings_relays_up_and_down() {
+        let t = topo(TopologyKind::RingOfRings);
+        let relay = Relay::new(&t);
+        assert_eq!(relay.sources.len(), 6);
+        assert_eq!(relay.entries(), 3 * 12);
+        let up = relay
+            .sources
+            .iter()
+            .find(|s| s.ring == 2)
+            .expect("switch 2 reads ring 2");
+        assert_eq!(up.agent, 4);
+        let hosts: Vec<u16> = up.entries.iter().map(|e| e.host).collect();
+        assert_eq!(hosts, vec![8, 9, 10, 11]);
+        assert!(up.entries.iter().all(|e| e.to == vec![(3, 2)]));
+        assert_eq!(up.entries[1].local, Some(1));
+        let down = relay
+            .sources
+            .iter()
+            .find(|s| s.ring == 3 && s.agent == 2)
+            .expect("switch 2 reads the backbone");
+        let hosts: Vec<u16> = down.entries.iter().map(|e| e.host).collect();
+        assert_eq!(hosts, vec![0, 1, 2, 3, 4, 5, 6, 7]);
+        assert!(
+            down.entries
+                .iter()
+                .all(|e| e.local.is_none() && e.to == vec![(2, 4)])
+        );
+    }
+
+    /// A crossbar reads every host ring and relays to every other ring: per host ring, its 4
+    /// hosts to the 2 other rings.
+    #[test]
+    fn crossbar_relays_to_every_other_ring() {
+        let relay = Relay::new(&topo(TopologyKind::Crossbar));
+        assert_eq!(relay.sources.len(), 3);
+        assert_eq!(relay.entries(), 12);
+        assert!(
+            relay
+                .sources
+                .iter()
+                .all(|s| s.entries.iter().all(|e| e.to.len() == 2))
+        );
+    }
+
+    #[test]
+    fn the_relayed_change_ends_in_the_new_state() {
+        for s in ServeState::ALL {
+            assert_eq!(change_to(s).to(), s);
+        }
+    }
+}
