@@ -54,6 +54,11 @@ pub struct SwitchConfig {
     pub receiver: Policy,
     /// `round-robin` (default) or `fixed`: who moves first when several inputs want one output.
     pub arbitration: Arbitration,
+    /// Own sends an agent on a ring *with hosts* may start per SAT visit, 1..=1024 (hosts, and
+    /// agents on transit rings, where all nodes are agents, use `ring.sat_quota`). Such an
+    /// agent sends for every host whose traffic crosses it; with a host's quota it gets a
+    /// host's share of its ring and a switched system collapses at low load (docs/sci.md).
+    pub sat_quota: u32,
 }
 
 impl Default for SwitchConfig {
@@ -63,6 +68,7 @@ impl Default for SwitchConfig {
             service_time: 20,
             receiver: Policy::Ab,
             arbitration: Arbitration::RoundRobin,
+            sat_quota: 8,
         }
     }
 }
@@ -153,6 +159,12 @@ impl SwitchedConfig {
             "switch.service_time",
             "0 ..= 1000000 cycles",
             self.switch.service_time,
+        )?;
+        Invalid::check(
+            (1..=1024).contains(&self.switch.sat_quota),
+            "switch.sat_quota",
+            "1 ..= 1024",
+            self.switch.sat_quota,
         )?;
         Invalid::check(
             self.ring.traffic.pattern != Pattern::Trace,

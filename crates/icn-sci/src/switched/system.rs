@@ -93,6 +93,7 @@ impl System {
             depth: cfg.switch.queue_depth,
             service_time: cfg.switch.service_time,
             policy: cfg.switch.receiver,
+            sat_quota: cfg.switch.sat_quota,
         };
         let mut rings = Vec::with_capacity(topo.rings.len());
         for layout in &topo.rings {
@@ -102,6 +103,16 @@ impl System {
             };
             rc.traffic.pattern = Pattern::Uniform;
             rc.traffic.hotspot_node = 0;
+            // On a ring with hosts an agent carries the traffic of many sources and gets the
+            // switch's quota; on a transit ring all nodes are agents, peers with the ring's.
+            let params = AgentParams {
+                sat_quota: if layout.hosts > 0 {
+                    cfg.switch.sat_quota
+                } else {
+                    cfg.ring.sat_quota
+                },
+                ..params
+            };
             rings.push(Sim::new_switched(
                 &rc,
                 seed,

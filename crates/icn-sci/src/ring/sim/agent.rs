@@ -41,6 +41,8 @@ pub struct AgentParams {
     pub service_time: u64,
     /// Queue allocation of the agents' input queues (the hosts' is the ring config's).
     pub policy: Policy,
+    /// Own sends an agent may start per SAT visit (hosts: the ring config's `sat_quota`).
+    pub sat_quota: u32,
 }
 
 /// A send held in an agent's input queue. Its creation time stays with the switched system:
@@ -109,6 +111,10 @@ impl Agents {
         self.params.map_or(0, |p| p.depth)
     }
 
+    pub(super) fn sat_quota(&self) -> u32 {
+        self.params.map_or(1, |p| p.sat_quota)
+    }
+
     /// No send waiting in any agent's input queue.
     pub(super) fn idle(&self) -> bool {
         self.fwd.iter().all(VecDeque::is_empty) && self.pending.iter().all(Vec::is_empty)
@@ -140,6 +146,7 @@ impl Sim {
         }
         for (i, _) in agents.iter().enumerate().filter(|(_, a)| **a) {
             sim.recv[i] = Receiver::new(params.policy, cfg.generation_end());
+            sim.ports[i].quota = params.sat_quota;
         }
         sim.agents = Agents {
             external: true,

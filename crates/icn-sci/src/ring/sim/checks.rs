@@ -46,12 +46,16 @@ impl Sim {
         let nodes: Vec<String> = (0..self.n)
             .map(|i| {
                 format!(
-                    "node {i}: {} queued, {} active, receiver {:?} reservations {:?}, input queue {}",
+                    "node {i}: {} queued, {} active, receiver {:?} reservations {:?}, input queue {}, \
+                     SAT quota {}{}{}",
                     self.sendq[i].len(),
                     self.active[i].capacity() - self.active[i].free_count(),
                     self.recv[i].state(),
                     self.recv[i].reservations(),
                     self.ports[i].inq,
+                    self.ports[i].quota,
+                    if self.ports[i].tx_dirty { ", wants to send" } else { "" },
+                    if self.sat && self.sat_at == i { ", holds the SAT" } else { "" },
                 )
             })
             .collect();

@@ -136,7 +136,11 @@ impl Sim {
         let p = &mut ports[i];
         let starving = p.tx_dirty && !p.sent_since_sat;
         if !starving {
-            p.quota = self.sat_quota;
+            p.quota = if self.agents.is_agent(i) {
+                self.agents.sat_quota()
+            } else {
+                self.sat_quota
+            };
             p.sent_since_sat = false;
             self.sat_at = if i + 1 == self.n { 0 } else { i + 1 };
         }
