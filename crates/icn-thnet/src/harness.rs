@@ -11,6 +11,7 @@
 use crate::topology::Grid;
 use crate::traffic::{Sizes, Source, TraceRow, TrafficConfig, Workload};
 use crate::xswitch_model::OnDeadlock;
+use icn_engine::metrics::Status;
 use icn_engine::rng::stream;
 use icn_engine::stats::{Histogram, Summary, jain_fairness};
 use icn_engine::{Metrics, ModelError, Progress, Table};
@@ -251,11 +252,18 @@ fn report<F: Fabric>(
     });
     out.tables.append(&mut own.tables);
     match &c.deadlock {
-        Some(why) => out.notes.push(why.clone()),
-        None if c.outstanding > 0 => out.notes.push(format!(
-            "{} measured {item}s were still undelivered after {} drain cycles: the load is past saturation",
-            c.outstanding, w.drain
-        )),
+        Some(why) => {
+            out.notes.push(why.clone());
+            out.status = Status::Deadlocked(why.clone());
+        }
+        None if c.outstanding > 0 => {
+            let why = format!(
+                "{} measured {item}s were still undelivered after {} drain cycles: the load is past saturation",
+                c.outstanding, w.drain
+            );
+            out.notes.push(why.clone());
+            out.status = Status::DrainLimit(why);
+        }
         None => {}
     }
     out

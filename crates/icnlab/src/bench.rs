@@ -55,6 +55,19 @@ fn si(x: f64) -> String {
     format!("{v:.digits$}{p}")
 }
 
+/// Switched SCI (issue 17): 4 rings of 8 hosts around a crossbar, load 0.5, uniform.
+fn sci_switched() -> Result<f64, String> {
+    let cfg = icn_sci::switched::bench_config();
+    let m = icn_sci::switched::SciSwitched::run(&cfg, 1, &NoProgress).map_err(|e| e.to_string())?;
+    let nodes: usize = icn_sci::switched::Topology::build(&cfg)
+        .map_err(|e| e.to_string())?
+        .rings
+        .iter()
+        .map(|r| r.nodes())
+        .sum();
+    Ok(nodes as f64 * m.value("cycles_simulated"))
+}
+
 /// CPU time consumed by this process (every thread, so parallel targets count all their
 /// work), in seconds.
 fn cpu_seconds() -> f64 {
@@ -69,6 +82,12 @@ pub fn targets() -> Vec<Target> {
             workload: "SCI ring, 8 nodes, 64-byte sends, load 0.5, hot spot 0.2, A/B aging",
             unit: "node-cycles",
             run: sci,
+        },
+        Target {
+            name: "sci-switched",
+            workload: "switched SCI, 4 rings x 8 hosts + crossbar agent, 64-byte sends, load 0.5, uniform, A/B aging",
+            unit: "node-cycles",
+            run: sci_switched,
         },
         Target {
             name: "mm1",
