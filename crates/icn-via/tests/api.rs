@@ -692,3 +692,81 @@ fn user_memory_serves_send_receive_and_rdma_without_a_library_buffer() {
         );
     }
 }
+
+/// RDMA writes by cross-memory attach (`cma_min` = 1 on the writer), in one process over
+/// shm: with rights the bytes land (with and without immediate data); without rights, or a
+/// send that finds no receive, the frame is refused like a ring frame and nothing is written
+/// (the receiver skips the copy).
+#[test]
+fn single_copy_rdma_writes_land_or_are_refused_like_ring_frames() {
+    let cma = |rel| {
+        move |pt| ViAttributes {
+            cma_min: 1,
+            ..ViAttributes::new(pt, rel)
+        }
+    };
+    let plain = |rel| move |pt| ViAttributes::new(pt, rel);
+    let rel = Reliability::ReliableReception;
+    let (c, s) = pair_with("shm", cma(rel), plain(rel));
+    let data = pattern(7, 100_000);
+    let src = c.region(data.len(), false);
+    src.write(0, &data).unwrap();
+    let target = s.region(200_000, true);
+    let at = |offset| RemoteAddr {
+        handle: target.handle(),
+        offset,
+    };
+    c.vi.post_send(Descriptor::rdma_write(at(1000), [seg(&src, 0, 100_000)]))
+        .unwrap();
+    s.vi.progress();
+    assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+    let note = s.region(0, false);
+    s.vi.post_recv(Descriptor::recv([seg(&note, 0, 0)]))
+        .unwrap();
+    c.vi.post_send(Descriptor::rdma_write(at(150_000), [seg(&src, 0, 40_000)]).with_immediate(9))
+        .unwrap();
+    let r = s.vi.recv_wait(T).unwrap();
+    assert_eq!(
+        (r.status, r.immediate, r.length),
+        (CompletionStatus::Success, Some(9), 40_000)
+    );
+    s.vi.progress();
+    assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+    assert_eq!(c.vi.query().single_copy_sends, 2);
+    target.with(|t| {
+        assert_eq!(&t[1000..101_000], &data[..]);
+        assert_eq!(&t[150_000..190_000], &data[..40_000]);
+        assert!(t[..1000].iter().all(|&b| b == 0));
+        assert!(t[101_000..150_000].iter().all(|&b| b == 0));
+    });
+    // no rights: refused, nothing written, both VIs break
+    let (c, s) = pair_with("shm", cma(rel), plain(rel));
+    let src = c.region(data.len(), false);
+    src.write(0, &data).unwrap();
+    let local_only = s.region(200_000, false);
+    c.vi.post_send(Descriptor::rdma_write(
+        RemoteAddr {
+            handle: local_only.handle(),
+            offset: 0,
+        },
+        [seg(&src, 0, 100_000)],
+    ))
+    .unwrap();
+    s.vi.progress();
+    assert_eq!(
+        c.vi.send_wait(T).unwrap().status,
+        CompletionStatus::RdmaProtectionError
+    );
+    assert_eq!(c.vi.query().single_copy_sends, 1);
+    assert!(local_only.with(|t| t.iter().all(|&b| b == 0)));
+    // a send that finds no receive: refused like a ring frame, the copy skipped
+    let (c, s) = pair_with("shm", cma(rel), plain(rel));
+    let src = c.region(data.len(), false);
+    c.vi.post_send(Descriptor::send([seg(&src, 0, 100_000)]))
+        .unwrap();
+    assert!(s.vi.recv_wait(T).is_err());
+    assert_eq!(
+        c.vi.send_wait(T).unwrap().status,
+        CompletionStatus::RemoteDescriptorError
+    );
+}

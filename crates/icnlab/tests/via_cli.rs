@@ -299,3 +299,30 @@ fn a_taken_endpoint_is_named_and_its_os_error_printed_once() {
     );
     assert_eq!(err.matches("in use").count(), 1, "{err}");
 }
+
+/// The single-copy path between two processes (`--cma-min`): both programs complete, and the
+/// last pingpong reply, which the echoer sends just before it disconnects and exits, still
+/// arrives: the receiver copies it out of the echoer's memory, so a disconnect waits for
+/// that copy's ack.
+#[test]
+fn single_copy_runs_complete_including_the_reply_sent_just_before_exit() {
+    for program in ["pingpong", "window"] {
+        let out = icnlab()
+            .args(["via", program, "--provider", "shm", "--cma-min", "65536"])
+            .args(["--sizes", "8,65536,4194304", "--iterations", "200"])
+            .args(["--messages", "256", "--window", "8"])
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{program}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let rows = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .count();
+        assert_eq!(rows, 3, "{program}");
+    }
+}

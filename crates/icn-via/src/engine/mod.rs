@@ -36,6 +36,9 @@ const ACK_EVERY: u32 = 16;
 const ACK_DELAY: Duration = Duration::from_micros(50);
 /// A blocked write fails after this long without progress (the peer stopped reading).
 pub const STALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest a disconnect waits for the peer to copy payloads it reads from our memory
+/// ([`crate::link::cma`]).
+const CMA_LINGER: Duration = Duration::from_secs(2);
 /// Clock-free polls of a polling link at the start of a wait (~10–20 µs: a ping-pong reply
 /// comes within a few dozen; 4096 made a streaming soak 2–4× slower on a loaded machine by
 /// spinning where the peer needed the CPU).
@@ -136,6 +139,9 @@ pub(crate) struct ViCore {
     pub peer: String,
     /// Frames sent by cross-memory attach ([`crate::link::cma`]).
     pub single_copy_sends: u64,
+    /// The regions of those not yet acknowledged, by sequence number, oldest first: kept
+    /// alive (a deregistered region's bytes are not freed) until the peer has copied them.
+    cma_pinned: VecDeque<(u32, Arc<RegionInner>)>,
 }
 
 /// How a fault reason starts when the link says the peer is gone; [`ViCore::fault`] names
@@ -182,6 +188,7 @@ impl ViCore {
             break_reason: None,
             peer: "(unknown)".into(),
             single_copy_sends: 0,
+            cma_pinned: VecDeque::new(),
         }
     }
 
@@ -276,6 +283,7 @@ impl ViCore {
         // Settle what the peer is owed first: its reliable sends complete on our acks.
         self.progress();
         self.flush_ack();
+        self.linger_for_single_copy_reads();
         if let Some(w) = &mut self.wire {
             let (prefix, n) = frame_prefix(
                 &mut self.tx_off,
@@ -291,7 +299,25 @@ impl ViCore {
         Ok(())
     }
 
+    /// A payload sent by cross-memory attach stays in our memory until the peer has copied
+    /// it (its ack says so): a process that disconnects and exits right after posting such a
+    /// send would otherwise take the bytes with it. Waits, at most [`CMA_LINGER`], for those
+    /// acks, without taking any completion off the send queue.
+    fn linger_for_single_copy_reads(&mut self) {
+        let deadline = Instant::now() + CMA_LINGER;
+        while !self.cma_pinned.is_empty() && Instant::now() < deadline {
+            let Some(w) = &mut self.wire else { return };
+            if let Err(e) = w.wait_briefly(Duration::from_millis(1)) {
+                self.fault(io_err(e));
+                return;
+            }
+            self.progress();
+        }
+    }
+
     fn flush_all(&mut self, transport_error: Option<String>) {
+        // nobody will read those payloads any more
+        self.cma_pinned.clear();
         if transport_error.is_some() {
             self.tracker.on_break();
         } else {
@@ -336,6 +362,14 @@ impl ViCore {
     /// building them is not on the path of the receive that carried the ack.
     fn on_ack(&mut self, upto: u32) {
         self.tracker.on_ack(upto);
+        // cumulative: releases every pinned payload up to `upto` (sequence numbers wrap)
+        while self
+            .cma_pinned
+            .front()
+            .is_some_and(|(seq, _)| upto.wrapping_sub(*seq) as i32 >= 0)
+        {
+            self.cma_pinned.pop_front();
+        }
         if self.send_cq.is_some() {
             self.drain_tracker();
         }

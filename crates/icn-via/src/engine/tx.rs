@@ -222,7 +222,10 @@ impl ViCore {
             self.single_copy_sends += 1;
             let addr = (mem[start..].as_ptr() as u64).to_le_bytes();
             let (prefix, n) = frame_prefix(&mut self.tx_off, self.align, hdr, addr.len());
-            return Ok(wire.write_all(&[&prefix[..n], &addr], STALL_TIMEOUT));
+            let sent = wire.write_all(&[&prefix[..n], &addr], STALL_TIMEOUT);
+            drop(mem);
+            self.cma_pinned.push_back((hdr.seq, region.clone()));
+            return Ok(sent);
         }
         let (prefix, n) = frame_prefix(&mut self.tx_off, self.align, hdr, len);
         Ok(wire.write_all(&[&prefix[..n], &mem[start..start + len]], STALL_TIMEOUT))
