@@ -9,7 +9,7 @@
 //! [nic]               # kind = zero | simple | pipeline (see icn_cluster::nic)
 //! kind = "pipeline"
 //! design = "myvia"
-//! [fabric]            # kind = ideal | xswitch | vc-router, with that fabric's keys
+//! [fabric]            # kind = ideal | xswitch | vc-router | sci-ring, with that fabric's keys
 //! kind = "xswitch"
 //! topology = "ccc:3,3"
 //! ```
@@ -23,6 +23,8 @@ use icn_engine::stats::Histogram;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
 use icn_fabric::ideal::IdealConfig;
 use icn_fabric::{Fabric, Ps};
+use icn_sci::SciConfig;
+use icn_sci::fabric::SciRingFabric;
 use icn_thnet::alloc::AllocKind;
 use icn_thnet::fabric::{VcFabric, XSwitchFabric};
 use icn_thnet::frame::Check;
@@ -105,6 +107,7 @@ pub enum FabricKind {
     Ideal,
     Xswitch,
     VcRouter,
+    SciRing,
 }
 
 /// `[fabric]`: the kind and the keys of every kind (each kind reads its own).
@@ -113,7 +116,7 @@ pub enum FabricKind {
 pub struct FabricConfig {
     pub kind: FabricKind,
     /// ideal: an icn-topo graph spec; xswitch: ring:N, mesh:XxY, torus:XxY, star, tree:D,
-    /// ccc:H,K, file:PATH; vc-router: mesh:XxY, torus:XxY, ring:N.
+    /// ccc:H,K, file:PATH; vc-router: mesh:XxY, torus:XxY, ring:N; sci-ring: ring:N.
     pub topology: String,
     /// ideal: per-hop latency, ns.
     pub hop_ns: f64,
@@ -139,6 +142,10 @@ pub struct FabricConfig {
     pub buf: usize,
     /// xswitch, vc-router: cycles without progress that count as a deadlock.
     pub watchdog: u64,
+    /// sci-ring: data bytes per SCI send (16, 64 or 256); messages are cut into such sends.
+    pub sci_data_bytes: u16,
+    /// sci-ring: intelligent A/B aging instead of standard A/B aging.
+    pub intelligent: bool,
 }
 
 impl Default for FabricConfig {
@@ -161,6 +168,8 @@ impl Default for FabricConfig {
             vcs: 2,
             buf: 8,
             watchdog: 1_000_000,
+            sci_data_bytes: 64,
+            intelligent: false,
         }
     }
 }
@@ -170,6 +179,20 @@ pub enum AnyFabric {
     Ideal(Box<icn_fabric::ideal::IdealFabric>),
     XSwitch(Box<XSwitchFabric>),
     Vc(Box<VcFabric>),
+    Sci(Box<SciRingFabric>),
+}
+
+impl AnyFabric {
+    /// The fabric behind the common interface (the cluster loop is generic over it; one
+    /// indirect call per fabric step costs nothing next to a cycle of a network).
+    pub fn as_fabric(&mut self) -> &mut dyn Fabric {
+        match self {
+            AnyFabric::Ideal(f) => f.as_mut(),
+            AnyFabric::XSwitch(f) => f.as_mut(),
+            AnyFabric::Vc(f) => f.as_mut(),
+            AnyFabric::Sci(f) => f.as_mut(),
+        }
+    }
 }
 
 /// A prepared cluster point: the program and everything to build a fabric per replication.
@@ -191,6 +214,44 @@ impl FabricConfig {
             self.clock_mhz,
         )?;
         Ok((1e6 / self.clock_mhz).round() as Ps)
+    }
+
+    /// The SCI ring of `topology = "ring:N"` (every other ring key at the `sci` defaults).
+    fn sci(&self) -> Result<SciConfig, Invalid> {
+        let nodes = self
+            .topology
+            .strip_prefix("ring:")
+            .and_then(|n| n.parse::<usize>().ok())
+            .ok_or_else(|| {
+                Invalid::new(
+                    "fabric.topology",
+                    format!("the SCI ring needs ring:N, got `{}`", self.topology),
+                )
+            })?;
+        let cfg = SciConfig {
+            nodes,
+            data_bytes: vec![self.sci_data_bytes],
+            ..SciConfig::default()
+        };
+        cfg.validate().map_err(|mut e| {
+            e.key = match e.key.as_str() {
+                "nodes" => "fabric.topology".into(),
+                k if k.starts_with("data_bytes") => "fabric.sci_data_bytes".into(),
+                k => format!("fabric.{k}"),
+            };
+            e
+        })?;
+        Ok(cfg)
+    }
+
+    /// Largest packet payload the fabric takes (what `Fabric::max_packet_bytes` will say).
+    fn max_packet_bytes(&self) -> u64 {
+        match self.kind {
+            FabricKind::Ideal => u64::from(self.max_packet),
+            FabricKind::Xswitch => u64::from(icn_thnet::xswitch_model::MAX_SIZE),
+            FabricKind::VcRouter => u64::from(self.flit_bytes) * u64::from(self.max_packet_flits),
+            FabricKind::SciRing => u64::from(self.sci_data_bytes).max(1),
+        }
     }
 
     fn ideal(&self) -> IdealConfig {
@@ -277,6 +338,7 @@ impl FabricConfig {
                 let t = Topology::from_spec(&spec).map_err(named)?;
                 Ok((t.nias(), Some(t)))
             }
+            FabricKind::SciRing => Ok((self.sci()?.nodes, None)),
             FabricKind::VcRouter => {
                 self.cycle_ps()?;
                 self.vc_params().validate().map_err(named)?;
@@ -319,6 +381,9 @@ impl ClusterPoint {
                 f.xswitch_params(),
                 f.cycle_ps()?,
             )?)),
+            FabricKind::SciRing => {
+                AnyFabric::Sci(Box::new(SciRingFabric::new(&f.sci()?, f.intelligent)?))
+            }
             FabricKind::VcRouter => AnyFabric::Vc(Box::new(VcFabric::new(
                 self.topo.as_ref().and_then(|t| t.grid).expect("prepared"),
                 f.vc_params(),
@@ -438,16 +503,12 @@ pub fn run_point(
     point: &ClusterPoint,
     progress: &dyn Progress,
 ) -> Result<(Outcome, Metrics), ModelError> {
-    let fabric = point.fabric()?;
-    let result = match fabric {
-        AnyFabric::Ideal(mut f) => run_on(f.as_mut(), point, progress),
-        AnyFabric::XSwitch(mut f) => run_on(f.as_mut(), point, progress),
-        AnyFabric::Vc(mut f) => run_on(f.as_mut(), point, progress),
-    };
+    let mut fabric = point.fabric()?;
+    let result = run_on(fabric.as_fabric(), point, progress);
     result.map_err(|e| ModelError::Failed(e.to_string()))
 }
 
-fn run_on<F: Fabric>(
+fn run_on<F: Fabric + ?Sized>(
     f: &mut F,
     point: &ClusterPoint,
     progress: &dyn Progress,
@@ -459,7 +520,10 @@ fn run_on<F: Fabric>(
 
 const US: f64 = 1e6;
 
-fn report<F: Fabric>(o: &Outcome, f: &F, point: &ClusterPoint) -> Metrics {
+/// Packets one cluster run may move (≈ 100 bytes of state and one event each).
+pub const MAX_PACKETS: u64 = 1 << 26;
+
+fn report<F: Fabric + ?Sized>(o: &Outcome, f: &F, point: &ClusterPoint) -> Metrics {
     let mut m = Metrics::default();
     let mut finish = Histogram::default();
     for &t in &o.finish {
@@ -593,7 +657,7 @@ fn report<F: Fabric>(o: &Outcome, f: &F, point: &ClusterPoint) -> Metrics {
 
 impl Model for Cluster {
     const NAME: &'static str = "cluster";
-    const ABOUT: &'static str = "a program's messages through host/NIC endpoints into any fabric (ideal, xswitch, vc-router)";
+    const ABOUT: &'static str = "a program's messages through host/NIC endpoints into any fabric (ideal, xswitch, vc-router, sci-ring)";
     type Config = ClusterConfig;
     type Prepared = ClusterPoint;
 
@@ -611,6 +675,27 @@ impl Model for Cluster {
             }
         })?;
         let (program, scheme_steps) = build_program(cfg, endpoints, ctx)?;
+        // Every packet is an event and a slot in memory: bound them before the run.
+        let max = cfg.fabric.max_packet_bytes();
+        let packets: u64 = program
+            .ranks
+            .iter()
+            .flatten()
+            .map(|op| match *op {
+                program::Op::Send { bytes, .. } | program::Op::Ssend { bytes, .. } => {
+                    endpoint.packet_count(bytes, max)
+                }
+                _ => 0,
+            })
+            .sum();
+        Invalid::check(
+            packets <= MAX_PACKETS,
+            "workload",
+            &format!(
+                "at most {MAX_PACKETS} packets in all (the fabric carries ≤ {max} B per packet)"
+            ),
+            packets,
+        )?;
         Ok(ClusterPoint {
             cfg: cfg.clone(),
             program,

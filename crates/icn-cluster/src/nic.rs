@@ -296,6 +296,19 @@ impl Endpoint {
         }
     }
 
+    /// How many packets [`Endpoint::pieces`] cuts a message into (without building them).
+    pub fn packet_count(&self, bytes: u64, fabric_max: u64) -> u64 {
+        let limit = self
+            .packet_bytes
+            .min(fabric_max.saturating_sub(self.header_bytes).max(1));
+        match &self.pipe {
+            Some(pipe) => split(pipe, bytes)
+                .map(|p| p.bytes.div_ceil(limit).max(1))
+                .sum(),
+            None => bytes.div_ceil(limit).max(1),
+        }
+    }
+
     /// The packets of a message of `bytes` (at most `fabric_max` payload each).
     pub fn pieces(&self, bytes: u64, fabric_max: u64) -> Vec<Piece> {
         let limit = self

@@ -95,7 +95,7 @@ pub enum RunError {
     Fabric(String),
 }
 
-pub struct Cluster<'a, F: Fabric> {
+pub struct Cluster<'a, F: Fabric + ?Sized> {
     fabric: &'a mut F,
     endpoint: &'a Endpoint,
     program: &'a Program,
@@ -115,7 +115,7 @@ pub struct Cluster<'a, F: Fabric> {
     out: Outcome,
 }
 
-impl<'a, F: Fabric> Cluster<'a, F> {
+impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
     pub fn new(fabric: &'a mut F, endpoint: &'a Endpoint, program: &'a Program) -> Self {
         let n = program.len();
         Cluster {
@@ -314,15 +314,15 @@ impl<'a, F: Fabric> Cluster<'a, F> {
             src: msg.src,
             dst: msg.dst,
             bytes: (msg.pieces[piece].bytes + self.endpoint.header_bytes) as u32,
-            tag: (m as u64) << 24 | piece as u64,
+            tag: (m as u64) << 32 | piece as u64,
         };
         self.fabric.inject(p);
     }
 
     /// A packet reached its destination NIC: the receive stages, in arrival order.
     fn delivered(&mut self, d: Delivery) {
-        let m = (d.packet.tag >> 24) as usize;
-        let k = (d.packet.tag & 0xff_ffff) as usize;
+        let m = (d.packet.tag >> 32) as usize;
+        let k = (d.packet.tag & 0xffff_ffff) as usize;
         let stages = self.endpoint.rx.len();
         let dst = self.msgs[m].dst;
         let piece = self.msgs[m].pieces[k];

@@ -79,7 +79,7 @@ fn myvia_window_bandwidth_over_ideal_fabric_is_close_to_the_nic_model() {
 }
 
 /// One packet through a fabric directly: injected at 0, its delivery time.
-fn direct<F: Fabric>(f: &mut F, src: usize, dst: usize, bytes: u32) -> Ps {
+fn direct(f: &mut dyn Fabric, src: usize, dst: usize, bytes: u32) -> Ps {
     f.set_measuring(true);
     f.inject(Packet {
         src,
@@ -115,15 +115,7 @@ fn zero_cost_nic_gives_the_fabrics_own_latency() {
             cfg.workload.file = trace.display().to_string();
             let point = prepare(&cfg);
             let (outcome, m) = run_point(&point, &NoProgress).unwrap();
-            let want = match point.fabric().unwrap() {
-                icn_cluster::model::AnyFabric::XSwitch(mut f) => {
-                    direct(f.as_mut(), 0, 15, bytes as u32)
-                }
-                icn_cluster::model::AnyFabric::Vc(mut f) => direct(f.as_mut(), 0, 15, bytes as u32),
-                icn_cluster::model::AnyFabric::Ideal(mut f) => {
-                    direct(f.as_mut(), 0, 15, bytes as u32)
-                }
-            };
+            let want = direct(point.fabric().unwrap().as_fabric(), 0, 15, bytes as u32);
             assert_eq!(outcome.message_ps, u128::from(want), "{kind:?} {bytes} B");
             assert_eq!(m.value("host_us") + m.value("nic_us"), 0.0);
             std::fs::remove_file(trace).ok();
@@ -205,7 +197,11 @@ mod conservation {
     fn point(kind: FabricKind, program: Program, nic: NicKind) -> ClusterPoint {
         let mut cfg = ClusterConfig::default();
         cfg.fabric.kind = kind;
-        cfg.fabric.topology = "mesh:3x3".into();
+        cfg.fabric.topology = if kind == FabricKind::SciRing {
+            "ring:9".into()
+        } else {
+            "mesh:3x3".into()
+        };
         cfg.fabric.frame_size = 64;
         cfg.fabric.max_packet = 300;
         cfg.nic.kind = nic;
@@ -225,7 +221,7 @@ mod conservation {
         #[test]
         fn every_message_is_delivered_once_in_order_on_every_fabric(
             transfers in prop::collection::vec((0usize..9, 1usize..9, 0u64..2000, 0u32..3), 1..40),
-            kind in prop::sample::select(vec![FabricKind::Ideal, FabricKind::Xswitch, FabricKind::VcRouter]),
+            kind in prop::sample::select(vec![FabricKind::Ideal, FabricKind::Xswitch, FabricKind::VcRouter, FabricKind::SciRing]),
             nic in prop::sample::select(vec![NicKind::Zero, NicKind::Simple, NicKind::Pipeline]),
         ) {
             let mut program = Program::new(9);
@@ -244,4 +240,22 @@ mod conservation {
             prop_assert_eq!(o.finish.len(), 9);
         }
     }
+}
+
+/// A run that would need more packets than the machine can track is refused before it
+/// starts: 1 000 messages of 1 GiB over 64-byte SCI sends are 1.7·10^10 packets.
+#[test]
+fn runs_too_large_to_hold_are_refused_up_front() {
+    let mut cfg = ClusterConfig::default();
+    cfg.fabric.kind = FabricKind::SciRing;
+    cfg.fabric.topology = "ring:4".into();
+    cfg.workload.kind = WorkloadKind::Window;
+    cfg.workload.bytes = 1 << 30;
+    cfg.workload.iterations = 1000;
+    let e = Cluster::validate(&cfg).unwrap_err();
+    assert_eq!(e.key, "workload");
+    assert!(e.message.contains("packets"), "{}", e.message);
+    cfg.workload.iterations = 1;
+    cfg.workload.bytes = 1 << 20;
+    Cluster::validate(&cfg).unwrap();
 }

@@ -10,6 +10,7 @@
 //!   ring simulator.
 
 pub mod config;
+pub mod fabric;
 pub mod protocol;
 pub mod ring;
 pub mod switched;
