@@ -26,6 +26,11 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 /// One SCI cycle, ps.
 pub const CYCLE_PS: Ps = 2_000;
 
+/// Cycles without a delivery, while sends are in flight, after which the ring counts as
+/// stuck (4 ms of ring time: a 64-node ring with every node retrying into one target
+/// accepts a send every few hundred cycles).
+pub const WATCHDOG: u64 = 2_000_000;
+
 struct InFlight {
     packet: Packet,
     injected: Ps,
@@ -53,6 +58,8 @@ pub struct SciRingFabric {
     landing: BinaryHeap<Reverse<(u64, u64)>>,
     accepted: Vec<u64>,
     measuring: bool,
+    /// Cycle of the last delivery (or of the first injection after an idle spell).
+    last_progress: u64,
 }
 
 impl SciRingFabric {
@@ -90,6 +97,7 @@ impl SciRingFabric {
             landing: BinaryHeap::new(),
             accepted: vec![0; n],
             measuring: false,
+            last_progress: 0,
         })
     }
 
@@ -165,6 +173,9 @@ impl Fabric for SciRingFabric {
     }
 
     fn inject(&mut self, p: Packet) {
+        if self.packets.is_empty() {
+            self.last_progress = self.sim.now();
+        }
         let seq = self.next_seq;
         self.next_seq += 1;
         let k = self.pair_injected.entry((p.src, p.dst)).or_insert(0);
@@ -191,6 +202,13 @@ impl Fabric for SciRingFabric {
             }
             self.sim.drain_outbox(&mut self.outbox);
             let cycle = now / CYCLE_PS;
+            if !self.packets.is_empty() && cycle > self.last_progress + WATCHDOG {
+                return Err(FabricError::Deadlock(format!(
+                    "SCI ring: no send delivered for {WATCHDOG} cycles with {} in flight; {}",
+                    self.packets.len(),
+                    self.sim.diagnose()
+                )));
+            }
             for o in self.outbox.drain(..) {
                 if let Outbox::Accepted { seq, symbols, .. } = o {
                     self.landing
