@@ -38,6 +38,16 @@ struct Txn {
     local: bool,
 }
 
+/// Where a switch input's head goes: send `seq` leaves by `out` (index into the switch's
+/// rings) for local node `dst` there, on its way to host `fin`.
+#[derive(Clone, Copy, Debug)]
+struct HeadRoute {
+    seq: u64,
+    out: usize,
+    dst: u8,
+    fin: u16,
+}
+
 /// Counters the ring-level [`Measure`] has no place for.
 #[derive(Clone, Debug, Default)]
 pub struct Extra {
@@ -79,8 +89,8 @@ pub struct System {
     rr: Vec<Vec<usize>>,
     /// Per switch, its agents as (ring, local id), in the switch's ring order.
     ports_of: Vec<Vec<(usize, usize)>>,
-    /// Per switch and input, the route of the head last seen: (seq, output, dst, final host).
-    head_cache: Vec<Vec<Option<(u64, usize, u8, u16)>>>,
+    /// Per switch and input, the route of the head last seen.
+    head_cache: Vec<Vec<Option<HeadRoute>>>,
     log: Option<Vec<(u64, usize, usize, usize)>>,
 }
 
@@ -482,17 +492,22 @@ impl System {
     fn head(&mut self, s: usize, j: usize) -> Option<(Fwd, usize, u8, u16)> {
         let (r, agent) = self.ports_of[s][j];
         let f = self.rings[r].forward_ready(agent)?;
-        if let Some((seq, out, dst, fin)) = self.head_cache[s][j]
-            && seq == f.seq
+        if let Some(h) = self.head_cache[s][j]
+            && h.seq == f.seq
         {
-            return Some((f, out, dst, fin));
+            return Some((f, h.out, h.dst, h.fin));
         }
         let t = self.txns.get(&f.seq)?;
         let final_ring = usize::from(self.topo.hosts[usize::from(t.dst)].0);
         let next = self.topo.route(r, final_ring)?.next;
         let out = self.topo.switches[s].iter().position(|&x| x == next)?;
         let dst = self.topo.hop_dst(usize::from(next), usize::from(t.dst));
-        self.head_cache[s][j] = Some((f.seq, out, dst, t.dst));
+        self.head_cache[s][j] = Some(HeadRoute {
+            seq: f.seq,
+            out,
+            dst,
+            fin: t.dst,
+        });
         Some((f, out, dst, t.dst))
     }
 
