@@ -288,3 +288,77 @@ fn agents_need_a_larger_sat_quota_than_hosts() {
         m.value("eta")
     );
 }
+
+/// Machine-wide hold-back (docs/sci.md): once a node has parsed a relayed NOTIFY saying host j
+/// entered SERVE_A (SERVE_B), it starts no new send for j until a relayed NOTIFY says j left
+/// it. Checked by replaying every ring's event log: each first try (NOTRY) is compared with the
+/// sender's remote table as the relayed NOTIFYs before it set it.
+#[test]
+fn sources_hold_back_sends_a_remote_target_would_refuse() {
+    use icn_sci::protocol::{Phase, ServeState, allowed};
+    use icn_sci::ring::Event;
+    use std::collections::HashMap;
+    for topology in [
+        TopologyKind::RingOfRings,
+        TopologyKind::Grid,
+        TopologyKind::Crossbar,
+    ] {
+        let mut c = SwitchedConfig {
+            topology,
+            rings: 3,
+            grid_rows: 3,
+            grid_cols: 2,
+            local_fraction: Some(0.2),
+            ring: common::short(5, 0.6, Pattern::Hotspot),
+            ..SwitchedConfig::default()
+        };
+        c.ring.traffic.hotspot_fraction = 0.5;
+        c.ring.measure_cycles = 30_000;
+        let topo = Topology::build(&c).unwrap();
+        let mut sys = System::new(&c, &topo, 9, true).unwrap();
+        sys.enable_log();
+        sys.run(&NoProgress).unwrap();
+        let fin: HashMap<u64, usize> = sys.acceptances().iter().map(|a| (a.0, a.2)).collect();
+        let (mut relays, mut checked, mut while_busy_elsewhere) = (0, 0, 0);
+        for r in 0..sys.rings().len() {
+            let mut remote: HashMap<(u8, u16), ServeState> = HashMap::new();
+            for e in sys.ring_events(r) {
+                match *e {
+                    Event::RemoteNotifySeen {
+                        node, host, change, ..
+                    } => {
+                        relays += 1;
+                        remote.insert((node, host), change.to());
+                    }
+                    Event::Transmit {
+                        seq,
+                        src,
+                        phase: Phase::NoTry,
+                        ..
+                    } => {
+                        let j = fin[&seq] as u16;
+                        let known = remote.get(&(src, j)).copied().unwrap_or(ServeState::Na);
+                        assert!(
+                            allowed(known, Phase::NoTry),
+                            "{topology:?} ring {r}: node {src} sent send {seq} for host {j} \
+                             known in {known:?}"
+                        );
+                        checked += 1;
+                        while_busy_elsewhere += usize::from(
+                            remote
+                                .iter()
+                                .any(|(&(n, _), s)| n == src && !allowed(*s, Phase::NoTry)),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // The relays ran, and sources kept sending to other targets while one was held.
+        assert!(
+            relays > 100,
+            "{topology:?}: {relays} relayed NOTIFYs parsed"
+        );
+        assert!(checked > 1000 && while_busy_elsewhere > 0, "{topology:?}");
+    }
+}

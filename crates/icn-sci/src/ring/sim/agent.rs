@@ -217,6 +217,13 @@ impl Sim {
             *slot = change.to();
             self.agents.remote_version[i] += 1;
             p.tx_dirty = true;
+            let cycle = self.now;
+            self.log(Event::RemoteNotifySeen {
+                cycle,
+                node: i as u8,
+                host: host as u16,
+                change,
+            });
         }
     }
 
