@@ -54,6 +54,9 @@ pub struct ActiveSend {
     /// Transmissions so far.
     pub transmissions: u32,
     pub state: SlotState,
+    /// Order of first transmission among this node's sends (0, 1, 2, ...): the tie-break of
+    /// "oldest first" between sends created in the same cycle.
+    pub started: u64,
 }
 
 /// Misuse of the active buffers (a simulator bug, reported rather than panicking).
@@ -73,6 +76,7 @@ pub struct ActiveBuffers {
     slots: Vec<ActiveSend>,
     free: usize,
     ready: usize,
+    started: u64,
 }
 
 const EMPTY: ActiveSend = ActiveSend {
@@ -83,6 +87,7 @@ const EMPTY: ActiveSend = ActiveSend {
     phase: Phase::NoTry,
     transmissions: 0,
     state: SlotState::Free,
+    started: 0,
 };
 
 impl ActiveBuffers {
@@ -91,6 +96,7 @@ impl ActiveBuffers {
             slots: vec![EMPTY; capacity],
             free: capacity,
             ready: 0,
+            started: 0,
         }
     }
 
@@ -140,7 +146,9 @@ impl ActiveBuffers {
             phase: Phase::NoTry,
             transmissions: 1,
             state: SlotState::InFlight,
+            started: self.started,
         };
+        self.started += 1;
         self.free -= 1;
         Ok(slot)
     }
