@@ -217,6 +217,18 @@ mod tests {
     }
 
     #[test]
+    fn first_transmissions_are_numbered_in_order() {
+        let mut b = ActiveBuffers::new(2);
+        let s0 = b.start(1, 0, 5, 10).unwrap();
+        let s1 = b.start(1, 0, 5, 11).unwrap();
+        assert_eq!((b.get(s0).started, b.get(s1).started), (0, 1));
+        b.echo(s0, Echo::Done).unwrap();
+        // The freed slot is reused; the number keeps counting.
+        let s2 = b.start(2, 0, 5, 12).unwrap();
+        assert_eq!((s2, b.get(s2).started), (s0, 2));
+    }
+
+    #[test]
     fn busy_then_retry_then_done_frees() {
         let mut b = ActiveBuffers::new(1);
         let s = b.start(4, 0, 0, 9).unwrap();
