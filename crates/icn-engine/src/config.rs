@@ -94,6 +94,42 @@ impl ConfigError {
     }
 }
 
+/// Largest experiment file read (1 MiB): the bundled ones are < 4 KiB; `icnlab run /dev/zero`
+/// must fail at once instead of filling memory.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// Most points a sweep may have. A 10^6-point sweep took 4.6 GB and wrote a 968 MB report.json;
+/// 10^5 points keep report.json near 100 MB and memory near 0.5 GB.
+pub const MAX_POINTS: usize = 100_000;
+
+/// Most (point, replication) runs of one invocation: the job list and per-run metrics are held
+/// in memory until the end.
+pub const MAX_RUNS: usize = 1_000_000;
+
+/// Reads a text file of at most `max` bytes; larger files (or endless ones like /dev/zero) are
+/// an error naming the file rather than an allocation that aborts.
+pub fn read_bounded(path: &Path, max: u64) -> Result<String, ConfigError> {
+    use std::io::Read;
+    let io = |source| ConfigError::Io {
+        file: path.display().to_string(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > max {
+        return Err(io(std::io::Error::other(format!(
+            "larger than the limit of {max} bytes for this kind of file"
+        ))));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        ))
+    })
+}
+
 /// Keys every experiment file may have besides the model's own.
 const COMMON_KEYS: [&str; 8] = [
     "model",
@@ -154,6 +190,9 @@ pub struct ExperimentFile {
     pub plots: Vec<PlotSpec>,
     /// The model's own keys.
     pub body: toml::Table,
+    /// What identifies the experiment beyond its seed: the file's text, whether `[quick]` was
+    /// merged, and the `--set` overrides in order. See [`ExperimentFile::identity`].
+    pub source: Vec<String>,
 }
 
 /// One point of a sweep: its global index, the values of the sweep keys, and the body with
@@ -168,10 +207,7 @@ pub struct SweepPoint {
 impl ExperimentFile {
     /// Reads and splits `path`. With `quick`, merges the file's `[quick]` table over it first.
     pub fn load(path: &Path, quick: bool) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
-            file: path.display().to_string(),
-            source,
-        })?;
+        let text = read_bounded(path, MAX_FILE_BYTES)?;
         Self::parse(path, &text, quick)
     }
 
@@ -234,21 +270,7 @@ impl ExperimentFile {
             Some(toml::Value::Table(t)) => {
                 let mut axes = Vec::new();
                 for (key, values) in t {
-                    if COMMON_KEYS.contains(&key.as_str()) {
-                        return Err(bad(Invalid::new(
-                            format!("sweep.{key}"),
-                            "only the model's keys can be swept",
-                        )));
-                    }
-                    match values {
-                        toml::Value::Array(vs) if !vs.is_empty() => axes.push((key, vs)),
-                        _ => {
-                            return Err(bad(Invalid::new(
-                                format!("sweep.{key}"),
-                                "must be a non-empty list of values",
-                            )));
-                        }
-                    }
+                    axes.push((key.clone(), sweep_values(&key, values).map_err(bad)?));
                 }
                 axes
             }
@@ -271,7 +293,7 @@ impl ExperimentFile {
                 })?
             }
         };
-        Ok(ExperimentFile {
+        let file = ExperimentFile {
             path: path.to_owned(),
             model,
             title,
@@ -281,12 +303,16 @@ impl ExperimentFile {
             sweep,
             plots,
             body: root,
-        })
+            source: vec![text.to_owned(), format!("quick={quick}")],
+        };
+        file.check_size()?;
+        Ok(file)
     }
 
     /// Applies `key=value` overrides (value in TOML syntax; bare words are taken as strings).
     pub fn apply_sets(&mut self, sets: &[String]) -> Result<(), ConfigError> {
         for set in sets {
+            self.source.push(format!("set {set}"));
             let (key, value) =
                 parse_set(set).map_err(|inner| ConfigError::invalid(&self.path, inner))?;
             match key.as_str() {
@@ -309,10 +335,112 @@ impl ExperimentFile {
                             )
                         })? as u32
                 }
-                _ => set_path(&mut self.body, &key, value),
+                "title" | "description" => {
+                    let text = value.as_str().map(str::to_owned).ok_or_else(|| {
+                        ConfigError::invalid(&self.path, Invalid::new(&key, "must be a string"))
+                    })?;
+                    if key == "title" {
+                        self.title = text;
+                    } else {
+                        self.description = text;
+                    }
+                }
+                "model" | "sweep" | "plot" | "quick" => {
+                    return Err(ConfigError::invalid(
+                        &self.path,
+                        Invalid::new(&key, "cannot be overridden with --set; edit the file"),
+                    ));
+                }
+                _ => {
+                    if let Some(axis) = key.strip_prefix("sweep.") {
+                        let values = sweep_values(axis, value)
+                            .map_err(|inner| ConfigError::invalid(&self.path, inner))?;
+                        match self.sweep.iter_mut().find(|(k, _)| k == axis) {
+                            Some((_, vs)) => *vs = values,
+                            None => self.sweep.push((axis.to_owned(), values)),
+                        }
+                    } else if self.sweep.iter().any(|(k, _)| *k == key) {
+                        // Each point would overwrite the value: the override would be ignored.
+                        return Err(ConfigError::invalid(
+                            &self.path,
+                            Invalid::new(
+                                &key,
+                                format!(
+                                    "is swept by [sweep]; use --set sweep.{key}=[...] to change \
+                                     its values"
+                                ),
+                            ),
+                        ));
+                    } else {
+                        set_path(&mut self.body, &key, value);
+                    }
+                }
             }
         }
+        self.check_size()
+    }
+
+    /// Refuses sweeps with more than [`MAX_POINTS`] points or [`MAX_RUNS`] runs (points ×
+    /// replications), before anything is allocated for them.
+    fn check_size(&self) -> Result<(), ConfigError> {
+        let points = self
+            .sweep
+            .iter()
+            .try_fold(1usize, |n, (_, vs)| n.checked_mul(vs.len()))
+            .filter(|&n| n <= MAX_POINTS);
+        let Some(points) = points else {
+            return Err(ConfigError::invalid(
+                &self.path,
+                Invalid::new(
+                    "sweep",
+                    format!(
+                        "has more than {MAX_POINTS} points (the product of its list lengths); \
+                         split it into several files or shards"
+                    ),
+                ),
+            ));
+        };
+        let runs = points * self.replications as usize;
+        if runs > MAX_RUNS {
+            return Err(ConfigError::invalid(
+                &self.path,
+                Invalid::new(
+                    "replications",
+                    format!(
+                        "{points} points × {} replications = {runs} runs, more than the limit \
+                         of {MAX_RUNS}",
+                        self.replications
+                    ),
+                ),
+            ));
+        }
         Ok(())
+    }
+
+    /// A fingerprint of the experiment — file text, `--quick`, `--set` values and seed — as 16
+    /// hex digits (FNV-1a, 64 bits: stable across Rust versions and platforms, unlike std's
+    /// hasher). Shards of one sweep carry it so that `merge` can refuse shards of another
+    /// experiment; it guards against mistakes, not against forgery.
+    pub fn identity(&self) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let seed = format!("seed={}", self.seed);
+        for part in self
+            .source
+            .iter()
+            .map(String::as_str)
+            .chain([seed.as_str()])
+        {
+            for b in part.bytes().chain([0u8]) {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+        format!("{h:016x}")
+    }
+
+    /// Number of points of the full sweep (the product of the axis lengths, 1 without a sweep).
+    pub fn point_count(&self) -> usize {
+        self.sweep.iter().map(|(_, vs)| vs.len()).product()
     }
 
     /// The typed model config of `body`, with errors naming this file and the key.
@@ -345,6 +473,23 @@ impl ExperimentFile {
                 }
             })
             .collect()
+    }
+}
+
+/// The values of sweep axis `key`: a non-empty list.
+fn sweep_values(key: &str, values: toml::Value) -> Result<Vec<toml::Value>, Invalid> {
+    if COMMON_KEYS.contains(&key) {
+        return Err(Invalid::new(
+            format!("sweep.{key}"),
+            "only the model's keys can be swept",
+        ));
+    }
+    match values {
+        toml::Value::Array(vs) if !vs.is_empty() => Ok(vs),
+        _ => Err(Invalid::new(
+            format!("sweep.{key}"),
+            "must be a non-empty list of values",
+        )),
     }
 }
 
@@ -569,5 +714,73 @@ mod tests {
             toml::Value::String("ab".into())
         );
         assert!(parse_set("novalue").is_err());
+    }
+
+    #[test]
+    fn set_reaches_title_and_sweep_and_refuses_swept_keys() {
+        let mut f = parse("model='m'\nnodes=4\n[sweep]\nnodes=[1,2]\n").unwrap();
+        let e = f.apply_sets(&["nodes=8".into()]).unwrap_err().to_string();
+        assert!(e.contains("key `nodes`: is swept"), "{e}");
+        f.apply_sets(&[
+            "title=Other".into(),
+            "sweep.nodes=[3,4,5]".into(),
+            "sweep.traffic.hotspot=[0.1,0.2]".into(),
+        ])
+        .unwrap();
+        assert_eq!(f.title, "Other");
+        assert_eq!(f.points().len(), 6);
+        let c: Cfg = f.typed(&f.points()[5].body).unwrap();
+        assert_eq!((c.nodes, c.traffic.hotspot), (5, 0.2));
+        assert!(f.apply_sets(&["sweep.nodes=[]".into()]).is_err());
+        assert!(f.apply_sets(&["sweep.seed=[1]".into()]).is_err());
+        assert!(f.apply_sets(&["title=3".into()]).is_err());
+    }
+
+    #[test]
+    fn sweeps_and_runs_are_bounded() {
+        let axis = format!("[{}]", vec!["1"; 1000].join(","));
+        let text = format!("model='m'\n[sweep]\na={axis}\nb={axis}\n");
+        let e = parse(&text).unwrap_err().to_string();
+        assert!(
+            e.contains("key `sweep`: has more than 100000 points"),
+            "{e}"
+        );
+        // 10^21 points must not overflow into a small number.
+        let text = format!(
+            "model='m'\n[sweep]\na={axis}\nb={axis}\nc={axis}\nd={axis}\ne={axis}\nf={axis}\ng={axis}\n"
+        );
+        assert!(parse(&text).is_err());
+        let text = format!("model='m'\nreplications=1000\n[sweep]\na={axis}\nb=[1,2]\n");
+        let e = parse(&text).unwrap_err().to_string();
+        assert!(e.contains("2000 points × 1000 replications"), "{e}");
+        let mut f = parse(&format!("model='m'\n[sweep]\na={axis}\n")).unwrap();
+        assert!(f.apply_sets(&[format!("sweep.b={axis}")]).is_err());
+    }
+
+    #[test]
+    fn file_reads_are_bounded() {
+        let e = read_bounded(Path::new("/dev/zero"), 1024)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/dev/zero: cannot read: larger than"), "{e}");
+        let e = ExperimentFile::load(Path::new("/dev/zero"), false).unwrap_err();
+        assert!(matches!(e, ConfigError::Io { .. }));
+    }
+
+    #[test]
+    fn identity_covers_text_sets_quick_and_seed() {
+        let base = parse("model='m'\nnodes=4\n").unwrap();
+        let id = base.identity();
+        assert_eq!(id.len(), 16);
+        assert_eq!(parse("model='m'\nnodes=4\n").unwrap().identity(), id);
+        assert_ne!(parse("model='m'\nnodes=5\n").unwrap().identity(), id);
+        let mut set = base.clone();
+        set.apply_sets(&["nodes=4".into()]).unwrap();
+        assert_ne!(set.identity(), id, "a --set changes the experiment");
+        let mut seed = base.clone();
+        seed.seed = 2;
+        assert_ne!(seed.identity(), id);
+        let quick = ExperimentFile::parse(Path::new("x.toml"), "model='m'\nnodes=4\n", true);
+        assert_ne!(quick.unwrap().identity(), id);
     }
 }

@@ -19,5 +19,5 @@ pub mod rng;
 pub mod stats;
 
 pub use config::{ConfigError, ExperimentFile, Invalid};
-pub use metrics::{Metric, Metrics, Table};
+pub use metrics::{Metric, Metrics, Status, StatusCounts, Table, UnknownMetric};
 pub use model::{Context, Model, ModelError, Progress};

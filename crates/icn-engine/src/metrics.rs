@@ -4,6 +4,12 @@
 //! [`Table`]s (per-source throughput, per-node first-receipt steps, ...). Replications of the
 //! same point are combined by [`Metrics::aggregate`] into means with 95 % confidence
 //! half-widths, scalar by scalar and cell by cell.
+//!
+//! Every replication also carries a [`Status`]: a deadlock the model reported, a drain that hit
+//! its limit or a failure. Why: a deadlocked replication's latency is garbage, and averaging it
+//! with good ones printed a plausible-looking mean with an error bar down to −3600 cycles.
+//! [`Metrics::aggregate`] therefore averages only the `ok` replications and records how all of
+//! them ended in [`Metrics::runs`], so every report can state what its means cover.
 
 use crate::stats::mean_ci95;
 use serde::{Deserialize, Serialize};
@@ -36,9 +42,143 @@ pub struct Table {
     pub ci95: Vec<Vec<f64>>,
 }
 
+/// How one replication ended. Only `Ok` replications enter the means.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "why")]
+pub enum Status {
+    /// Ran to the end and drained: its numbers mean what they say.
+    #[default]
+    Ok,
+    /// The model detected a deadlock (with its diagnosis).
+    Deadlocked(String),
+    /// Measured traffic was still in flight when the drain limit was reached.
+    DrainLimit(String),
+    /// The run failed (the model's error message).
+    Failed(String),
+}
+
+impl Status {
+    pub fn is_ok(&self) -> bool {
+        *self == Status::Ok
+    }
+
+    /// "ok", "deadlocked", "drain_limit", "failed": the CSV and summary spelling.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Deadlocked(_) => "deadlocked",
+            Status::DrainLimit(_) => "drain_limit",
+            Status::Failed(_) => "failed",
+        }
+    }
+
+    /// The diagnosis or error message (empty for `Ok`).
+    pub fn why(&self) -> &str {
+        match self {
+            Status::Ok => "",
+            Status::Deadlocked(w) | Status::DrainLimit(w) | Status::Failed(w) => w,
+        }
+    }
+
+    /// The status a model that reports scalars `deadlocked` (0/1) and `unfinished` (messages
+    /// not delivered by the end of the drain) implies, for models that do not set one.
+    pub fn from_scalars(m: &Metrics) -> Status {
+        let positive = |name: &str| m.get(name).is_some_and(|s| s.value > 0.0);
+        if positive("deadlocked") {
+            Status::Deadlocked("the model reported deadlocked = 1".into())
+        } else if positive("unfinished") {
+            Status::DrainLimit(format!(
+                "{} measured messages undelivered at the end of the drain",
+                m.get("unfinished").map_or(0.0, |s| s.value)
+            ))
+        } else {
+            Status::Ok
+        }
+    }
+}
+
+/// How the replications of one point ended: counts per [`Status`] kind and the distinct
+/// diagnoses, so a point's means can say how many runs they cover.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusCounts {
+    pub ok: u32,
+    pub deadlocked: u32,
+    pub drain_limit: u32,
+    pub failed: u32,
+    /// Distinct non-ok diagnoses, prefixed by their kind ("deadlocked: ...").
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub why: Vec<String>,
+}
+
+impl StatusCounts {
+    pub fn of(statuses: &[&Status]) -> StatusCounts {
+        let mut c = StatusCounts::default();
+        for s in statuses {
+            match s {
+                Status::Ok => c.ok += 1,
+                Status::Deadlocked(_) => c.deadlocked += 1,
+                Status::DrainLimit(_) => c.drain_limit += 1,
+                Status::Failed(_) => c.failed += 1,
+            }
+            let why = format!("{}: {}", s.kind(), s.why());
+            if !s.is_ok() && !c.why.contains(&why) {
+                c.why.push(why);
+            }
+        }
+        c
+    }
+
+    pub fn total(&self) -> u32 {
+        self.ok + self.deadlocked + self.drain_limit + self.failed
+    }
+
+    /// True when every replication ended `Ok`.
+    pub fn all_ok(&self) -> bool {
+        self.ok == self.total()
+    }
+
+    /// "2 of 3 ok, 1 deadlocked" (just "3 ok" when all are).
+    pub fn label(&self) -> String {
+        if self.all_ok() {
+            return format!("{} ok", self.ok);
+        }
+        let mut s = format!("{} of {} ok", self.ok, self.total());
+        for (n, kind) in [
+            (self.deadlocked, "deadlocked"),
+            (self.drain_limit, "hit the drain limit"),
+            (self.failed, "failed"),
+        ] {
+            if n > 0 {
+                s.push_str(&format!(", {n} {kind}"));
+            }
+        }
+        s
+    }
+}
+
+/// A metric name that a run did not produce (see [`Metrics::require`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("no metric `{name}` (have: {})", have.join(", "))]
+pub struct UnknownMetric {
+    pub name: String,
+    pub have: Vec<String>,
+}
+
+impl From<UnknownMetric> for crate::model::ModelError {
+    fn from(e: UnknownMetric) -> Self {
+        crate::model::ModelError::Failed(e.to_string())
+    }
+}
+
 /// Everything one run (or the aggregate of several replications) measured.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
+    /// How this replication ended (set by the model; old reports without it parse as ok).
+    #[serde(skip_serializing_if = "Status::is_ok", default)]
+    pub status: Status,
+    /// After [`Metrics::aggregate`]: how the replications ended. `None` for a single run.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub runs: Option<StatusCounts>,
     pub scalars: Vec<Metric>,
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub tables: Vec<Table>,
@@ -64,23 +204,67 @@ impl Metrics {
         self.scalars.iter().find(|m| m.name == name)
     }
 
-    /// The value of scalar `name`; NaN when absent.
+    /// The value of scalar `name`; NaN when absent. For display and tests only: code that
+    /// computes with a metric uses [`Metrics::require`], so that a misspelt name is an error
+    /// rather than a NaN travelling through a ratio.
     pub fn value(&self, name: &str) -> f64 {
         self.get(name).map_or(f64::NAN, |m| m.value)
+    }
+
+    /// The value of scalar `name`, or an error naming it and the scalars there are.
+    pub fn require(&self, name: &str) -> Result<f64, UnknownMetric> {
+        self.get(name)
+            .map(|m| m.value)
+            .ok_or_else(|| UnknownMetric {
+                name: name.to_owned(),
+                have: self.scalars.iter().map(|m| m.name.clone()).collect(),
+            })
     }
 
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables.iter().find(|t| t.name == name)
     }
 
-    /// Combines replications of one configuration into means with 95 % CIs.
+    /// A replication that produced no numbers, only a status (a run that returned an error).
+    pub fn failed(status: Status) -> Metrics {
+        Metrics {
+            status,
+            ..Metrics::default()
+        }
+    }
+
+    /// Combines replications of one configuration into means with 95 % CIs over the `ok`
+    /// replications only; [`Metrics::runs`] counts how all of them ended, and
+    /// [`Metrics::status`] is the first non-ok status (so a flagged point stays flagged).
     ///
-    /// Scalars are matched by name in the first replication's order; tables by name and
-    /// cell position. A replication lacking a metric contributes NaN, which the CI skips.
-    pub fn aggregate(reps: &[Metrics]) -> Metrics {
-        let Some(first) = reps.first() else {
-            return Metrics::default();
-        };
+    /// Scalars are matched by name in the order of the first replication that has any (an ok
+    /// one preferred); tables by name and cell position. An ok replication lacking a metric
+    /// contributes NaN, which the CI skips. With no ok replication every value is NaN.
+    pub fn aggregate(all: &[Metrics]) -> Metrics {
+        let statuses: Vec<&Status> = all.iter().map(|r| &r.status).collect();
+        let runs = StatusCounts::of(&statuses);
+        let status = statuses
+            .iter()
+            .find(|s| !s.is_ok())
+            .map_or(Status::Ok, |s| (*s).clone());
+        let ok: Vec<Metrics> = all.iter().filter(|r| r.status.is_ok()).cloned().collect();
+        let shape = all
+            .iter()
+            .filter(|r| !r.scalars.is_empty() || !r.tables.is_empty())
+            .min_by_key(|r| !r.status.is_ok());
+        let mut agg = shape.map_or_else(Metrics::default, |first| Self::aggregate_ok(first, &ok));
+        for n in all.iter().flat_map(|r| &r.notes) {
+            if !agg.notes.contains(n) {
+                agg.notes.push(n.clone());
+            }
+        }
+        agg.status = status;
+        agg.runs = Some(runs);
+        agg
+    }
+
+    /// Means and CIs of `reps` (all ok) in the shape of `first`.
+    fn aggregate_ok(first: &Metrics, reps: &[Metrics]) -> Metrics {
         let scalars = first
             .scalars
             .iter()
@@ -124,16 +308,10 @@ impl Metrics {
                 }
             })
             .collect();
-        let mut notes: Vec<String> = Vec::new();
-        for n in reps.iter().flat_map(|r| &r.notes) {
-            if !notes.contains(n) {
-                notes.push(n.clone());
-            }
-        }
         Metrics {
             scalars,
             tables,
-            notes,
+            ..Metrics::default()
         }
     }
 }
@@ -163,6 +341,75 @@ mod tests {
         let t = agg.table("per_source").unwrap();
         assert_eq!(t.rows, vec![vec![0.0, 2.0], vec![1.0, 4.0]]);
         assert_eq!(t.ci95[0][0], 0.0);
+    }
+
+    fn with_status(x: f64, status: Status) -> Metrics {
+        Metrics { status, ..rep(x) }
+    }
+
+    /// Issue 14: a deadlocked replication (latency 10 000) was averaged with two good ones.
+    #[test]
+    fn aggregate_averages_only_ok_replications_and_counts_the_rest() {
+        let agg = Metrics::aggregate(&[
+            rep(1.0),
+            with_status(10_000.0, Status::Deadlocked("cycle s0 -> s1 -> s0".into())),
+            rep(3.0),
+            Metrics::failed(Status::Failed("boom".into())),
+        ]);
+        assert_eq!(agg.value("eta"), 2.0);
+        assert_eq!(agg.table("per_source").unwrap().rows[0][1], 2.0);
+        let runs = agg.runs.clone().unwrap();
+        assert_eq!(
+            (runs.ok, runs.deadlocked, runs.drain_limit, runs.failed),
+            (2, 1, 0, 1)
+        );
+        assert!(!runs.all_ok());
+        assert_eq!(runs.label(), "2 of 4 ok, 1 deadlocked, 1 failed");
+        assert_eq!(
+            runs.why,
+            vec![
+                "deadlocked: cycle s0 -> s1 -> s0".to_owned(),
+                "failed: boom".to_owned()
+            ]
+        );
+        assert_eq!(agg.status.kind(), "deadlocked");
+    }
+
+    #[test]
+    fn no_ok_replication_gives_nan_not_garbage() {
+        let agg = Metrics::aggregate(&[with_status(7.0, Status::DrainLimit("stuck".into()))]);
+        assert!(agg.value("eta").is_nan());
+        assert_eq!(
+            agg.runs.unwrap().label(),
+            "0 of 1 ok, 1 hit the drain limit"
+        );
+    }
+
+    #[test]
+    fn status_is_derived_from_deadlocked_and_unfinished_scalars() {
+        let mut m = rep(1.0);
+        assert_eq!(Status::from_scalars(&m), Status::Ok);
+        m.push("unfinished", 3.0, "", "");
+        assert_eq!(Status::from_scalars(&m).kind(), "drain_limit");
+        m.push("deadlocked", 1.0, "", "");
+        assert_eq!(Status::from_scalars(&m).kind(), "deadlocked");
+    }
+
+    #[test]
+    fn reports_without_status_parse_as_ok() {
+        let m: Metrics = toml::from_str("scalars = []").unwrap();
+        assert!(m.status.is_ok() && m.runs.is_none());
+        let bad = Metrics::failed(Status::DrainLimit("x".into()));
+        let text = toml::to_string(&bad).unwrap();
+        assert_eq!(toml::from_str::<Metrics>(&text).unwrap(), bad);
+    }
+
+    #[test]
+    fn require_names_a_missing_metric() {
+        let m = rep(2.0);
+        assert_eq!(m.require("eta"), Ok(2.0));
+        let e = m.require("etta").unwrap_err().to_string();
+        assert_eq!(e, "no metric `etta` (have: eta)");
     }
 
     #[test]

@@ -247,6 +247,10 @@ impl Fabric for IdealFabric {
         self.pending.len() as u64
     }
 
+    fn next_event(&self) -> Option<Ps> {
+        self.pending.peek().map(|Reverse((t, _, _))| *t)
+    }
+
     fn skip_idle(&mut self, to: Ps) -> Result<(), FabricError> {
         self.now = self.now.max(to);
         Ok(())

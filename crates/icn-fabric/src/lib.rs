@@ -110,6 +110,13 @@ pub trait Fabric {
     /// Packets injected and not yet delivered.
     fn in_flight(&self) -> u64;
 
+    /// The earliest time at which a delivery can happen, `None` when nothing is in flight:
+    /// an event-driven caller advances to it. A cycle-driven fabric answers its current
+    /// cycle (it must be stepped); a clockless one its next delivery.
+    fn next_event(&self) -> Option<Ps> {
+        (self.in_flight() > 0).then(|| self.now())
+    }
+
     /// Moves the clock to `to` when nothing is in flight: an idle network's state does not
     /// change with time, so a fabric may jump instead of stepping. The default steps.
     fn skip_idle(&mut self, to: Ps) -> Result<(), FabricError> {

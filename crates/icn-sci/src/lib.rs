@@ -16,7 +16,7 @@ pub mod switched;
 
 pub use config::{Pattern, SciConfig, Transmitter};
 
-use icn_engine::{Invalid, Metrics, Model, ModelError, Progress};
+use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Status};
 use ring::Sim;
 
 /// The SCI ring model.
@@ -45,16 +45,48 @@ pub fn simulate(
     Ok(sim)
 }
 
+/// As [`simulate`], but a drain that reaches `drain_limit_cycles` is the replication's status
+/// rather than an error: the other replications and sweep points still count, and this one is
+/// flagged and left out of the means instead of discarding the whole sweep (issue 14).
+fn simulate_with_status(
+    cfg: &SciConfig,
+    seed: u64,
+    intelligent: bool,
+    progress: &dyn Progress,
+) -> Result<(Sim, Status), ModelError> {
+    let mut sim = Sim::new(cfg, seed, intelligent)?;
+    match sim.run(progress) {
+        Ok(()) => Ok((sim, Status::Ok)),
+        Err(ModelError::Failed(why)) if !sim.quiescent() && sim.fault().is_none() => {
+            Ok((sim, Status::DrainLimit(why)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
 fn metrics_of(sim: &Sim, suffix: &str) -> Metrics {
     sim.measure().metrics(suffix, sim.now())
 }
 
 /// The `compare` metrics from the two runs' suffixed metrics: `r`, `delay_ratio`, the cycles
-/// of both runs, then every metric of both (tables: the intelligent run's).
-pub(crate) fn compare_metrics(ms: Metrics, mi: Metrics, cycles: u64) -> Metrics {
-    let mut m = Metrics::default();
-    let r = mi.value("eta_iab") / ms.value("eta_std");
-    let dr = mi.value("delay_mean_ns_iab") / ms.value("delay_mean_ns_std");
+/// of both runs, then every metric of both (tables: the intelligent run's). The status is the
+/// standard run's if it is not ok, else the intelligent run's.
+pub(crate) fn compare_metrics(
+    ms: Metrics,
+    mi: Metrics,
+    cycles: u64,
+    [std_status, iab_status]: [Status; 2],
+) -> Result<Metrics, ModelError> {
+    let mut m = Metrics {
+        status: if std_status.is_ok() {
+            iab_status
+        } else {
+            std_status
+        },
+        ..Metrics::default()
+    };
+    let r = mi.require("eta_iab")? / ms.require("eta_std")?;
+    let dr = mi.require("delay_mean_ns_iab")? / ms.require("delay_mean_ns_std")?;
     m.push(
         "r",
         r,
@@ -78,7 +110,7 @@ pub(crate) fn compare_metrics(ms: Metrics, mi: Metrics, cycles: u64) -> Metrics 
     m.tables = mi.tables;
     m.notes
         .push("per_source table: intelligent transmitter".into());
-    m
+    Ok(m)
 }
 
 impl Model for Sci {
@@ -112,14 +144,21 @@ impl Model for Sci {
         seed: u64,
         progress: &dyn Progress,
     ) -> Result<Metrics, ModelError> {
+        let single = |intelligent| -> Result<Metrics, ModelError> {
+            let (sim, status) = simulate_with_status(cfg, seed, intelligent, progress)?;
+            Ok(Metrics {
+                status,
+                ..metrics_of(&sim, "")
+            })
+        };
         match cfg.transmitter {
-            Transmitter::Standard => Ok(metrics_of(&simulate(cfg, seed, false, progress)?, "")),
-            Transmitter::Intelligent => Ok(metrics_of(&simulate(cfg, seed, true, progress)?, "")),
+            Transmitter::Standard => single(false),
+            Transmitter::Intelligent => single(true),
             Transmitter::Compare => {
-                let std = simulate(cfg, seed, false, progress)?;
-                let iab = simulate(cfg, seed, true, progress)?;
+                let (std, std_status) = simulate_with_status(cfg, seed, false, progress)?;
+                let (iab, iab_status) = simulate_with_status(cfg, seed, true, progress)?;
                 let (ms, mi) = (metrics_of(&std, "_std"), metrics_of(&iab, "_iab"));
-                Ok(compare_metrics(ms, mi, std.now() + iab.now()))
+                compare_metrics(ms, mi, std.now() + iab.now(), [std_status, iab_status])
             }
         }
     }

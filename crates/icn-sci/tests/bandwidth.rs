@@ -43,3 +43,17 @@ fn sat_drains_the_same_traffic() {
     assert!(sim.quiescent());
     assert_eq!(sim.injected(), sim.accepted_total());
 }
+
+/// Issue 14: through the `Model` interface the same livelock is the replication's status
+/// (drain limit, with the diagnosis), not an error that would discard the whole sweep.
+#[test]
+fn a_drain_at_its_limit_is_a_flagged_replication() {
+    use icn_engine::{Model, Status};
+    let m = icn_sci::Sci::run(&hot_ring(BandwidthAllocation::None), 1, &NoProgress).unwrap();
+    let Status::DrainLimit(why) = &m.status else {
+        panic!("expected a drain-limit status, got {:?}", m.status);
+    };
+    assert!(why.contains("drain did not finish"), "{why}");
+    let ok = icn_sci::Sci::run(&hot_ring(BandwidthAllocation::Sat), 1, &NoProgress).unwrap();
+    assert!(ok.status.is_ok(), "{:?}", ok.status);
+}

@@ -11,7 +11,7 @@ use crate::report::PointResult;
 use icn_engine::config::{ExperimentFile, SweepPoint};
 use icn_engine::model::ModelError;
 use icn_engine::rng::derive_seed;
-use icn_engine::{ConfigError, Context, Metrics, Model, Progress};
+use icn_engine::{ConfigError, Context, Metrics, Model, Progress, Status};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::marker::PhantomData;
@@ -42,13 +42,20 @@ pub trait Runner: Sync {
     fn about(&self) -> &'static str;
     /// Parses and validates every point, without running anything.
     fn check(&self, file: &ExperimentFile, points: &[SweepPoint]) -> Result<(), ConfigError>;
+    /// Runs every point's replications. `probe` sees the first replication's metrics before
+    /// the others start (to check what the outputs will need, e.g. plot columns); its error
+    /// stops the run.
     fn execute(
         &self,
         file: &ExperimentFile,
         points: &[SweepPoint],
         opts: ExecOptions,
+        probe: &Probe<'_>,
     ) -> Result<Vec<PointResult>, ExecError>;
 }
+
+/// See [`Runner::execute`].
+pub type Probe<'a> = dyn Fn(&Metrics) -> Result<(), ConfigError> + Sync + 'a;
 
 pub struct ModelRunner<M>(PhantomData<M>);
 
@@ -88,6 +95,23 @@ impl<M: Model> ModelRunner<M> {
     }
 }
 
+/// One replication's metrics with its [`Status`] settled: a run that failed becomes a failed
+/// replication (the other replications and points still count); a model that reports the
+/// scalars `deadlocked` / `unfinished` but sets no status gets the status they imply. Only an
+/// invalid configuration found at run time stays an error (it is the input's fault: exit 2).
+fn with_status(result: Result<Metrics, ModelError>) -> Result<Metrics, icn_engine::Invalid> {
+    match result {
+        Ok(mut m) => {
+            if m.status.is_ok() {
+                m.status = Status::from_scalars(&m);
+            }
+            Ok(m)
+        }
+        Err(ModelError::Failed(why)) => Ok(Metrics::failed(Status::Failed(why))),
+        Err(ModelError::Invalid(inner)) => Err(inner),
+    }
+}
+
 struct BarProgress<'a>(&'a ProgressBar);
 
 impl Progress for BarProgress<'_> {
@@ -114,6 +138,7 @@ impl<M: Model> Runner for ModelRunner<M> {
         file: &ExperimentFile,
         points: &[SweepPoint],
         opts: ExecOptions,
+        probe: &Probe<'_>,
     ) -> Result<Vec<PointResult>, ExecError> {
         let configs = Self::prepare(file, points)?;
         let reps = file.replications as usize;
@@ -137,32 +162,36 @@ impl<M: Model> Runner for ModelRunner<M> {
             .num_threads(opts.threads)
             .build()
             .map_err(|e| ExecError::Failed(format!("cannot start worker threads: {e}")))?;
-        let results: Vec<Result<Metrics, ModelError>> = pool.install(|| {
-            jobs.par_iter()
-                .map(|&(p, r)| {
-                    M::run_prepared(&configs[p].1, derive_seed(file.seed, r), &BarProgress(&bar))
-                })
-                .collect()
-        });
+        let run = |&(p, r): &(usize, u64)| {
+            M::run_prepared(&configs[p].1, derive_seed(file.seed, r), &BarProgress(&bar))
+        };
+        // The first replication runs alone so that the probe can refuse the run before the
+        // rest of the sweep is spent; results stay in job order either way.
+        let mut results: Vec<Result<Metrics, ModelError>> = Vec::with_capacity(jobs.len());
+        if let Some(first) = jobs.first() {
+            let metrics = pool.install(|| run(first));
+            if let Ok(m) = &metrics
+                && !m.scalars.is_empty()
+            {
+                probe(m).inspect_err(|_| bar.finish_and_clear())?;
+            }
+            results.push(metrics);
+        }
+        results.extend(pool.install(|| {
+            jobs.get(1..)
+                .unwrap_or_default()
+                .par_iter()
+                .map(run)
+                .collect::<Vec<_>>()
+        }));
         bar.finish_and_clear();
 
         let mut per_point: Vec<Vec<Metrics>> = vec![Vec::with_capacity(reps); points.len()];
         for (&(p, _), result) in jobs.iter().zip(results) {
-            let metrics = result.map_err(|e| match e {
-                ModelError::Invalid(inner) => {
-                    ExecError::Config(ConfigError::invalid(&file.path, inner))
-                }
-                ModelError::Failed(msg) => ExecError::Failed(format!(
-                    "{}: {}{msg}",
-                    file.path.display(),
-                    if points[p].params.is_empty() {
-                        String::new()
-                    } else {
-                        format!("at {}: ", crate::report::params_label(&points[p].params))
-                    }
-                )),
-            })?;
-            per_point[p].push(metrics);
+            per_point[p].push(
+                with_status(result)
+                    .map_err(|inner| ExecError::Config(ConfigError::invalid(&file.path, inner)))?,
+            );
         }
         Ok(points
             .iter()

@@ -1,6 +1,7 @@
 //! Running one experiment file end to end: points → results → report.json, CSVs, plot.svg.
 
-use crate::exec::{ExecError, ExecOptions};
+use crate::exec::{ExecError, ExecOptions, Runner};
+use crate::outdir::Staging;
 use crate::report::RunReport;
 use icn_engine::{ConfigError, ExperimentFile, Invalid};
 use std::path::Path;
@@ -37,9 +38,11 @@ pub struct Plan {
     pub opts: ExecOptions,
 }
 
-/// Runs `file` per `plan`, writes everything into `out`, and returns the report. A plot that
-/// cannot be drawn is reported as an error after the data are safely written.
-pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunReport, ExecError> {
+/// Finds the file's model and types, validates and prepares every point of its sweep without
+/// running anything (`icnlab check`, and the first step of every run). Every point is checked
+/// even by `run` (which runs the base configuration only): an unknown or out-of-range [sweep]
+/// key is an error, not silently ignored.
+pub fn check_file(file: &ExperimentFile) -> Result<&'static dyn Runner, ExecError> {
     let runner = crate::models::find(&file.model).ok_or_else(|| {
         ConfigError::invalid(
             &file.path,
@@ -53,21 +56,41 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
             ),
         )
     })?;
+    runner.check(file, &file.points())?;
+    Ok(runner)
+}
+
+/// Runs `file` per `plan`, writes everything into `out`, and returns the report. A plot that
+/// cannot be drawn is reported as an error after the data are safely written. Points whose
+/// replications did not all end ok are written (flagged) like the others; [`verdict`] turns
+/// them into the run's error once the caller has shown the report.
+pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunReport, ExecError> {
+    let runner = check_file(file)?;
     let mut points = file.points();
     if !plan.sweep {
         let mut base = file.clone();
         base.sweep.clear();
         points = base.points();
+        runner.check(file, &points)?;
     }
     if let Some(s) = plan.shard {
         points.retain(|p| p.index % s.count == s.index);
     }
-    runner.check(file, &points)?;
-    std::fs::create_dir_all(out)
-        .map_err(|e| ExecError::Failed(format!("cannot create {}: {e}", out.display())))?;
+    let staging = Staging::begin(out)?;
 
     let started = Instant::now();
-    let results = runner.execute(file, &points, plan.opts)?;
+    let sweep_keys: Vec<String> = points
+        .first()
+        .map(|p| p.params.iter().map(|(k, _)| k.clone()).collect())
+        .unwrap_or_default();
+    let check_plots = |sample: &icn_engine::Metrics| {
+        if !plan.sweep {
+            return Ok(());
+        }
+        crate::plot::check_columns(&file.plots, &sweep_keys, sample)
+            .map_err(|inner| ConfigError::invalid(&file.path, inner))
+    };
+    let results = runner.execute(file, &points, plan.opts, &check_plots)?;
     let report = RunReport {
         tool: "icnlab".into(),
         version: env!("CARGO_PKG_VERSION").into(),
@@ -84,6 +107,8 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
         },
         wall_time_s: started.elapsed().as_secs_f64(),
         shard: plan.shard.map(|s| (s.index, s.count)),
+        experiment: file.identity(),
+        sweep_points: if plan.sweep { file.point_count() } else { 1 },
         plots: if plan.sweep {
             file.plots.clone()
         } else {
@@ -91,25 +116,49 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
         },
         points: results,
     };
-    write_outputs(&report, out)?;
+    write_outputs(&report, staging)?;
     Ok(report)
 }
 
-/// report.json, the CSVs and (for sweeps with plot specs) plot.svg.
-pub fn write_outputs(report: &RunReport, out: &Path) -> Result<Vec<String>, ExecError> {
-    let fail = |e: anyhow::Error| ExecError::Failed(format!("{e:#}"));
+/// `Err` naming every point with a replication that did not end ok (deadlock, drain limit,
+/// failure), after the data of all points were written to `out`: such a run exits 1.
+pub fn verdict(report: &RunReport, out: &Path) -> Result<(), ExecError> {
+    let flagged = report.flagged();
+    if flagged.is_empty() {
+        return Ok(());
+    }
+    Err(ExecError::Failed(format!(
+        "{}: {} of {} points have replications that did not end ok (all points written to {}; \
+         flagged points average only their ok replications): {}",
+        report.config_file,
+        flagged.len(),
+        report.points.len(),
+        out.display(),
+        flagged.join("; ")
+    )))
+}
+
+/// report.json, the CSVs and (for sweeps with plot specs) plot.svg, written into `staging`
+/// and then put in place of its target folder as a whole (see [`crate::outdir`]). A plot that
+/// fails is an error after the data are in place.
+pub fn write_outputs(report: &RunReport, staging: Staging) -> Result<(), ExecError> {
+    let out = staging.path().to_path_buf();
+    let fail = |e: anyhow::Error| ExecError::Failed(staging.rename_in(&format!("{e:#}")));
     report.write_json(&out.join("report.json")).map_err(fail)?;
-    let mut files = vec!["report.json".to_owned()];
-    files.extend(report.write_csvs(out).map_err(fail)?);
-    if !report.plots.is_empty() {
-        crate::plot::draw(out, &report.plots, &out.join("plot.svg")).map_err(|e| {
-            ExecError::Failed(format!(
+    report.write_csvs(&out).map_err(fail)?;
+    // An empty shard (`--shard 7/8` of a 6-point sweep) has no data to draw.
+    let plot = if report.plots.is_empty() || report.points.is_empty() {
+        Ok(())
+    } else {
+        crate::plot::draw(&out, &report.plots, &out.join("plot.svg")).map_err(|e| {
+            let _ = std::fs::remove_file(out.join("plot.svg"));
+            ExecError::Failed(staging.rename_in(&format!(
                 "{}: data written to {}, but the plot failed: {e:#}",
                 report.config_file,
-                out.display()
-            ))
-        })?;
-        files.push("plot.svg".to_owned());
-    }
-    Ok(files)
+                staging.target().display()
+            )))
+        })
+    };
+    staging.commit()?;
+    plot
 }

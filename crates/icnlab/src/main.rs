@@ -12,10 +12,12 @@ mod html;
 mod merge;
 mod mm1;
 mod models;
+mod outdir;
 mod plot;
 mod report;
 mod reproduce;
 mod via_cmd;
+mod via_run;
 
 use clap::{Args, Parser, Subcommand};
 use exec::{ExecError, ExecOptions};
@@ -79,15 +81,17 @@ enum Command {
         /// List the experiments and exit.
         #[arg(long)]
         list: bool,
-        #[arg(long, default_value_t = 0)]
+        /// Worker threads (0 = all cores; at most 1024).
+        #[arg(long, default_value_t = 0, value_parser = parse_threads)]
         threads: usize,
     },
     /// Simulation speed of each model (median of repeats; one core unless the workload says all cores).
     Bench {
         /// Targets (default: all).
         targets: Vec<String>,
-        #[arg(long, default_value_t = 3)]
-        repeats: usize,
+        /// Timed runs per target; the median is reported (1 ..= 100).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=100))]
+        repeats: u16,
         #[arg(long)]
         json: bool,
     },
@@ -95,6 +99,11 @@ enum Command {
     Via(via_cmd::ViaArgs),
     /// Broadcast schedules on a graph: worst/mean time over sources per model, bounds, optimum.
     Bcast(bcast_cmd::BcastArgs),
+    /// Validate an experiment file (every sweep point, --set values included) without running it.
+    Check {
+        #[command(flatten)]
+        common: Common,
+    },
     /// List the models an experiment file can name.
     Models,
 }
@@ -112,8 +121,8 @@ struct Common {
     /// Use the file's [quick] overrides.
     #[arg(long)]
     quick: bool,
-    /// Worker threads (0 = all cores).
-    #[arg(long, default_value_t = 0)]
+    /// Worker threads (0 = all cores; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = parse_threads)]
     threads: usize,
     /// No progress bar.
     #[arg(long)]
@@ -146,33 +155,66 @@ impl Common {
     }
 }
 
+/// Most worker threads: more than any machine this runs on has cores, and few enough that the
+/// pool's stacks (2 MiB each) fit in memory; `--threads 100000` used to try to start them all.
+const MAX_THREADS: usize = 1024;
+
+fn parse_threads(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a thread count (0 = all cores)"))?;
+    if n > MAX_THREADS {
+        return Err(format!("at most {MAX_THREADS} threads, got {n}"));
+    }
+    Ok(n)
+}
+
+/// `icnlab merge`: refuses incomplete or foreign shards (exit 2) before writing anything.
+fn merge(shards: &[PathBuf], out: &std::path::Path) -> Result<(), ExecError> {
+    let staging = outdir::Staging::begin(out)?;
+    let merged = merge::join(shards).map_err(|e| ExecError::Usage(e.0))?;
+    experiment::write_outputs(&merged, staging)?;
+    println!(
+        "merged {} points from {} shards into {}",
+        merged.points.len(),
+        shards.len(),
+        out.display()
+    );
+    experiment::verdict(&merged, out)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run { common, out } => common.load().and_then(|file| {
-            if !file.sweep.is_empty() {
-                eprintln!("note: {} has a [sweep]; `run` runs the base configuration (use `sweep` for all points)", file.path.display());
-            }
             let out = out.unwrap_or_else(|| common.default_out());
             let report = experiment::run_file(&file, &out, &Plan { sweep: false, shard: None, opts: common.opts() })?;
+            if !file.sweep.is_empty() {
+                eprintln!("note: {} has a [sweep]; `run` ran the base configuration (use `sweep` for all points)", file.path.display());
+            }
             print!("{}", report.summary());
             println!("wrote {}", out.join("report.json").display());
-            Ok(())
+            experiment::verdict(&report, &out)
         }),
         Command::Sweep { common, out, shard } => common.load().and_then(|file| {
             let out = out.unwrap_or_else(|| common.default_out());
             let report = experiment::run_file(&file, &out, &Plan { sweep: true, shard, opts: common.opts() })?;
             print!("{}", report.summary());
             println!("wrote {}", out.display());
-            Ok(())
+            experiment::verdict(&report, &out)
         }),
-        Command::Merge { shards, out } => merge::merge(&shards, &out).map_err(|e| ExecError::Failed(format!("{e:#}"))),
+        Command::Merge { shards, out } => merge(&shards, &out),
         Command::Reproduce { names, out, quick, experiments, list, threads } => {
             reproduce::reproduce(&reproduce::Request { names, out, quick, experiments, list, threads })
         }
-        Command::Bench { targets, repeats, json } => bench::bench(&targets, repeats, json),
+        Command::Bench { targets, repeats, json } => bench::bench(&targets, repeats.into(), json),
         Command::Via(args) => via_cmd::run(&args).map_err(|e| ExecError::Failed(format!("{e:#}"))),
         Command::Bcast(args) => bcast_cmd::run_cli(&args),
+        Command::Check { common } => common.load().and_then(|file| {
+            experiment::check_file(&file)?;
+            println!("{}: ok ({} points)", file.path.display(), file.point_count());
+            Ok(())
+        }),
         Command::Models => {
             for r in models::all() {
                 println!("{:10} {}", r.name(), r.about());

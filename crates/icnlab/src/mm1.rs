@@ -61,6 +61,13 @@ impl Model for Mm1 {
             "customers",
             "1 ..= 10^9",
             cfg.customers,
+        )?;
+        // Like `customers`: 2^63 − 1 customers of warm-up would never finish.
+        Invalid::check(
+            cfg.warmup <= 1_000_000_000,
+            "warmup",
+            "0 ..= 10^9",
+            cfg.warmup,
         )
     }
 
@@ -136,6 +143,15 @@ mod tests {
         let (sim, exact) = (m.value("sojourn_mean"), m.value("sojourn_exact"));
         assert_eq!(exact, 2.0);
         assert!((sim - exact).abs() < 0.1, "simulated {sim}, exact {exact}");
+    }
+
+    #[test]
+    fn endless_warmup_is_rejected() {
+        let cfg = Mm1Config {
+            warmup: (1 << 63) - 1,
+            ..Mm1Config::default()
+        };
+        assert_eq!(Mm1::validate(&cfg).unwrap_err().key, "warmup");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use crate::exec::{ModelRunner, Runner};
 use crate::mm1::Mm1;
 use icn_bcast::Bcast;
+use icn_cluster::model::Cluster;
 use icn_nicmodel::Nic;
 use icn_sci::Sci;
 use icn_sci::switched::SciSwitched;
@@ -18,9 +19,10 @@ static MM1: ModelRunner<Mm1> = ModelRunner::new();
 static XSWITCH: ModelRunner<XSwitch> = ModelRunner::new();
 static VC_ROUTER: ModelRunner<VcRouter> = ModelRunner::new();
 static VIA_BENCH: ModelRunner<ViaBench> = ModelRunner::new();
+static CLUSTER: ModelRunner<Cluster> = ModelRunner::new();
 
 /// Every model, in the order `icnlab models` lists them.
-pub fn all() -> [&'static dyn Runner; 8] {
+pub fn all() -> [&'static dyn Runner; 9] {
     [
         &SCI,
         &SCI_SWITCHED,
@@ -29,6 +31,7 @@ pub fn all() -> [&'static dyn Runner; 8] {
         &NIC,
         &VIA_BENCH,
         &BCAST,
+        &CLUSTER,
         &MM1,
     ]
 }

@@ -4,11 +4,15 @@
 //! Each panel draws its `y` columns against `x`, one line per distinct combination of the
 //! `series` columns, with error bars from the matching `_ci95` columns. A non-numeric `x`
 //! (a policy name, say) becomes a categorical axis.
+//!
+//! Points whose replications did not all end ok (`status` column of `data.csv` not `ok`) are
+//! drawn as hollow markers with their own legend entry: their value averages only the ok
+//! replications, and a reader must see that rather than a dot like any other.
 
 use anyhow::{Context, Result};
 use icn_engine::config::{PlotSpec, value_label};
 use plotters::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// A CSV file as strings.
@@ -38,6 +42,81 @@ impl Frame {
     }
 }
 
+/// Checks that every column `specs` name exists in the CSVs a run with these sweep keys and
+/// metrics (one replication's suffices: the CSVs take their columns from the first point) will
+/// write. Called after the first replication, before the rest of the sweep runs: a typo in
+/// `[[plot]]` used to surface only after the whole sweep.
+pub fn check_columns(
+    specs: &[PlotSpec],
+    sweep_keys: &[String],
+    sample: &icn_engine::Metrics,
+) -> Result<(), icn_engine::Invalid> {
+    use icn_engine::Invalid;
+    let base = || {
+        std::iter::once("point".to_owned())
+            .chain(sweep_keys.iter().cloned())
+            .collect::<Vec<String>>()
+    };
+    let table_columns = |i: usize, key: &str, name: &str| -> Result<Vec<String>, Invalid> {
+        let t = sample.table(name).ok_or_else(|| {
+            let have: Vec<&str> = sample.tables.iter().map(|t| t.name.as_str()).collect();
+            Invalid::new(
+                format!("plot[{i}].{key}"),
+                format!(
+                    "the model writes no table `{name}` (have: {})",
+                    have.join(", ")
+                ),
+            )
+        })?;
+        let mut cols = base();
+        cols.extend(t.columns.iter().cloned());
+        cols.extend(t.columns.iter().map(|c| format!("{c}_ci95")));
+        Ok(cols)
+    };
+    for (i, spec) in specs.iter().enumerate() {
+        let cols = match &spec.table {
+            Some(name) => table_columns(i, "table", name)?,
+            None => {
+                let mut cols = base();
+                for m in &sample.scalars {
+                    cols.push(m.name.clone());
+                    cols.push(format!("{}_ci95", m.name));
+                }
+                cols.extend(
+                    crate::report::STATUS_COLUMNS
+                        .iter()
+                        .map(|c| (*c).to_owned()),
+                );
+                cols
+            }
+        };
+        let mut named: Vec<(&str, &str)> = vec![("x", spec.x.as_str())];
+        named.extend(spec.y.iter().map(|y| ("y", y.as_str())));
+        named.extend(spec.series.iter().map(|c| ("series", c.as_str())));
+        named.extend(spec.filter.keys().map(|c| ("filter", c.as_str())));
+        let marker_cols = match &spec.markers {
+            Some(name) => Some(table_columns(i, "markers", name)?),
+            None => None,
+        };
+        for (key, col) in named {
+            let missing_in = |cols: &[String]| !cols.iter().any(|c| c == col);
+            if missing_in(&cols) || marker_cols.as_deref().is_some_and(missing_in) {
+                return Err(Invalid::new(
+                    format!("plot[{i}].{key}"),
+                    format!(
+                        "no column `{col}` in {} (have: {})",
+                        spec.table
+                            .as_deref()
+                            .map_or("data.csv".to_owned(), |t| format!("{t}.csv")),
+                        cols.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One line of a panel.
 struct Series {
     label: String,
@@ -47,6 +126,29 @@ struct Series {
     color_key: String,
     /// (x position, y, ci half-width)
     points: Vec<(f64, f64, f64)>,
+    /// Positions (indices into `points`) of flagged points.
+    flagged: Vec<usize>,
+}
+
+/// (x position, y, ci half-width, flagged) while a series is collected.
+type RawPoint = (f64, f64, f64, bool);
+
+/// The `point` values of `data.csv` rows whose `status` is not `ok`.
+fn flagged_points(dir: &Path) -> Result<BTreeSet<String>> {
+    let path = dir.join("data.csv");
+    if !path.exists() {
+        return Ok(BTreeSet::new());
+    }
+    let frame = Frame::read(&path)?;
+    let (Ok(pi), Ok(si)) = (frame.col("point"), frame.col("status")) else {
+        return Ok(BTreeSet::new());
+    };
+    Ok(frame
+        .rows
+        .iter()
+        .filter(|r| !r[si].is_empty() && r[si] != "ok")
+        .map(|r| r[pi].clone())
+        .collect())
 }
 
 struct Panel {
@@ -59,11 +161,22 @@ struct Panel {
     log_y: bool,
 }
 
-fn build_panel(spec: &PlotSpec, frame: &Frame, markers: Option<&Frame>) -> Result<Panel> {
+fn build_panel(
+    spec: &PlotSpec,
+    frame: &Frame,
+    markers: Option<&Frame>,
+    flagged: &BTreeSet<String>,
+) -> Result<Panel> {
     let mut categories: Vec<String> = Vec::new();
-    let mut series = collect_series(spec, frame, &mut categories, false)?;
+    let mut series = collect_series(spec, frame, &mut categories, false, flagged)?;
     if let Some(m) = markers {
-        series.extend(collect_series(spec, m, &mut categories, true)?);
+        series.extend(collect_series(
+            spec,
+            m,
+            &mut categories,
+            true,
+            &BTreeSet::new(),
+        )?);
     }
     let title = if spec.title.is_empty() {
         format!("{} vs {}", spec.y.join(", "), spec.x)
@@ -115,8 +228,10 @@ fn collect_series(
     frame: &Frame,
     categories: &mut Vec<String>,
     markers_only: bool,
+    flagged: &BTreeSet<String>,
 ) -> Result<Vec<Series>> {
     let xi = frame.col(&spec.x)?;
+    let point_col = frame.col("point").ok();
     let filters: Vec<(usize, String)> = spec
         .filter
         .iter()
@@ -150,7 +265,7 @@ fn collect_series(
     for y in &spec.y {
         let yi = frame.col(y)?;
         let ci = frame.col(&format!("{y}_ci95")).ok();
-        let mut groups: BTreeMap<Vec<String>, Vec<(f64, f64, f64)>> = BTreeMap::new();
+        let mut groups: BTreeMap<Vec<String>, Vec<RawPoint>> = BTreeMap::new();
         let mut order: Vec<Vec<String>> = Vec::new();
         for r in &rows {
             let Ok(yv) = r[yi].parse::<f64>() else {
@@ -172,11 +287,14 @@ fn collect_series(
             if !groups.contains_key(&key) {
                 order.push(key.clone());
             }
-            groups.entry(key).or_default().push((x, yv, half));
+            let bad = point_col.is_some_and(|c| flagged.contains(&r[c]));
+            groups.entry(key).or_default().push((x, yv, half, bad));
         }
         for key in order {
-            let mut points = groups.remove(&key).expect("ordered key");
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut all = groups.remove(&key).expect("ordered key");
+            all.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let flagged = (0..all.len()).filter(|&i| all[i].3).collect();
+            let points = all.iter().map(|q| (q.0, q.1, q.2)).collect();
             let mut label = if spec.y.len() > 1 || key.is_empty() {
                 y.clone()
             } else {
@@ -196,6 +314,7 @@ fn collect_series(
                 label,
                 markers_only,
                 points,
+                flagged,
             });
         }
     }
@@ -210,6 +329,7 @@ pub fn draw(dir: &Path, specs: &[PlotSpec], out: &Path) -> Result<()> {
     if specs.is_empty() {
         return Ok(());
     }
+    let flagged = flagged_points(dir)?;
     let mut panels = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
         let file = dir.join(format!("{}.csv", spec.table.as_deref().unwrap_or("data")));
@@ -219,7 +339,7 @@ pub fn draw(dir: &Path, specs: &[PlotSpec], out: &Path) -> Result<()> {
             None => None,
         };
         panels.push(
-            build_panel(spec, &frame, markers.as_ref())
+            build_panel(spec, &frame, markers.as_ref(), &flagged)
                 .with_context(|| format!("plot {} (from {})", i + 1, file.display()))?,
         );
     }
@@ -297,8 +417,25 @@ fn draw_panel(p: &Panel, area: &DrawingArea<SVGBackend, plotters::coord::Shift>)
                 chart.draw_series(
                     s.points
                         .iter()
-                        .map(|q| Circle::new((q.0, q.1), 3, color.filled())),
+                        .enumerate()
+                        .filter(|(i, _)| !s.flagged.contains(i))
+                        .map(|(_, q)| Circle::new((q.0, q.1), 3, color.filled())),
                 )?;
+                if !s.flagged.is_empty() {
+                    let hollow = ShapeStyle::from(&color).stroke_width(2);
+                    chart
+                        .draw_series(
+                            s.flagged
+                                .iter()
+                                .map(|&i| Circle::new((s.points[i].0, s.points[i].1), 6, hollow)),
+                        )?
+                        .label(format!(
+                            "{}{}some replications not ok (mean of the ok ones)",
+                            s.label,
+                            if s.label.is_empty() { "" } else { ": " }
+                        ))
+                        .legend(move |(x, y)| Circle::new((x + 9, y), 5, hollow));
+                }
                 chart.draw_series(
                     s.points
                         .iter()
@@ -306,7 +443,10 @@ fn draw_panel(p: &Panel, area: &DrawingArea<SVGBackend, plotters::coord::Shift>)
                         .map(|q| ErrorBar::new_vertical(q.0, q.1 - q.2, q.1, q.1 + q.2, color, 6)),
                 )?;
             }
-            if p.series.iter().any(|s| !s.label.is_empty()) {
+            if p.series
+                .iter()
+                .any(|s| !s.label.is_empty() || !s.flagged.is_empty())
+            {
                 chart
                     .configure_series_labels()
                     .background_style(WHITE.mix(0.85))

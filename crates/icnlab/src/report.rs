@@ -38,6 +38,13 @@ pub struct RunReport {
     pub wall_time_s: f64,
     /// `Some((i, n))` when only shard i of n was run.
     pub shard: Option<(usize, usize)>,
+    /// Fingerprint of file text, `--quick`, `--set` values and seed (`ExperimentFile::identity`):
+    /// `merge` joins only shards that agree on it. Empty in reports of older versions.
+    #[serde(default)]
+    pub experiment: String,
+    /// Points of the full sweep (all shards together); 0 in reports of older versions.
+    #[serde(default)]
+    pub sweep_points: usize,
     pub plots: Vec<PlotSpec>,
     pub points: Vec<PointResult>,
 }
@@ -71,6 +78,50 @@ fn cell(x: f64) -> String {
     }
 }
 
+impl PointResult {
+    /// "load=0.5, nodes=8", or "point 3" for a point without sweep keys.
+    pub fn label(&self) -> String {
+        if self.params.is_empty() {
+            return format!("point {}", self.index);
+        }
+        params_label(
+            &self
+                .params
+                .iter()
+                .map(|(k, v)| (k.clone(), json_label(v)))
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// True when some replication of the point did not end ok.
+    pub fn is_flagged(&self) -> bool {
+        self.metrics.runs.as_ref().is_some_and(|r| !r.all_ok())
+    }
+}
+
+/// The status columns closing every row of `data.csv`: the point's status (`ok`, or the first
+/// non-ok kind among its replications) and how many replications ended each way.
+pub const STATUS_COLUMNS: [&str; 5] = [
+    "status",
+    "runs_ok",
+    "runs_deadlocked",
+    "runs_drain_limit",
+    "runs_failed",
+];
+
+fn status_cells(m: &Metrics) -> Vec<String> {
+    let mut cells = vec![m.status.kind().to_owned()];
+    match &m.runs {
+        Some(r) => cells.extend(
+            [r.ok, r.deadlocked, r.drain_limit, r.failed]
+                .iter()
+                .map(u32::to_string),
+        ),
+        None => cells.extend(std::iter::repeat_n(String::new(), 4)),
+    }
+    cells
+}
+
 impl RunReport {
     pub fn write_json(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self)?;
@@ -78,10 +129,30 @@ impl RunReport {
     }
 
     pub fn read_json(path: &Path) -> Result<Self> {
-        let text =
-            fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        // 10^5 points (the sweep limit) with tables stay well below 2 GiB.
+        let text = icn_engine::config::read_bounded(path, 2 << 30)?;
         serde_json::from_str(&text)
             .with_context(|| format!("{} is not an icnlab report", path.display()))
+    }
+
+    /// "load=0.5: 2 of 3 ok, 1 deadlocked (deadlocked: ...)" for every point whose replications
+    /// did not all end ok.
+    pub fn flagged(&self) -> Vec<String> {
+        self.points
+            .iter()
+            .filter_map(|p| {
+                let runs = p.metrics.runs.as_ref()?;
+                if runs.all_ok() {
+                    return None;
+                }
+                Some(format!(
+                    "{}: {} ({})",
+                    p.label(),
+                    runs.label(),
+                    runs.why.join("; ")
+                ))
+            })
+            .collect()
     }
 
     fn sweep_keys(&self) -> Vec<String> {
@@ -106,6 +177,7 @@ impl RunReport {
             header.push(m.name.clone());
             header.push(format!("{}_ci95", m.name));
         }
+        header.extend(STATUS_COLUMNS.iter().map(|c| (*c).to_owned()));
         let path = dir.join("data.csv");
         let mut w = csv::Writer::from_path(&path)
             .with_context(|| format!("cannot write {}", path.display()))?;
@@ -118,6 +190,7 @@ impl RunReport {
                 row.push(found.map_or(String::new(), |m| cell(m.value)));
                 row.push(found.and_then(|m| m.ci95).map_or(String::new(), cell));
             }
+            row.extend(status_cells(&p.metrics));
             w.write_record(&row)?;
         }
         w.flush()?;
@@ -169,6 +242,16 @@ impl RunReport {
             self.wall_time_s
         ));
         if let [point] = self.points.as_slice() {
+            if point.is_flagged() {
+                out.push_str(&format!(
+                    "  FLAGGED: replications {}; the values below average the ok ones only\n",
+                    point
+                        .metrics
+                        .runs
+                        .as_ref()
+                        .map_or(String::new(), |r| r.label())
+                ));
+            }
             let width = point
                 .metrics
                 .scalars
@@ -225,17 +308,16 @@ impl RunReport {
                 shown.iter().map(|s| format!("{s:>14}")).collect::<String>()
             ));
             for p in &self.points {
-                let label = params_label(
-                    &p.params
-                        .iter()
-                        .map(|(k, v)| (k.clone(), json_label(v)))
-                        .collect::<Vec<_>>(),
-                );
+                let label = p.label();
                 let values: String = shown
                     .iter()
                     .map(|n| format!("{:>14}", fmt_num(p.metrics.value(n))))
                     .collect();
-                out.push_str(&format!("  {label:40} {values}\n"));
+                let flag = match &p.metrics.runs {
+                    Some(r) if !r.all_ok() => format!("  FLAGGED: {} (mean of ok runs)", r.label()),
+                    _ => String::new(),
+                };
+                out.push_str(&format!("  {label:40} {values}{flag}\n"));
             }
             if first.metrics.scalars.len() > shown.len() {
                 out.push_str("  (all metrics with confidence intervals in data.csv)\n");

@@ -38,7 +38,7 @@ fn experiments_dir(explicit: Option<&Path>) -> PathBuf {
 /// The experiment files of `dir` (not its subdirectories), sorted by name.
 fn list(dir: &Path) -> Result<Vec<(String, PathBuf)>, ExecError> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
-        ExecError::Failed(format!(
+        ExecError::Usage(format!(
             "cannot read experiments directory {}: {e}",
             dir.display()
         ))
@@ -109,8 +109,15 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
         .map(|(name, path)| Ok((name.clone(), ExperimentFile::load(path, req.quick)?)))
         .collect::<Result<_, ConfigError>>()?;
 
-    std::fs::create_dir_all(&req.out)
-        .map_err(|e| ExecError::Failed(format!("cannot create {}: {e}", req.out.display())))?;
+    if req.out.exists() && !req.out.is_dir() {
+        return Err(ExecError::Usage(format!(
+            "--out {}: exists and is not a folder",
+            req.out.display()
+        )));
+    }
+    std::fs::create_dir_all(&req.out).map_err(|e| {
+        ExecError::Usage(format!("--out: cannot create {}: {e}", req.out.display()))
+    })?;
     let mut entries = Vec::new();
     let mut failures = 0;
     for (i, (name, file)) in files.iter().enumerate() {
@@ -125,7 +132,10 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
                 progress: true,
             },
         };
-        let mut error = run_file(file, &out, &plan).err().map(|e| e.to_string());
+        let mut error = run_file(file, &out, &plan)
+            .and_then(|report| crate::experiment::verdict(&report, &out))
+            .err()
+            .map(|e| e.to_string());
         if error.is_none()
             && let Some((_, extra)) = EXTRAS.iter().find(|(n, _)| n == name)
         {
@@ -139,6 +149,7 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
             .map(|d| {
                 d.filter_map(Result::ok)
                     .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !n.starts_with('.'))
                     .collect()
             })
             .unwrap_or_default();
@@ -154,8 +165,7 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
         });
     }
     let page = req.out.join("index.html");
-    std::fs::write(&page, index(&req.out, &entries, req.quick))
-        .map_err(|e| ExecError::Failed(format!("cannot write {}: {e}", page.display())))?;
+    crate::outdir::write_atomic(&page, index(&req.out, &entries, req.quick).as_bytes())?;
     eprintln!("wrote {}", page.display());
     if failures > 0 {
         return Err(ExecError::Failed(format!(

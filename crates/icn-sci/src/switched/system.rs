@@ -307,6 +307,14 @@ impl System {
         self.txns.is_empty() && self.rings.iter().all(Sim::quiescent)
     }
 
+    /// The first invariant violation a ring recorded, if any.
+    pub fn fault(&self) -> Option<String> {
+        self.rings
+            .iter()
+            .enumerate()
+            .find_map(|(r, ring)| ring.fault().map(|f| format!("ring {r}: {f}")))
+    }
+
     fn check_fault(&self) -> Result<(), ModelError> {
         for (r, ring) in self.rings.iter().enumerate() {
             if let Some(f) = ring.fault() {

@@ -82,6 +82,15 @@ enum Rx {
         done: usize,
         on_done: OnDone,
     },
+    /// Reading the source address of a cross-memory-attach frame ([`crate::link::cma`]);
+    /// then its payload is copied from the sender in one go.
+    Cma {
+        hdr: Header,
+        slots: Slots,
+        addr: [u8; crate::link::cma::DESC_LEN],
+        have: usize,
+        on_done: OnDone,
+    },
 }
 
 impl Rx {
@@ -123,10 +132,24 @@ pub(crate) struct ViCore {
     pub send_cq: Option<Arc<CqShared>>,
     pub recv_cq: Option<Arc<CqShared>>,
     pub break_reason: Option<String>,
+    /// The peer as errors name it: its URL (client side) or `(client of <our URL>)`.
+    pub peer: String,
+    /// Frames sent by cross-memory attach ([`crate::link::cma`]).
+    pub single_copy_sends: u64,
 }
 
+/// How a fault reason starts when the link says the peer is gone; [`ViCore::fault`] names
+/// the peer in it.
+const PEER_GONE: &str = "peer gone";
+
 fn io_err(e: io::Error) -> String {
-    e.to_string()
+    use io::ErrorKind::*;
+    match e.kind() {
+        UnexpectedEof | ConnectionReset | ConnectionAborted | BrokenPipe | NotConnected => {
+            format!("{PEER_GONE} ({e})")
+        }
+        _ => e.to_string(),
+    }
 }
 
 impl ViCore {
@@ -157,6 +180,8 @@ impl ViCore {
             send_cq: None,
             recv_cq: None,
             break_reason: None,
+            peer: "(unknown)".into(),
+            single_copy_sends: 0,
         }
     }
 
@@ -191,6 +216,8 @@ impl ViCore {
                 self.state = self.state.on(ViEvent::Accepted)?;
                 // Sent: the request and its discriminator; received: the answer.
                 self.align = wire.link.frame_alignment();
+                wire.link.set_spin(self.attrs.spin);
+                wire.link.on_connected();
                 self.tx_off = (HEADER_LEN + disc.len()) as u64;
                 self.rx_off = HEADER_LEN as u64;
                 self.wire = Some(wire);
@@ -236,6 +263,8 @@ impl ViCore {
         self.state = self.state.on(ViEvent::Accepted)?;
         // Received: the request and its discriminator; sent: the answer.
         self.align = wire.link.frame_alignment();
+        wire.link.set_spin(self.attrs.spin);
+        wire.link.on_connected();
         self.rx_off = (HEADER_LEN + disc_len) as u64;
         self.tx_off = HEADER_LEN as u64;
         self.wire = Some(wire);
@@ -278,6 +307,10 @@ impl ViCore {
 
     /// The VI breaks: reliability violated, peer gone, or a protocol error.
     fn fault(&mut self, reason: String) {
+        let reason = match reason.strip_prefix(PEER_GONE) {
+            Some(detail) => format!("peer {} gone{detail}", self.peer),
+            None => reason,
+        };
         if self.state == ViState::Connected {
             self.state = ViState::Error;
         }
@@ -362,11 +395,12 @@ impl ViCore {
         // Fast path for polling links (shm): a ping-pong reply arrives within a microsecond
         // or so, so poll the engine a few thousand times first, without reading the clock
         // (two clock reads would cost about as much as the rest of the receive).
-        if self.wire.as_ref().is_some_and(|w| w.link.polls()) {
-            if let Some(c) = self.pop_done(q) {
-                return Ok(c);
-            }
-            for _ in 0..FAST_POLLS {
+        if let Some(c) = self.pop_done(q) {
+            return Ok(c);
+        }
+        let fast = self.wire.as_ref().map_or(0, |w| w.link.fast_polls());
+        if fast > 0 {
+            for _ in 0..fast.min(FAST_POLLS) {
                 if self.ack_due.is_some() || self.wire.is_none() {
                     break;
                 }
@@ -390,7 +424,9 @@ impl ViCore {
             let pending = match q {
                 WorkQueue::Send => !self.tracker.is_empty(),
                 // a receive being filled has left `recvs` but is still pending
-                WorkQueue::Recv => !self.recvs.is_empty() || matches!(self.rx, Rx::Payload { .. }),
+                WorkQueue::Recv => {
+                    !self.recvs.is_empty() || matches!(self.rx, Rx::Payload { .. } | Rx::Cma { .. })
+                }
             };
             if self.wire.is_none() || !pending {
                 // Nothing can complete: still handle what arrived (it may break the VI) and
@@ -417,7 +453,7 @@ impl ViCore {
             // writing) the rest and waits on nothing from us, so an ack now only costs a
             // frame and a wake-up on both sides; the frame's end comes first, and then its
             // receiver's next send (or the wait after it) carries the ack.
-            let mid_frame = matches!(self.rx, Rx::Payload { .. });
+            let mid_frame = matches!(self.rx, Rx::Payload { .. } | Rx::Cma { .. });
             if self.ack_due.is_some() && !delayed && !mid_frame {
                 delayed = true;
                 if let Some(w) = &mut self.wire

@@ -348,11 +348,6 @@ impl Sim {
         self.n
     }
 
-    /// The invariant violation the ring detected, if any.
-    pub fn fault(&self) -> Option<&str> {
-        self.fault.as_deref()
-    }
-
     /// Sends waiting in agent `i`'s input queue.
     pub fn agent_queue(&self, i: usize) -> usize {
         self.agents.queued(i)

@@ -32,6 +32,11 @@ impl Sim {
         Ok(())
     }
 
+    /// The invariant violation recorded during the run, if any.
+    pub fn fault(&self) -> Option<&str> {
+        self.fault.as_deref()
+    }
+
     pub(super) fn check_fault(&self) -> Result<(), icn_engine::ModelError> {
         match &self.fault {
             Some(f) => Err(icn_engine::ModelError::Failed(format!(

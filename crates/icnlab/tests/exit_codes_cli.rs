@@ -1,0 +1,64 @@
+//! Issue 14, item 4: exit code 2 for every input or usage error, with a message naming the
+//! culprit; 1 is kept for failures of the run itself (tested in status_cli and thnet_cli).
+
+use assert_cmd::Command;
+use std::fs;
+
+fn icnlab() -> Command {
+    Command::cargo_bin("icnlab").expect("binary built")
+}
+
+/// Runs `args`; asserts exit code 2 and a stderr mentioning `named`.
+fn usage_error(args: &[&str], named: &str) {
+    let out = icnlab().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(named), "{args:?} should name `{named}`: {err}");
+}
+
+#[test]
+fn input_and_usage_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    fs::write(p("ok.toml"), "model = \"mm1\"\ncustomers = 100\n").unwrap();
+    fs::write(p("file"), "not a folder").unwrap();
+    fs::create_dir(p("empty")).unwrap();
+
+    usage_error(&["bench", "nosuch"], "nosuch");
+    usage_error(
+        &["run", &p("ok.toml"), "--quiet", "--out", &p("file")],
+        &p("file"),
+    );
+    usage_error(
+        &[
+            "sweep",
+            &p("ok.toml"),
+            "--quiet",
+            "--out",
+            "/proc/icnlab-no/out",
+        ],
+        "/proc/icnlab-no",
+    );
+    usage_error(&["merge", &p("empty"), "--out", &p("m")], &p("empty"));
+    usage_error(&["merge", &p("nowhere"), "--out", &p("m")], &p("nowhere"));
+    usage_error(&["run", &p("empty"), "--quiet"], &p("empty"));
+    usage_error(
+        &[
+            "reproduce",
+            "--out",
+            &p("file"),
+            "--experiments",
+            &p("empty"),
+        ],
+        &p("file"),
+    );
+    usage_error(
+        &["reproduce", "--experiments", &p("nowhere"), "--list"],
+        &p("nowhere"),
+    );
+    // Not a usage error: the run itself is fine, so exit 0 with the outputs written.
+    icnlab()
+        .args(["run", &p("ok.toml"), "--quiet", "--out", &p("o")])
+        .assert()
+        .success();
+}
