@@ -405,7 +405,13 @@ fn sources_hold_back_sends_a_remote_target_would_refuse() {
 
 /// Known open issue, found by `switched_conservation_heavy`: with intelligent transmitters and
 /// 1-packet switch queues this crossbar (5 rings of 2 hosts) stops moving during the drain;
-/// standard A/B aging, or 2-packet queues, drain it. Not yet diagnosed (docs/sci.md).
+/// standard A/B aging, or 2-packet queues, drain it. Diagnosis (event logs): on ring 1 host 0
+/// re-sends its oldest send (RETRY_B to the ring's agent, whose input queue is full) every
+/// time its BUSY echo returns — before its 40-symbol transmission even ends — so its younger
+/// RETRY_A to host 1, the reservation host 1 waits for in SERVE_A, is never sent; the agent's
+/// one-packet send queue holds a send for host 1 that the intelligent transmitter holds back
+/// while host 1 is in SERVE_A, so no switch can forward onto ring 1, and the agents' full input
+/// queues close the cycle (docs/sci.md).
 #[test]
 #[ignore = "known open issue: intelligent aging with 1-packet switch queues can deadlock"]
 fn intelligent_aging_with_one_packet_switch_queues() {
