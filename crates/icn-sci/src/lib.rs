@@ -70,13 +70,22 @@ fn metrics_of(sim: &Sim, suffix: &str) -> Metrics {
 }
 
 /// The `compare` metrics from the two runs' suffixed metrics: `r`, `delay_ratio`, the cycles
-/// of both runs, then every metric of both (tables: the intelligent run's).
+/// of both runs, then every metric of both (tables: the intelligent run's). The status is the
+/// standard run's if it is not ok, else the intelligent run's.
 pub(crate) fn compare_metrics(
     ms: Metrics,
     mi: Metrics,
     cycles: u64,
+    [std_status, iab_status]: [Status; 2],
 ) -> Result<Metrics, ModelError> {
-    let mut m = Metrics::default();
+    let mut m = Metrics {
+        status: if std_status.is_ok() {
+            iab_status
+        } else {
+            std_status
+        },
+        ..Metrics::default()
+    };
     let r = mi.require("eta_iab")? / ms.require("eta_std")?;
     let dr = mi.require("delay_mean_ns_iab")? / ms.require("delay_mean_ns_std")?;
     m.push(
@@ -150,13 +159,7 @@ impl Model for Sci {
                 let (std, std_status) = simulate_with_status(cfg, seed, false, progress)?;
                 let (iab, iab_status) = simulate_with_status(cfg, seed, true, progress)?;
                 let (ms, mi) = (metrics_of(&std, "_std"), metrics_of(&iab, "_iab"));
-                let mut m = compare_metrics(ms, mi, std.now() + iab.now())?;
-                m.status = if std_status.is_ok() {
-                    iab_status
-                } else {
-                    std_status
-                };
-                Ok(m)
+                compare_metrics(ms, mi, std.now() + iab.now(), [std_status, iab_status])
             }
         }
     }

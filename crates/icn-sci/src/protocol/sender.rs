@@ -54,6 +54,9 @@ pub struct ActiveSend {
     /// Transmissions so far.
     pub transmissions: u32,
     pub state: SlotState,
+    /// Order of first transmission among this node's sends (0, 1, 2, ...): the tie-break of
+    /// "oldest first" between sends created in the same cycle.
+    pub started: u64,
 }
 
 /// Misuse of the active buffers (a simulator bug, reported rather than panicking).
@@ -73,6 +76,7 @@ pub struct ActiveBuffers {
     slots: Vec<ActiveSend>,
     free: usize,
     ready: usize,
+    started: u64,
 }
 
 const EMPTY: ActiveSend = ActiveSend {
@@ -83,6 +87,7 @@ const EMPTY: ActiveSend = ActiveSend {
     phase: Phase::NoTry,
     transmissions: 0,
     state: SlotState::Free,
+    started: 0,
 };
 
 impl ActiveBuffers {
@@ -91,6 +96,7 @@ impl ActiveBuffers {
             slots: vec![EMPTY; capacity],
             free: capacity,
             ready: 0,
+            started: 0,
         }
     }
 
@@ -140,7 +146,9 @@ impl ActiveBuffers {
             phase: Phase::NoTry,
             transmissions: 1,
             state: SlotState::InFlight,
+            started: self.started,
         };
+        self.started += 1;
         self.free -= 1;
         Ok(slot)
     }
@@ -206,6 +214,18 @@ mod tests {
         b.start(2, 0, 11, 1).unwrap();
         assert_eq!(b.start(3, 0, 12, 2), Err(SenderError::Full));
         assert_eq!(b.free_count(), 0);
+    }
+
+    #[test]
+    fn first_transmissions_are_numbered_in_order() {
+        let mut b = ActiveBuffers::new(2);
+        let s0 = b.start(1, 0, 5, 10).unwrap();
+        let s1 = b.start(1, 0, 5, 11).unwrap();
+        assert_eq!((b.get(s0).started, b.get(s1).started), (0, 1));
+        b.echo(s0, Echo::Done).unwrap();
+        // The freed slot is reused; the number keeps counting.
+        let s2 = b.start(2, 0, 5, 12).unwrap();
+        assert_eq!((s2, b.get(s2).started), (s0, 2));
     }
 
     #[test]

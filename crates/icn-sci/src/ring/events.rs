@@ -60,4 +60,12 @@ pub enum Event {
     },
     /// A NOTIFY came back to its origin and was removed.
     NotifyRemoved { cycle: u64, node: u8 },
+    /// Switched systems: node `node` parsed a relayed NOTIFY saying global host `host` made
+    /// `change` (and updated its remote table).
+    RemoteNotifySeen {
+        cycle: u64,
+        node: u8,
+        host: u16,
+        change: StateChange,
+    },
 }

@@ -22,7 +22,7 @@ pub use topology::Topology;
 use crate::config::Transmitter;
 use crate::ring::delays::Delays;
 use crate::ring::measure::NS_PER_CYCLE;
-use icn_engine::{Invalid, Metrics, Model, ModelError, Progress};
+use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Status};
 
 /// The switched SCI model.
 pub struct SciSwitched;
@@ -56,6 +56,24 @@ pub fn simulate(
     let mut sys = System::new(&prep.cfg, &prep.topo, seed, intelligent)?;
     sys.run(progress)?;
     Ok(sys)
+}
+
+/// As [`simulate`], but a drain that reaches `drain_limit_cycles` is the replication's status
+/// rather than an error (like `model = "sci"`): the other replications still count.
+fn simulate_with_status(
+    prep: &Prepared,
+    seed: u64,
+    intelligent: bool,
+    progress: &dyn Progress,
+) -> Result<(System, Status), ModelError> {
+    let mut sys = System::new(&prep.cfg, &prep.topo, seed, intelligent)?;
+    match sys.run(progress) {
+        Ok(()) => Ok((sys, Status::Ok)),
+        Err(ModelError::Failed(why)) if !sys.quiescent() && sys.fault().is_none() => {
+            Ok((sys, Status::DrainLimit(why)))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// The system's metrics: the same names and meanings as `model = "sci"` over the hosts (η and
@@ -204,14 +222,26 @@ impl Model for SciSwitched {
         seed: u64,
         progress: &dyn Progress,
     ) -> Result<Metrics, ModelError> {
+        let single = |intelligent| -> Result<Metrics, ModelError> {
+            let (sys, status) = simulate_with_status(prep, seed, intelligent, progress)?;
+            Ok(Metrics {
+                status,
+                ..metrics_of(&sys, "")
+            })
+        };
         match prep.cfg.ring.transmitter {
-            Transmitter::Standard => Ok(metrics_of(&simulate(prep, seed, false, progress)?, "")),
-            Transmitter::Intelligent => Ok(metrics_of(&simulate(prep, seed, true, progress)?, "")),
+            Transmitter::Standard => single(false),
+            Transmitter::Intelligent => single(true),
             Transmitter::Compare => {
-                let std = simulate(prep, seed, false, progress)?;
-                let iab = simulate(prep, seed, true, progress)?;
+                let (std, std_status) = simulate_with_status(prep, seed, false, progress)?;
+                let (iab, iab_status) = simulate_with_status(prep, seed, true, progress)?;
                 let (ms, mi) = (metrics_of(&std, "_std"), metrics_of(&iab, "_iab"));
-                let mut m = crate::compare_metrics(ms, mi, std.now() + iab.now())?;
+                let mut m = crate::compare_metrics(
+                    ms,
+                    mi,
+                    std.now() + iab.now(),
+                    [std_status, iab_status],
+                )?;
                 if prep.topo.rings.len() > 1 {
                     let ratio =
                         |a: &str| m.value(&format!("{a}_iab")) / m.value(&format!("{a}_std"));

@@ -38,6 +38,16 @@ struct Txn {
     local: bool,
 }
 
+/// Where a switch input's head goes: send `seq` leaves by `out` (index into the switch's
+/// rings) for local node `dst` there, on its way to host `fin`.
+#[derive(Clone, Copy, Debug)]
+struct HeadRoute {
+    seq: u64,
+    out: usize,
+    dst: u8,
+    fin: u16,
+}
+
 /// Counters the ring-level [`Measure`] has no place for.
 #[derive(Clone, Debug, Default)]
 pub struct Extra {
@@ -77,6 +87,10 @@ pub struct System {
     arbitration: Arbitration,
     /// Round-robin arbitration: per switch and output, the input served last.
     rr: Vec<Vec<usize>>,
+    /// Per switch, its agents as (ring, local id), in the switch's ring order.
+    ports_of: Vec<Vec<(usize, usize)>>,
+    /// Per switch and input, the route of the head last seen.
+    head_cache: Vec<Vec<Option<HeadRoute>>>,
     log: Option<Vec<(u64, usize, usize, usize)>>,
 }
 
@@ -175,6 +189,20 @@ impl System {
             relay,
             arbitration: cfg.switch.arbitration,
             rr: topo.switches.iter().map(|r| vec![0; r.len()]).collect(),
+            ports_of: topo
+                .switches
+                .iter()
+                .enumerate()
+                .map(|(s, rs)| {
+                    rs.iter()
+                        .map(|&r| {
+                            let a = topo.agent_of(s as u16, usize::from(r)).unwrap_or(0);
+                            (usize::from(r), usize::from(a))
+                        })
+                        .collect()
+                })
+                .collect(),
+            head_cache: topo.switches.iter().map(|r| vec![None; r.len()]).collect(),
             log: None,
         })
     }
@@ -277,6 +305,14 @@ impl System {
     /// Every send accepted at its final target, every ring empty.
     pub fn quiescent(&self) -> bool {
         self.txns.is_empty() && self.rings.iter().all(Sim::quiescent)
+    }
+
+    /// The first invariant violation a ring recorded, if any.
+    pub fn fault(&self) -> Option<String> {
+        self.rings
+            .iter()
+            .enumerate()
+            .find_map(|(r, ring)| ring.fault().map(|f| format!("ring {r}: {f}")))
     }
 
     fn check_fault(&self) -> Result<(), ModelError> {
@@ -460,34 +496,37 @@ impl System {
 
     /// Where the serviced send at the head of switch `s`'s input `j` (index into the
     /// switch's rings) goes: (the send, output index, its local destination there, its final
-    /// host).
-    fn head(&self, s: usize, j: usize) -> Option<(Fwd, usize, u8, u16)> {
-        let rings_of = &self.topo.switches[s];
-        let r = usize::from(rings_of[j]);
-        let agent = usize::from(self.topo.agent_of(s as u16, r)?);
+    /// host). The route of a head is computed once and cached until the head changes.
+    fn head(&mut self, s: usize, j: usize) -> Option<(Fwd, usize, u8, u16)> {
+        let (r, agent) = self.ports_of[s][j];
         let f = self.rings[r].forward_ready(agent)?;
+        if let Some(h) = self.head_cache[s][j]
+            && h.seq == f.seq
+        {
+            return Some((f, h.out, h.dst, h.fin));
+        }
         let t = self.txns.get(&f.seq)?;
         let final_ring = usize::from(self.topo.hosts[usize::from(t.dst)].0);
         let next = self.topo.route(r, final_ring)?.next;
-        let out = rings_of.iter().position(|&x| x == next)?;
+        let out = self.topo.switches[s].iter().position(|&x| x == next)?;
         let dst = self.topo.hop_dst(usize::from(next), usize::from(t.dst));
+        self.head_cache[s][j] = Some(HeadRoute {
+            seq: f.seq,
+            out,
+            dst,
+            fin: t.dst,
+        });
         Some((f, out, dst, t.dst))
     }
 
     /// Moves the head of switch `s`'s input `j` to output `out` if there is room.
     fn forward(&mut self, s: usize, j: usize, (f, out, dst, fin): (Fwd, usize, u8, u16)) -> bool {
-        let rings_of = &self.topo.switches[s];
-        let (r, next) = (usize::from(rings_of[j]), usize::from(rings_of[out]));
-        let (Some(a_in), Some(a_out)) = (
-            self.topo.agent_of(s as u16, r),
-            self.topo.agent_of(s as u16, next),
-        ) else {
-            return false;
-        };
-        if !self.rings[next].inject_forward(a_out, dst, f, fin) {
+        let (r, a_in) = self.ports_of[s][j];
+        let (next, a_out) = self.ports_of[s][out];
+        if !self.rings[next].inject_forward(a_out as u8, dst, f, fin) {
             return false;
         }
-        self.rings[r].release(usize::from(a_in));
+        self.rings[r].release(a_in);
         if self.now >= self.measure_start && self.now < self.gen_end {
             self.extra.forwarded += 1;
         }

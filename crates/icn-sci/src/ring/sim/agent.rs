@@ -217,6 +217,13 @@ impl Sim {
             *slot = change.to();
             self.agents.remote_version[i] += 1;
             p.tx_dirty = true;
+            let cycle = self.now;
+            self.log(Event::RemoteNotifySeen {
+                cycle,
+                node: i as u8,
+                host: host as u16,
+                change,
+            });
         }
     }
 
@@ -285,7 +292,8 @@ impl Sim {
     /// reservation, be re-picked every time its echo returns, and starve the reservation
     /// holder at the same agent: the target stays in SERVE_B for ever (seen as a drain that
     /// never ends on a ring of rings). Hop-local creation keeps each agent's sends in
-    /// arrival order, as a host's are.
+    /// arrival order, as a host's are; sends forwarded in the same cycle are ordered by first
+    /// transmission (`ActiveSend::started`, in the transmitter's pick).
     pub fn inject_forward(&mut self, src: u8, dst: u8, f: Fwd, fin: u16) -> bool {
         let s = usize::from(src);
         if self.sendq[s].len() >= self.agents.depth() {

@@ -59,22 +59,31 @@ impl Sim {
         if !p.tx_dirty || (self.sat && p.quota == 0) {
             return None;
         }
-        let mut best: Option<(u64, Pick)> = None;
+        // Oldest first: by creation, then by first transmission. Hosts create at most one send
+        // per cycle, so the second key only orders an agent's sends forwarded in the same
+        // cycle — there the slot index used to decide, and a busied send holding the target's
+        // current reservation could lose every time to one holding the next (livelock).
+        let mut best: Option<((u64, u64), Pick)> = None;
         if self.active[i].ready_count() > 0 {
             for (slot, s) in self.active[i].slots().iter().enumerate() {
                 if s.state == SlotState::Ready
                     && self.eligible(i, s.target, s.phase)
-                    && best.as_ref().is_none_or(|(t, _)| s.created < *t)
+                    && best
+                        .as_ref()
+                        .is_none_or(|(t, _)| (s.created, s.started) < *t)
                 {
-                    best = Some((s.created, Pick::Retry(slot)));
+                    best = Some(((s.created, s.started), Pick::Retry(slot)));
                 }
             }
         }
         if self.active[i].free_count() > 0 {
             for (k, q) in self.sendq[i].iter().enumerate() {
                 if self.eligible(i, q.dst, Phase::NoTry) && self.remote_allows(i, q.fin) {
-                    if best.as_ref().is_none_or(|(t, _)| q.created < *t) {
-                        best = Some((q.created, Pick::New(k)));
+                    if best
+                        .as_ref()
+                        .is_none_or(|(t, _)| (q.created, u64::MAX) < *t)
+                    {
+                        best = Some(((q.created, u64::MAX), Pick::New(k)));
                     }
                     break;
                 }
