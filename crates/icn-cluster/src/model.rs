@@ -315,8 +315,82 @@ impl FabricConfig {
             .map_err(|e| Invalid::new("fabric.topology", e.to_string()))
     }
 
+    /// A key set to something other than its default that the chosen kind does not read is
+    /// an error, not silently ignored (the table holds the keys of every kind).
+    fn check_keys_apply(&self) -> Result<(), Invalid> {
+        use FabricKind::*;
+        let d = FabricConfig::default();
+        let keys: [(&str, bool, &[FabricKind]); 16] = [
+            ("hop_ns", self.hop_ns != d.hop_ns, &[Ideal]),
+            ("link_mbs", self.link_mbs != d.link_mbs, &[Ideal]),
+            ("contention", self.contention != d.contention, &[Ideal]),
+            ("max_packet", self.max_packet != d.max_packet, &[Ideal]),
+            (
+                "clock_mhz",
+                self.clock_mhz != d.clock_mhz,
+                &[Xswitch, VcRouter],
+            ),
+            ("frame_size", self.frame_size != d.frame_size, &[Xswitch]),
+            ("fifo_size", self.fifo_size != d.fifo_size, &[Xswitch]),
+            (
+                "stop_threshold",
+                self.stop_threshold != d.stop_threshold,
+                &[Xswitch],
+            ),
+            (
+                "go_threshold",
+                self.go_threshold != d.go_threshold,
+                &[Xswitch],
+            ),
+            ("dma_delay", self.dma_delay != d.dma_delay, &[Xswitch]),
+            ("flit_bytes", self.flit_bytes != d.flit_bytes, &[VcRouter]),
+            (
+                "max_packet_flits",
+                self.max_packet_flits != d.max_packet_flits,
+                &[VcRouter],
+            ),
+            ("vcs", self.vcs != d.vcs, &[VcRouter]),
+            ("buf", self.buf != d.buf, &[VcRouter]),
+            (
+                "watchdog",
+                self.watchdog != d.watchdog,
+                &[Xswitch, VcRouter],
+            ),
+            (
+                "sci_data_bytes",
+                self.sci_data_bytes != d.sci_data_bytes,
+                &[SciRing],
+            ),
+        ];
+        for (key, set, kinds) in keys {
+            if set && !kinds.contains(&self.kind) {
+                return Err(Invalid::new(
+                    &format!("fabric.{key}"),
+                    format!("does not apply to kind = \"{}\"", self.kind_name()),
+                ));
+            }
+        }
+        if self.intelligent && self.kind != SciRing {
+            return Err(Invalid::new(
+                "fabric.intelligent",
+                format!("does not apply to kind = \"{}\"", self.kind_name()),
+            ));
+        }
+        Ok(())
+    }
+
+    fn kind_name(&self) -> &'static str {
+        match self.kind {
+            FabricKind::Ideal => "ideal",
+            FabricKind::Xswitch => "xswitch",
+            FabricKind::VcRouter => "vc-router",
+            FabricKind::SciRing => "sci-ring",
+        }
+    }
+
     /// Checks the keys and returns the endpoint count (and the parsed X-Switch topology).
     fn check(&self, ctx: &Context) -> Result<(usize, Option<Topology>), Invalid> {
+        self.check_keys_apply()?;
         let named = |mut e: Invalid| {
             if !e.key.starts_with("fabric.") {
                 e.key = format!("fabric.{}", e.key);

@@ -202,8 +202,11 @@ mod conservation {
         } else {
             "mesh:3x3".into()
         };
-        cfg.fabric.frame_size = 64;
-        cfg.fabric.max_packet = 300;
+        match kind {
+            FabricKind::Xswitch => cfg.fabric.frame_size = 64,
+            FabricKind::Ideal => cfg.fabric.max_packet = 300,
+            _ => {}
+        }
         cfg.nic.kind = nic;
         cfg.nic.packet_bytes = 500;
         let mut p = prepare(&cfg);
@@ -257,5 +260,19 @@ fn runs_too_large_to_hold_are_refused_up_front() {
     assert!(e.message.contains("packets"), "{}", e.message);
     cfg.workload.iterations = 1;
     cfg.workload.bytes = 1 << 20;
+    Cluster::validate(&cfg).unwrap();
+}
+
+/// The `[fabric]` table holds every kind's keys; one the chosen kind does not read is an
+/// error naming it, not silently ignored.
+#[test]
+fn a_fabric_key_of_another_kind_is_an_error() {
+    let mut cfg = ClusterConfig::default();
+    cfg.fabric.frame_size = 64;
+    let e = Cluster::validate(&cfg).unwrap_err();
+    assert_eq!(e.key, "fabric.frame_size");
+    assert!(e.message.contains("kind = \"ideal\""), "{}", e.message);
+    cfg.fabric.kind = FabricKind::Xswitch;
+    cfg.fabric.topology = "mesh:2x2".into();
     Cluster::validate(&cfg).unwrap();
 }
