@@ -62,6 +62,7 @@ enum Command {
         /// Shard output directories (each with report.json).
         #[arg(required = true)]
         shards: Vec<PathBuf>,
+        /// Output directory for the joined data.csv, report.json and plot.svg.
         #[arg(long)]
         out: PathBuf,
     },
@@ -69,6 +70,7 @@ enum Command {
     Reproduce {
         /// Experiment names or prefixes (e.g. `sci-fairness`, `sci`); default: all.
         names: Vec<String>,
+        /// Output directory: one folder per experiment and index.html.
         #[arg(long, default_value = "results")]
         out: PathBuf,
         /// Fewer points, replications and cycles: a smoke run in minutes.
@@ -86,11 +88,12 @@ enum Command {
     },
     /// Simulation speed of each model (median of repeats; one core unless the workload says all cores).
     Bench {
-        /// Targets (default: all).
+        /// Targets (default: all; listed below).
         targets: Vec<String>,
         /// Timed runs per target; the median is reported (1 ..= 100).
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=100))]
         repeats: u16,
+        /// Print one JSON object per target instead of a table.
         #[arg(long)]
         json: bool,
     },
@@ -183,7 +186,13 @@ fn merge(shards: &[PathBuf], out: &std::path::Path) -> Result<(), ExecError> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // `bench --help` lists the targets, which only the bench module knows.
+    let targets: Vec<&str> = bench::targets().iter().map(|t| t.name).collect();
+    let command = <Cli as clap::CommandFactory>::command().mut_subcommand("bench", |c| {
+        c.after_help(format!("Targets: {}", targets.join(", ")))
+    });
+    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&command.get_matches())
+        .unwrap_or_else(|e| e.exit());
     let result = match cli.command {
         Command::Run { common, out } => common.load().and_then(|file| {
             let out = out.unwrap_or_else(|| common.default_out());
@@ -235,5 +244,29 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Issue 14: `bench`, `merge` and `reproduce` had flags without help text.
+    #[test]
+    fn every_flag_and_argument_has_help() {
+        let cli = Cli::command();
+        let mut missing = Vec::new();
+        for sub in cli.get_subcommands() {
+            for arg in sub.get_arguments() {
+                if arg.is_hide_set() || ["help", "version"].contains(&arg.get_id().as_str()) {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{} {}", sub.get_name(), arg.get_id()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "without help: {missing:?}");
     }
 }

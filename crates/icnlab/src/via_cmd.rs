@@ -40,6 +40,7 @@ pub struct ViaArgs {
     /// pingpong (one-way latency) or window (streaming bandwidth).
     #[arg(value_enum)]
     pub program: Program,
+    /// Transport: shared memory between two processes on this machine, or TCP.
     #[arg(long, value_enum, default_value = "shm")]
     pub provider: Provider,
     /// Run only the answering side, listening on ADDR (tcp: HOST:PORT, shm: a name).
@@ -60,6 +61,7 @@ pub struct ViaArgs {
     /// Receives granted per credit (window).
     #[arg(long, default_value_t = 64)]
     pub window: usize,
+    /// VIA reliability level of the connection (unreliable, reliable delivery, reliable reception).
     #[arg(long, value_enum, default_value = "delivery")]
     pub reliability: Level,
     /// Also measure raw TCP and Unix-socket baselines in the same run.
