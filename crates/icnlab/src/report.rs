@@ -355,6 +355,27 @@ pub fn fmt_num(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::fmt_num;
+    use icn_engine::{Metrics, Table};
+
+    /// serde_json writes NaN as `null`; a report with a flagged point (no ok replication, so
+    /// NaN values) could not be read back, so its plot lost the units and merge failed.
+    #[test]
+    fn nan_values_survive_a_json_round_trip() {
+        let mut m = Metrics::default();
+        m.push("eta", f64::NAN, "", "");
+        m.tables.push(Table {
+            name: "t".into(),
+            columns: vec!["a".into()],
+            rows: vec![vec![f64::NAN], vec![1.0]],
+            ci95: vec![vec![f64::NAN], vec![0.5]],
+        });
+        let text = serde_json::to_string(&m).unwrap();
+        assert!(text.contains("null"), "{text}");
+        let back: Metrics = serde_json::from_str(&text).unwrap();
+        assert!(back.value("eta").is_nan());
+        assert!(back.tables[0].rows[0][0].is_nan() && back.tables[0].rows[1][0] == 1.0);
+        assert!(back.tables[0].ci95[0][0].is_nan() && back.tables[0].ci95[1][0] == 0.5);
+    }
 
     #[test]
     fn numbers_read_well() {
