@@ -317,6 +317,19 @@ mod tests {
     }
 
     #[test]
+    fn write_atomic_replaces_whole_files_and_names_the_file_on_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("index.html");
+        write_atomic(&f, b"old").unwrap();
+        write_atomic(&f, b"new").unwrap();
+        assert_eq!(fs::read_to_string(&f).unwrap(), "new");
+        assert_eq!(files(tmp.path()), ["index.html"]);
+        let missing = tmp.path().join("no/such/dir/x.svg");
+        let e = write_atomic(&missing, b"x").unwrap_err().to_string();
+        assert!(e.contains(&missing.display().to_string()), "{e}");
+    }
+
+    #[test]
     fn a_file_is_not_an_output_folder() {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join("f");
