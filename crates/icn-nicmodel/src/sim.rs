@@ -118,17 +118,18 @@ pub fn packets(pipe: &Pipeline, bytes: u64) -> u64 {
 }
 
 /// One packet of a message as [`split`] cuts it.
-struct Piece {
-    bytes: u64,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub bytes: u64,
     /// First packet of its chunk (DMA).
-    chunk_first: bool,
+    pub chunk_first: bool,
     /// Pages its chunk spans.
-    chunk_pages: u64,
+    pub chunk_pages: u64,
 }
 
 /// Cuts a message of `bytes` into chunks of at most `chunk_bytes` (one DMA each) and those
 /// into packets of at most `packet_bytes`, in order; an empty message is one empty packet.
-fn split(pipe: &Pipeline, bytes: u64) -> impl Iterator<Item = Piece> + '_ {
+pub fn split(pipe: &Pipeline, bytes: u64) -> impl Iterator<Item = Piece> + '_ {
     let chunk_max = pipe.chunk_bytes.max(1);
     let packet_max = pipe.packet_bytes.clamp(1, chunk_max);
     let chunks = bytes.div_ceil(chunk_max).max(1);

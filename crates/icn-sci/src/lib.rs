@@ -5,11 +5,14 @@
 //!   machine, the intelligent transmitter's SST and NOTIFY buffer;
 //! * [`ring`]: the cycle-level ring simulator driving them, with traffic generators and
 //!   measurement;
-//! * [`Sci`]: the [`icn_engine::Model`] the CLI runs (`model = "sci"`).
+//! * [`Sci`]: the [`icn_engine::Model`] the CLI runs (`model = "sci"`);
+//! * [`switched`]: rings joined by switches (`model = "sci-switched"`), built from the same
+//!   ring simulator.
 
 pub mod config;
 pub mod protocol;
 pub mod ring;
+pub mod switched;
 
 pub use config::{Pattern, SciConfig, Transmitter};
 
@@ -65,6 +68,42 @@ fn metrics_of(sim: &Sim, suffix: &str) -> Metrics {
     sim.measure().metrics(suffix, sim.now())
 }
 
+/// The `compare` metrics from the two runs' suffixed metrics: `r`, `delay_ratio`, the cycles
+/// of both runs, then every metric of both (tables: the intelligent run's).
+pub(crate) fn compare_metrics(
+    ms: Metrics,
+    mi: Metrics,
+    cycles: u64,
+) -> Result<Metrics, ModelError> {
+    let mut m = Metrics::default();
+    let r = mi.require("eta_iab")? / ms.require("eta_std")?;
+    let dr = mi.require("delay_mean_ns_iab")? / ms.require("delay_mean_ns_std")?;
+    m.push(
+        "r",
+        r,
+        "",
+        "eta_iab / eta_std (> 1: intelligent A/B aging moves more)",
+    );
+    m.push(
+        "delay_ratio",
+        dr,
+        "",
+        "delay_mean_iab / delay_mean_std (< 1: intelligent is faster)",
+    );
+    m.push(
+        "cycles_simulated",
+        cycles as f64,
+        "cycles",
+        "cycles simulated by both runs",
+    );
+    m.scalars.extend(ms.scalars);
+    m.scalars.extend(mi.scalars);
+    m.tables = mi.tables;
+    m.notes
+        .push("per_source table: intelligent transmitter".into());
+    Ok(m)
+}
+
 impl Model for Sci {
     const NAME: &'static str = "sci";
     const ABOUT: &'static str =
@@ -110,39 +149,12 @@ impl Model for Sci {
                 let (std, std_status) = simulate_with_status(cfg, seed, false, progress)?;
                 let (iab, iab_status) = simulate_with_status(cfg, seed, true, progress)?;
                 let (ms, mi) = (metrics_of(&std, "_std"), metrics_of(&iab, "_iab"));
-                let mut m = Metrics {
-                    status: if std_status.is_ok() {
-                        iab_status
-                    } else {
-                        std_status
-                    },
-                    ..Metrics::default()
+                let mut m = compare_metrics(ms, mi, std.now() + iab.now())?;
+                m.status = if std_status.is_ok() {
+                    iab_status
+                } else {
+                    std_status
                 };
-                let r = mi.require("eta_iab")? / ms.require("eta_std")?;
-                let dr = mi.require("delay_mean_ns_iab")? / ms.require("delay_mean_ns_std")?;
-                m.push(
-                    "r",
-                    r,
-                    "",
-                    "eta_iab / eta_std (> 1: intelligent A/B aging moves more)",
-                );
-                m.push(
-                    "delay_ratio",
-                    dr,
-                    "",
-                    "delay_mean_iab / delay_mean_std (< 1: intelligent is faster)",
-                );
-                m.push(
-                    "cycles_simulated",
-                    (std.now() + iab.now()) as f64,
-                    "cycles",
-                    "cycles simulated by both runs",
-                );
-                m.scalars.extend(ms.scalars);
-                m.scalars.extend(mi.scalars);
-                m.tables = mi.tables;
-                m.notes
-                    .push("per_source table: intelligent transmitter".into());
                 Ok(m)
             }
         }

@@ -6,10 +6,9 @@
 mod common;
 
 use icn_sci::config::{GenerationEndKind, Pattern, SciConfig};
-use icn_sci::protocol::{Echo, Phase, Policy};
+use icn_sci::protocol::Policy;
 use icn_sci::ring::Event;
 use proptest::prelude::*;
-use std::collections::HashMap;
 
 /// Random configurations of up to `max_nodes` nodes measured for `measure` cycles.
 fn small_config(max_nodes: usize, measure: u64) -> impl Strategy<Value = (SciConfig, bool, u64)> {
@@ -78,86 +77,6 @@ fn small_config(max_nodes: usize, measure: u64) -> impl Strategy<Value = (SciCon
         )
 }
 
-/// Replays the event log and checks every send's life.
-fn check_log(events: &[Event]) -> Result<(), String> {
-    #[derive(Default)]
-    struct Life {
-        created: bool,
-        transmits: Vec<Phase>,
-        stripped: Vec<Echo>,
-        echoes: Vec<Echo>,
-    }
-    let mut lives: HashMap<u64, Life> = HashMap::new();
-    for e in events {
-        match *e {
-            Event::Created { seq, .. } => {
-                let l = lives.entry(seq).or_default();
-                if l.created {
-                    return Err(format!("send {seq} created twice"));
-                }
-                l.created = true;
-            }
-            Event::Transmit { seq, phase, .. } => {
-                let l = lives.entry(seq).or_default();
-                if l.transmits.len() != l.echoes.len() {
-                    return Err(format!(
-                        "send {seq} retransmitted before its echo came back"
-                    ));
-                }
-                let want = match l.echoes.last() {
-                    None => Phase::NoTry,
-                    Some(Echo::BusyA) => Phase::RetryA,
-                    Some(Echo::BusyB) => Phase::RetryB,
-                    Some(Echo::Done) => return Err(format!("send {seq} transmitted after DONE")),
-                };
-                if phase != want {
-                    return Err(format!(
-                        "send {seq} transmitted with {phase:?}, expected {want:?}"
-                    ));
-                }
-                l.transmits.push(phase);
-            }
-            Event::Stripped {
-                seq, echo, phase, ..
-            } => {
-                let l = lives.entry(seq).or_default();
-                if l.transmits.len() != l.stripped.len() + 1 || l.transmits.last() != Some(&phase) {
-                    return Err(format!(
-                        "send {seq} stripped without a matching transmission"
-                    ));
-                }
-                l.stripped.push(echo);
-            }
-            Event::EchoReceived { seq, echo, .. } => {
-                let l = lives.entry(seq).or_default();
-                if l.stripped.get(l.echoes.len()) != Some(&echo) {
-                    return Err(format!(
-                        "send {seq}: echo {echo:?} does not match what the target answered"
-                    ));
-                }
-                l.echoes.push(echo);
-            }
-            _ => {}
-        }
-    }
-    for (seq, l) in &lives {
-        let done = |v: &Vec<Echo>| v.iter().filter(|e| **e == Echo::Done).count();
-        if !l.created
-            || done(&l.stripped) != 1
-            || done(&l.echoes) != 1
-            || l.echoes.last() != Some(&Echo::Done)
-        {
-            return Err(format!(
-                "send {seq}: created {}, accepted {} times, DONE received {} times",
-                l.created,
-                done(&l.stripped),
-                done(&l.echoes)
-            ));
-        }
-    }
-    Ok(())
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -194,7 +113,7 @@ fn check_run(cfg: &SciConfig, intelligent: bool, seed: u64) -> Result<(), TestCa
             .filter(|e| matches!(e, Event::Created { .. }))
             .count() as u64;
         prop_assert_eq!(created_sends, sim.injected());
-        if let Err(e) = check_log(events) {
+        if let Err(e) = common::check_log(events) {
             return Err(TestCaseError::fail(e));
         }
     }

@@ -19,12 +19,17 @@
 //! * [`vcnet`]: the cycle-driven network of input-queued VC routers (BookSim2 `iq`);
 //! * [`vc_model`]: `model = "vc-router"` for the CLI.
 //!
+//! Both networks behind `icn_fabric::Fabric` ([`fabric`]), and the one open-loop
+//! load–latency experiment both models run on it ([`harness`]).
+//!
 //! [`bench`]: the standard speed workloads of both models (`icnlab bench xswitch vc-router`).
 
 pub mod alloc;
 pub mod bench;
+pub mod fabric;
 pub mod fifo;
 pub mod frame;
+pub mod harness;
 pub mod nia;
 pub mod outport;
 pub mod symbol;

@@ -94,6 +94,7 @@ impl Topology {
             "mesh" => grid(dims(arg)?, false),
             "torus" => grid(dims(arg)?, true),
             "star" if arg.is_empty() => star(),
+            "ccc" => return ccc(arg, spec),
             "tree" => tree(count(arg, 1, 6)?),
             "file" => {
                 let text = std::fs::read_to_string(arg)
@@ -102,7 +103,7 @@ impl Topology {
             }
             _ => {
                 return Err(bad(format!(
-                    "unknown `{spec}`: use ring:N, mesh:XxY, torus:XxY, star, tree:D or file:PATH"
+                    "unknown `{spec}`: use ring:N, mesh:XxY, torus:XxY, star, tree:D, ccc:H,K or file:PATH"
                 )));
             }
         };
@@ -375,6 +376,51 @@ fn tree(depth: usize) -> Topology {
     t
 }
 
+/// CCC(h,k) of X-Switches: one switch per CCC node, its F/B/L links on ports A/B/C and its
+/// X-NIA on port E (CCC has degree 3, so the 5-port switch fits it with a port to spare);
+/// shortest-path source routes. Built from `icn-topo`'s CCC graph through the graph-file
+/// format, so both crates agree on the node numbering (`(c,p)` is node `c·h + p`).
+fn ccc(arg: &str, spec: &str) -> Result<Topology, Invalid> {
+    let (h, k) = arg
+        .split_once(',')
+        .and_then(|(h, k)| {
+            Some((
+                h.trim().parse::<usize>().ok()?,
+                k.trim().parse::<u32>().ok()?,
+            ))
+        })
+        .filter(|&(h, k)| (3..=12).contains(&h) && (1..=12).contains(&k) && h >= k as usize)
+        .ok_or_else(|| {
+            Invalid::range(
+                "topology",
+                "ccc:H,K with 3 ≤ H ≤ 12, 1 ≤ K ≤ H, K ≤ 12",
+                spec,
+            )
+        })?;
+    let g = icn_topo::build::ccc(h, k).map_err(|e| bad(e.to_string()))?;
+    let port = |p: icn_topo::Port| match p {
+        icn_topo::Port::F => Ok('A'),
+        icn_topo::Port::B => Ok('B'),
+        icn_topo::Port::L => Ok('C'),
+        other => Err(bad(format!("unexpected CCC port {other}"))),
+    };
+    let mut text = format!("switches {}\n", g.len());
+    for v in 0..g.len() {
+        for l in g.links(v) {
+            if v < l.to || (v == l.to && l.port < l.arrives_on) {
+                text.push_str(&format!(
+                    "link s{v}.{} s{}.{}\n",
+                    port(l.port)?,
+                    l.to,
+                    port(l.arrives_on)?
+                ));
+            }
+        }
+        text.push_str(&format!("link s{v}.E n{v}\n"));
+    }
+    parse_graph(&text)
+}
+
 /// Parses a graph file:
 ///
 /// ```text
@@ -560,5 +606,22 @@ mod tests {
                 .message
                 .contains("unknown")
         );
+    }
+
+    /// CCC(3,3): 24 switches of degree 3 plus an NIA each; every route reaches its
+    /// destination and none is longer than the CCC's diameter (6 for CCC(3,3)).
+    #[test]
+    fn ccc_of_x_switches_routes_every_pair() {
+        let t = Topology::from_spec("ccc:3,3").unwrap();
+        assert_eq!((t.switches, t.nias()), (24, 24));
+        let g = icn_topo::build::ccc(3, 3).unwrap();
+        let diameter = icn_topo::paths::diameter(&g) as usize;
+        for a in 0..24 {
+            for b in 0..24 {
+                assert_eq!(t.walk(a, t.route(a, b)).unwrap(), b);
+                assert!(t.route(a, b).len() <= diameter + 1, "{a}->{b}");
+            }
+        }
+        assert_eq!(Topology::from_spec("ccc:2,3").unwrap_err().key, "topology");
     }
 }

@@ -8,13 +8,13 @@
 //! `injection_rate_uses_flits = 1`); sizes are in flits (BookSim `packet_size`).
 
 use crate::alloc::AllocKind;
+use crate::fabric::VcFabric;
+use crate::harness::{self, OpenLoop};
 use crate::topology::Topology;
-use crate::traffic::{self, Sizes, Source, TrafficConfig, Workload};
-use crate::vcnet::{PacketDone, VcNet, VcObserver, VcParams};
+use crate::traffic::{self, Sizes, TrafficConfig};
+use crate::vcnet::VcParams;
 pub use crate::xswitch_model::OnDeadlock;
-use icn_engine::rng::stream;
-use icn_engine::stats::{Histogram, Summary, jain_fairness};
-use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
+use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress};
 use serde::{Deserialize, Serialize};
 
 pub struct VcRouter;
@@ -126,30 +126,8 @@ impl VcRouterConfig {
     }
 }
 
-const MAX_SIZE: u32 = 65_536;
-
-struct Stats {
-    window: (u64, u64),
-    latency: Histogram,
-    per_source_latency: Vec<Summary>,
-    accepted: Vec<u64>,
-    offered: Vec<u64>,
-    outstanding: u64,
-}
-
-impl VcObserver for Stats {
-    fn delivered(&mut self, now: u64, p: &PacketDone) {
-        let (a, b) = self.window;
-        if (a..b).contains(&now) {
-            self.accepted[p.src] += u64::from(p.len);
-        }
-        if (a..b).contains(&p.created) {
-            self.latency.add(now - p.created);
-            self.per_source_latency[p.src].add((now - p.created) as f64);
-            self.outstanding -= 1;
-        }
-    }
-}
+/// Largest packet (flits).
+pub const MAX_SIZE: u32 = 65_536;
 
 impl Model for VcRouter {
     const NAME: &'static str = "vc-router";
@@ -188,193 +166,22 @@ impl Model for VcRouter {
         progress: &dyn Progress,
     ) -> Result<Metrics, ModelError> {
         let cfg = &point.cfg;
-        let topo = &point.topo;
-        let grid = topo.grid.expect("checked");
-        let n = topo.nias();
-        let trace = &point.trace;
-        let workload = Workload::new(&cfg.traffic, n, topo.grid, cfg.sizes());
-        let rate = cfg.load / cfg.sizes().mean();
-        let is_trace = cfg.traffic.pattern == traffic::Pattern::Trace;
-        let mut sources: Vec<Source> = (0..n)
-            .map(|s| {
-                Source::new(
-                    s,
-                    rate,
-                    stream(seed, s as u64),
-                    is_trace.then_some(&trace[..]),
-                )
-            })
-            .collect();
-        let mut next_at: Vec<u64> = sources.iter().map(|src| src.next).collect();
-        let mut net = VcNet::new(grid, cfg.params())?;
-        let end = cfg.warmup + cfg.measure;
-        let mut st = Stats {
-            window: (cfg.warmup, end),
-            latency: Histogram::default(),
-            per_source_latency: vec![Summary::default(); n],
-            accepted: vec![0; n],
-            offered: vec![0; n],
-            outstanding: 0,
+        let grid = point.topo.grid.expect("checked in prepare");
+        // Sizes are flits here: one "byte" of the fabric interface is one flit.
+        let mut fabric = VcFabric::new(grid, cfg.params(), 1, 1, MAX_SIZE)?;
+        let w = OpenLoop {
+            load: cfg.load,
+            sizes: cfg.sizes(),
+            traffic: &cfg.traffic,
+            trace: &point.trace,
+            grid: Some(grid),
+            warmup: cfg.warmup,
+            measure: cfg.measure,
+            drain: cfg.drain,
+            on_deadlock: cfg.on_deadlock,
         };
-        while net.now < end + cfg.drain {
-            let now = net.now;
-            if now >= end && st.outstanding == 0 {
-                break;
-            }
-            net.measuring = (cfg.warmup..end).contains(&now);
-            for s in 0..n {
-                // `next_at` mirrors the sources' `next` in one small array: reading it from
-                // each 100-byte `Source` cost a cache miss per source and cycle.
-                if next_at[s] > now {
-                    continue;
-                }
-                let src = &mut sources[s];
-                while src.next <= now {
-                    let a = src.arrive(&workload);
-                    net.enqueue(s, a.dst, a.size);
-                    if net.measuring {
-                        st.offered[s] += u64::from(a.size);
-                        st.outstanding += 1;
-                    }
-                }
-                next_at[s] = src.next;
-            }
-            match net.step(&mut st) {
-                Err(ModelError::Failed(why))
-                    if net.deadlocked && cfg.on_deadlock == OnDeadlock::Report =>
-                {
-                    let mut m = report(cfg, &net, &st, n);
-                    m.notes.push(why);
-                    return Ok(m);
-                }
-                other => other?,
-            }
-            if now % 4096 == 4095 && now < end {
-                progress.advance(4096);
-            }
-        }
-        Ok(report(cfg, &net, &st, n))
+        harness::run(&mut fabric, &w, seed, progress, |_, _, _| {})
     }
-}
-
-fn report(cfg: &VcRouterConfig, net: &VcNet, st: &Stats, n: usize) -> Metrics {
-    let m = cfg.measure as f64;
-    let nf = n as f64;
-    let mut out = Metrics::default();
-    out.push(
-        "latency_mean",
-        st.latency.mean(),
-        "cycles",
-        "packet creation → tail arrival",
-    );
-    out.push(
-        "latency_p50",
-        st.latency.quantile(0.5),
-        "cycles",
-        "median packet latency",
-    );
-    out.push(
-        "latency_p99",
-        st.latency.quantile(0.99),
-        "cycles",
-        "99th percentile packet latency",
-    );
-    out.push(
-        "latency_max",
-        st.latency.max(),
-        "cycles",
-        "largest packet latency",
-    );
-    let offered: u64 = st.offered.iter().sum();
-    let accepted: u64 = st.accepted.iter().sum();
-    out.push(
-        "offered",
-        offered as f64 / (nf * m),
-        "flits/node/cycle",
-        "flits created per node per cycle",
-    );
-    out.push(
-        "accepted",
-        accepted as f64 / (nf * m),
-        "flits/node/cycle",
-        "flits delivered per node per cycle",
-    );
-    let links: Vec<f64> = net
-        .inter_router_channels()
-        .map(|c| net.busy(c) as f64 / m)
-        .collect();
-    let mean = links.iter().sum::<f64>() / links.len().max(1) as f64;
-    out.push(
-        "link_util_mean",
-        mean,
-        "",
-        "router-to-router channel busy fraction, mean",
-    );
-    out.push(
-        "link_util_max",
-        links.iter().copied().fold(f64::NAN, f64::max),
-        "",
-        "busiest router-to-router channel",
-    );
-    let per_source: Vec<f64> = st.accepted.iter().map(|&b| b as f64 / m).collect();
-    out.push(
-        "jain_fairness",
-        jain_fairness(&per_source),
-        "",
-        "Jain index of accepted throughput per source",
-    );
-    out.push(
-        "unfinished",
-        st.outstanding as f64,
-        "packets",
-        "measured packets not delivered by the end of the drain",
-    );
-    out.push(
-        "deadlocked",
-        f64::from(u8::from(net.deadlocked)),
-        "",
-        "1 when the watchdog stopped the run (on_deadlock = \"report\")",
-    );
-    out.push(
-        "cycles_simulated",
-        net.now as f64,
-        "cycles",
-        "clock cycles simulated (warm-up, window and drain), for speed figures",
-    );
-    out.tables.push(Table {
-        name: "links".into(),
-        columns: ["router", "port", "utilisation"].map(String::from).to_vec(),
-        rows: net
-            .inter_router_channels()
-            .map(|ch| vec![(ch / 5) as f64, (ch % 5) as f64, net.busy(ch) as f64 / m])
-            .collect(),
-        ci95: vec![],
-    });
-    out.tables.push(Table {
-        name: "per_source".into(),
-        columns: ["source", "offered", "accepted", "latency_mean"]
-            .map(String::from)
-            .to_vec(),
-        rows: (0..n)
-            .map(|s| {
-                let lat = &st.per_source_latency[s];
-                vec![
-                    s as f64,
-                    st.offered[s] as f64 / m,
-                    st.accepted[s] as f64 / m,
-                    if lat.count == 0 { f64::NAN } else { lat.mean },
-                ]
-            })
-            .collect(),
-        ci95: vec![],
-    });
-    if st.outstanding > 0 && !net.deadlocked {
-        out.notes.push(format!(
-            "{} measured packets were still undelivered after {} drain cycles: the load is past saturation",
-            st.outstanding, cfg.drain
-        ));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -109,6 +109,8 @@ pub struct PacketDone {
     pub dst: usize,
     pub len: u32,
     pub created: u64,
+    /// The injector's identifier ([`VcNet::enqueue_tagged`]), 0 for [`VcNet::enqueue`].
+    pub tag: u64,
 }
 
 pub trait VcObserver {
@@ -395,11 +397,17 @@ impl VcNet {
 
     /// Creates a packet of `len` flits at source `src` now.
     pub fn enqueue(&mut self, src: usize, dst: usize, len: u32) {
+        self.enqueue_tagged(src, dst, len, 0);
+    }
+
+    /// As [`VcNet::enqueue`], with an identifier returned in the [`PacketDone`].
+    pub fn enqueue_tagged(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
         let info = PacketDone {
             src,
             dst,
             len,
             created: self.now,
+            tag,
         };
         let id = match self.free.pop() {
             Some(id) => {

@@ -9,16 +9,14 @@
 //! keeps the traffic going until they are all delivered (or `drain` cycles pass, in which
 //! case the point is past saturation and `unfinished` says how many were not delivered).
 
+use crate::fabric::XSwitchFabric;
 use crate::frame::Check;
-use crate::nia::{Delivered, Started};
+use crate::harness::{self, OpenLoop};
 use crate::topology::Topology;
-use crate::traffic::{self, Sizes, Source, TrafficConfig, Workload};
-use crate::xnet::{NetParams, Network, Observer};
-use icn_engine::rng::stream;
-use icn_engine::stats::{Histogram, Summary, jain_fairness};
+use crate::traffic::{self, Sizes, TrafficConfig};
+use crate::xnet::{NetParams, Network};
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 pub struct XSwitch;
 
@@ -121,49 +119,13 @@ impl XSwitchConfig {
     }
 }
 
-const MAX_SIZE: u32 = 1 << 20;
+/// Largest message (bytes).
+pub const MAX_SIZE: u32 = 1 << 20;
 
-/// Per-run statistics fed by the network's frame events.
-struct Stats {
-    n: usize,
-    window: (u64, u64),
-    /// Per (src, dst): (sequence of a message's last frame, creation cycle), in order.
-    pending: Vec<VecDeque<(u32, u64)>>,
-    latency: Histogram,
-    per_source_latency: Vec<Summary>,
-    accepted: Vec<u64>,
-    offered: Vec<u64>,
-    outstanding: u64,
-}
-
-impl Stats {
-    fn measured(&self, created: u64) -> bool {
-        (self.window.0..self.window.1).contains(&created)
-    }
-}
-
-impl Observer for Stats {
-    fn started(&mut self, _now: u64, src: usize, f: &Started) {
-        if let Some(created) = f.last_of {
-            self.pending[src * self.n + f.dst].push_back((f.seq, created));
-        }
-    }
-
-    fn delivered(&mut self, now: u64, dst: usize, f: &Delivered) {
-        if (self.window.0..self.window.1).contains(&now) {
-            self.accepted[f.src] += u64::from(f.bytes);
-        }
-        let q = &mut self.pending[f.src * self.n + dst];
-        if q.front().is_some_and(|&(seq, _)| seq == f.seq) {
-            let (_, created) = q.pop_front().expect("checked");
-            if self.measured(created) {
-                self.latency.add(now - created);
-                self.per_source_latency[f.src].add((now - created) as f64);
-                self.outstanding -= 1;
-            }
-        }
-    }
-}
+/// Length of one X-Switch cycle on the fabric time base. The symbol-level model has no
+/// clock of its own; the cluster simulator sets a real one. Here cycles are reported as
+/// cycles, so any value gives the same results.
+const CYCLE_PS: u64 = 1;
 
 impl Model for XSwitch {
     const NAME: &'static str = "xswitch";
@@ -208,67 +170,22 @@ impl Model for XSwitch {
         progress: &dyn Progress,
     ) -> Result<Metrics, ModelError> {
         let cfg = &point.cfg;
-        let topo = point.topo.clone();
-        let n = topo.nias();
-        let trace = &point.trace;
-        let workload = Workload::new(&cfg.traffic, n, topo.grid, cfg.sizes());
-        let rate = cfg.load / cfg.sizes().mean();
-        let is_trace = cfg.traffic.pattern == traffic::Pattern::Trace;
-        let mut sources: Vec<Source> = (0..n)
-            .map(|s| {
-                Source::new(
-                    s,
-                    rate,
-                    stream(seed, s as u64),
-                    is_trace.then_some(&trace[..]),
-                )
-            })
-            .collect();
-        let mut net = Network::new(topo, cfg.params())?;
-        net.grant_log = point.traced.map(|o| (o, Vec::new()));
-        let end = cfg.warmup + cfg.measure;
-        let mut st = Stats {
-            n,
-            window: (cfg.warmup, end),
-            pending: vec![VecDeque::new(); n * n],
-            latency: Histogram::default(),
-            per_source_latency: vec![Summary::default(); n],
-            accepted: vec![0; n],
-            offered: vec![0; n],
-            outstanding: 0,
+        let mut fabric = XSwitchFabric::new(point.topo.clone(), cfg.params(), CYCLE_PS)?;
+        fabric.net.grant_log = point.traced.map(|o| (o, Vec::new()));
+        let w = OpenLoop {
+            load: cfg.load,
+            sizes: cfg.sizes(),
+            traffic: &cfg.traffic,
+            trace: &point.trace,
+            grid: point.topo.grid,
+            warmup: cfg.warmup,
+            measure: cfg.measure,
+            drain: cfg.drain,
+            on_deadlock: cfg.on_deadlock,
         };
-        let hard_end = end + cfg.drain;
-        while net.now < hard_end {
-            let now = net.now;
-            if now >= end && st.outstanding == 0 {
-                break;
-            }
-            net.measuring = (cfg.warmup..end).contains(&now);
-            for (s, src) in sources.iter_mut().enumerate() {
-                while src.next <= now {
-                    let a = src.arrive(&workload);
-                    net.nias[s].submit(a.dst, a.size, now);
-                    if st.measured(now) {
-                        st.offered[s] += u64::from(a.size);
-                        st.outstanding += 1;
-                    }
-                }
-            }
-            match net.step(&mut st) {
-                Err(ModelError::Failed(why))
-                    if net.deadlocked && cfg.on_deadlock == OnDeadlock::Report =>
-                {
-                    let mut m = report(cfg, &net, &st);
-                    m.notes.push(why);
-                    return Ok(m);
-                }
-                other => other?,
-            }
-            if now % 4096 == 4095 && now < end {
-                progress.advance(4096);
-            }
-        }
-        Ok(report(cfg, &net, &st))
+        harness::run(&mut fabric, &w, seed, progress, |f, m, out| {
+            switch_metrics(&f.net, m, out)
+        })
     }
 }
 
@@ -303,73 +220,9 @@ fn trace_port(cfg: &XSwitchConfig, topo: &Topology) -> Result<Option<usize>, Inv
     Ok(Some(o))
 }
 
-fn report(cfg: &XSwitchConfig, net: &Network, st: &Stats) -> Metrics {
-    let n = st.n as f64;
-    let m = cfg.measure as f64;
+/// The X-Switch's own metrics beside the harness's: flow control and output-port waits.
+fn switch_metrics(net: &Network, m: f64, out: &mut Metrics) {
     let c = &net.counters;
-    let mut out = Metrics::default();
-    out.push(
-        "latency_mean",
-        st.latency.mean(),
-        "cycles",
-        "message creation → last EOF accepted",
-    );
-    out.push(
-        "latency_p50",
-        st.latency.quantile(0.5),
-        "cycles",
-        "median message latency",
-    );
-    out.push(
-        "latency_p99",
-        st.latency.quantile(0.99),
-        "cycles",
-        "99th percentile message latency",
-    );
-    out.push(
-        "latency_max",
-        st.latency.max(),
-        "cycles",
-        "largest message latency",
-    );
-    let offered: u64 = st.offered.iter().sum();
-    let accepted: u64 = st.accepted.iter().sum();
-    out.push(
-        "offered",
-        offered as f64 / (n * m),
-        "B/node/cycle",
-        "payload bytes created per node per cycle",
-    );
-    out.push(
-        "accepted",
-        accepted as f64 / (n * m),
-        "B/node/cycle",
-        "payload bytes accepted per node per cycle",
-    );
-    let links: Vec<f64> = net
-        .inter_switch_channels()
-        .map(|ch| c.busy[ch] as f64 / m)
-        .collect();
-    let mean = links.iter().sum::<f64>() / links.len().max(1) as f64;
-    out.push(
-        "link_util_mean",
-        if links.is_empty() { f64::NAN } else { mean },
-        "",
-        "switch-to-switch channel busy fraction, mean",
-    );
-    out.push(
-        "link_util_max",
-        links.iter().copied().fold(f64::NAN, f64::max),
-        "",
-        "busiest switch-to-switch channel",
-    );
-    let per_source: Vec<f64> = st.accepted.iter().map(|&b| b as f64 / m).collect();
-    out.push(
-        "jain_fairness",
-        jain_fairness(&per_source),
-        "",
-        "Jain index of accepted throughput per source",
-    );
     out.push(
         "stops",
         c.stops as f64,
@@ -389,51 +242,6 @@ fn report(cfg: &XSwitchConfig, net: &Network, st: &Stats) -> Metrics {
         "",
         "output-port time in Wait states",
     );
-    out.push(
-        "unfinished",
-        st.outstanding as f64,
-        "messages",
-        "measured messages not delivered by the end of the drain",
-    );
-    out.push(
-        "deadlocked",
-        f64::from(u8::from(net.deadlocked)),
-        "",
-        "1 when the watchdog stopped the run (on_deadlock = \"report\")",
-    );
-    out.push(
-        "cycles_simulated",
-        net.now as f64,
-        "cycles",
-        "clock cycles simulated (warm-up, window and drain), for speed figures",
-    );
-    out.tables.push(Table {
-        name: "links".into(),
-        columns: ["switch", "port", "utilisation"].map(String::from).to_vec(),
-        rows: net
-            .inter_switch_channels()
-            .map(|ch| vec![(ch / 5) as f64, (ch % 5) as f64, c.busy[ch] as f64 / m])
-            .collect(),
-        ci95: vec![],
-    });
-    out.tables.push(Table {
-        name: "per_source".into(),
-        columns: ["source", "offered", "accepted", "latency_mean"]
-            .map(String::from)
-            .to_vec(),
-        rows: (0..st.n)
-            .map(|s| {
-                let lat = &st.per_source_latency[s];
-                vec![
-                    s as f64,
-                    st.offered[s] as f64 / m,
-                    st.accepted[s] as f64 / m,
-                    if lat.count == 0 { f64::NAN } else { lat.mean },
-                ]
-            })
-            .collect(),
-        ci95: vec![],
-    });
     if let Some((_, log)) = &net.grant_log {
         out.tables.push(Table {
             name: "grants".into(),
@@ -446,13 +254,6 @@ fn report(cfg: &XSwitchConfig, net: &Network, st: &Stats) -> Metrics {
             ci95: vec![],
         });
     }
-    if st.outstanding > 0 && !net.deadlocked {
-        out.notes.push(format!(
-            "{} measured messages were still undelivered after {} drain cycles: the load is past saturation",
-            st.outstanding, cfg.drain
-        ));
-    }
-    out
 }
 
 #[cfg(test)]

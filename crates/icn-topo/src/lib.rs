@@ -13,15 +13,29 @@
 //! Modules: [`graph`] (the type), [`build`] (regular topologies), [`edgelist`] (graphs from
 //! files), [`spec`] (`"ccc:4,3"`-style specifications), [`paths`] (BFS, eccentricity,
 //! diameter, shortest paths), [`layout`] (2-D drawing positions).
+//!
+//! **Switch networks** for network simulators, separate from the graphs because a router has
+//! numbered ports and terminals hang off some of them: [`network`] (the [`Network`] type and
+//! its families — k-ary n-cube, ring, k-ary n-tree, dragonfly, flattened butterfly,
+//! hypercube, any [`Graph`] — and `"dragonfly:4"`-style specifications), [`routing`] (per-hop
+//! routing functions giving output port and VC class: dimension order with datelines, up/down,
+//! dragonfly minimal/Valiant/UGAL, up*/down* on any network), [`cdg`] (the channel-dependency-graph deadlock check of a
+//! routing function and its VC classes), [`traffic`] (destination patterns).
 
 pub mod build;
+pub mod cdg;
 pub mod edgelist;
 pub mod graph;
 pub mod layout;
+pub mod network;
 pub mod paths;
+pub mod routing;
 pub mod spec;
+pub mod traffic;
 
 pub use graph::{Graph, Kind, Link, NodeId, Port};
+pub use network::spec::{default_routing, parse_network_spec, routing_for};
+pub use network::{Arrangement, End, Network, PortId, RouterId, Shape, TerminalId};
 pub use spec::parse_graph_spec;
 
 /// Why a topology could not be built. Every variant says what was wrong and what is allowed.

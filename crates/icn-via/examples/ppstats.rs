@@ -15,10 +15,12 @@ fn main() -> Result<()> {
     let size: u32 = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(8);
     let url = format!("shm:///icnlab-ppstats/{}", std::process::id());
     let (tx, rx) = std::sync::mpsc::channel();
-    let rel = Reliability::ReliableDelivery;
+    let cfg = icn_via::bench::BenchConfig::default();
     let srv = std::thread::spawn(move || -> Result<()> {
         pin_to_cpu(1);
-        let ep = Endpoint::accept(&url, rel, |a| tx.send(a.to_string()).unwrap())?;
+        let ep = Endpoint::accept(&url, &icn_via::bench::BenchConfig::default(), |a| {
+            tx.send(a.to_string()).unwrap()
+        })?;
         let buf = ep.nic.register_mem(4096, MemAttributes::local(ep.ptag))?;
         let seg = || [Segment::new(buf.handle(), 0, size)];
         // as in bench::pingpong: two receives deep, re-posted after the send
@@ -37,7 +39,7 @@ fn main() -> Result<()> {
     });
     let addr = rx.recv().unwrap();
     pin_to_cpu(0);
-    let ep = Endpoint::connect(&addr, rel)?;
+    let ep = Endpoint::connect(&addr, &cfg)?;
     let buf = ep.nic.register_mem(4096, MemAttributes::local(ep.ptag))?;
     let seg = || [Segment::new(buf.handle(), 0, size)];
     let mut t = Vec::with_capacity(n);

@@ -15,12 +15,14 @@ fn main() -> Result<()> {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
     let url = format!("shm:///icnlab-swcost/{}", std::process::id());
-    let rel = Reliability::ReliableDelivery;
+    let cfg = icn_via::bench::BenchConfig::default();
     let (tx, rx) = std::sync::mpsc::channel();
     let srv = std::thread::spawn(move || {
-        Endpoint::accept(&url, rel, |a| tx.send(a.to_string()).unwrap())
+        Endpoint::accept(&url, &icn_via::bench::BenchConfig::default(), |a| {
+            tx.send(a.to_string()).unwrap()
+        })
     });
-    let a = Endpoint::connect(&rx.recv().unwrap(), rel)?;
+    let a = Endpoint::connect(&rx.recv().unwrap(), &cfg)?;
     let b = srv.join().unwrap()?;
     let abuf = a.nic.register_mem(64, MemAttributes::local(a.ptag))?;
     let bbuf = b.nic.register_mem(64, MemAttributes::local(b.ptag))?;

@@ -1,11 +1,16 @@
 //! Attributes of NICs, VIs and registered memory (`VIP_NIC_ATTRIBUTES`, `VIP_VI_ATTRIBUTES`,
 //! `VIP_MEM_ATTRIBUTES`).
 
+use std::time::Duration;
+
 use crate::error::{Result, ViaError};
 
-/// Largest payload one descriptor may move (the NIC's `MaxTransferSize`). 8 MiB covers the
-/// benchmarks' 4 MiB top size with room to spare, and bounds what a peer can make us expect.
-pub const MAX_TRANSFER_SIZE: u32 = 8 << 20;
+/// Largest payload one descriptor may move (the NIC's `MaxTransferSize`): 1 GiB, the largest
+/// region one registration may cover ([`MAX_REGISTER_SIZE`]), on both providers. A VI's
+/// `max_transfer_size` may lower it; connecting VIs agree on the smaller of the two. Nothing
+/// is allocated by a frame's length (payloads go straight into registered memory or are
+/// read through a fixed scratch buffer), so a peer cannot make us allocate this much.
+pub const MAX_TRANSFER_SIZE: u32 = 1 << 30;
 /// Most data segments in one descriptor (`MaxSegmentsPerDesc`).
 pub const MAX_SEGMENTS: usize = 16;
 /// Deepest work queue (`MaxDescriptorsPerQueue`).
@@ -101,6 +106,18 @@ pub struct ViAttributes {
     pub enable_rdma_read: bool,
     /// Deepest send or receive queue.
     pub queue_depth: usize,
+    /// How long a wait on a polling link (`shm`) polls before it yields the CPU and then
+    /// blocks; 0 never spins. Ignored on `tcp`, whose waits block in the kernel at once. See
+    /// [`crate::link::backoff`] for the whole policy (a peer on the waiter's own CPU is never
+    /// spun for). At most [`crate::link::backoff::MAX_SPIN`].
+    pub spin: Duration,
+    /// Sends and RDMA writes of at least this many bytes move by cross-memory attach on
+    /// `shm` (one copy, by the receiver, straight from the sender's registered memory;
+    /// [`crate::link::cma`]) when the VI is reliable and the peer can read us; 0 (the
+    /// default) never. Off by default because on the machine it was measured on the kernel's
+    /// `process_vm_readv` copies at a fifth of `memcpy`'s speed and the two-copy ring path is
+    /// faster at every size (docs/via.md); on machines where it is not, turn it on.
+    pub cma_min: u32,
 }
 
 impl ViAttributes {
@@ -113,6 +130,8 @@ impl ViAttributes {
             enable_rdma_write: true,
             enable_rdma_read: true,
             queue_depth: 1024,
+            spin: crate::link::backoff::DEFAULT_SPIN,
+            cma_min: 0,
         }
     }
 
@@ -128,6 +147,13 @@ impl ViAttributes {
             return Err(ViaError::InvalidParameter(format!(
                 "queue_depth must be in 1..={MAX_QUEUE_DEPTH}, got {}",
                 self.queue_depth
+            )));
+        }
+        if self.spin > crate::link::backoff::MAX_SPIN {
+            return Err(ViaError::InvalidParameter(format!(
+                "spin must be at most {:?}, got {:?}",
+                crate::link::backoff::MAX_SPIN,
+                self.spin
             )));
         }
         Ok(())
@@ -183,5 +209,10 @@ mod tests {
                 .to_string()
                 .contains("queue_depth")
         );
+        a.queue_depth = 1;
+        a.spin = crate::link::backoff::MAX_SPIN;
+        assert!(a.validate().is_ok());
+        a.spin += Duration::from_nanos(1);
+        assert!(a.validate().unwrap_err().to_string().contains("spin"));
     }
 }

@@ -47,9 +47,25 @@ pub enum ViaError {
     /// The VI is not in a state that allows the call (e.g. post on an idle VI).
     #[error("invalid state: {0}")]
     InvalidState(String),
-    /// The provider's transport failed in a way the VIA model has no name for.
+    /// The provider's transport failed in a way the VIA model has no name for. The OS error
+    /// is part of the message, not a separate `source()`: reporters that print the chain
+    /// would otherwise print it twice.
     #[error("provider I/O error: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
+}
+
+impl From<io::Error> for ViaError {
+    fn from(e: io::Error) -> Self {
+        ViaError::Io(e)
+    }
+}
+
+impl ViaError {
+    /// An OS error on `endpoint` (a URL or shm name) while doing `what`: the message names
+    /// both, so a user knows which address is taken or unreachable.
+    pub fn at(endpoint: &str, what: &str, e: io::Error) -> Self {
+        ViaError::Io(io::Error::new(e.kind(), format!("{endpoint}: {what}: {e}")))
+    }
 }
 
 /// Shorthand for results of VIA calls.

@@ -12,7 +12,7 @@
 //! |---|---|---|
 //! | 0 | 2 | magic `0x5649` ("VI") |
 //! | 2 | 1 | kind |
-//! | 3 | 1 | flags: bit 0 immediate present, bit 1 ack field valid |
+//! | 3 | 1 | flags: bit 0 immediate present, bit 1 ack field valid, bit 2 payload by cross-memory attach (the stream carries its 8-byte source address instead; `shm` only, `len` ≥ 1) |
 //! | 4 | 4 | seq |
 //! | 8 | 4 | payload length |
 //! | 12 | 4 | immediate data |
@@ -60,6 +60,9 @@ pub fn payload_pad(frame_start: u64, align: u64) -> usize {
 pub const MAGIC: u16 = 0x5649;
 pub const FLAG_IMM: u8 = 1;
 pub const FLAG_ACK: u8 = 2;
+/// The payload is not in the stream: the 8 bytes after the prefix are its address in the
+/// sender's memory, to be read by cross-memory attach ([`crate::link::cma`]).
+pub const FLAG_CMA: u8 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -143,6 +146,20 @@ impl Header {
         }
     }
 
+    /// True if the payload moves by cross-memory attach ([`FLAG_CMA`]).
+    pub fn by_cma(&self) -> bool {
+        self.flags & FLAG_CMA != 0
+    }
+    /// Payload bytes of this frame in the stream: `len`, or the source address's 8 bytes
+    /// for a cross-memory-attach frame.
+    pub fn wire_len(&self) -> usize {
+        if self.by_cma() {
+            crate::link::cma::DESC_LEN
+        } else {
+            self.len as usize
+        }
+    }
+
     /// Immediate data, if the flag says it is present.
     pub fn immediate(&self) -> Option<u32> {
         (self.flags & FLAG_IMM != 0).then_some(self.imm)
@@ -202,7 +219,7 @@ impl Header {
             aux: u32_at(28),
         };
         let allowed_flags = match kind {
-            Kind::Send | Kind::RdmaWrite => FLAG_IMM | FLAG_ACK,
+            Kind::Send | Kind::RdmaWrite => FLAG_IMM | FLAG_ACK | FLAG_CMA,
             Kind::Ack | Kind::ReadReq => FLAG_ACK,
             _ => 0,
         };
@@ -225,6 +242,7 @@ impl Header {
             }
             Kind::ReadReq => h.aux <= MAX_TRANSFER_SIZE,
             Kind::ReadResp => status_ok(h.aux) && (h.aux == 0 || h.len == 0),
+            Kind::Send | Kind::RdmaWrite => h.flags & FLAG_CMA == 0 || h.len > 0,
             Kind::Nak => status_ok(h.aux) && h.aux != 0,
             _ => true,
         };
@@ -347,12 +365,32 @@ mod tests {
         assert_eq!(
             Header::decode(
                 &Header {
-                    flags: 4,
+                    flags: 8,
                     ..send(0)
                 }
                 .encode()
             ),
-            Err(FrameError::Flags(4))
+            Err(FrameError::Flags(8))
+        );
+        // cross-memory attach: sends and RDMA writes only, never empty; 8 bytes in the stream
+        let cma = Header {
+            flags: FLAG_CMA,
+            ..send(1 << 20)
+        };
+        assert_eq!(Header::decode(&cma.encode()), Ok(cma));
+        assert_eq!((cma.wire_len(), send(1 << 20).wire_len()), (8, 1 << 20));
+        assert_eq!(
+            Header::decode(&Header { len: 0, ..cma }.encode()),
+            Err(FrameError::Field)
+        );
+        let cma_resp = Header {
+            flags: FLAG_CMA,
+            len: 8,
+            ..Header::new(Kind::ReadResp)
+        };
+        assert_eq!(
+            Header::decode(&cma_resp.encode()),
+            Err(FrameError::Flags(FLAG_CMA))
         );
         let ack_no_flag = Header::new(Kind::Ack);
         assert_eq!(

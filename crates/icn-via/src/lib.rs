@@ -22,6 +22,7 @@
 //! | [`Nic::attributes`] | `VipQueryNic` | `ibv_query_device` | `fi_getinfo` |
 //! | [`Nic::create_ptag`] / drop | `VipCreatePtag` / `VipDestroyPtag` | `ibv_alloc_pd` / `ibv_dealloc_pd` | `fi_domain` |
 //! | [`Nic::register_mem`] / drop of [`MemRegion`] | `VipRegisterMem` / `VipDeregisterMem` | `ibv_reg_mr` / `ibv_dereg_mr` | `fi_mr_reg` / `fi_close` |
+//! | [`Nic::register_user_mem`] ([`UserRegion`], the caller's own buffer for a scope) | `VipRegisterMem` on user memory | `ibv_reg_mr` on an application buffer | `fi_mr_reg` on an application buffer |
 //! | [`MemRegion::attributes`] | `VipQueryMem` | (`ibv_mr` fields) | `fi_mr_desc`/`fi_mr_key` |
 //! | [`MemAttributes`] `enable_rdma_*` | `VIP_MEM_ATTRIBUTES.EnableRdma*` | `IBV_ACCESS_REMOTE_WRITE/READ` | `FI_REMOTE_WRITE/READ` |
 //! | [`MemHandle`] | `VIP_MEM_HANDLE` | lkey / rkey | `fi_mr_key` |
@@ -57,7 +58,9 @@
 //! * providers: [`provider`] (URLs, listening, dialing), [`link`] (`tcp`, `shm` + its `ring`);
 //! * [`bench`]: pingpong and window programs and raw socket baselines.
 
-// `unsafe` is allowed only in the shared-memory ring and its mapping (`ring`, `link::shm`).
+// `unsafe` is allowed only in the shared-memory ring and its mapping (`ring`, `link::shm`),
+// the single-copy path (`link::cma`), and the caller's memory lent to a registration
+// (`user_mem`).
 #![deny(unsafe_code)]
 
 pub mod attrs;
@@ -75,6 +78,7 @@ pub mod provider;
 pub mod ring;
 pub mod rx_rules;
 pub mod tracker;
+mod user_mem;
 pub mod vi_state;
 mod wire;
 
@@ -82,6 +86,6 @@ pub use attrs::{MemAttributes, NicAttributes, Ptag, Reliability, ViAttributes};
 pub use cq::{CompletionQueue, ViId, WorkQueue};
 pub use descriptor::{CompletedOp, Completion, Descriptor, Op, RemoteAddr, Segment, Segments};
 pub use error::{CompletionStatus, Result, ViaError};
-pub use memory::{MemHandle, MemRegion};
+pub use memory::{MemHandle, MemRegion, UserRegion};
 pub use nic::{ConnRequest, Nic, Vi, ViQuery};
 pub use vi_state::ViState;

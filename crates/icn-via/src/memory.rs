@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 
 use crate::attrs::{MAX_REGISTER_SIZE, MemAttributes, Ptag};
 use crate::error::{CompletionStatus, Result, ViaError};
+use crate::user_mem::Bytes;
 
 /// The handle of a registered region (`VIP_MEM_HANDLE`, ≈ ibverbs lkey/rkey). Peers name a
 /// remote region by its raw value, which the application sends them.
@@ -52,13 +53,45 @@ pub enum Access {
 pub(crate) struct RegionInner {
     pub(crate) attrs: MemAttributes,
     len: usize,
-    data: Mutex<Vec<u8>>,
+    /// Every access to the bytes, the engine's and the application's, holds this lock: it is
+    /// what lets a lent region be revoked safely ([`crate::user_mem`]).
+    data: Mutex<Bytes>,
 }
 
 impl RegionInner {
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Vec<u8>> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Bytes> {
         // A poisoned lock only means another thread panicked mid-copy; bytes are still bytes.
         self.data.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
+        let mut d = self.lock();
+        let dst = offset
+            .checked_add(src.len())
+            .and_then(|end| d.get_mut(offset..end))
+            .ok_or_else(|| {
+                ViaError::Protection(format!(
+                    "write of {} B at {offset} outside region",
+                    src.len()
+                ))
+            })?;
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let d = self.lock();
+        let src = offset
+            .checked_add(dst.len())
+            .and_then(|end| d.get(offset..end))
+            .ok_or_else(|| {
+                ViaError::Protection(format!(
+                    "read of {} B at {offset} outside region",
+                    dst.len()
+                ))
+            })?;
+        dst.copy_from_slice(src);
+        Ok(())
     }
 }
 
@@ -118,26 +151,63 @@ impl RegionTable {
         len: usize,
         attrs: MemAttributes,
     ) -> Result<MemRegion> {
-        if len > MAX_REGISTER_SIZE {
-            return Err(ViaError::InvalidParameter(format!(
-                "region length must be in 0..={MAX_REGISTER_SIZE}, got {len}"
-            )));
-        }
-        let handle = MemHandle(self.next.fetch_add(1, Ordering::Relaxed) + 1);
-        let inner = Arc::new(RegionInner {
-            attrs,
-            len,
-            data: Mutex::new(vec![0; len]),
-        });
-        self.map
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(handle.0, inner.clone());
+        check_len(len)?;
+        let (handle, inner) = self.insert(attrs, Bytes::Owned(vec![0; len]));
         Ok(MemRegion {
             handle,
             inner,
             table: Arc::downgrade(self),
         })
+    }
+
+    /// Registers the caller's `buf` for the duration of `f` ([`crate::Nic::register_user_mem`]).
+    pub(crate) fn register_user<R>(
+        &self,
+        buf: &mut [u8],
+        attrs: MemAttributes,
+        f: impl FnOnce(&UserRegion<'_>) -> R,
+    ) -> Result<R> {
+        check_len(buf.len())?;
+        let (handle, inner) = self.insert(attrs, Bytes::lend(buf));
+        /// Ends the registration when the scope ends, however it ends: out of the table
+        /// first (no new descriptor can name it), then the bytes revoked under the lock (no
+        /// pending one can reach them). Owned here, so the caller cannot forget it.
+        struct Revoke<'t> {
+            table: &'t RegionTable,
+            handle: MemHandle,
+            inner: Arc<RegionInner>,
+        }
+        impl Drop for Revoke<'_> {
+            fn drop(&mut self) {
+                self.table.remove(self.handle);
+                self.inner.lock().revoke();
+            }
+        }
+        let guard = Revoke {
+            table: self,
+            handle,
+            inner,
+        };
+        let region = UserRegion {
+            handle,
+            inner: guard.inner.clone(),
+            _buf: std::marker::PhantomData,
+        };
+        Ok(f(&region))
+    }
+
+    fn insert(&self, attrs: MemAttributes, bytes: Bytes) -> (MemHandle, Arc<RegionInner>) {
+        let handle = MemHandle(self.next.fetch_add(1, Ordering::Relaxed) + 1);
+        let inner = Arc::new(RegionInner {
+            attrs,
+            len: bytes.len(),
+            data: Mutex::new(bytes),
+        });
+        self.map
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(handle.0, inner.clone());
+        (handle, inner)
     }
 
     fn remove(&self, handle: MemHandle) {
@@ -216,6 +286,15 @@ impl RegionTable {
     }
 }
 
+fn check_len(len: usize) -> Result<()> {
+    if len > MAX_REGISTER_SIZE {
+        return Err(ViaError::InvalidParameter(format!(
+            "region length must be in 0..={MAX_REGISTER_SIZE}, got {len}"
+        )));
+    }
+    Ok(())
+}
+
 fn fail_status(access: Access) -> CompletionStatus {
     match access {
         Access::Local => CompletionStatus::ProtectionError,
@@ -279,33 +358,58 @@ impl MemRegion {
     }
     /// Copies `src` into the region at `offset`.
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
-        let mut d = self.inner.lock();
-        let dst = offset
-            .checked_add(src.len())
-            .and_then(|end| d.get_mut(offset..end))
-            .ok_or_else(|| {
-                ViaError::Protection(format!(
-                    "write of {} B at {offset} outside region",
-                    src.len()
-                ))
-            })?;
-        dst.copy_from_slice(src);
-        Ok(())
+        self.inner.write(offset, src)
     }
     /// Copies `dst.len()` bytes from the region at `offset` into `dst`.
     pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        let d = self.inner.lock();
-        let src = offset
-            .checked_add(dst.len())
-            .and_then(|end| d.get(offset..end))
-            .ok_or_else(|| {
-                ViaError::Protection(format!(
-                    "read of {} B at {offset} outside region",
-                    dst.len()
-                ))
-            })?;
-        dst.copy_from_slice(src);
-        Ok(())
+        self.inner.read(offset, dst)
+    }
+    /// Runs `f` on the region's bytes.
+    pub fn with<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(&self.inner.lock())
+    }
+    /// Runs `f` on the region's bytes, mutably.
+    pub fn with_mut<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> R {
+        f(&mut self.inner.lock())
+    }
+}
+
+/// The caller's own memory, registered for the scope of [`crate::Nic::register_user_mem`]
+/// (≈ `ibv_reg_mr` / `fi_mr_reg` on an application buffer): usable in send, receive and RDMA
+/// descriptors like a [`MemRegion`], with no bounce copy. While the scope runs, the slice is
+/// mutably borrowed by the registration, so the application reaches the bytes only through
+/// this handle's accessors (which take the region's lock, as the NIC does); when the scope
+/// ends the slice comes back with whatever the NIC put in it.
+pub struct UserRegion<'s> {
+    handle: MemHandle,
+    inner: Arc<RegionInner>,
+    _buf: std::marker::PhantomData<&'s mut [u8]>,
+}
+
+impl UserRegion<'_> {
+    /// The handle to put in descriptor segments (and to send to RDMA peers).
+    pub fn handle(&self) -> MemHandle {
+        self.handle
+    }
+    /// The region's attributes (`VipQueryMem`).
+    pub fn attributes(&self) -> MemAttributes {
+        self.inner.attrs
+    }
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.inner.len
+    }
+    /// True for a zero-length region.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Copies `src` into the region at `offset`.
+    pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
+        self.inner.write(offset, src)
+    }
+    /// Copies `dst.len()` bytes from the region at `offset` into `dst`.
+    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.inner.read(offset, dst)
     }
     /// Runs `f` on the region's bytes.
     pub fn with<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
@@ -426,6 +530,64 @@ mod tests {
             t.translate(h, 0, 8, Ptag(1), Access::Local).err(),
             Some(CompletionStatus::ProtectionError)
         );
+    }
+
+    #[test]
+    fn a_user_region_lends_the_callers_bytes_for_its_scope_only() {
+        let t = table();
+        let p = Ptag(1);
+        let mut buf = vec![7u8; 16];
+        let mut handle = None;
+        let mut pending = None;
+        let n = t
+            .register_user(&mut buf, MemAttributes::rdma(p), |r| {
+                handle = Some(r.handle());
+                assert_eq!((r.len(), r.attributes()), (16, MemAttributes::rdma(p)));
+                // what a descriptor does: translate, then copy under the lock
+                let region = t
+                    .translate(r.handle(), 4, 4, p, Access::RemoteWrite)
+                    .unwrap();
+                region.lock()[4..8].copy_from_slice(&[1, 2, 3, 4]);
+                r.write(0, &[9]).unwrap();
+                assert!(r.write(15, &[0, 0]).is_err(), "bounds as for owned regions");
+                assert_eq!(r.with(|b| b[..8].to_vec()), [9, 7, 7, 7, 1, 2, 3, 4]);
+                // a descriptor still pending when the scope ends
+                pending = Some(region);
+                42
+            })
+            .unwrap();
+        assert_eq!(n, 42);
+        assert_eq!(
+            &buf[..8],
+            &[9, 7, 7, 7, 1, 2, 3, 4],
+            "the NIC wrote into buf"
+        );
+        let h = handle.unwrap();
+        assert_eq!(
+            t.translate(h, 0, 1, p, Access::Local).err(),
+            Some(CompletionStatus::ProtectionError),
+            "the handle is gone with the scope"
+        );
+        // the pending descriptor's bytes go elsewhere: buf is the caller's again
+        pending.unwrap().lock().fill(55);
+        assert_eq!(&buf[..8], &[9, 7, 7, 7, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_panicking_scope_still_revokes_the_registration() {
+        let t = table();
+        let p = Ptag(1);
+        let mut buf = vec![0u8; 8];
+        let mut pending = None;
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            t.register_user(&mut buf, MemAttributes::local(p), |r| {
+                pending = Some(t.translate(r.handle(), 0, 8, p, Access::Local).unwrap());
+                panic!("application bug");
+            })
+        }));
+        assert!(r.is_err());
+        pending.unwrap().lock().fill(1);
+        assert_eq!(buf, [0; 8]);
     }
 
     #[test]

@@ -99,9 +99,9 @@ impl Model for ViaBench {
             (min..=MAX_TRANSFER_SIZE as usize).contains(&c.size),
             "size",
             if raw {
-                "1..=8388608 for raw baselines"
+                "1..=1073741824 for raw baselines"
             } else {
-                "0..=8388608"
+                "0..=1073741824"
             },
             c.size,
         )?;
@@ -202,7 +202,7 @@ mod tests {
         );
         assert!(
             ViaBench::validate(&ViaBenchConfig {
-                size: 9 << 20,
+                size: (1 << 30) + 1,
                 ..ok
             })
             .is_err()

@@ -87,6 +87,35 @@ impl Nic {
         self.shared.table.register(len, attrs)
     }
 
+    /// `VipRegisterMem` on the caller's own memory: registers `buf` for the duration of `f`,
+    /// which gets the region to name in descriptors (send, receive, RDMA target or source),
+    /// and returns what `f` returns. No bounce copy: the NIC moves bytes straight into and out
+    /// of `buf`. When `f` returns (or panics) the registration ends before `buf` is given
+    /// back: its handle is refused from then on, and a descriptor still pending on it
+    /// cannot touch `buf` any more (wait for its completion inside `f`). A scope rather than
+    /// a returned handle because a handle could be `mem::forget`-ed (see `user_mem`).
+    ///
+    /// ```no_run
+    /// # use icn_via::*;
+    /// # let nic = Nic::open("shm://")?; let ptag = nic.create_ptag();
+    /// # let vi = nic.create_vi(ViAttributes::new(ptag, Reliability::ReliableDelivery), None, None)?;
+    /// let mut buf = vec![0u8; 1 << 20];
+    /// let len = nic.register_user_mem(&mut buf, MemAttributes::local(ptag), |r| {
+    ///     vi.post_recv(Descriptor::recv([Segment::new(r.handle(), 0, r.len() as u32)]))?;
+    ///     Ok::<_, ViaError>(vi.recv_wait(None)?.ok()?.length)
+    /// })??;
+    /// println!("received {len} B into buf: {:?}", &buf[..4]);
+    /// # Ok::<(), ViaError>(())
+    /// ```
+    pub fn register_user_mem<R>(
+        &self,
+        buf: &mut [u8],
+        attrs: MemAttributes,
+        f: impl FnOnce(&crate::memory::UserRegion<'_>) -> R,
+    ) -> Result<R> {
+        self.shared.table.register_user(buf, attrs, f)
+    }
+
     /// `VipCreateCQ`.
     pub fn create_cq(&self, capacity: usize) -> Result<CompletionQueue> {
         CompletionQueue::new(capacity)
@@ -122,7 +151,9 @@ impl Nic {
     ) -> Result<()> {
         check_discriminator(discriminator)?;
         let link = dial(&self.shared.addr, remote, timeout.unwrap_or(STALL_TIMEOUT))?;
-        vi.core().connect(link, discriminator, timeout)
+        let mut core = vi.core();
+        core.peer = remote.to_string();
+        core.connect(link, discriminator, timeout)
     }
 
     /// `VipConnectWait`: waits for a request carrying `discriminator`. Requests with other
@@ -152,8 +183,9 @@ impl Nic {
             }
             let link = lock(&self.shared.listener).accept(left.min(Duration::from_millis(20)))?;
             if let Some(link) = link
-                && let Ok(req) = ConnRequest::read(Wire::new(link))
+                && let Ok(mut req) = ConnRequest::read(Wire::new(link))
             {
+                req.peer = format!("connected to {}", self.shared.url);
                 lock(&self.shared.pending).push(req);
             }
         }
@@ -176,6 +208,8 @@ pub struct ConnRequest {
     discriminator: Vec<u8>,
     reliability: Reliability,
     max_transfer_size: u32,
+    /// How errors name the client: it has no address of its own.
+    peer: String,
 }
 
 impl ConnRequest {
@@ -199,6 +233,7 @@ impl ConnRequest {
             discriminator: disc,
             reliability,
             max_transfer_size: h.handle,
+            peer: "client".into(),
         })
     }
 
@@ -226,6 +261,7 @@ impl ConnRequest {
             )));
         }
         let disc_len = self.discriminator.len();
+        core.peer = format!("({})", self.peer);
         core.accept(self.wire, self.max_transfer_size, disc_len)
     }
 
@@ -248,6 +284,9 @@ pub struct ViQuery {
     pub send_posted: usize,
     /// Receive descriptors posted and not yet consumed.
     pub recv_posted: usize,
+    /// Sends and RDMA writes that moved by cross-memory attach, one copy
+    /// ([`ViAttributes::cma_min`]).
+    pub single_copy_sends: u64,
 }
 
 /// A virtual interface: a send and a receive work queue bound to one connection
@@ -317,13 +356,20 @@ impl Vi {
     }
     /// `VipQueryVi`.
     pub fn query(&self) -> ViQuery {
-        let (state, attributes, send_posted, recv_posted) = self.core().query();
+        let core = self.core();
+        let (state, attributes, send_posted, recv_posted) = core.query();
         ViQuery {
             state,
             attributes,
             send_posted,
             recv_posted,
+            single_copy_sends: core.single_copy_sends,
         }
+    }
+    /// Why the VI broke, if it did (e.g. `peer shm://name gone (peer closed the
+    /// connection)`): what a descriptor completed with `Flushed` was flushed for.
+    pub fn break_reason(&self) -> Option<String> {
+        self.core().break_reason.clone()
     }
     /// `VipSetViAttributes`: only allowed while idle (VIA: before connecting).
     pub fn set_attributes(&self, attrs: ViAttributes) -> Result<()> {

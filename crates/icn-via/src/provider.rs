@@ -72,15 +72,18 @@ impl Listener {
         match addr {
             Address::Tcp(None) => Ok((Listener::None, "tcp://".into())),
             Address::Tcp(Some(hp)) => {
-                let l = TcpListener::bind(hp.as_str())?;
-                l.set_nonblocking(true)?;
-                let url = format!("tcp://{}", l.local_addr()?);
+                let at = |e| ViaError::at(&format!("tcp://{hp}"), "cannot listen", e);
+                let l = TcpListener::bind(hp.as_str()).map_err(at)?;
+                l.set_nonblocking(true).map_err(at)?;
+                let url = format!("tcp://{}", l.local_addr().map_err(at)?);
                 Ok((Listener::Tcp(l), url))
             }
             Address::Shm(None) => Ok((Listener::None, "shm://".into())),
             Address::Shm(Some(name)) => {
-                let l = shm::ShmListener::bind(name)?;
-                Ok((Listener::Shm(l), format!("shm://{name}")))
+                let url = format!("shm://{name}");
+                let l = shm::ShmListener::bind(name)
+                    .map_err(|e| ViaError::at(&url, "cannot listen", e))?;
+                Ok((Listener::Shm(l), url))
             }
         }
     }
@@ -137,7 +140,9 @@ pub fn dial(local: &Address, remote: &str, timeout: Duration) -> Result<Box<dyn 
             })?;
             Ok(Box::new(TcpLink::new(s)?))
         }
-        (Address::Shm(_), Address::Shm(Some(name))) => Ok(Box::new(shm::dial(&name)?)),
+        (Address::Shm(_), Address::Shm(Some(name))) => Ok(Box::new(
+            shm::dial(&name).map_err(|e| ViaError::at(remote, "cannot connect", e))?,
+        )),
         _ => Err(ViaError::InvalidParameter(format!(
             "remote address {remote:?} must be a listening address of the {} provider",
             local.provider()

@@ -20,6 +20,9 @@
 //! | 128 + 128·r | ring r: published head (bytes the consumer has finished with, u64) |
 //! | 1024 + 128·s | side s: doorbell counter (u32, the futex word) |
 //! | 1088 + 128·s | side s: "sleeping" flag (u64) |
+//! | 1536 + 128·s | side s: CPU it last waited on + 1, 0 = unknown (u64; a hint for the peer's waits, [`crate::link::backoff`]) |
+//! | 1544 + 128·s | side s: the address of the area in its own process (u64; the peer's cross-memory-attach probe reads the magic there) |
+//! | 1552 + 128·s | side s: 1 if it can read the peer's memory by cross-memory attach (u64; [`crate::link::cma`]) |
 //! | 4096 + cap·r | ring r data, `cap` bytes of records |
 //!
 //! A record at absolute position `p` (a multiple of 64) occupies `round_up(16 + len, 64)`
@@ -65,6 +68,15 @@ fn bell_off(s: usize) -> usize {
 }
 fn sleeping_off(s: usize) -> usize {
     1088 + 128 * s
+}
+fn cpu_off(s: usize) -> usize {
+    1536 + 128 * s
+}
+fn addr_off(s: usize) -> usize {
+    cpu_off(s) + 8
+}
+fn cma_off(s: usize) -> usize {
+    cpu_off(s) + 16
 }
 fn round_up(n: usize) -> usize {
     n.div_ceil(LINE) * LINE
@@ -401,6 +413,45 @@ impl<M: Words> Ring<M> {
             != 0
     }
 
+    /// Publishes the CPU this side is waiting on (a hint for the peer's waits). Stores only
+    /// on a change, so the line stays shared in both caches while nothing migrates.
+    pub fn set_cpu(&self, cpu: usize) {
+        let v = cpu as u64 + 1;
+        if self.mem.load(cpu_off(self.side), Ordering::Relaxed) != v {
+            self.mem.store(cpu_off(self.side), v, Ordering::Relaxed);
+        }
+    }
+
+    /// The CPU the peer last published, if any. Peer-written and only a hint: any value is
+    /// harmless (it changes how we wait, never what we read).
+    pub fn peer_cpu(&self) -> Option<usize> {
+        match self.mem.load(cpu_off(1 - self.side), Ordering::Relaxed) {
+            0 => None,
+            v => usize::try_from(v - 1).ok(),
+        }
+    }
+
+    /// Publishes where this side's process maps the area (for the peer's probe).
+    pub fn set_area_addr(&self, addr: u64) {
+        self.mem.store(addr_off(self.side), addr, Ordering::Relaxed);
+    }
+
+    /// Where the peer says it maps the area (0: not yet said). Peer-written: only ever
+    /// used as the remote address of a cross-memory read of the peer's own memory.
+    pub fn peer_area_addr(&self) -> u64 {
+        self.mem.load(addr_off(1 - self.side), Ordering::Relaxed)
+    }
+
+    /// Announces that this side reads the peer's payloads by cross-memory attach.
+    pub fn set_cma_ok(&self) {
+        self.mem.store(cma_off(self.side), 1, Ordering::Relaxed);
+    }
+
+    /// True if the peer announced it reads our payloads by cross-memory attach.
+    pub fn peer_cma_ok(&self) -> bool {
+        self.mem.load(cma_off(1 - self.side), Ordering::Relaxed) == 1
+    }
+
     /// This side announces it is about to sleep (`true`) or awake (`false`); see
     /// [`Ring::peer_sleeping`].
     pub fn set_sleeping(&self, asleep: bool) {
@@ -531,6 +582,11 @@ impl Ring<RawArea> {
         if let Ok(a) = unsafe { RawArea::new(base, len, Box::new(())) } {
             init_words(&a);
         }
+    }
+
+    /// The address of the area in this process.
+    pub fn area_addr(&self) -> u64 {
+        self.mem.base as u64
     }
 
     /// This side's doorbell word (the futex it sleeps on).
@@ -752,6 +808,31 @@ mod tests {
         assert_eq!(b.my_bell().load(Ordering::SeqCst), 1);
         b.set_sleeping(false);
         assert!(!a.ring_peer());
+    }
+
+    #[test]
+    fn each_side_sees_the_cpu_the_other_published_and_not_its_own() {
+        let (a, b) = heap_area(256);
+        assert_eq!(
+            (a.peer_cpu(), b.peer_cpu()),
+            (None, None),
+            "unknown at first"
+        );
+        a.set_cpu(0);
+        assert_eq!((a.peer_cpu(), b.peer_cpu()), (None, Some(0)));
+        b.set_cpu(7);
+        a.set_cpu(3);
+        assert_eq!((a.peer_cpu(), b.peer_cpu()), (Some(7), Some(3)));
+        // not in the sleeping flag's or the doorbell's line
+        assert!(!a.ring_peer() && !b.ring_peer());
+        // nor in each other's: the probe address and the CMA flag
+        a.set_area_addr(0x7000_0000);
+        assert_eq!((b.peer_area_addr(), a.peer_area_addr()), (0x7000_0000, 0));
+        assert!(!a.peer_cma_ok() && !b.peer_cma_ok());
+        b.set_cma_ok();
+        assert!(a.peer_cma_ok() && !b.peer_cma_ok());
+        assert_eq!((a.peer_cpu(), b.peer_cpu()), (Some(7), Some(3)));
+        assert_eq!(a.my_bell().load(Ordering::SeqCst), 0);
     }
 
     #[test]

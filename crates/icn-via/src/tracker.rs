@@ -11,7 +11,8 @@
 //! | (post) RDMA read | request transmitted | `AwaitResponse` |
 //! | `AwaitAck` with seq ≤ n | `Ack(n)` (cumulative) | `Done(Success)` |
 //! | `AwaitResponse` with seq s | `ReadDone(s, st)` | `Done(st)` |
-//! | any not done, seq s | `Nak(s, st)` | `Done(st)`; all others not done → `Done(Flushed)`; VI broken |
+//! | `AwaitAck` with seq < s | `Nak(s, st)` | `Done(Success)`: the peer handles frames in order, so it accepted every frame before the one it refused (their ack may not have been sent yet) |
+//! | any not done, seq s | `Nak(s, st)` | `Done(st)`; all later ones not done → `Done(Flushed)`; VI broken |
 //! | first not done | `Break` (transport failure) | `Done(TransportError)` |
 //! | other not done | `Break` | `Done(Flushed)` |
 
@@ -106,9 +107,11 @@ impl SendTracker {
         }
     }
 
-    /// The peer refused frame `seq` with `status`: that descriptor gets the status and every
-    /// other pending one is flushed (the VI is broken).
+    /// The peer refused frame `seq` with `status`: the frames before it were accepted (an
+    /// implied cumulative ack), that descriptor gets the status and every later pending one
+    /// is flushed (the VI is broken).
     pub fn on_nak(&mut self, seq: u32, status: CompletionStatus) {
+        self.on_ack(seq.wrapping_sub(1));
         for e in &mut self.entries {
             if matches!(e.track, Track::Done(_)) {
                 continue;
@@ -233,6 +236,26 @@ mod tests {
         assert_eq!(
             drain(&mut t),
             vec![(1, Success), (2, RemoteDescriptorError), (3, Flushed)]
+        );
+    }
+
+    #[test]
+    fn a_nak_acknowledges_the_frames_before_it() {
+        let mut t = SendTracker::default();
+        for s in 1..=5u32 {
+            t.transmitted(s, send(u64::from(s)), ReliableDelivery);
+        }
+        // no ack yet for 1..=3: the NAK of 4 implies it
+        t.on_nak(4, RemoteDescriptorError);
+        assert_eq!(
+            drain(&mut t),
+            vec![
+                (1, Success),
+                (2, Success),
+                (3, Success),
+                (4, RemoteDescriptorError),
+                (5, Flushed)
+            ]
         );
     }
 

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use crate::link::{Link, Record};
 
 /// The most bytes a blocked writer stashes before giving up on the peer (a peer that floods
-/// us while never reading is broken).
-const MAX_STASH: usize = 64 << 20;
+/// us while never reading is broken). Room for one message of the largest size plus 64 MiB of
+/// smaller ones: two VIs sending each other 1 GiB at the same time must both get through.
+const MAX_STASH: usize = crate::attrs::MAX_TRANSFER_SIZE as usize + (64 << 20);
 /// Bytes a small read fetches ahead.
 const READ_AHEAD: usize = 64 * 1024;
 /// Longest single sleep inside a blocking helper, so deadlines and peer death are noticed.

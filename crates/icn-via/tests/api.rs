@@ -628,3 +628,145 @@ fn frames_queued_behind_a_large_posted_receive_land_in_order() {
         }
     }
 }
+
+/// The caller's own memory ([`Nic::register_user_mem`]) as send source, receive target, RDMA
+/// write target and RDMA read source, on both providers: the bytes land in / come from the
+/// caller's buffers, which hold them after the scope.
+#[test]
+fn user_memory_serves_send_receive_and_rdma_without_a_library_buffer() {
+    const OUT: u64 = 0; // client: 1000 B sent, then 64 B read back at BACK
+    const BACK: u64 = 1000;
+    const INBOX: u64 = 0; // server: 1000 B received, RDMA target at TARGET
+    const TARGET: u64 = 1000;
+    for p in PROVIDERS {
+        let (c, s) = pair(p, Reliability::ReliableDelivery);
+        let sent = pattern(1, 1000);
+        let mut cbuf = [sent.clone(), vec![0; 64]].concat();
+        let mut sbuf = vec![0u8; 1000 + 256];
+        c.nic
+            .register_user_mem(&mut cbuf, MemAttributes::local(c.ptag), |cm| {
+                s.nic
+                    .register_user_mem(&mut sbuf, MemAttributes::rdma(s.ptag), |sm| {
+                        let cseg = |off, len| Segment::new(cm.handle(), off, len);
+                        s.vi.post_recv(Descriptor::recv([Segment::new(sm.handle(), INBOX, 1000)]))
+                            .unwrap();
+                        c.vi.post_send(Descriptor::send([cseg(OUT, 1000)])).unwrap();
+                        let r = s.vi.recv_wait(T).unwrap();
+                        assert_eq!((r.status, r.length), (CompletionStatus::Success, 1000));
+                        s.vi.progress(); // sends the ack the client waits for
+                        assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+                        let remote = RemoteAddr {
+                            handle: sm.handle(),
+                            offset: TARGET + 100,
+                        };
+                        c.vi.post_send(Descriptor::rdma_write(remote, [cseg(OUT + 10, 64)]))
+                            .unwrap();
+                        s.vi.progress();
+                        assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+                        c.vi.post_send(Descriptor::rdma_read(remote, [cseg(BACK, 64)]))
+                            .unwrap();
+                        let read = std::thread::scope(|sc| {
+                            sc.spawn(|| serve(&s.vi, 300));
+                            c.vi.send_wait(T).unwrap()
+                        });
+                        assert_eq!(
+                            (read.status, read.op),
+                            (CompletionStatus::Success, CompletedOp::RdmaRead)
+                        );
+                    })
+                    .unwrap();
+            })
+            .unwrap();
+        assert_eq!(
+            &sbuf[..1000],
+            &sent[..],
+            "{p}: received into the caller's buffer"
+        );
+        let target = &sbuf[TARGET as usize..];
+        assert_eq!(&target[100..164], &sent[10..74], "{p}: RDMA-written");
+        assert!(target[..100].iter().chain(&target[164..]).all(|&x| x == 0));
+        assert_eq!(
+            &cbuf[1000..],
+            &sent[10..74],
+            "{p}: RDMA-read into the caller's buffer"
+        );
+    }
+}
+
+/// RDMA writes by cross-memory attach (`cma_min` = 1 on the writer), in one process over
+/// shm: with rights the bytes land (with and without immediate data); without rights, or a
+/// send that finds no receive, the frame is refused like a ring frame and nothing is written
+/// (the receiver skips the copy).
+#[test]
+fn single_copy_rdma_writes_land_or_are_refused_like_ring_frames() {
+    let cma = |rel| {
+        move |pt| ViAttributes {
+            cma_min: 1,
+            ..ViAttributes::new(pt, rel)
+        }
+    };
+    let plain = |rel| move |pt| ViAttributes::new(pt, rel);
+    let rel = Reliability::ReliableReception;
+    let (c, s) = pair_with("shm", cma(rel), plain(rel));
+    let data = pattern(7, 100_000);
+    let src = c.region(data.len(), false);
+    src.write(0, &data).unwrap();
+    let target = s.region(200_000, true);
+    let at = |offset| RemoteAddr {
+        handle: target.handle(),
+        offset,
+    };
+    c.vi.post_send(Descriptor::rdma_write(at(1000), [seg(&src, 0, 100_000)]))
+        .unwrap();
+    s.vi.progress();
+    assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+    let note = s.region(0, false);
+    s.vi.post_recv(Descriptor::recv([seg(&note, 0, 0)]))
+        .unwrap();
+    c.vi.post_send(Descriptor::rdma_write(at(150_000), [seg(&src, 0, 40_000)]).with_immediate(9))
+        .unwrap();
+    let r = s.vi.recv_wait(T).unwrap();
+    assert_eq!(
+        (r.status, r.immediate, r.length),
+        (CompletionStatus::Success, Some(9), 40_000)
+    );
+    s.vi.progress();
+    assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+    assert_eq!(c.vi.query().single_copy_sends, 2);
+    target.with(|t| {
+        assert_eq!(&t[1000..101_000], &data[..]);
+        assert_eq!(&t[150_000..190_000], &data[..40_000]);
+        assert!(t[..1000].iter().all(|&b| b == 0));
+        assert!(t[101_000..150_000].iter().all(|&b| b == 0));
+    });
+    // no rights: refused, nothing written, both VIs break
+    let (c, s) = pair_with("shm", cma(rel), plain(rel));
+    let src = c.region(data.len(), false);
+    src.write(0, &data).unwrap();
+    let local_only = s.region(200_000, false);
+    c.vi.post_send(Descriptor::rdma_write(
+        RemoteAddr {
+            handle: local_only.handle(),
+            offset: 0,
+        },
+        [seg(&src, 0, 100_000)],
+    ))
+    .unwrap();
+    s.vi.progress();
+    assert_eq!(
+        c.vi.send_wait(T).unwrap().status,
+        CompletionStatus::RdmaProtectionError
+    );
+    assert_eq!(c.vi.query().single_copy_sends, 1);
+    assert!(local_only.with(|t| t.iter().all(|&b| b == 0)));
+    // a send that finds no receive: refused like a ring frame, the copy skipped
+    let (c, s) = pair_with("shm", cma(rel), plain(rel));
+    let src = c.region(data.len(), false);
+    c.vi.post_send(Descriptor::send([seg(&src, 0, 100_000)]))
+        .unwrap();
+    assert!(s.vi.recv_wait(T).is_err());
+    assert_eq!(
+        c.vi.send_wait(T).unwrap().status,
+        CompletionStatus::RemoteDescriptorError
+    );
+}

@@ -42,11 +42,14 @@ impl Peer {
 
     /// Connects a fresh client NIC/VI to this peer.
     fn connect(&self, provider: &str, rel: Reliability) -> Side {
+        self.connect_with(provider, |ptag| ViAttributes::new(ptag, rel))
+    }
+
+    /// Connects a fresh client NIC/VI with the attributes `attrs` makes to this peer.
+    fn connect_with(&self, provider: &str, attrs: impl Fn(Ptag) -> ViAttributes) -> Side {
         let nic = Nic::open(&client_url(provider)).unwrap();
         let ptag = nic.create_ptag();
-        let vi = nic
-            .create_vi(ViAttributes::new(ptag, rel), None, None)
-            .unwrap();
+        let vi = nic.create_vi(attrs(ptag), None, None).unwrap();
         nic.connect_request(&vi, &self.addr, b"peer", T).unwrap();
         Side { nic, ptag, vi }
     }
@@ -129,6 +132,99 @@ fn every_size_from_0_to_4_mib_round_trips_with_checksums() {
                 );
                 assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
             }
+            c.vi.disconnect().unwrap();
+            peer.wait_ok();
+        }
+    }
+}
+
+/// The largest transfer: 1 GiB (`MAX_TRANSFER_SIZE`) in one message to another
+/// process and back, on both providers, with checksums. Needs ~4 GiB of memory and a few
+/// seconds per provider in release, so it is opt-in:
+/// `ICN_VIA_BIG=1 cargo test --release -p icn-via --test multiprocess one_gib -- --nocapture`.
+#[test]
+fn one_gib_in_one_message_round_trips_with_checksums() {
+    if std::env::var_os("ICN_VIA_BIG").is_none() {
+        eprintln!("skipped: set ICN_VIA_BIG=1 to move 1 GiB each way");
+        return;
+    }
+    let n = icn_via::attrs::MAX_TRANSFER_SIZE as usize;
+    assert_eq!(n, 1 << 30);
+    for p in PROVIDERS {
+        let peer = Peer::spawn("echo", p, "reception", &n.to_string());
+        let c = peer.connect(p, Reliability::ReliableReception);
+        assert_eq!(
+            c.vi.query().attributes.max_transfer_size,
+            icn_via::attrs::MAX_TRANSFER_SIZE
+        );
+        let out = c.region(n, false);
+        let back = c.region(n, false);
+        let sum = out.with_mut(|b| {
+            for (i, x) in b.iter_mut().enumerate() {
+                *x = (i as u64).wrapping_mul(0x9e37_79b9) as u8 ^ (i >> 20) as u8;
+            }
+            fnv(b)
+        });
+        let t0 = Instant::now();
+        c.vi.post_recv(Descriptor::recv([Segment::new(back.handle(), 0, n as u32)]))
+            .unwrap();
+        c.vi.post_send(Descriptor::send([Segment::new(out.handle(), 0, n as u32)]))
+            .unwrap();
+        let r = c.vi.recv_wait(Some(Duration::from_secs(120))).unwrap();
+        assert_eq!(
+            (r.status, r.length as usize),
+            (CompletionStatus::Success, n),
+            "{p}"
+        );
+        assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+        eprintln!("{p}: 1 GiB there and back in {:?}", t0.elapsed());
+        assert_eq!(back.with(fnv), sum, "{p}: checksum");
+        c.vi.disconnect().unwrap();
+        peer.wait_ok();
+    }
+}
+
+/// The single-copy path ([`ViAttributes::cma_min`]): with it on for every non-empty send, the
+/// client's messages of every size reach another process by cross-memory attach (the echo
+/// comes back through the ring), intact, on both reliable levels; the VI counts them. With
+/// it off (the default), none go that way.
+#[test]
+fn single_copy_sends_of_every_size_arrive_intact_in_another_process() {
+    for (rel, name) in [
+        (Reliability::ReliableDelivery, "delivery"),
+        (Reliability::ReliableReception, "reception"),
+    ] {
+        for cma_min in [1u32, 0] {
+            let peer = Peer::spawn("echo", "shm", name, "");
+            let c = peer.connect_with("shm", |ptag| ViAttributes {
+                cma_min,
+                ..ViAttributes::new(ptag, rel)
+            });
+            let max = 4 << 20;
+            let (out, back) = (c.region(max, false), c.region(max, false));
+            let mut nonempty = 0;
+            for (i, &n) in sizes().iter().enumerate() {
+                let data = pattern(i as u64 + 99, n);
+                out.write(0, &data).unwrap();
+                c.vi.post_recv(Descriptor::recv([Segment::new(
+                    back.handle(),
+                    0,
+                    max as u32,
+                )]))
+                .unwrap();
+                c.vi.post_send(Descriptor::send([Segment::new(out.handle(), 0, n as u32)]))
+                    .unwrap();
+                let r = c.vi.recv_wait(T).unwrap();
+                assert_eq!(
+                    (r.status, r.length as usize),
+                    (CompletionStatus::Success, n)
+                );
+                assert_eq!(back.with(|b| fnv(&b[..n])), fnv(&data), "{name} size {n}");
+                assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+                nonempty += u64::from(n > 0);
+            }
+            let by_cma = c.vi.query().single_copy_sends;
+            assert_eq!(by_cma, if cma_min > 0 { nonempty } else { 0 }, "{name}");
             c.vi.disconnect().unwrap();
             peer.wait_ok();
         }

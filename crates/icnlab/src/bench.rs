@@ -36,6 +36,38 @@ fn sci() -> Result<f64, String> {
     Ok(cfg.nodes as f64 * m.require("cycles_simulated").map_err(|e| e.to_string())?)
 }
 
+/// A rate with an SI prefix and three significant digits ("10.2 M", "356 k"), so that slow
+/// targets (messages of a cluster run) and fast ones (router-cycles) both read well.
+fn si(x: f64) -> String {
+    let (v, p) = match x.abs() {
+        a if a >= 1e9 => (x / 1e9, " G"),
+        a if a >= 1e6 => (x / 1e6, " M"),
+        a if a >= 1e3 => (x / 1e3, " k"),
+        _ => (x, ""),
+    };
+    let digits = if v.abs() >= 100.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$}{p}")
+}
+
+/// Switched SCI (issue 17): 4 rings of 8 hosts around a crossbar, load 0.5, uniform.
+fn sci_switched() -> Result<f64, String> {
+    let cfg = icn_sci::switched::bench_config();
+    let m = icn_sci::switched::SciSwitched::run(&cfg, 1, &NoProgress).map_err(|e| e.to_string())?;
+    let nodes: usize = icn_sci::switched::Topology::build(&cfg)
+        .map_err(|e| e.to_string())?
+        .rings
+        .iter()
+        .map(|r| r.nodes())
+        .sum();
+    Ok(nodes as f64 * m.value("cycles_simulated"))
+}
+
 /// CPU time consumed by this process (every thread, so parallel targets count all their
 /// work), in seconds.
 fn cpu_seconds() -> f64 {
@@ -50,6 +82,12 @@ pub fn targets() -> Vec<Target> {
             workload: "SCI ring, 8 nodes, 64-byte sends, load 0.5, hot spot 0.2, A/B aging",
             unit: "node-cycles",
             run: sci,
+        },
+        Target {
+            name: "sci-switched",
+            workload: "switched SCI, 4 rings x 8 hosts + crossbar agent, 64-byte sends, load 0.5, uniform, A/B aging",
+            unit: "node-cycles",
+            run: sci_switched,
         },
         Target {
             name: "mm1",
@@ -69,6 +107,25 @@ pub fn targets() -> Vec<Target> {
             workload: "VC router 8x8 mesh, uniform, 0.3 flits/node/cycle, 5-flit packets, 2 VCs x 8 flits, 10^4 + 10^5 cycles",
             unit: "router-cycles",
             run: || icn_thnet::bench::vc_router().map_err(|e| e.to_string()),
+        },
+        // Cluster (issue 13): both workloads live in `icn_cluster::bench`.
+        Target {
+            name: "cluster-ccc",
+            workload: "cluster: CCCBrd broadcast of 64 KB on CCC(5,5) (160 nodes) of X-Switches, X-NIA-like endpoints",
+            unit: "messages",
+            run: || {
+                icn_cluster::bench::run(&icn_cluster::bench::ccc_config())
+                    .map_err(|e| e.to_string())
+            },
+        },
+        Target {
+            name: "cluster-alltoall",
+            workload: "cluster: all-to-all of 4 KB on an 8x8 mesh of VC routers (4,032 messages), X-NIA-like endpoints",
+            unit: "messages",
+            run: || {
+                icn_cluster::bench::run(&icn_cluster::bench::alltoall_config())
+                    .map_err(|e| e.to_string())
+            },
         },
         // bcast (issue 6): targets "CCC(16,16) one source < 1 s" ⇔ ≥ 1.05 M nodes/s;
         // "CCC(8,8) all 2,048 sources < 10 s on 2 cores" ⇔ ≥ 0.42 M node-broadcasts/s (wall).
@@ -127,14 +184,14 @@ pub fn bench(names: &[String], repeats: usize, json: bool) -> Result<(), ExecErr
             }));
         } else {
             println!(
-                "{:8} {:>8.2} M {}/s wall, {:.2} M per CPU-second  (median of {}, wall min {:.2} M, max {:.2} M)  {}",
+                "{:8} {:>9} {}/s wall, {} per CPU-second  (median of {}, wall min {}, max {})  {}",
                 t.name,
-                median / 1e6,
+                si(median),
                 t.unit,
-                cpu_median / 1e6,
+                si(cpu_median),
                 rates.len(),
-                rates[0] / 1e6,
-                rates[rates.len() - 1] / 1e6,
+                si(rates[0]),
+                si(rates[rates.len() - 1]),
                 t.workload
             );
         }

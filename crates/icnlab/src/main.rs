@@ -17,6 +17,7 @@ mod plot;
 mod report;
 mod reproduce;
 mod via_cmd;
+mod via_run;
 
 use clap::{Args, Parser, Subcommand};
 use exec::{ExecError, ExecOptions};

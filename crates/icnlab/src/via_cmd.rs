@@ -20,6 +20,8 @@ use icn_via::bench::{self, BenchConfig, Endpoint, Kind, RawSocket, Row};
 pub enum Program {
     Pingpong,
     Window,
+    /// A cluster workload (experiment file or trace) run for real, one process per rank.
+    Run,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,9 +39,16 @@ pub enum Level {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ViaArgs {
-    /// pingpong (one-way latency) or window (streaming bandwidth).
+    /// pingpong (one-way latency), window (streaming bandwidth), or run WORKLOAD (a cluster
+    /// workload for real, beside its simulated prediction).
     #[arg(value_enum)]
     pub program: Program,
+    /// run: the cluster experiment file (`model = "cluster"`) or trace file.
+    #[arg(value_name = "WORKLOAD")]
+    pub workload: Option<std::path::PathBuf>,
+    /// Internal (run): act as this rank of the workload.
+    #[arg(long, hide = true)]
+    pub rank: Option<usize>,
     /// Transport: shared memory between two processes on this machine, or TCP.
     #[arg(long, value_enum, default_value = "shm")]
     pub provider: Provider,
@@ -49,13 +58,16 @@ pub struct ViaArgs {
     /// Run only the measuring side against the server at URL (as printed by --server).
     #[arg(long, value_name = "URL")]
     pub connect: Option<String>,
-    /// Message sizes in bytes, comma separated [default: 0 and 1 B … 4 MiB in powers of two].
+    /// Message sizes in bytes, comma separated, each in 0..=1073741824 (1 GiB, the VIs'
+    /// max_transfer_size, on shm and tcp) [default: 0 and 1 B … 4 MiB in powers of two].
     #[arg(long, value_delimiter = ',')]
     pub sizes: Option<Vec<usize>>,
-    /// Timed round trips per size (pingpong).
+    /// Timed round trips per size (pingpong). Large sizes do fewer: at most 512 MiB moves
+    /// per size, but never fewer than 10 round trips.
     #[arg(long, default_value_t = 1000)]
     pub iterations: usize,
-    /// Messages streamed per size (window).
+    /// Messages streamed per size (window), any number (rounded up to a whole window). Large
+    /// sizes send fewer: at most 512 MiB per size, but never fewer than 10 messages.
     #[arg(long, default_value_t = 2000)]
     pub messages: usize,
     /// Receives granted per credit (window).
@@ -67,7 +79,18 @@ pub struct ViaArgs {
     /// Also measure raw TCP and Unix-socket baselines in the same run.
     #[arg(long)]
     pub baselines: bool,
-    /// Print JSON instead of OSU-style tables.
+    /// How long each side's waits poll before yielding the CPU and then blocking, in µs
+    /// (0..=1000000; shm only: tcp waits block in the kernel). A side whose peer last ran on
+    /// the same CPU never spins.
+    #[arg(long, value_name = "US", default_value_t = 50)]
+    pub spin_us: u64,
+    /// shm: messages of at least BYTES move by cross-memory attach (one copy, by the
+    /// receiver, from the sender's memory) instead of through the ring (two copies); 0 never.
+    /// Off by default: measured slower than the ring here (docs/via.md).
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    pub cma_min: u32,
+    /// Print JSON instead of OSU-style tables (one document at the end; the tables print
+    /// each row as soon as it is measured).
     #[arg(long)]
     pub json: bool,
     /// Do not pin the two shm sides to different CPUs (pinning is what MPI launchers do by
@@ -84,7 +107,8 @@ impl ViaArgs {
     fn kind(&self) -> Kind {
         match self.program {
             Program::Pingpong => Kind::Pingpong,
-            Program::Window => Kind::Window,
+            // `run` never reaches the benchmark paths (dispatched first in `run`).
+            Program::Window | Program::Run => Kind::Window,
         }
     }
     fn provider(&self) -> &'static str {
@@ -98,6 +122,8 @@ impl ViaArgs {
             iterations: self.iterations,
             messages: self.messages,
             window: self.window,
+            spin_us: self.spin_us,
+            cma_min: self.cma_min,
             reliability: match self.reliability {
                 Level::Unreliable => Reliability::Unreliable,
                 Level::Delivery => Reliability::ReliableDelivery,
@@ -144,6 +170,10 @@ impl ViaArgs {
             self.messages.to_string(),
             "--window".into(),
             self.window.to_string(),
+            "--spin-us".into(),
+            self.spin_us.to_string(),
+            "--cma-min".into(),
+            self.cma_min.to_string(),
         ]);
         if let Some(s) = &self.sizes {
             a.push("--sizes".into());
@@ -167,6 +197,9 @@ fn url(provider: &str, addr: &str) -> String {
 }
 
 pub fn run(args: &ViaArgs) -> Result<()> {
+    if args.program == Program::Run {
+        return crate::via_run::run(args);
+    }
     let cfg = args.config();
     cfg.validate()?;
     let kind = args.kind();
@@ -178,7 +211,7 @@ pub fn run(args: &ViaArgs) -> Result<()> {
     }
     if let Some(listen) = &args.server {
         pin(1);
-        let ep = Endpoint::accept(&url(args.provider(), listen), cfg.reliability, |a| {
+        let ep = Endpoint::accept(&url(args.provider(), listen), &cfg, |a| {
             println!("READY {a}");
             use std::io::Write;
             let _ = std::io::stdout().flush();
@@ -186,16 +219,19 @@ pub fn run(args: &ViaArgs) -> Result<()> {
         bench::server(&ep, kind, &cfg)?;
         return Ok(());
     }
-    let rows = match &args.connect {
+    let name = format!("icn-via {}", args.provider());
+    let mut out = RowPrinter::new(args, &name);
+    match &args.connect {
         Some(remote) => {
             pin(0);
-            let ep = Endpoint::connect(&url(args.provider(), remote), cfg.reliability)?;
-            bench::client(&ep, kind, &cfg)?
+            let ep = Endpoint::connect(&url(args.provider(), remote), &cfg)?;
+            out.header();
+            bench::client_rows(&ep, kind, &cfg, &mut |r| out.row(r))?;
         }
         // pins itself once the child runs (a child inherits its parent's CPU mask)
-        None => run_with_child(args, &cfg, || pin(0))?,
-    };
-    let mut results = vec![(format!("icn-via {}", args.provider()), rows)];
+        None => run_with_child(args, &cfg, || pin(0), &mut out)?,
+    }
+    let mut results = vec![(name, out.rows)];
     if args.baselines {
         // Two processes, like icn-via's own run above (threads of one process share an
         // address space and scheduler state that two processes do not).
@@ -203,7 +239,56 @@ pub fn run(args: &ViaArgs) -> Result<()> {
             results.push((name.into(), run_raw_with_child(args, &cfg, sock)?));
         }
     }
-    print_results(args, &results)
+    if args.json {
+        print_json(args, &results)
+    } else {
+        // icn-via's own rows were printed as they were measured
+        for (name, rows) in &results[1..] {
+            let mut out = RowPrinter::new(args, name);
+            out.header();
+            rows.iter().for_each(|&r| out.row(r));
+        }
+        Ok(())
+    }
+}
+
+/// Prints an OSU table a row at a time, as each is measured (a run that fails later has
+/// still shown what it finished), and keeps the rows for `--json`, which prints one
+/// document at the end.
+struct RowPrinter {
+    title: String,
+    kind: Kind,
+    json: bool,
+    rows: Vec<Row>,
+}
+
+impl RowPrinter {
+    fn new(args: &ViaArgs, name: &str) -> Self {
+        RowPrinter {
+            title: format!("icnlab via {:?} — {name}", args.program).to_lowercase(),
+            kind: args.kind(),
+            json: args.json,
+            rows: Vec::new(),
+        }
+    }
+    fn header(&self) {
+        if !self.json {
+            print!("{}", bench::osu_header(&self.title, self.kind));
+            flush();
+        }
+    }
+    fn row(&mut self, r: Row) {
+        if !self.json {
+            print!("{}", bench::osu_row(&r));
+            flush();
+        }
+        self.rows.push(r);
+    }
+}
+
+fn flush() {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
 }
 
 /// Starts `icnlab via ... --server` as a second process and measures against it.
@@ -211,15 +296,19 @@ fn run_with_child(
     args: &ViaArgs,
     cfg: &BenchConfig,
     pin: impl FnOnce() -> bool,
-) -> Result<Vec<Row>> {
+    out: &mut RowPrinter,
+) -> Result<()> {
     let listen = match args.provider {
         Provider::Tcp => "127.0.0.1:0".to_string(),
         Provider::Shm => format!("/icnlab-via-bench/{}", std::process::id()),
     };
     with_child_server(args.child_args(&listen), "benchmark server", |addr| {
         pin();
-        let ep = Endpoint::connect(addr, cfg.reliability)?;
-        Ok(bench::client(&ep, args.kind(), cfg)?)
+        let ep = Endpoint::connect(addr, cfg)?;
+        out.header();
+        Ok(bench::client_rows(&ep, args.kind(), cfg, &mut |r| {
+            out.row(r)
+        })?)
     })
 }
 
@@ -313,34 +402,27 @@ fn run_raw_with_child(args: &ViaArgs, cfg: &BenchConfig, sock: RawSocket) -> Res
     })
 }
 
-fn print_results(args: &ViaArgs, results: &[(String, Vec<Row>)]) -> Result<()> {
+fn print_json(args: &ViaArgs, results: &[(String, Vec<Row>)]) -> Result<()> {
     let kind = args.kind();
-    if args.json {
-        let unit = match kind {
-            Kind::Pingpong => "latency_us",
-            Kind::Window => "bandwidth_mb_s",
-        };
-        let series: Vec<_> = results
-            .iter()
-            .map(|(name, rows)| {
-                serde_json::json!({
-                    "transport": name,
-                    "rows": rows.iter().map(|r| serde_json::json!({"size": r.size, unit: r.value})).collect::<Vec<_>>(),
-                })
+    let unit = match kind {
+        Kind::Pingpong => "latency_us",
+        Kind::Window => "bandwidth_mb_s",
+    };
+    let series: Vec<_> = results
+        .iter()
+        .map(|(name, rows)| {
+            serde_json::json!({
+                "transport": name,
+                "rows": rows.iter().map(|r| serde_json::json!({"size": r.size, unit: r.value})).collect::<Vec<_>>(),
             })
-            .collect();
-        let doc = serde_json::json!({
-            "program": format!("{:?}", args.program).to_lowercase(),
-            "provider": args.provider(),
-            "reliability": format!("{:?}", args.reliability).to_lowercase(),
-            "series": series,
-        });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        for (name, rows) in results {
-            let title = format!("icnlab via {:?} — {name}", args.program).to_lowercase();
-            print!("{}", bench::osu_table(&title, kind, rows));
-        }
-    }
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "program": format!("{:?}", args.program).to_lowercase(),
+        "provider": args.provider(),
+        "reliability": format!("{:?}", args.reliability).to_lowercase(),
+        "series": series,
+    });
+    println!("{}", serde_json::to_string_pretty(&doc)?);
     Ok(())
 }

@@ -39,6 +39,15 @@ pub struct Traffic {
     next_any: u64,
     trace: Trace,
     cursor: usize,
+    /// Switched systems: where "other node" draws go (see [`Traffic::with_local_mix`]).
+    mix: Option<LocalMix>,
+}
+
+/// A local-vs-remote destination mix over groups of nodes (the rings of a switched system).
+struct LocalMix {
+    fraction: f64,
+    group_of: Vec<usize>,
+    groups: Vec<Vec<u8>>,
 }
 
 impl Traffic {
@@ -72,6 +81,7 @@ impl Traffic {
             next_any: u64::MAX,
             trace,
             cursor: 0,
+            mix: None,
         };
         if t.pattern != Pattern::Trace {
             for i in 0..t.nodes {
@@ -94,9 +104,70 @@ impl Traffic {
         1 + ((1.0 - u).ln() / self.ln_q).floor() as u64
     }
 
+    /// Replaces "uniform over the other nodes" (uniform traffic, and the non-hot share of
+    /// hot-spot traffic) by: with probability `fraction` a node of the source's own group,
+    /// else a node of another group, uniformly within that set. A set that is empty (a group
+    /// of one; a single group) falls back to the other one.
+    pub fn with_local_mix(mut self, fraction: f64, group_of: Vec<usize>) -> Self {
+        let n_groups = group_of.iter().max().map_or(0, |g| g + 1);
+        let mut groups = vec![Vec::new(); n_groups];
+        for (node, &g) in group_of.iter().enumerate() {
+            groups[g].push(node as u8);
+        }
+        self.mix = Some(LocalMix {
+            fraction,
+            group_of,
+            groups,
+        });
+        self
+    }
+
+    /// Node `node` generates nothing (switched systems: silence a whole ring).
+    pub fn silence(&mut self, node: usize) {
+        if let Some(n) = self.next.get_mut(node) {
+            *n = u64::MAX;
+        }
+        self.next_any = self.next.iter().copied().min().unwrap_or(u64::MAX);
+    }
+
     fn uniform_other(&mut self, src: usize) -> usize {
+        if self.mix.is_some() {
+            return self.mixed_other(src);
+        }
         let r = self.rngs[src].random_range(0..self.nodes - 1);
         if r >= src { r + 1 } else { r }
+    }
+
+    fn mixed_other(&mut self, src: usize) -> usize {
+        let Some(mix) = &self.mix else {
+            return src;
+        };
+        let rng = &mut self.rngs[src];
+        let own = &mix.groups[mix.group_of[src]];
+        let local_possible = own.len() > 1;
+        let remote_possible = own.len() < self.nodes;
+        let local = if local_possible && remote_possible {
+            rng.random::<f64>() < mix.fraction
+        } else {
+            local_possible
+        };
+        if local {
+            // Uniform over the group minus the source.
+            let k = rng.random_range(0..own.len() - 1);
+            let pick = own[k];
+            if usize::from(pick) == src {
+                usize::from(own[own.len() - 1])
+            } else {
+                usize::from(pick)
+            }
+        } else {
+            let k = rng.random_range(0..self.nodes - own.len());
+            // The k-th node outside the source's group.
+            (0..self.nodes)
+                .filter(|&n| mix.group_of[n] != mix.group_of[src])
+                .nth(k)
+                .unwrap_or(src)
+        }
     }
 
     fn draw(&mut self, src: usize) -> Arrival {
@@ -241,6 +312,35 @@ mod tests {
         let arrivals = collect(&c, 100_000);
         let big = arrivals.iter().filter(|(_, a)| a.size_class == 1).count() as f64;
         assert!((big / arrivals.len() as f64 - 0.25).abs() < 0.02);
+    }
+
+    #[test]
+    fn local_mix_splits_own_group_and_the_rest() {
+        // Groups {0, 1} and {2, 3, 4}; 70 % of sends stay in the source's group.
+        let c = cfg(Pattern::Uniform, 1.0);
+        let mut t = Traffic::new(&c, 3, Trace::default()).with_local_mix(0.7, vec![0, 0, 1, 1, 1]);
+        let group = |n: u8| usize::from(n >= 2);
+        let (mut local, mut all) = (0.0f64, 0.0f64);
+        let mut from_2 = [0u32; 5];
+        for now in 0..100_000 {
+            t.arrivals(now, |a| {
+                assert_ne!(a.src, a.dst);
+                all += 1.0;
+                if group(a.src) == group(a.dst) {
+                    local += 1.0;
+                }
+                if a.src == 2 {
+                    from_2[usize::from(a.dst)] += 1;
+                }
+            });
+        }
+        assert!((local / all - 0.7).abs() < 0.01, "{}", local / all);
+        // From node 2: its group's others (3, 4) share 70 %, the others (0, 1) 30 %, evenly.
+        let n = f64::from(from_2.iter().sum::<u32>());
+        for (dst, want) in [(0, 0.15), (1, 0.15), (3, 0.35), (4, 0.35)] {
+            let got = f64::from(from_2[dst]) / n;
+            assert!((got - want).abs() < 0.02, "dst {dst}: {got}");
+        }
     }
 
     #[test]

@@ -3,8 +3,10 @@
 
 use icn_engine::model::NoProgress;
 use icn_sci::config::{Pattern, SciConfig};
-use icn_sci::protocol::Policy;
+use icn_sci::protocol::{Echo, Phase, Policy};
+use icn_sci::ring::Event;
 use icn_sci::ring::Sim;
+use std::collections::HashMap;
 
 /// A short run of `cfg`'s ring.
 pub fn short(nodes: usize, load: f64, pattern: Pattern) -> SciConfig {
@@ -42,4 +44,84 @@ pub fn run_logged(cfg: &SciConfig, seed: u64, intelligent: bool) -> Sim {
     sim.enable_log();
     sim.run(&NoProgress).expect("run");
     sim
+}
+
+/// Replays the event log and checks every send's life.
+pub fn check_log(events: &[Event]) -> Result<(), String> {
+    #[derive(Default)]
+    struct Life {
+        created: bool,
+        transmits: Vec<Phase>,
+        stripped: Vec<Echo>,
+        echoes: Vec<Echo>,
+    }
+    let mut lives: HashMap<u64, Life> = HashMap::new();
+    for e in events {
+        match *e {
+            Event::Created { seq, .. } => {
+                let l = lives.entry(seq).or_default();
+                if l.created {
+                    return Err(format!("send {seq} created twice"));
+                }
+                l.created = true;
+            }
+            Event::Transmit { seq, phase, .. } => {
+                let l = lives.entry(seq).or_default();
+                if l.transmits.len() != l.echoes.len() {
+                    return Err(format!(
+                        "send {seq} retransmitted before its echo came back"
+                    ));
+                }
+                let want = match l.echoes.last() {
+                    None => Phase::NoTry,
+                    Some(Echo::BusyA) => Phase::RetryA,
+                    Some(Echo::BusyB) => Phase::RetryB,
+                    Some(Echo::Done) => return Err(format!("send {seq} transmitted after DONE")),
+                };
+                if phase != want {
+                    return Err(format!(
+                        "send {seq} transmitted with {phase:?}, expected {want:?}"
+                    ));
+                }
+                l.transmits.push(phase);
+            }
+            Event::Stripped {
+                seq, echo, phase, ..
+            } => {
+                let l = lives.entry(seq).or_default();
+                if l.transmits.len() != l.stripped.len() + 1 || l.transmits.last() != Some(&phase) {
+                    return Err(format!(
+                        "send {seq} stripped without a matching transmission"
+                    ));
+                }
+                l.stripped.push(echo);
+            }
+            Event::EchoReceived { seq, echo, .. } => {
+                let l = lives.entry(seq).or_default();
+                if l.stripped.get(l.echoes.len()) != Some(&echo) {
+                    return Err(format!(
+                        "send {seq}: echo {echo:?} does not match what the target answered"
+                    ));
+                }
+                l.echoes.push(echo);
+            }
+            _ => {}
+        }
+    }
+    for (seq, l) in &lives {
+        let done = |v: &Vec<Echo>| v.iter().filter(|e| **e == Echo::Done).count();
+        if !l.created
+            || done(&l.stripped) != 1
+            || done(&l.echoes) != 1
+            || l.echoes.last() != Some(&Echo::Done)
+        {
+            return Err(format!(
+                "send {seq}: created {}, accepted {} times, DONE received {} times",
+                l.created,
+                done(&l.stripped),
+                done(&l.echoes)
+            ));
+        }
+    }
+    Ok(())
 }

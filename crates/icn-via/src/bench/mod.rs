@@ -14,7 +14,7 @@
 use std::time::{Duration, Instant};
 
 use crate::attrs::{MemAttributes, Ptag, Reliability, ViAttributes};
-use crate::descriptor::{Descriptor, Segment};
+use crate::descriptor::{Completion, Descriptor, Segment};
 use crate::error::{CompletionStatus, Result, ViaError};
 use crate::memory::MemRegion;
 use crate::nic::{Nic, Vi};
@@ -44,6 +44,13 @@ pub struct BenchConfig {
     pub reliability: Reliability,
     /// Caps the bytes moved per size so large sizes finish quickly.
     pub max_bytes_per_size: usize,
+    /// Sends of at least this many bytes go by cross-memory attach on shm, 0 never
+    /// ([`crate::ViAttributes::cma_min`]).
+    #[serde(default)]
+    pub cma_min: u32,
+    /// Spin budget of each side's waits in µs ([`crate::ViAttributes::spin`]).
+    #[serde(default = "default_spin_us")]
+    pub spin_us: u64,
     /// [`run_local`] over shm: pin the two sides to different CPUs (see [`pin_to_cpu`]). The raw
     /// baselines block in the kernel instead of polling and are never pinned (pinning only
     /// stops a blocked thread from moving to an idle core).
@@ -63,8 +70,14 @@ impl Default for BenchConfig {
             reliability: Reliability::ReliableDelivery,
             max_bytes_per_size: 512 << 20,
             pin: true,
+            spin_us: default_spin_us(),
+            cma_min: 0,
         }
     }
+}
+
+fn default_spin_us() -> u64 {
+    crate::link::backoff::DEFAULT_SPIN.as_micros() as u64
 }
 
 impl BenchConfig {
@@ -72,6 +85,16 @@ impl BenchConfig {
     /// `max_bytes_per_size`.
     pub fn reps(&self, nominal: usize, size: usize) -> usize {
         nominal.min(self.max_bytes_per_size / size.max(1)).max(10)
+    }
+    /// The attributes of a benchmark VI: the configured reliability and spin budget.
+    pub fn vi_attributes(&self, ptag: Ptag) -> ViAttributes {
+        ViAttributes {
+            spin: Duration::from_micros(self.spin_us),
+            cma_min: self.cma_min,
+            // the window receiver keeps two windows and a sync receive posted
+            queue_depth: crate::attrs::MAX_QUEUE_DEPTH,
+            ..ViAttributes::new(ptag, self.reliability)
+        }
     }
     fn max_size(&self) -> usize {
         self.sizes.iter().copied().max().unwrap_or(0)
@@ -84,12 +107,19 @@ impl BenchConfig {
             .any(|&s| s > crate::attrs::MAX_TRANSFER_SIZE as usize)
         {
             return bad(format!(
-                "sizes must be in 0..={}",
+                "sizes must be in 0..={} (the VI's max_transfer_size)",
                 crate::attrs::MAX_TRANSFER_SIZE
             ));
         }
         if self.window == 0 || self.window > 512 {
             return bad(format!("window must be in 1..=512, got {}", self.window));
+        }
+        let max_spin = crate::link::backoff::MAX_SPIN.as_micros() as u64;
+        if self.spin_us > max_spin {
+            return bad(format!(
+                "spin must be in 0..={max_spin} µs, got {}",
+                self.spin_us
+            ));
         }
         if self.iterations == 0 || self.messages == 0 {
             return bad("iterations and messages must be at least 1".into());
@@ -108,15 +138,25 @@ pub struct Row {
 
 /// Formats rows as OSU does.
 pub fn osu_table(title: &str, kind: Kind, rows: &[Row]) -> String {
-    let mut s = format!("# {title}\n");
-    s += match kind {
+    let mut s = osu_header(title, kind);
+    for r in rows {
+        s += &osu_row(r);
+    }
+    s
+}
+
+/// The two header lines of an OSU table.
+pub fn osu_header(title: &str, kind: Kind) -> String {
+    let columns = match kind {
         Kind::Pingpong => "# Size          Latency (us)\n",
         Kind::Window => "# Size      Bandwidth (MB/s)\n",
     };
-    for r in rows {
-        s += &format!("{:<10}{:>18.2}\n", r.size, r.value);
-    }
-    s
+    format!("# {title}\n{columns}")
+}
+
+/// One line of an OSU table.
+pub fn osu_row(r: &Row) -> String {
+    format!("{:<10}{:>18.2}\n", r.size, r.value)
 }
 
 const T: Option<Duration> = Some(Duration::from_secs(60));
@@ -144,7 +184,7 @@ impl Sends {
             return Ok(());
         }
         while let Some(c) = vi.send_done() {
-            c.ok()?;
+            check(vi, c)?;
             self.posted -= 1;
         }
         Ok(())
@@ -157,13 +197,13 @@ impl Sends {
         if self.posted > 1
             && let Some(c) = vi.send_done()
         {
-            c.ok()?;
+            check(vi, c)?;
             self.posted -= 1;
         }
         Ok(())
     }
     fn wait_one(&mut self, vi: &Vi) -> Result<()> {
-        vi.send_wait(T)?.ok()?;
+        check(vi, vi.send_wait(T)?)?;
         self.posted -= 1;
         Ok(())
     }
@@ -188,22 +228,22 @@ impl Endpoint {
     /// and accepts one connection.
     pub fn accept(
         listen_url: &str,
-        rel: Reliability,
+        cfg: &BenchConfig,
         ready: impl FnOnce(&str),
     ) -> Result<Endpoint> {
         let nic = Nic::open(listen_url)?;
         let ptag = nic.create_ptag();
-        let vi = nic.create_vi(ViAttributes::new(ptag, rel), None, None)?;
+        let vi = nic.create_vi(cfg.vi_attributes(ptag), None, None)?;
         ready(nic.address());
         nic.connect_wait(b"icnlab-bench", T)?.accept(&vi)?;
         Ok(Endpoint { nic, ptag, vi })
     }
     /// Client side.
-    pub fn connect(remote: &str, rel: Reliability) -> Result<Endpoint> {
+    pub fn connect(remote: &str, cfg: &BenchConfig) -> Result<Endpoint> {
         let provider = remote.split("://").next().unwrap_or("");
         let nic = Nic::open(&format!("{provider}://"))?;
         let ptag = nic.create_ptag();
-        let vi = nic.create_vi(ViAttributes::new(ptag, rel), None, None)?;
+        let vi = nic.create_vi(cfg.vi_attributes(ptag), None, None)?;
         nic.connect_request(&vi, remote, b"icnlab-bench", T)?;
         Ok(Endpoint { nic, ptag, vi })
     }
@@ -251,19 +291,85 @@ fn pin_to(index: usize) -> Option<rustix::thread::CpuSet> {
 
 /// The side that measures: pingpong initiator or window sender.
 pub fn client(ep: &Endpoint, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    client_rows(ep, kind, cfg, &mut |r| rows.push(r))?;
+    Ok(rows)
+}
+
+/// [`client`], handing each row to `on_row` as soon as it is measured (a run that fails
+/// later still reports the sizes it finished). A failure says how far the run got.
+pub fn client_rows(
+    ep: &Endpoint,
+    kind: Kind,
+    cfg: &BenchConfig,
+    on_row: &mut dyn FnMut(Row),
+) -> Result<()> {
     cfg.validate()?;
+    let mut p = Progress::default();
     match kind {
-        Kind::Pingpong => pingpong(ep, cfg, true),
-        Kind::Window => window_send(ep, cfg),
+        Kind::Pingpong => pingpong(ep, cfg, true, &mut p, on_row),
+        Kind::Window => window_send(ep, cfg, &mut p, on_row),
+    }
+    .map_err(|e| p.annotate(e))
+}
+
+/// The other side: pingpong echoer or window receiver. A failure says how far the run got.
+pub fn server(ep: &Endpoint, kind: Kind, cfg: &BenchConfig) -> Result<()> {
+    cfg.validate()?;
+    let mut p = Progress::default();
+    match kind {
+        Kind::Pingpong => pingpong(ep, cfg, false, &mut p, &mut |_| {}),
+        Kind::Window => window_recv(ep, cfg, &mut p),
+    }
+    .map_err(|e| p.annotate(e))
+}
+
+/// How far one side of a benchmark got, for the error that stops it.
+#[derive(Debug, Default)]
+struct Progress {
+    /// Sizes finished (their rows were reported).
+    sizes_done: usize,
+    /// The size under way, messages (or round trips) of it completed, and of how many.
+    current: Option<(usize, usize, usize)>,
+}
+
+impl Progress {
+    fn start(&mut self, size: usize, total: usize) {
+        self.current = Some((size, 0, total));
+    }
+    fn count(&mut self) {
+        if let Some((_, done, _)) = &mut self.current {
+            *done += 1;
+        }
+    }
+    fn finish(&mut self) {
+        self.sizes_done += 1;
+        self.current = None;
+    }
+    /// Appends what completed to a connection error (other errors are the caller's own).
+    fn annotate(&self, e: ViaError) -> ViaError {
+        match e {
+            ViaError::ConnectionLost(reason) => {
+                let mut s = format!("{reason}; completed: {} sizes", self.sizes_done);
+                if let Some((size, done, total)) = self.current {
+                    s += &format!(", then {done} of {total} messages of {size} B");
+                }
+                ViaError::ConnectionLost(s)
+            }
+            e => e,
+        }
     }
 }
 
-/// The other side: pingpong echoer or window receiver.
-pub fn server(ep: &Endpoint, kind: Kind, cfg: &BenchConfig) -> Result<()> {
-    cfg.validate()?;
-    match kind {
-        Kind::Pingpong => pingpong(ep, cfg, false).map(drop),
-        Kind::Window => window_recv(ep, cfg),
+/// `c` if it succeeded; if not and the VI broke, why it broke (a `Flushed` receive says
+/// nothing about the peer being gone; the VI's break reason does).
+fn check(vi: &Vi, c: Completion) -> Result<Completion> {
+    if c.status.is_ok() {
+        return Ok(c);
+    }
+    match vi.break_reason() {
+        Some(reason) => Err(ViaError::ConnectionLost(reason)),
+        None => c.ok(),
     }
 }
 
@@ -277,16 +383,21 @@ pub fn server(ep: &Endpoint, kind: Kind, cfg: &BenchConfig) -> Result<()> {
 /// deep (echoer) so that each side re-posts *after* its send, off the critical path: the
 /// initiator posts its replacement while its message travels (the reply cannot come before
 /// its send); the echoer still has one posted while it re-posts the other.
-fn pingpong(ep: &Endpoint, cfg: &BenchConfig, initiator: bool) -> Result<Vec<Row>> {
+fn pingpong(
+    ep: &Endpoint,
+    cfg: &BenchConfig,
+    initiator: bool,
+    p: &mut Progress,
+    on_row: &mut dyn FnMut(Row),
+) -> Result<()> {
     let vi = &ep.vi;
     let max = cfg.max_size();
     let out = ep.region(max)?;
     let inb = ep.region(max)?;
     let post = || vi.post_recv(Descriptor::recv([seg(&inb, max)]));
     let recv = |size: usize| -> Result<()> {
-        let c = vi.recv_wait(T)?;
+        let c = check(vi, vi.recv_wait(T)?)?;
         let len = c.length as usize;
-        c.ok()?;
         if len != size {
             return Err(ViaError::Descriptor(format!(
                 "pingpong expected {size} B, received {len} B"
@@ -295,13 +406,13 @@ fn pingpong(ep: &Endpoint, cfg: &BenchConfig, initiator: bool) -> Result<Vec<Row
         Ok(())
     };
     let mut sends = Sends::default();
-    let mut rows = Vec::new();
     for _ in 0..if initiator { 1 } else { 2 } {
         post()?;
     }
     for &size in &cfg.sizes {
         let n = cfg.reps(cfg.iterations, size);
         let warm = cfg.warmup.min(n);
+        p.start(size, warm + n);
         let mut t0 = Instant::now();
         for i in 0..warm + n {
             if i == warm {
@@ -321,36 +432,57 @@ fn pingpong(ep: &Endpoint, cfg: &BenchConfig, initiator: bool) -> Result<Vec<Row
                 post()?;
                 sends.reap_one(vi)?;
             }
+            p.count();
         }
-        rows.push(Row {
+        on_row(Row {
             size,
             value: t0.elapsed().as_secs_f64() * 1e6 / (2.0 * n as f64),
         });
+        p.finish();
     }
     vi.progress();
-    Ok(rows)
+    Ok(())
 }
 
-fn window_send(ep: &Endpoint, cfg: &BenchConfig) -> Result<Vec<Row>> {
+/// Credit receives the window sender keeps posted. At most two credit messages can be
+/// unread at once (the sender has at most two windows of messages out beyond the credits it
+/// has read, and the receiver grants one credit per window received), so three posted and one
+/// re-posted per credit read are enough for any number of messages.
+const CREDIT_RECVS: usize = 3;
+
+fn window_send(
+    ep: &Endpoint,
+    cfg: &BenchConfig,
+    p: &mut Progress,
+    on_row: &mut dyn FnMut(Row),
+) -> Result<()> {
     let vi = &ep.vi;
     let out = ep.region(cfg.max_size())?;
     let acks = ep.region(8)?;
     let w = cfg.window;
     let mut sends = Sends::default();
-    let mut rows = Vec::new();
     for &size in &cfg.sizes {
         let rounds = cfg.reps(cfg.messages, size).div_ceil(w);
-        // one receive per credit message plus one for the end-of-size sync
-        for _ in 0..rounds + 1 {
-            vi.post_recv(Descriptor::recv([seg(&acks, 0)]))?;
-        }
+        // one receive per credit message plus one for the end-of-size sync, posted as
+        // they are used
+        let mut unposted = rounds + 1;
+        let mut post_credits = |n: usize| -> Result<()> {
+            for _ in 0..n.min(unposted) {
+                vi.post_recv(Descriptor::recv([seg(&acks, 0)]))?;
+                unposted -= 1;
+            }
+            Ok(())
+        };
+        post_credits(CREDIT_RECVS)?;
+        p.start(size, rounds * w);
         // The receiver has posted 2 windows; each credit message grants one more.
         let mut credit = 2 * w;
         let mut got_credits = 0;
         let t0 = Instant::now();
         for _ in 0..rounds * w {
             while credit == 0 {
-                vi.recv_wait(T)?.ok()?;
+                check(vi, vi.recv_wait(T)?)?;
+                post_credits(1)?;
                 credit += w;
                 got_credits += 1;
             }
@@ -360,27 +492,30 @@ fn window_send(ep: &Endpoint, cfg: &BenchConfig) -> Result<Vec<Row>> {
                 sends.wait_one(vi)?;
             }
             sends.reap(vi)?;
+            p.count();
         }
         // The last credit message means "everything arrived".
         while got_credits < rounds {
-            vi.recv_wait(T)?.ok()?;
+            check(vi, vi.recv_wait(T)?)?;
+            post_credits(1)?;
             got_credits += 1;
         }
         let secs = t0.elapsed().as_secs_f64();
-        rows.push(Row {
+        on_row(Row {
             size,
             value: (rounds * w * size) as f64 / secs / 1e6,
         });
+        p.finish();
         sends.settle(vi)?;
         // End-of-size sync: the receiver answers once its next size's receives are posted.
         sends.post(vi, Descriptor::send([]))?;
-        vi.recv_wait(T)?.ok()?;
+        check(vi, vi.recv_wait(T)?)?;
         sends.settle(vi)?;
     }
-    Ok(rows)
+    Ok(())
 }
 
-fn window_recv(ep: &Endpoint, cfg: &BenchConfig) -> Result<()> {
+fn window_recv(ep: &Endpoint, cfg: &BenchConfig, p: &mut Progress) -> Result<()> {
     let vi = &ep.vi;
     let inb = ep.region(cfg.max_size())?;
     let credit = ep.region(8)?;
@@ -401,14 +536,16 @@ fn window_recv(ep: &Endpoint, cfg: &BenchConfig) -> Result<()> {
     };
     for (k, &size) in cfg.sizes.iter().enumerate() {
         let total = total_of(size);
+        p.start(size, total);
         for got in 1..=total {
-            let c = vi.recv_wait(T)?;
+            let c = check(vi, vi.recv_wait(T)?)?;
             if c.status != CompletionStatus::Success {
                 return Err(ViaError::Descriptor(format!(
                     "window receive completed with {:?}",
                     c.status
                 )));
             }
+            p.count();
             if got % w == 0 {
                 if got == total {
                     // the sender's end-of-size sync lands here
@@ -422,7 +559,8 @@ fn window_recv(ep: &Endpoint, cfg: &BenchConfig) -> Result<()> {
             }
             sends.reap(vi)?;
         }
-        vi.recv_wait(T)?.ok()?;
+        check(vi, vi.recv_wait(T)?)?;
+        p.finish();
         posted = match cfg.sizes.get(k + 1) {
             Some(&next) => open(next)?,
             None => 0,
@@ -453,7 +591,7 @@ pub fn run_local(provider: &str, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Ro
     let scfg = cfg.clone();
     let srv = std::thread::spawn(move || -> Result<()> {
         pinned(scfg.pin && polls, 1, || {
-            let ep = Endpoint::accept(&listen, scfg.reliability, |a| {
+            let ep = Endpoint::accept(&listen, &scfg, |a| {
                 let _ = tx.send(a.to_string());
             })?;
             server(&ep, kind, &scfg)
@@ -463,7 +601,7 @@ pub fn run_local(provider: &str, kind: Kind, cfg: &BenchConfig) -> Result<Vec<Ro
         .recv()
         .map_err(|_| ViaError::ConnectionLost("benchmark server failed to start".into()))?;
     let rows = pinned(cfg.pin && polls, 0, || {
-        let ep = Endpoint::connect(&addr, cfg.reliability)?;
+        let ep = Endpoint::connect(&addr, cfg)?;
         client(&ep, kind, cfg)
     });
     srv.join()
@@ -511,7 +649,7 @@ mod tests {
         );
         assert!(
             BenchConfig {
-                sizes: vec![9 << 20],
+                sizes: vec![(1 << 30) + 1],
                 ..Default::default()
             }
             .validate()

@@ -6,7 +6,7 @@
 //!
 //! | role | does |
 //! |---|---|
-//! | `echo` | receives messages of up to 4 MiB and sends each back unchanged, until disconnect |
+//! | `echo [MAX]` | receives messages of up to MAX bytes (default 4 MiB) and sends each back unchanged, until disconnect |
 //! | `sink N` | receives N 16-byte messages `(index, checksum)` and replies with one 24-byte report `(received, in_order, bad)` |
 //! | `rdma` | registers a 4 KiB region with RDMA rights and one without, sends their handles, serves RDMA until disconnect |
 //! | `stall` | accepts and then only sleeps (to be killed by the test) |
@@ -54,7 +54,22 @@ fn run() -> Result<()> {
     std::io::stdout().flush()?;
     nic.connect_wait(b"peer", T)?.accept(&vi)?;
     match args[1].as_str() {
-        "echo" => echo(&nic, ptag, &vi),
+        "echo" => {
+            let max = match args.get(4).filter(|a| !a.is_empty()) {
+                None => MAX,
+                Some(a) => a
+                    .parse()
+                    .ok()
+                    .filter(|&m| m <= icn_via::attrs::MAX_TRANSFER_SIZE as usize)
+                    .ok_or_else(|| {
+                        ViaError::InvalidParameter(format!(
+                            "echo size must be in 0..={}, got {a}",
+                            icn_via::attrs::MAX_TRANSFER_SIZE
+                        ))
+                    })?,
+            };
+            echo(&nic, ptag, &vi, max)
+        }
         "sink" => sink(
             &nic,
             ptag,
@@ -75,18 +90,18 @@ fn finished(e: &ViaError) -> bool {
     matches!(e, ViaError::InvalidState(_) | ViaError::ConnectionLost(_))
 }
 
-fn echo(nic: &Nic, ptag: Ptag, vi: &Vi) -> Result<()> {
+fn echo(nic: &Nic, ptag: Ptag, vi: &Vi, max: usize) -> Result<()> {
     // Two buffers: the next receive is posted before the reply goes out, because the
     // client's next message may arrive while we wait for the reply's completion.
     let bufs = [
-        nic.register_mem(MAX, MemAttributes::local(ptag))?,
-        nic.register_mem(MAX, MemAttributes::local(ptag))?,
+        nic.register_mem(max.max(1), MemAttributes::local(ptag))?,
+        nic.register_mem(max.max(1), MemAttributes::local(ptag))?,
     ];
     let post = |i: usize| {
         vi.post_recv(Descriptor::recv(vec![Segment::new(
             bufs[i].handle(),
             0,
-            MAX as u32,
+            max as u32,
         )]))
     };
     post(0)?;

@@ -36,6 +36,9 @@ const ACK_EVERY: u32 = 16;
 const ACK_DELAY: Duration = Duration::from_micros(50);
 /// A blocked write fails after this long without progress (the peer stopped reading).
 pub const STALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest a disconnect waits for the peer to copy payloads it reads from our memory
+/// ([`crate::link::cma`]).
+const CMA_LINGER: Duration = Duration::from_secs(2);
 /// Clock-free polls of a polling link at the start of a wait (~10–20 µs: a ping-pong reply
 /// comes within a few dozen; 4096 made a streaming soak 2–4× slower on a loaded machine by
 /// spinning where the peer needed the CPU).
@@ -82,6 +85,15 @@ enum Rx {
         done: usize,
         on_done: OnDone,
     },
+    /// Reading the source address of a cross-memory-attach frame ([`crate::link::cma`]);
+    /// then its payload is copied from the sender in one go.
+    Cma {
+        hdr: Header,
+        slots: Slots,
+        addr: [u8; crate::link::cma::DESC_LEN],
+        have: usize,
+        on_done: OnDone,
+    },
 }
 
 impl Rx {
@@ -123,10 +135,27 @@ pub(crate) struct ViCore {
     pub send_cq: Option<Arc<CqShared>>,
     pub recv_cq: Option<Arc<CqShared>>,
     pub break_reason: Option<String>,
+    /// The peer as errors name it: its URL (client side) or `(client of <our URL>)`.
+    pub peer: String,
+    /// Frames sent by cross-memory attach ([`crate::link::cma`]).
+    pub single_copy_sends: u64,
+    /// The regions of those not yet acknowledged, by sequence number, oldest first: kept
+    /// alive (a deregistered region's bytes are not freed) until the peer has copied them.
+    cma_pinned: VecDeque<(u32, Arc<RegionInner>)>,
 }
 
+/// How a fault reason starts when the link says the peer is gone; [`ViCore::fault`] names
+/// the peer in it.
+const PEER_GONE: &str = "peer gone";
+
 fn io_err(e: io::Error) -> String {
-    e.to_string()
+    use io::ErrorKind::*;
+    match e.kind() {
+        UnexpectedEof | ConnectionReset | ConnectionAborted | BrokenPipe | NotConnected => {
+            format!("{PEER_GONE} ({e})")
+        }
+        _ => e.to_string(),
+    }
 }
 
 impl ViCore {
@@ -157,6 +186,9 @@ impl ViCore {
             send_cq: None,
             recv_cq: None,
             break_reason: None,
+            peer: "(unknown)".into(),
+            single_copy_sends: 0,
+            cma_pinned: VecDeque::new(),
         }
     }
 
@@ -191,6 +223,8 @@ impl ViCore {
                 self.state = self.state.on(ViEvent::Accepted)?;
                 // Sent: the request and its discriminator; received: the answer.
                 self.align = wire.link.frame_alignment();
+                wire.link.set_spin(self.attrs.spin);
+                wire.link.on_connected();
                 self.tx_off = (HEADER_LEN + disc.len()) as u64;
                 self.rx_off = HEADER_LEN as u64;
                 self.wire = Some(wire);
@@ -236,6 +270,8 @@ impl ViCore {
         self.state = self.state.on(ViEvent::Accepted)?;
         // Received: the request and its discriminator; sent: the answer.
         self.align = wire.link.frame_alignment();
+        wire.link.set_spin(self.attrs.spin);
+        wire.link.on_connected();
         self.rx_off = (HEADER_LEN + disc_len) as u64;
         self.tx_off = HEADER_LEN as u64;
         self.wire = Some(wire);
@@ -247,6 +283,7 @@ impl ViCore {
         // Settle what the peer is owed first: its reliable sends complete on our acks.
         self.progress();
         self.flush_ack();
+        self.linger_for_single_copy_reads();
         if let Some(w) = &mut self.wire {
             let (prefix, n) = frame_prefix(
                 &mut self.tx_off,
@@ -262,7 +299,25 @@ impl ViCore {
         Ok(())
     }
 
+    /// A payload sent by cross-memory attach stays in our memory until the peer has copied
+    /// it (its ack says so): a process that disconnects and exits right after posting such a
+    /// send would otherwise take the bytes with it. Waits, at most [`CMA_LINGER`], for those
+    /// acks, without taking any completion off the send queue.
+    fn linger_for_single_copy_reads(&mut self) {
+        let deadline = Instant::now() + CMA_LINGER;
+        while !self.cma_pinned.is_empty() && Instant::now() < deadline {
+            let Some(w) = &mut self.wire else { return };
+            if let Err(e) = w.wait_briefly(Duration::from_millis(1)) {
+                self.fault(io_err(e));
+                return;
+            }
+            self.progress();
+        }
+    }
+
     fn flush_all(&mut self, transport_error: Option<String>) {
+        // nobody will read those payloads any more
+        self.cma_pinned.clear();
         if transport_error.is_some() {
             self.tracker.on_break();
         } else {
@@ -278,6 +333,10 @@ impl ViCore {
 
     /// The VI breaks: reliability violated, peer gone, or a protocol error.
     fn fault(&mut self, reason: String) {
+        let reason = match reason.strip_prefix(PEER_GONE) {
+            Some(detail) => format!("peer {} gone{detail}", self.peer),
+            None => reason,
+        };
         if self.state == ViState::Connected {
             self.state = ViState::Error;
         }
@@ -303,6 +362,14 @@ impl ViCore {
     /// building them is not on the path of the receive that carried the ack.
     fn on_ack(&mut self, upto: u32) {
         self.tracker.on_ack(upto);
+        // cumulative: releases every pinned payload up to `upto` (sequence numbers wrap)
+        while self
+            .cma_pinned
+            .front()
+            .is_some_and(|(seq, _)| upto.wrapping_sub(*seq) as i32 >= 0)
+        {
+            self.cma_pinned.pop_front();
+        }
         if self.send_cq.is_some() {
             self.drain_tracker();
         }
@@ -362,11 +429,12 @@ impl ViCore {
         // Fast path for polling links (shm): a ping-pong reply arrives within a microsecond
         // or so, so poll the engine a few thousand times first, without reading the clock
         // (two clock reads would cost about as much as the rest of the receive).
-        if self.wire.as_ref().is_some_and(|w| w.link.polls()) {
-            if let Some(c) = self.pop_done(q) {
-                return Ok(c);
-            }
-            for _ in 0..FAST_POLLS {
+        if let Some(c) = self.pop_done(q) {
+            return Ok(c);
+        }
+        let fast = self.wire.as_ref().map_or(0, |w| w.link.fast_polls());
+        if fast > 0 {
+            for _ in 0..fast.min(FAST_POLLS) {
                 if self.ack_due.is_some() || self.wire.is_none() {
                     break;
                 }
@@ -390,7 +458,9 @@ impl ViCore {
             let pending = match q {
                 WorkQueue::Send => !self.tracker.is_empty(),
                 // a receive being filled has left `recvs` but is still pending
-                WorkQueue::Recv => !self.recvs.is_empty() || matches!(self.rx, Rx::Payload { .. }),
+                WorkQueue::Recv => {
+                    !self.recvs.is_empty() || matches!(self.rx, Rx::Payload { .. } | Rx::Cma { .. })
+                }
             };
             if self.wire.is_none() || !pending {
                 // Nothing can complete: still handle what arrived (it may break the VI) and
@@ -417,7 +487,7 @@ impl ViCore {
             // writing) the rest and waits on nothing from us, so an ack now only costs a
             // frame and a wake-up on both sides; the frame's end comes first, and then its
             // receiver's next send (or the wait after it) carries the ack.
-            let mid_frame = matches!(self.rx, Rx::Payload { .. });
+            let mid_frame = matches!(self.rx, Rx::Payload { .. } | Rx::Cma { .. });
             if self.ack_due.is_some() && !delayed && !mid_frame {
                 delayed = true;
                 if let Some(w) = &mut self.wire

@@ -94,7 +94,61 @@ impl ViCore {
                 self.on_payload(hdr, on_done)?;
                 Ok(true)
             }
+            Rx::Cma { addr, have, .. } => {
+                let n = wire.read_some(&mut addr[*have..]).map_err(io_err)?;
+                *have += n;
+                if *have < addr.len() {
+                    return Ok(n > 0);
+                }
+                let Rx::Cma {
+                    hdr,
+                    slots,
+                    addr,
+                    on_done,
+                    ..
+                } = std::mem::replace(&mut self.rx, Rx::idle())
+                else {
+                    unreachable!()
+                };
+                self.copy_by_cma(&hdr, &slots, u64::from_le_bytes(addr))?;
+                if self.attrs.reliability == Reliability::ReliableDelivery {
+                    self.note_delivered(hdr.seq);
+                }
+                self.on_payload(hdr, on_done)?;
+                Ok(true)
+            }
         }
+    }
+
+    /// The payload of a cross-memory-attach frame: `hdr.len` bytes from `src` in the
+    /// sender's memory into the destination slots (checked against the registration table
+    /// like any other destination), in one kernel copy per slot. No slots: the frame is
+    /// being discarded, nothing to copy.
+    fn copy_by_cma(
+        &mut self,
+        hdr: &Header,
+        slots: &[Slot],
+        src: u64,
+    ) -> std::result::Result<(), String> {
+        let wire = self.wire.as_mut().ok_or("link closed")?;
+        let mut left = hdr.len as usize;
+        let mut from = src;
+        for s in slots {
+            if left == 0 {
+                break;
+            }
+            let k = s.len.min(left);
+            let mut mem = s.region.lock();
+            wire.link
+                .cma_read(from, &mut mem[s.offset..s.offset + k])
+                .map_err(io_err)?;
+            left -= k;
+            from = from.wrapping_add(k as u64);
+        }
+        if left > 0 && !slots.is_empty() {
+            return Err("payload longer than its destination".into());
+        }
+        Ok(())
     }
 
     /// The small-frame path of [`ViCore::step`]: between frames, takes the next link record
@@ -128,6 +182,7 @@ impl ViCore {
         if let (Some(head), Some(payload)) = (rec.first_chunk::<HEADER_LEN>(), rec.get(want..)) {
             let hdr = Header::decode(head).map_err(|e| format!("bad frame from peer: {e}"))?;
             if hdr.kind == Kind::Send
+                && !hdr.by_cma()
                 && hdr.len as usize == payload.len()
                 && self.take_small_send(&hdr, payload)?
             {
@@ -177,7 +232,9 @@ impl ViCore {
             self.on_ack(a);
         }
         self.expect_seq(hdr.seq)?;
-        if self.attrs.reliability == Reliability::ReliableDelivery {
+        // A cross-memory-attach frame is delivered when its copy is done: the ack releases
+        // the sender's buffer ([`ViCore::copy_by_cma`]).
+        if self.attrs.reliability == Reliability::ReliableDelivery && !hdr.by_cma() {
             self.note_delivered(hdr.seq);
         }
         Ok(())
@@ -248,7 +305,7 @@ impl ViCore {
             Rx::Payload {
                 hdr, slots, done, ..
             } => !slots.is_empty() && (hdr.len as usize) - *done >= DIRECT_READ_MIN,
-            Rx::Header { .. } => false,
+            Rx::Header { .. } | Rx::Cma { .. } => false,
         }
     }
 
@@ -348,7 +405,7 @@ impl ViCore {
         let hdr = Header::decode(head).map_err(|e| format!("bad frame from peer: {e}"))?;
         self.rx_off = self
             .rx_off
-            .wrapping_add((prefix_len + hdr.len as usize) as u64);
+            .wrapping_add((prefix_len + hdr.wire_len()) as u64);
         Ok(hdr)
     }
 
@@ -453,6 +510,17 @@ impl ViCore {
                 return Err(format!("unexpected {:?} on a connected VI", hdr.kind));
             }
         };
+        if hdr.by_cma() {
+            // a send or RDMA write whose payload the sender left in its own memory
+            self.rx = Rx::Cma {
+                hdr,
+                slots,
+                addr: [0; crate::link::cma::DESC_LEN],
+                have: 0,
+                on_done,
+            };
+            return Ok(());
+        }
         self.rx = Rx::Payload {
             hdr,
             slots,

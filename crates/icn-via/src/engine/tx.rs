@@ -208,8 +208,26 @@ impl ViCore {
             return Ok(Err(io::Error::other("not connected")));
         };
         let (start, len) = (seg.offset as usize, seg.len as usize);
-        let (prefix, n) = frame_prefix(&mut self.tx_off, self.align, hdr, len);
         let mem = region.lock();
+        // Large payloads on a reliable VI go by cross-memory attach when the peer reads us
+        // that way: the ring carries only the address, and the send completes on the ack
+        // the receiver sends after its copy (`link::cma`).
+        let cma_min = self.attrs.cma_min as usize;
+        if cma_min > 0
+            && len >= cma_min
+            && self.attrs.reliability.is_reliable()
+            && wire.link.cma_send_ok()
+        {
+            hdr.flags |= crate::frame::FLAG_CMA;
+            self.single_copy_sends += 1;
+            let addr = (mem[start..].as_ptr() as u64).to_le_bytes();
+            let (prefix, n) = frame_prefix(&mut self.tx_off, self.align, hdr, addr.len());
+            let sent = wire.write_all(&[&prefix[..n], &addr], STALL_TIMEOUT);
+            drop(mem);
+            self.cma_pinned.push_back((hdr.seq, region.clone()));
+            return Ok(sent);
+        }
+        let (prefix, n) = frame_prefix(&mut self.tx_off, self.align, hdr, len);
         Ok(wire.write_all(&[&prefix[..n], &mem[start..start + len]], STALL_TIMEOUT))
     }
 

@@ -8,6 +8,8 @@
 use std::io;
 use std::time::Duration;
 
+pub mod backoff;
+pub mod cma;
 pub mod shm;
 pub mod tcp;
 
@@ -61,10 +63,34 @@ pub trait Link: Send {
     fn frame_alignment(&self) -> u64 {
         1
     }
-    /// True if a poll that finds nothing is cheap (a load from shared memory, not a system
-    /// call): then waits poll the engine directly for a while before reading the clock.
-    fn polls(&self) -> bool {
+    /// How many times a wait should poll the engine before reading the clock: more than 0
+    /// only where a poll that finds nothing is cheap (a load from shared memory, not a
+    /// system call) and spinning is the waiting policy's first step right now
+    /// ([`backoff`]).
+    fn fast_polls(&self) -> u32 {
+        0
+    }
+    /// Called once the VI's connection is set up (both sides have their links): the `shm`
+    /// link probes cross-memory attach here ([`cma`]).
+    fn on_connected(&mut self) {}
+    /// True if a large payload may go by cross-memory attach: the peer announced it reads
+    /// our memory ([`cma`]).
+    fn cma_send_ok(&self) -> bool {
         false
+    }
+    /// Copies `dst.len()` bytes from address `addr` of the peer process into `dst` (the
+    /// payload of a cross-memory-attach frame). Links without it refuse.
+    fn cma_read(&mut self, addr: u64, dst: &mut [u8]) -> io::Result<()> {
+        let _ = (addr, dst);
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "cross-memory-attach frame on a link without it",
+        ))
+    }
+    /// Sets the spin budget of this link's waits ([`crate::ViAttributes::spin`]); links whose
+    /// waits block in the kernel ignore it.
+    fn set_spin(&mut self, spin: Duration) {
+        let _ = spin;
     }
     /// The provider's name.
     fn provider(&self) -> &'static str;

@@ -7,10 +7,10 @@
 //! From then on the data path is user-level: a send is a copy into the ring plus, only if the
 //! peer sleeps, one `futex` wake.
 //!
-//! Waiting polls for [`PURE_SPIN`] (catching the reply of a ping-pong without a system call),
-//! then polls while yielding the CPU until [`SPIN`] (a loaded machine's peer gets to run), then
-//! sleeps on the futex in slices of at most 10 ms, checking the socket for the peer's death
-//! between slices; it never busy-waits longer than [`SPIN`].
+//! Waiting follows [`super::backoff`]: poll for the VI's spin budget (catching the reply of a
+//! ping-pong without a system call) unless the peer last ran on our CPU, then poll while
+//! yielding the CPU (a loaded machine's peer gets to run), then sleep on the futex in slices
+//! of at most 10 ms, checking the socket for the peer's death between slices.
 
 #![allow(unsafe_code)]
 
@@ -31,6 +31,7 @@ use rustix::net::{
 };
 use rustix::thread::futex;
 
+use super::backoff::{Backoff, Step};
 use super::{Link, Record, closed, timespec};
 use crate::ring::{RecordRead, RingPair, area_len};
 
@@ -39,10 +40,6 @@ use crate::ring::{RecordRead, RingPair, area_len};
 /// 8-byte OSU means of 1000 round trips 0.16-0.17 against 0.17-0.23 µs, at the price of
 /// large-message streaming (window at 1 MiB ~17 against ~27 GB/s; OpenMPI's is 8-10).
 pub const RING_CAP: usize = 256 << 10;
-/// How long a wait polls before sleeping.
-pub const SPIN: Duration = Duration::from_micros(200);
-/// How long of that it polls without yielding the CPU.
-pub const PURE_SPIN: Duration = Duration::from_micros(50);
 /// Longest futex sleep between liveness checks.
 const SLEEP_SLICE: Duration = Duration::from_millis(10);
 /// How long set-up may take once the socket is connected.
@@ -89,7 +86,7 @@ impl AsFd for ShmListener {
 /// Client side: connects to the NIC listening as `name` and shares a fresh area with it.
 pub fn dial(name: &str) -> io::Result<ShmLink> {
     let sock = UnixStream::connect_addr(&socket_addr(name)?)
-        .map_err(|e| io::Error::new(e.kind(), format!("no shm NIC listening as {name:?}: {e}")))?;
+        .map_err(|e| io::Error::new(e.kind(), format!("no shm NIC listening there ({e})")))?;
     // Named after the server so a leak is attributable (visible in /proc/<pid>/maps).
     let fd = memfd_create(format!("icnlab-via:{name}"), MemfdFlags::CLOEXEC)?;
     let len = area_len(RING_CAP);
@@ -172,12 +169,34 @@ fn map_area(fd: OwnedFd, init_len: Option<usize>, side: usize) -> io::Result<Rin
 pub struct ShmLink {
     ring: RingPair,
     sock: UnixStream,
+    backoff: Backoff,
+    /// The peer process, from the kernel (`SO_PEERCRED`): whose memory a cross-memory read
+    /// reads ([`super::cma`]).
+    peer_pid: Option<i32>,
 }
 
 impl ShmLink {
     fn new(ring: RingPair, sock: UnixStream) -> io::Result<Self> {
         sock.set_nonblocking(true)?;
-        Ok(ShmLink { ring, sock })
+        let peer_pid = rustix::net::sockopt::socket_peercred(&sock)
+            .ok()
+            .map(|c| c.pid.as_raw_nonzero().get());
+        ring.set_area_addr(ring.area_addr());
+        Ok(ShmLink {
+            ring,
+            sock,
+            backoff: Backoff::default(),
+            peer_pid,
+        })
+    }
+
+    /// Publishes the CPU we wait on and says whether the peer last waited on the same one:
+    /// then spinning would only keep it from running ([`super::backoff`]). One vDSO call
+    /// and one load of a line the peer writes only when it migrates.
+    fn peer_shares_cpu(&self) -> bool {
+        let cpu = rustix::thread::sched_getcpu();
+        self.ring.set_cpu(cpu);
+        self.ring.peer_cpu() == Some(cpu)
     }
 
     fn wake_peer(&self) {
@@ -238,34 +257,39 @@ impl Link for ShmLink {
 
     fn wait(&mut self, want_write: bool, timeout: Duration) -> io::Result<()> {
         let ready = |r: &RingPair| r.readable() || (want_write && r.writable());
-        // The common case (a ping-pong reply) arrives within a few thousand polls: don't read
-        // the clock for those.
-        for _ in 0..4096 {
-            if ready(&self.ring) {
-                return Ok(());
-            }
-            std::hint::spin_loop();
-        }
-        let start = Instant::now();
-        // Phase 1: pure spin for PURE_SPIN (a small message's round trip); phase 2: spin with
-        // sched_yield until SPIN, so on a loaded machine a peer waiting for our core runs;
-        // phase 3: futex sleep.
-        let spin = SPIN.min(timeout);
-        let mut polls = 0u32;
-        loop {
-            for _ in 0..256 {
+        let shares = self.peer_shares_cpu();
+        // The common case (a ping-pong reply from another core) arrives within a few
+        // thousand polls: don't read the clock for those.
+        if self.backoff.spins_first(shares) {
+            for _ in 0..self.backoff.clock_free_polls() {
                 if ready(&self.ring) {
                     return Ok(());
                 }
                 std::hint::spin_loop();
             }
-            polls += 1;
-            let t = start.elapsed();
-            if t >= spin {
-                break;
+        }
+        let start = Instant::now();
+        loop {
+            let waited = start.elapsed();
+            if waited >= timeout {
+                return Ok(());
             }
-            if t >= PURE_SPIN || polls > 4096 {
-                std::thread::yield_now();
+            match self.backoff.step(waited, shares) {
+                Step::Spin => {
+                    for _ in 0..256 {
+                        if ready(&self.ring) {
+                            return Ok(());
+                        }
+                        std::hint::spin_loop();
+                    }
+                }
+                Step::Yield => {
+                    if ready(&self.ring) {
+                        return Ok(());
+                    }
+                    std::thread::yield_now();
+                }
+                Step::Block => break,
             }
         }
         loop {
@@ -308,8 +332,47 @@ impl Link for ShmLink {
         }
     }
 
-    fn polls(&self) -> bool {
-        true
+    fn fast_polls(&self) -> u32 {
+        if self.backoff.spins_first(self.peer_shares_cpu()) {
+            // The engine's poll does more than the link's (~8×).
+            self.backoff.clock_free_polls() / 8
+        } else {
+            0
+        }
+    }
+
+    fn set_spin(&mut self, spin: Duration) {
+        self.backoff.spin = spin;
+    }
+
+    /// Probes cross-memory attach: reads the magic where the peer says it maps the area.
+    /// Only if that works does this side announce that it reads the peer's payloads so.
+    fn on_connected(&mut self) {
+        let (Some(pid), addr) = (self.peer_pid, self.ring.peer_area_addr()) else {
+            return;
+        };
+        let mut magic = [0u8; 8];
+        if addr != 0
+            && super::cma::read(pid, addr, &mut magic).is_ok()
+            && magic == crate::ring::MAGIC.to_le_bytes()
+        {
+            self.ring.set_cma_ok();
+        }
+    }
+
+    fn cma_send_ok(&self) -> bool {
+        self.ring.peer_cma_ok()
+    }
+
+    fn cma_read(&mut self, addr: u64, dst: &mut [u8]) -> io::Result<()> {
+        let pid = self.peer_pid.ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidData, "cross-memory attach not set up")
+        })?;
+        super::cma::read(pid, addr, dst).map_err(|e| match e.raw_os_error() {
+            // the process is gone
+            Some(libc::ESRCH) => closed(),
+            _ => e,
+        })
     }
 
     fn provider(&self) -> &'static str {

@@ -10,6 +10,7 @@ impl Sim {
         self.outstanding == 0
             && self.created_symbols == self.removed_symbols
             && self.ports.iter().all(|p| !p.notify.is_pending())
+            && self.agents.idle()
     }
 
     /// Checks the structural invariants that must hold once quiescent; describes the first
@@ -46,16 +47,20 @@ impl Sim {
     }
 
     /// What is stuck where, for the error of a drain that exceeded its limit.
-    pub(super) fn diagnose(&self) -> String {
+    pub fn diagnose(&self) -> String {
         let nodes: Vec<String> = (0..self.n)
             .map(|i| {
                 format!(
-                    "node {i}: {} queued, {} active, receiver {:?} reservations {:?}, input queue {}",
+                    "node {i}: {} queued, {} active, receiver {:?} reservations {:?}, input queue {}, \
+                     SAT quota {}{}{}",
                     self.sendq[i].len(),
                     self.active[i].capacity() - self.active[i].free_count(),
                     self.recv[i].state(),
                     self.recv[i].reservations(),
                     self.ports[i].inq,
+                    self.ports[i].quota,
+                    if self.ports[i].tx_dirty { ", wants to send" } else { "" },
+                    if self.sat && self.sat_at == i { ", holds the SAT" } else { "" },
                 )
             })
             .collect();

@@ -26,8 +26,11 @@
 //! (so the hot loop walks one array instead of ten); the links, FIFOs, senders, receivers and
 //! tables are separate arrays.
 
+mod agent;
 mod checks;
 mod transmit;
+
+pub use agent::{AgentParams, Fwd, Outbox};
 
 use super::events::Event;
 use super::measure::Measure;
@@ -49,6 +52,9 @@ struct Queued {
     size_class: u8,
     created: u64,
     seq: u64,
+    /// Switched systems: the send's final target (global host id), for hold-back on remote
+    /// serve status; [`agent::NO_FIN`] on a plain ring.
+    fin: u16,
 }
 
 /// Per-node state touched every cycle.
@@ -121,6 +127,8 @@ pub struct Sim {
     measure: Measure,
     log: Option<Vec<Event>>,
     fault: Option<String>,
+    /// Switch agents on this ring (empty for a plain ring): see [`agent`].
+    agents: agent::Agents,
 }
 
 impl Sim {
@@ -184,6 +192,7 @@ impl Sim {
             measure: Measure::new(n, cfg.measure_cycles, hot),
             log: None,
             fault: None,
+            agents: agent::Agents::default(),
         })
     }
 
@@ -299,40 +308,48 @@ impl Sim {
         }
         let measuring = self.now >= self.measure_start;
         for a in arrivals.drain(..) {
-            let src = usize::from(a.src);
-            if measuring {
-                self.measure.generated += 1;
-                self.measure.per_src_generated[src] += 1;
-                self.measure.generated_symbols += u64::from(self.lens[usize::from(a.size_class)]);
+            if self.create(a, self.seq, measuring) {
+                self.seq += 1;
+                ports[usize::from(a.src)].tx_dirty = true;
             }
-            if self.sendq[src].len() >= self.send_queue_depth {
-                if measuring {
-                    self.measure.source_drops += 1;
-                }
-                let (cycle, src, dst) = (self.now, a.src, a.dst);
-                self.log(Event::Dropped { cycle, src, dst });
-                continue;
-            }
-            let seq = self.seq;
-            self.seq += 1;
-            self.sendq[src].push_back(Queued {
-                dst: a.dst,
-                size_class: a.size_class,
-                created: self.now,
-                seq,
-            });
-            self.outstanding += 1;
-            self.injected += 1;
-            ports[src].tx_dirty = true;
-            let (cycle, src, dst) = (self.now, a.src, a.dst);
-            self.log(Event::Created {
-                cycle,
-                seq,
-                src,
-                dst,
-            });
         }
         self.arrivals = arrivals;
+    }
+
+    /// A send created now at `a.src`: counted as generated, then queued as `seq` (returns true)
+    /// or dropped at a full send queue (false). The caller marks the source's port dirty.
+    fn create(&mut self, a: Arrival, seq: u64, measuring: bool) -> bool {
+        let src = usize::from(a.src);
+        if measuring {
+            self.measure.generated += 1;
+            self.measure.per_src_generated[src] += 1;
+            self.measure.generated_symbols += u64::from(self.lens[usize::from(a.size_class)]);
+        }
+        if self.sendq[src].len() >= self.send_queue_depth {
+            if measuring {
+                self.measure.source_drops += 1;
+            }
+            let (cycle, src, dst) = (self.now, a.src, a.dst);
+            self.log(Event::Dropped { cycle, src, dst });
+            return false;
+        }
+        self.sendq[src].push_back(Queued {
+            dst: a.dst,
+            size_class: a.size_class,
+            created: self.now,
+            seq,
+            fin: agent::NO_FIN,
+        });
+        self.outstanding += 1;
+        self.injected += 1;
+        let (cycle, src, dst) = (self.now, a.src, a.dst);
+        self.log(Event::Created {
+            cycle,
+            seq,
+            src,
+            dst,
+        });
+        true
     }
 
     /// One node's cycle (steps 1–4 of the module doc); returns the symbol it emits.
@@ -340,12 +357,16 @@ impl Sim {
     fn node_step(&mut self, i: usize, p: &mut Port, input: Wire, measuring: bool) -> Wire {
         // 1. Input-queue consumer.
         if self.now >= p.svc_done {
-            p.inq -= 1;
-            p.svc_done = if p.inq > 0 {
-                self.now + self.service_time
+            if self.agents.is_agent(i) {
+                self.agent_serviced(i, p);
             } else {
-                u64::MAX
-            };
+                p.inq -= 1;
+                p.svc_done = if p.inq > 0 {
+                    self.now + self.service_time
+                } else {
+                    u64::MAX
+                };
+            }
         }
         // 2. Parser and stripper.
         let me = i as u8;
@@ -377,6 +398,12 @@ impl Sim {
                     self.log(Event::NotifyRemoved { cycle, node: me });
                 }
                 Wire::IDLE
+            }
+            Kind::Notify if input.buf() != 0 => {
+                if input.is_last() {
+                    self.remote_notify(i, p, input);
+                }
+                input
             }
             Kind::Notify => {
                 if input.is_last() {
@@ -448,7 +475,10 @@ impl Sim {
 
     /// The stripper offers a send's header to the input queue and prepares the echo.
     fn strip_send(&mut self, i: usize, p: &mut Port, w: Wire, measuring: bool) {
-        let free = if self.unbounded {
+        let agent = self.agents.is_agent(i);
+        let free = if agent {
+            self.agents.depth() - p.inq as usize
+        } else if self.unbounded {
             usize::MAX
         } else {
             self.depth - p.inq as usize
@@ -456,9 +486,16 @@ impl Sim {
         let phase = Phase::from_code(u16::from(w.status()));
         let d = self.recv[i].on_send(phase, free, self.now);
         if d.echo == Echo::Done {
-            p.inq += 1;
-            if p.inq == 1 {
-                p.svc_done = self.now + self.service_time;
+            if agent {
+                self.agent_accept(i, p, w);
+            } else {
+                p.inq += 1;
+                if p.inq == 1 {
+                    p.svc_done = self.now + self.service_time;
+                }
+                if self.agents.external() {
+                    self.host_accept(i, w);
+                }
             }
             self.accepted_total += 1;
             if measuring {
@@ -541,6 +578,9 @@ impl Sim {
                 });
                 if outcome == EchoOutcome::Free {
                     self.outstanding -= 1;
+                    if self.agents.external() {
+                        self.hop_done(i, &send);
+                    }
                     if send.created >= self.measure_start && send.created < self.gen_end {
                         let delay = self.now - send.created;
                         let m = &mut self.measure;

@@ -51,6 +51,11 @@ impl Sim {
                 0,
             ));
         }
+        if self.agents.external()
+            && let Some(w) = self.take_remote_notify(i, measuring)
+        {
+            return Some(w);
+        }
         if !p.tx_dirty || (self.sat && p.quota == 0) {
             return None;
         }
@@ -67,7 +72,7 @@ impl Sim {
         }
         if self.active[i].free_count() > 0 {
             for (k, q) in self.sendq[i].iter().enumerate() {
-                if self.eligible(i, q.dst, Phase::NoTry) {
+                if self.eligible(i, q.dst, Phase::NoTry) && self.remote_allows(i, q.fin) {
                     if best.as_ref().is_none_or(|(t, _)| q.created < *t) {
                         best = Some((q.created, Pick::New(k)));
                     }
@@ -131,7 +136,11 @@ impl Sim {
         let p = &mut ports[i];
         let starving = p.tx_dirty && !p.sent_since_sat;
         if !starving {
-            p.quota = self.sat_quota;
+            p.quota = if self.agents.is_agent(i) {
+                self.agents.sat_quota()
+            } else {
+                self.sat_quota
+            };
             p.sent_since_sat = false;
             self.sat_at = if i + 1 == self.n { 0 } else { i + 1 };
         }

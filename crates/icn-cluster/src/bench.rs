@@ -1,0 +1,58 @@
+//! The two speed workloads of the cluster model (`icnlab bench cluster-ccc cluster-alltoall`):
+//! CCCBrd broadcast of 64 KB on CCC(5,5) (160 nodes) over X-Switches, and an all-to-all of
+//! 4 KB on an 8×8 mesh of VC routers (4 032 messages). Both with X-NIA-like simple endpoints.
+//! The unit of work is a message delivered.
+
+use crate::model::{BcastAlgorithm, Cluster, ClusterConfig, FabricKind, WorkloadKind};
+use crate::nic::NicKind;
+use icn_engine::model::NoProgress;
+use icn_engine::{Model, ModelError};
+
+fn endpoint(cfg: &mut ClusterConfig) {
+    cfg.nic.kind = NicKind::Simple;
+    cfg.nic.send_ns = 2000.0;
+    cfg.nic.recv_ns = 1000.0;
+    cfg.nic.dma_mbs = 132.0;
+}
+
+pub fn ccc_config() -> ClusterConfig {
+    let mut cfg = ClusterConfig::default();
+    endpoint(&mut cfg);
+    cfg.fabric.kind = FabricKind::Xswitch;
+    cfg.fabric.topology = "ccc:5,5".into();
+    cfg.fabric.clock_mhz = 100.0;
+    cfg.workload.kind = WorkloadKind::Bcast;
+    cfg.workload.algorithm = BcastAlgorithm::Ilbm;
+    cfg.workload.bytes = 65_536;
+    cfg
+}
+
+pub fn alltoall_config() -> ClusterConfig {
+    let mut cfg = ClusterConfig::default();
+    endpoint(&mut cfg);
+    cfg.fabric.kind = FabricKind::VcRouter;
+    cfg.fabric.topology = "mesh:8x8".into();
+    cfg.fabric.clock_mhz = 1000.0;
+    cfg.workload.kind = WorkloadKind::Alltoall;
+    cfg.workload.bytes = 4096;
+    cfg
+}
+
+/// Runs `cfg` once; returns the messages delivered.
+pub fn run(cfg: &ClusterConfig) -> Result<f64, ModelError> {
+    let m = Cluster::run(cfg, 1, &NoProgress)?;
+    m.get("messages")
+        .map(|x| x.value)
+        .ok_or_else(|| ModelError::Failed("no `messages` metric".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bench_workloads_are_valid() {
+        Cluster::validate(&ccc_config()).unwrap();
+        Cluster::validate(&alltoall_config()).unwrap();
+    }
+}

@@ -1,0 +1,635 @@
+//! `model = "cluster"`: a workload on host/NIC endpoints over a fabric.
+//!
+//! ```toml
+//! model = "cluster"
+//! [workload]          # kind = pingpong | window | alltoall | bcast | trace
+//! kind = "bcast"
+//! algorithm = "ilbm"  # bcast: binomial | chain | scatter_allgather | ilbm | clbm | naulbm | aulbm
+//! bytes = 65536
+//! [nic]               # kind = zero | simple | pipeline (see icn_cluster::nic)
+//! kind = "pipeline"
+//! design = "myvia"
+//! [fabric]            # kind = ideal | xswitch | vc-router, with that fabric's keys
+//! kind = "xswitch"
+//! topology = "ccc:3,3"
+//! ```
+
+use crate::nic::{Endpoint, NicConfig};
+use crate::patterns;
+use crate::program::{self, Program};
+use crate::sim::{Cluster as Sim, Outcome, RunError};
+use icn_bcast::schemes::Scheme;
+use icn_engine::stats::Histogram;
+use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
+use icn_fabric::ideal::IdealConfig;
+use icn_fabric::{Fabric, Ps};
+use icn_thnet::alloc::AllocKind;
+use icn_thnet::fabric::{VcFabric, XSwitchFabric};
+use icn_thnet::frame::Check;
+use icn_thnet::topology::Topology;
+use icn_thnet::vcnet::VcParams;
+use icn_thnet::xnet::NetParams;
+use serde::{Deserialize, Serialize};
+
+pub struct Cluster;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClusterConfig {
+    pub workload: WorkloadConfig,
+    pub nic: NicConfig,
+    pub fabric: FabricConfig,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    #[default]
+    Pingpong,
+    Window,
+    Alltoall,
+    Bcast,
+    Trace,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BcastAlgorithm {
+    #[default]
+    Binomial,
+    Chain,
+    ScatterAllgather,
+    Ilbm,
+    Clbm,
+    Naulbm,
+    Aulbm,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkloadConfig {
+    pub kind: WorkloadKind,
+    /// Message bytes (pingpong, window, all-to-all: each message; bcast: the whole message).
+    pub bytes: u64,
+    /// Pingpong round trips, window messages.
+    pub iterations: u32,
+    /// Ranks of all-to-all and bcast; 0 = one per fabric endpoint.
+    pub ranks: usize,
+    pub algorithm: BcastAlgorithm,
+    /// Segments of the pipelined chain.
+    pub segments: u32,
+    pub root: usize,
+    /// Trace file (kind = "trace"), relative to the experiment file.
+    pub file: String,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig {
+            kind: WorkloadKind::Pingpong,
+            bytes: 8,
+            iterations: 10,
+            ranks: 0,
+            algorithm: BcastAlgorithm::Binomial,
+            segments: 8,
+            root: 0,
+            file: String::new(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FabricKind {
+    #[default]
+    Ideal,
+    Xswitch,
+    VcRouter,
+}
+
+/// `[fabric]`: the kind and the keys of every kind (each kind reads its own).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FabricConfig {
+    pub kind: FabricKind,
+    /// ideal: an icn-topo graph spec; xswitch: ring:N, mesh:XxY, torus:XxY, star, tree:D,
+    /// ccc:H,K, file:PATH; vc-router: mesh:XxY, torus:XxY, ring:N.
+    pub topology: String,
+    /// ideal: per-hop latency, ns.
+    pub hop_ns: f64,
+    /// ideal: link bandwidth, MB/s (0 = infinite).
+    pub link_mbs: f64,
+    /// ideal: packets share links.
+    pub contention: bool,
+    /// ideal: largest packet, bytes.
+    pub max_packet: u32,
+    /// xswitch, vc-router: clock, MHz (an X-Switch link moves 1 byte per cycle).
+    pub clock_mhz: f64,
+    /// xswitch: payload bytes per frame.
+    pub frame_size: u32,
+    /// xswitch: input FIFO symbols, STOP and GO thresholds, NIA DMA delay (cycles).
+    pub fifo_size: usize,
+    pub stop_threshold: usize,
+    pub go_threshold: usize,
+    pub dma_delay: u64,
+    /// vc-router: bytes per flit, largest packet in flits, VCs, buffer flits per VC.
+    pub flit_bytes: u32,
+    pub max_packet_flits: u32,
+    pub vcs: usize,
+    pub buf: usize,
+    /// xswitch, vc-router: cycles without progress that count as a deadlock.
+    pub watchdog: u64,
+}
+
+impl Default for FabricConfig {
+    fn default() -> Self {
+        FabricConfig {
+            kind: FabricKind::Ideal,
+            topology: "path:2".into(),
+            hop_ns: 550.0,
+            link_mbs: 160.0,
+            contention: true,
+            max_packet: 1 << 20,
+            clock_mhz: 160.0,
+            frame_size: 256,
+            fifo_size: 64,
+            stop_threshold: 48,
+            go_threshold: 16,
+            dma_delay: 0,
+            flit_bytes: 16,
+            max_packet_flits: 64,
+            vcs: 2,
+            buf: 8,
+            watchdog: 1_000_000,
+        }
+    }
+}
+
+/// A built fabric of any kind.
+pub enum AnyFabric {
+    Ideal(Box<icn_fabric::ideal::IdealFabric>),
+    XSwitch(Box<XSwitchFabric>),
+    Vc(Box<VcFabric>),
+}
+
+/// A prepared cluster point: the program and everything to build a fabric per replication.
+pub struct ClusterPoint {
+    pub cfg: ClusterConfig,
+    pub program: Program,
+    pub endpoint: Endpoint,
+    topo: Option<Topology>,
+    /// Step count of the broadcast scheme (bcast with an icn-bcast algorithm).
+    pub scheme_steps: Option<u32>,
+}
+
+impl FabricConfig {
+    fn cycle_ps(&self) -> Result<Ps, Invalid> {
+        Invalid::check(
+            self.clock_mhz.is_finite() && (1.0..=1e6).contains(&self.clock_mhz),
+            "fabric.clock_mhz",
+            "1 ..= 10^6 MHz",
+            self.clock_mhz,
+        )?;
+        Ok((1e6 / self.clock_mhz).round() as Ps)
+    }
+
+    fn ideal(&self) -> IdealConfig {
+        IdealConfig {
+            topology: self.topology.clone(),
+            hop_ns: self.hop_ns,
+            link_mbs: self.link_mbs,
+            contention: self.contention,
+            max_packet: self.max_packet,
+        }
+    }
+
+    fn xswitch_params(&self) -> NetParams {
+        NetParams {
+            link_delay: 1,
+            fifo_size: self.fifo_size,
+            stop_threshold: self.stop_threshold,
+            go_threshold: self.go_threshold,
+            frame_size: self.frame_size,
+            check: Check::Crc16,
+            dma_delay: self.dma_delay,
+            watchdog: self.watchdog,
+        }
+    }
+
+    fn vc_params(&self) -> VcParams {
+        VcParams {
+            vcs: self.vcs,
+            buf: self.buf,
+            routing_delay: 1,
+            vc_alloc_delay: 1,
+            sw_alloc_delay: 1,
+            st_delay: 1,
+            channel_delay: 1,
+            credit_delay: 1,
+            vc_alloc: AllocKind::RoundRobin,
+            sw_alloc: AllocKind::RoundRobin,
+            watchdog: self.watchdog,
+        }
+    }
+
+    /// The graph the broadcast schemes run on (the fabric's switch graph).
+    fn graph(&self) -> Result<icn_topo::Graph, Invalid> {
+        let spec = match (self.kind, self.topology.split_once(':')) {
+            (FabricKind::Ideal, _) => self.topology.clone(),
+            (_, Some(("ccc", a))) => format!("ccc:{a}"),
+            (_, Some(("mesh", a))) => format!("mesh:{a}"),
+            (_, Some(("torus", a))) => format!("torus:{a}"),
+            (_, Some(("ring", a))) => format!("ring:{a}"),
+            _ => {
+                return Err(Invalid::new(
+                    "workload.algorithm",
+                    format!(
+                        "the icn-bcast schemes need a ccc, mesh, torus or ring fabric, not `{}`",
+                        self.topology
+                    ),
+                ));
+            }
+        };
+        icn_topo::parse_graph_spec(&spec)
+            .map_err(|e| Invalid::new("fabric.topology", e.to_string()))
+    }
+
+    /// Checks the keys and returns the endpoint count (and the parsed X-Switch topology).
+    fn check(&self, ctx: &Context) -> Result<(usize, Option<Topology>), Invalid> {
+        let named = |mut e: Invalid| {
+            if !e.key.starts_with("fabric.") {
+                e.key = format!("fabric.{}", e.key);
+            }
+            e
+        };
+        match self.kind {
+            FabricKind::Ideal => {
+                let f = self.ideal().build()?;
+                Ok((f.endpoints(), None))
+            }
+            FabricKind::Xswitch => {
+                self.cycle_ps()?;
+                self.xswitch_params().validate().map_err(named)?;
+                let spec = match self.topology.strip_prefix("file:") {
+                    Some(p) => format!("file:{}", ctx.resolve(p).display()),
+                    None => self.topology.clone(),
+                };
+                let t = Topology::from_spec(&spec).map_err(named)?;
+                Ok((t.nias(), Some(t)))
+            }
+            FabricKind::VcRouter => {
+                self.cycle_ps()?;
+                self.vc_params().validate().map_err(named)?;
+                Invalid::check(
+                    (1..=4096).contains(&self.flit_bytes),
+                    "fabric.flit_bytes",
+                    "1 ..= 4096",
+                    self.flit_bytes,
+                )?;
+                Invalid::check(
+                    (1..=65_536).contains(&self.max_packet_flits),
+                    "fabric.max_packet_flits",
+                    "1 ..= 65536",
+                    self.max_packet_flits,
+                )?;
+                let t = Topology::from_spec(&self.topology).map_err(named)?;
+                if t.grid.is_none() {
+                    return Err(Invalid::new(
+                        "fabric.topology",
+                        format!(
+                            "the VC router needs mesh:XxY, torus:XxY or ring:N, got `{}`",
+                            self.topology
+                        ),
+                    ));
+                }
+                Ok((t.nias(), Some(t)))
+            }
+        }
+    }
+}
+
+impl ClusterPoint {
+    /// A fresh fabric for one replication.
+    pub fn fabric(&self) -> Result<AnyFabric, Invalid> {
+        let f = &self.cfg.fabric;
+        Ok(match f.kind {
+            FabricKind::Ideal => AnyFabric::Ideal(Box::new(f.ideal().build()?)),
+            FabricKind::Xswitch => AnyFabric::XSwitch(Box::new(XSwitchFabric::new(
+                self.topo.clone().expect("prepared"),
+                f.xswitch_params(),
+                f.cycle_ps()?,
+            )?)),
+            FabricKind::VcRouter => AnyFabric::Vc(Box::new(VcFabric::new(
+                self.topo.as_ref().and_then(|t| t.grid).expect("prepared"),
+                f.vc_params(),
+                f.cycle_ps()?,
+                f.flit_bytes,
+                f.max_packet_flits,
+            )?)),
+        })
+    }
+}
+
+fn build_program(
+    cfg: &ClusterConfig,
+    endpoints: usize,
+    ctx: &Context,
+) -> Result<(Program, Option<u32>), Invalid> {
+    let w = &cfg.workload;
+    Invalid::check(
+        w.bytes <= program::MAX_BYTES,
+        "workload.bytes",
+        "0 ..= 2^30",
+        w.bytes,
+    )?;
+    Invalid::check(
+        (1..=1_000_000).contains(&w.iterations),
+        "workload.iterations",
+        "1 ..= 10^6",
+        w.iterations,
+    )?;
+    let ranks = if w.ranks == 0 { endpoints } else { w.ranks };
+    Invalid::check(
+        (2..=endpoints).contains(&ranks),
+        "workload.ranks",
+        &format!("2 ..= {endpoints} (the fabric's endpoints), or 0 for all"),
+        ranks,
+    )?;
+    Invalid::check(
+        w.root < ranks,
+        "workload.root",
+        &format!("0 ..= {}", ranks - 1),
+        w.root,
+    )?;
+    let mut steps = None;
+    let program = match w.kind {
+        WorkloadKind::Pingpong => patterns::pingpong(w.bytes, w.iterations),
+        WorkloadKind::Window => patterns::window(w.bytes, w.iterations),
+        WorkloadKind::Alltoall => patterns::alltoall(ranks, w.bytes),
+        WorkloadKind::Bcast => {
+            Invalid::check(
+                (1..=1 << 16).contains(&w.segments),
+                "workload.segments",
+                "1 ..= 65536",
+                w.segments,
+            )?;
+            let scheme = match w.algorithm {
+                BcastAlgorithm::Binomial => {
+                    return Ok((patterns::binomial(ranks, w.root, w.bytes), None));
+                }
+                BcastAlgorithm::Chain => {
+                    return Ok((patterns::chain(ranks, w.root, w.bytes, w.segments), None));
+                }
+                BcastAlgorithm::ScatterAllgather => {
+                    return Ok((patterns::scatter_allgather(ranks, w.root, w.bytes), None));
+                }
+                BcastAlgorithm::Ilbm => Scheme::Ilbm,
+                BcastAlgorithm::Clbm => Scheme::Clbm,
+                BcastAlgorithm::Naulbm => Scheme::Naulbm,
+                BcastAlgorithm::Aulbm => Scheme::Aulbm,
+            };
+            let g = cfg.fabric.graph()?;
+            if ranks != g.len() || endpoints != g.len() {
+                return Err(Invalid::new(
+                    "workload.ranks",
+                    "the icn-bcast schemes run on every node of the fabric: leave ranks = 0",
+                ));
+            }
+            let bad = |e: String| Invalid::new("workload.algorithm", e);
+            steps = Some(patterns::scheme_steps(&g, scheme, w.root, 1).map_err(bad)?);
+            patterns::scheme(&g, scheme, w.root, w.bytes, 1).map_err(bad)?
+        }
+        WorkloadKind::Trace => {
+            let path = ctx.resolve(&w.file);
+            let text = read_bounded(&path).map_err(|e| Invalid::new("workload.file", e))?;
+            let p = program::parse_trace(&text, &path.display().to_string())
+                .map_err(|e| Invalid::new("workload.file", e.to_string()))?;
+            Invalid::check(
+                p.len() <= endpoints,
+                "workload.file",
+                &format!("≤ {endpoints} ranks (the fabric's endpoints)"),
+                p.len(),
+            )?;
+            p
+        }
+    };
+    program.check().map_err(|e| Invalid::new("workload", e))?;
+    Ok((program, steps))
+}
+
+/// Reads a file of at most 256 MiB (a trace larger than that is refused, not loaded).
+fn read_bounded(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    const LIMIT: u64 = 256 << 20;
+    let f =
+        std::fs::File::open(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let mut text = String::new();
+    f.take(LIMIT + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    if text.len() as u64 > LIMIT {
+        return Err(format!("`{}` is larger than 256 MiB", path.display()));
+    }
+    Ok(text)
+}
+
+/// Runs the point on a fabric it builds.
+pub fn run_point(
+    point: &ClusterPoint,
+    progress: &dyn Progress,
+) -> Result<(Outcome, Metrics), ModelError> {
+    let fabric = point.fabric()?;
+    let result = match fabric {
+        AnyFabric::Ideal(mut f) => run_on(f.as_mut(), point, progress),
+        AnyFabric::XSwitch(mut f) => run_on(f.as_mut(), point, progress),
+        AnyFabric::Vc(mut f) => run_on(f.as_mut(), point, progress),
+    };
+    result.map_err(|e| ModelError::Failed(e.to_string()))
+}
+
+fn run_on<F: Fabric>(
+    f: &mut F,
+    point: &ClusterPoint,
+    progress: &dyn Progress,
+) -> Result<(Outcome, Metrics), RunError> {
+    let outcome = Sim::new(f, &point.endpoint, &point.program).run(progress)?;
+    let m = report(&outcome, f, point);
+    Ok((outcome, m))
+}
+
+const US: f64 = 1e6;
+
+fn report<F: Fabric>(o: &Outcome, f: &F, point: &ClusterPoint) -> Metrics {
+    let mut m = Metrics::default();
+    let mut finish = Histogram::default();
+    for &t in &o.finish {
+        finish.add(t / 1000);
+    }
+    let makespan = o.finish.iter().copied().max().unwrap_or(0);
+    let ranks = o.finish.len() as f64;
+    m.push(
+        "completion_us",
+        makespan as f64 / US,
+        "µs",
+        "time until the last rank finished",
+    );
+    m.push(
+        "completion_mean_us",
+        o.finish.iter().map(|&t| t as f64).sum::<f64>() / ranks / US,
+        "µs",
+        "mean over ranks of the time each finished",
+    );
+    m.push(
+        "completion_p99_us",
+        finish.quantile(0.99) / 1e3,
+        "µs",
+        "99th percentile over ranks of the finish time",
+    );
+    let per_msg = |ps: u128| {
+        if o.messages == 0 {
+            0.0
+        } else {
+            ps as f64 / o.messages as f64 / US
+        }
+    };
+    m.push(
+        "message_us",
+        per_msg(o.message_ps),
+        "µs",
+        "mean message time, post → complete in the receiver's memory",
+    );
+    m.push(
+        "host_us",
+        per_msg(o.host_ps),
+        "µs",
+        "of which host stages (post, poll)",
+    );
+    m.push(
+        "nic_us",
+        per_msg(o.nic_ps),
+        "µs",
+        "of which NIC stages and queueing at them",
+    );
+    m.push(
+        "fabric_us",
+        per_msg(o.fabric_ps),
+        "µs",
+        "of which in the fabric (first packet in → last packet out)",
+    );
+    m.push(
+        "wait_us",
+        o.wait_ps as f64 / ranks / US,
+        "µs",
+        "mean per rank of time blocked waiting for a message or a synchronous send",
+    );
+    m.push("messages", o.messages as f64, "", "messages sent");
+    m.push(
+        "packets",
+        o.packets as f64,
+        "",
+        "packets injected into the fabric",
+    );
+    m.push("bytes", o.bytes as f64, "B", "payload bytes moved");
+    let bw = if makespan == 0 {
+        0.0
+    } else {
+        o.bytes as f64 / (makespan as f64 / US)
+    };
+    m.push(
+        "bandwidth_mbs",
+        bw,
+        "MB/s",
+        "payload bytes / completion time",
+    );
+    let loads = f.channel_loads();
+    let cyc = f.cycle_ps() as f64;
+    let util: Vec<f64> = loads
+        .iter()
+        .map(|l| {
+            if makespan == 0 {
+                0.0
+            } else {
+                l.busy as f64 * cyc / makespan as f64
+            }
+        })
+        .collect();
+    m.push(
+        "link_util_mean",
+        if util.is_empty() {
+            f64::NAN
+        } else {
+            util.iter().sum::<f64>() / util.len() as f64
+        },
+        "",
+        "switch-to-switch channel busy fraction over the run, mean",
+    );
+    m.push(
+        "link_util_max",
+        util.iter().copied().fold(f64::NAN, f64::max),
+        "",
+        "busiest switch-to-switch channel",
+    );
+    if let Some(steps) = point.scheme_steps {
+        m.push(
+            "scheme_steps",
+            f64::from(steps),
+            "steps",
+            "the broadcast scheme's step count (paper's model)",
+        );
+    }
+    m.tables.push(Table {
+        name: "ranks".into(),
+        columns: ["rank", "finish_us"].map(String::from).to_vec(),
+        rows: o
+            .finish
+            .iter()
+            .enumerate()
+            .map(|(r, &t)| vec![r as f64, t as f64 / US])
+            .collect(),
+        ci95: vec![],
+    });
+    m
+}
+
+impl Model for Cluster {
+    const NAME: &'static str = "cluster";
+    const ABOUT: &'static str = "a program's messages through host/NIC endpoints into any fabric (ideal, xswitch, vc-router)";
+    type Config = ClusterConfig;
+    type Prepared = ClusterPoint;
+
+    fn validate(cfg: &ClusterConfig) -> Result<(), Invalid> {
+        Self::prepare(cfg, &Context::default()).map(drop)
+    }
+
+    fn prepare(cfg: &ClusterConfig, ctx: &Context) -> Result<ClusterPoint, Invalid> {
+        let (endpoints, topo) = cfg.fabric.check(ctx)?;
+        let endpoint = Endpoint::build(&cfg.nic, |p| {
+            if p.contains('/') || p.ends_with(".toml") {
+                ctx.resolve(p).display().to_string()
+            } else {
+                p.to_owned()
+            }
+        })?;
+        let (program, scheme_steps) = build_program(cfg, endpoints, ctx)?;
+        Ok(ClusterPoint {
+            cfg: cfg.clone(),
+            program,
+            endpoint,
+            topo,
+            scheme_steps,
+        })
+    }
+
+    fn work(cfg: &ClusterConfig) -> u64 {
+        u64::from(cfg.workload.iterations).max(1)
+    }
+
+    fn run_prepared(
+        point: &ClusterPoint,
+        _seed: u64,
+        progress: &dyn Progress,
+    ) -> Result<Metrics, ModelError> {
+        // The simulation has no randomness: replications are identical by construction.
+        run_point(point, progress).map(|(_, m)| m)
+    }
+}

@@ -1,0 +1,465 @@
+//! The cluster simulator: ranks run their programs, endpoints turn messages into packets,
+//! a fabric moves them. Event-driven in picoseconds; the fabric is stepped whenever its next
+//! event is not later than the next program or endpoint event, so a cycle-driven fabric
+//! runs cycle by cycle while packets are in flight and is skipped over while idle.
+//!
+//! A message's life, and the layer each part is counted in:
+//!
+//! ```text
+//! post ─host stages─▶ host done ─NIC send stages─▶ first packet injected
+//!      ─fabric─▶ last packet delivered ─NIC receive stages, host poll─▶ complete
+//! ```
+//!
+//! host = host stages on both sides; fabric = first injection → last delivery;
+//! NIC = the rest of post → complete. Waiting for a message that has not arrived is counted
+//! per rank as `recv_wait`, not in any message's layers.
+//!
+//! Endpoint `r` hosts rank `r`. The run ends when every rank has finished its program; if
+//! nothing can happen any more while some rank still waits, the run stops with a diagnosis
+//! naming who waits for whom.
+
+use crate::nic::{Endpoint, Layer, Piece};
+use crate::program::{Op, Program};
+use icn_engine::Progress;
+use icn_fabric::{Delivery, Fabric, Packet, Ps};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// The rank may run its next operation.
+    RankReady(usize),
+    /// Packet `piece` of message `msg` leaves the NIC into the fabric.
+    Inject { msg: usize, piece: usize },
+    /// Message `msg` is complete in the receiver's memory.
+    Complete(usize),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RankState {
+    Ready,
+    /// Blocked in a receive since `since`.
+    Recv {
+        since: Ps,
+    },
+    /// Blocked in a synchronous send of `msg`.
+    Ssend {
+        msg: usize,
+    },
+    Done,
+}
+
+#[derive(Clone, Debug)]
+struct Message {
+    src: usize,
+    dst: usize,
+    tag: u32,
+    bytes: u64,
+    pieces: Vec<Piece>,
+    posted: Ps,
+    host_done: Ps,
+    first_inject: Option<Ps>,
+    last_delivery: Ps,
+    delivered_pieces: usize,
+    rx_host: Ps,
+    complete: Option<Ps>,
+    consumed: bool,
+}
+
+/// What a cluster run measured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outcome {
+    /// When each rank finished its program.
+    pub finish: Vec<Ps>,
+    pub messages: u64,
+    pub bytes: u64,
+    pub packets: u64,
+    /// Summed over messages: host, NIC and fabric time on each message's path.
+    pub host_ps: u128,
+    pub nic_ps: u128,
+    pub fabric_ps: u128,
+    /// Summed over ranks: time blocked in receives and synchronous sends.
+    pub wait_ps: u128,
+    /// Mean end-to-end message time (post → complete).
+    pub message_ps: u128,
+}
+
+/// Why a cluster run could not finish.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    #[error("the workload can never finish: {0}")]
+    Stuck(String),
+    #[error("rank {rank} op {op}: {why}")]
+    Op { rank: usize, op: usize, why: String },
+    #[error("fabric: {0}")]
+    Fabric(String),
+}
+
+pub struct Cluster<'a, F: Fabric> {
+    fabric: &'a mut F,
+    endpoint: &'a Endpoint,
+    program: &'a Program,
+    now: Ps,
+    heap: BinaryHeap<Reverse<(Ps, u64, Event)>>,
+    seq: u64,
+    pc: Vec<usize>,
+    state: Vec<RankState>,
+    msgs: Vec<Message>,
+    /// Complete, unconsumed messages by (src, dst, tag), in completion order.
+    arrived: HashMap<(usize, usize, u32), VecDeque<usize>>,
+    /// Per node and stage: when the stage is next free.
+    tx_free: Vec<Ps>,
+    rx_free: Vec<Ps>,
+    /// Per (src, dst): the last message completed, to check the non-overtaking rule.
+    last_complete: HashMap<(usize, usize), usize>,
+    out: Outcome,
+}
+
+impl<'a, F: Fabric> Cluster<'a, F> {
+    pub fn new(fabric: &'a mut F, endpoint: &'a Endpoint, program: &'a Program) -> Self {
+        let n = program.len();
+        Cluster {
+            fabric,
+            endpoint,
+            program,
+            now: 0,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            pc: vec![0; n],
+            state: vec![RankState::Ready; n],
+            msgs: Vec::new(),
+            arrived: HashMap::new(),
+            tx_free: vec![0; n * endpoint.tx.len()],
+            rx_free: vec![0; n * endpoint.rx.len()],
+            last_complete: HashMap::new(),
+            out: Outcome {
+                finish: vec![0; n],
+                ..Outcome::default()
+            },
+        }
+    }
+
+    fn schedule(&mut self, t: Ps, e: Event) {
+        self.heap.push(Reverse((t, self.seq, e)));
+        self.seq += 1;
+    }
+
+    /// Runs the program to the end.
+    pub fn run(mut self, progress: &dyn Progress) -> Result<Outcome, RunError> {
+        self.fabric.set_measuring(true);
+        for r in 0..self.program.len() {
+            self.schedule(0, Event::RankReady(r));
+        }
+        let mut deliveries = Vec::new();
+        let mut done_ops = 0u64;
+        loop {
+            let te = self.heap.peek().map(|Reverse((t, _, _))| *t);
+            let tf = self.fabric.next_event();
+            match (te, tf) {
+                (None, None) => break,
+                (te, Some(tf)) if te.is_none_or(|te| tf < te) => {
+                    self.fabric
+                        .advance(tf + 1, &mut deliveries)
+                        .map_err(|e| RunError::Fabric(e.to_string()))?;
+                    for d in deliveries.drain(..) {
+                        self.delivered(d);
+                    }
+                }
+                (Some(te), _) => {
+                    if self.fabric.now() < te {
+                        self.fabric
+                            .skip_idle(te)
+                            .map_err(|e| RunError::Fabric(e.to_string()))?;
+                    }
+                    let Reverse((t, _, e)) = self.heap.pop().expect("peeked");
+                    self.now = t;
+                    match e {
+                        Event::RankReady(r) => {
+                            let before = self.pc[r];
+                            self.run_rank(r)?;
+                            done_ops += (self.pc[r] - before) as u64;
+                            if done_ops >= 1024 {
+                                progress.advance(done_ops);
+                                done_ops = 0;
+                            }
+                        }
+                        Event::Inject { msg, piece } => self.inject(msg, piece),
+                        Event::Complete(m) => self.complete(m)?,
+                    }
+                }
+                (None, Some(_)) => unreachable!("handled by the fabric arm"),
+            }
+        }
+        progress.advance(done_ops);
+        if let Some(stuck) = self.diagnose() {
+            return Err(RunError::Stuck(stuck));
+        }
+        Ok(self.out)
+    }
+
+    /// Runs rank `r`'s operations from now until one blocks or takes time.
+    fn run_rank(&mut self, r: usize) -> Result<(), RunError> {
+        if matches!(
+            self.state[r],
+            RankState::Done | RankState::Ssend { .. } | RankState::Recv { .. }
+        ) {
+            return Ok(());
+        }
+        let ops = &self.program.ranks[r];
+        loop {
+            let Some(&op) = ops.get(self.pc[r]) else {
+                self.state[r] = RankState::Done;
+                self.out.finish[r] = self.now;
+                return Ok(());
+            };
+            match op {
+                Op::Compute { ns } => {
+                    self.pc[r] += 1;
+                    self.schedule(self.now + ns * 1000, Event::RankReady(r));
+                    return Ok(());
+                }
+                Op::Send { peer, bytes, tag } | Op::Ssend { peer, bytes, tag } => {
+                    let m = self.post(r, peer, bytes, tag);
+                    self.pc[r] += 1;
+                    if matches!(op, Op::Ssend { .. }) {
+                        self.state[r] = RankState::Ssend { msg: m };
+                        return Ok(());
+                    }
+                    let resume = self.msgs[m].host_done;
+                    if resume > self.now {
+                        self.schedule(resume, Event::RankReady(r));
+                        return Ok(());
+                    }
+                }
+                Op::Recv { peer, bytes, tag } => {
+                    let Some(m) = self
+                        .arrived
+                        .get_mut(&(peer, r, tag))
+                        .and_then(VecDeque::pop_front)
+                    else {
+                        self.state[r] = RankState::Recv { since: self.now };
+                        return Ok(());
+                    };
+                    if self.msgs[m].bytes > bytes {
+                        return Err(RunError::Op {
+                            rank: r,
+                            op: self.pc[r],
+                            why: format!(
+                                "{op}: the message has {} B (truncated)",
+                                self.msgs[m].bytes
+                            ),
+                        });
+                    }
+                    self.consume(m);
+                    self.pc[r] += 1;
+                }
+            }
+        }
+    }
+
+    /// Posts a message: the whole send pipeline is computed now (stages serve in order).
+    fn post(&mut self, src: usize, dst: usize, bytes: u64, tag: u32) -> usize {
+        let pieces = self
+            .endpoint
+            .pieces(bytes, u64::from(self.fabric.max_packet_bytes()));
+        let m = self.msgs.len();
+        let stages = self.endpoint.tx.len();
+        let mut host_done = self.now;
+        let mut injects = Vec::with_capacity(pieces.len());
+        for (k, piece) in pieces.iter().enumerate() {
+            let mut ready = self.now;
+            for (j, stage) in self.endpoint.tx.iter().enumerate() {
+                let cost = stage.cost(piece);
+                if cost == 0 {
+                    continue;
+                }
+                let free = &mut self.tx_free[src * stages + j];
+                let start = ready.max(*free);
+                *free = start + cost;
+                ready = start + cost;
+                if k == 0 && stage.layer == Layer::Host {
+                    host_done = ready;
+                }
+            }
+            injects.push(ready);
+        }
+        self.out.messages += 1;
+        self.out.bytes += bytes;
+        self.out.packets += pieces.len() as u64;
+        self.msgs.push(Message {
+            src,
+            dst,
+            tag,
+            bytes,
+            pieces,
+            posted: self.now,
+            host_done,
+            first_inject: None,
+            last_delivery: 0,
+            delivered_pieces: 0,
+            rx_host: 0,
+            complete: None,
+            consumed: false,
+        });
+        for (k, t) in injects.into_iter().enumerate() {
+            self.schedule(t, Event::Inject { msg: m, piece: k });
+        }
+        m
+    }
+
+    fn inject(&mut self, m: usize, piece: usize) {
+        let msg = &mut self.msgs[m];
+        msg.first_inject.get_or_insert(self.now);
+        let p = Packet {
+            src: msg.src,
+            dst: msg.dst,
+            bytes: (msg.pieces[piece].bytes + self.endpoint.header_bytes) as u32,
+            tag: (m as u64) << 24 | piece as u64,
+        };
+        self.fabric.inject(p);
+    }
+
+    /// A packet reached its destination NIC: the receive stages, in arrival order.
+    fn delivered(&mut self, d: Delivery) {
+        let m = (d.packet.tag >> 24) as usize;
+        let k = (d.packet.tag & 0xff_ffff) as usize;
+        let stages = self.endpoint.rx.len();
+        let dst = self.msgs[m].dst;
+        let piece = self.msgs[m].pieces[k];
+        let mut ready = d.delivered;
+        let mut host = 0;
+        for (j, stage) in self.endpoint.rx.iter().enumerate() {
+            let cost = stage.cost(&piece);
+            if cost == 0 {
+                continue;
+            }
+            let free = &mut self.rx_free[dst * stages + j];
+            let start = ready.max(*free);
+            *free = start + cost;
+            ready = start + cost;
+            if stage.layer == Layer::Host {
+                host += cost;
+            }
+        }
+        let msg = &mut self.msgs[m];
+        msg.delivered_pieces += 1;
+        msg.last_delivery = msg.last_delivery.max(d.delivered);
+        msg.rx_host += host;
+        if msg.delivered_pieces == msg.pieces.len() {
+            self.schedule(ready, Event::Complete(m));
+        }
+    }
+
+    fn complete(&mut self, m: usize) -> Result<(), RunError> {
+        let msg = &mut self.msgs[m];
+        let pair = (msg.src, msg.dst);
+        if msg.complete.is_some() || self.last_complete.get(&pair).is_some_and(|&last| last > m) {
+            return Err(RunError::Fabric(format!(
+                "message {m} from {} to {} completed twice or overtook an earlier one",
+                pair.0, pair.1
+            )));
+        }
+        self.last_complete.insert(pair, m);
+        msg.complete = Some(self.now);
+        let first = msg.first_inject.expect("delivered, so injected");
+        let host = (msg.host_done - msg.posted) + msg.rx_host;
+        let fabric = msg.last_delivery - first;
+        let total = self.now - msg.posted;
+        self.out.host_ps += u128::from(host);
+        self.out.fabric_ps += u128::from(fabric);
+        self.out.nic_ps += u128::from(total.saturating_sub(host + fabric));
+        self.out.message_ps += u128::from(total);
+        let (src, dst, tag) = (msg.src, msg.dst, msg.tag);
+        self.arrived
+            .entry((src, dst, tag))
+            .or_default()
+            .push_back(m);
+        if let RankState::Recv { since } = self.state[dst]
+            && let Some(Op::Recv {
+                peer, tag: want, ..
+            }) = self.program.ranks[dst].get(self.pc[dst]).copied()
+            && peer == src
+            && want == tag
+        {
+            self.out.wait_ps += u128::from(self.now - since);
+            self.state[dst] = RankState::Ready;
+            self.schedule(self.now, Event::RankReady(dst));
+        }
+        Ok(())
+    }
+
+    /// The receiver took message `m`: a synchronous sender waiting for it may go on.
+    fn consume(&mut self, m: usize) {
+        self.msgs[m].consumed = true;
+        let src = self.msgs[m].src;
+        if self.state[src] == (RankState::Ssend { msg: m }) {
+            self.out.wait_ps += u128::from(self.now - self.msgs[m].posted);
+            self.state[src] = RankState::Ready;
+            self.schedule(self.now, Event::RankReady(src));
+        }
+    }
+
+    /// Names who waits for whom when some rank can never finish; `None` when all finished.
+    fn diagnose(&self) -> Option<String> {
+        let waiting: Vec<usize> = (0..self.state.len())
+            .filter(|&r| self.state[r] != RankState::Done)
+            .collect();
+        if waiting.is_empty() {
+            return None;
+        }
+        let waits_for = |r: usize| -> Option<usize> {
+            match self.program.ranks[r].get(self.pc[r].saturating_sub(usize::from(matches!(
+                self.state[r],
+                RankState::Ssend { .. }
+            )))) {
+                Some(Op::Recv { peer, .. }) => Some(*peer),
+                Some(Op::Ssend { peer, .. }) => Some(*peer),
+                _ => None,
+            }
+        };
+        let describe = |r: usize| {
+            let i = match self.state[r] {
+                RankState::Ssend { .. } => self.pc[r] - 1,
+                _ => self.pc[r],
+            };
+            let peer_state = waits_for(r).map_or(String::new(), |p| match self.state[p] {
+                RankState::Done => format!(" — rank {p} has finished"),
+                _ => String::new(),
+            });
+            format!(
+                "rank {r} waits in op {i} ({}){peer_state}",
+                self.program.ranks[r][i]
+            )
+        };
+        // Follow waits-for edges from the first waiting rank to find a cycle.
+        let mut seen = vec![usize::MAX; self.state.len()];
+        let mut r = waiting[0];
+        let mut path = Vec::new();
+        while seen[r] == usize::MAX {
+            seen[r] = path.len();
+            path.push(r);
+            match waits_for(r) {
+                Some(p) if self.state[p] != RankState::Done => r = p,
+                _ => {
+                    return Some(format!(
+                        "{} ({} ranks still waiting)",
+                        describe(r),
+                        waiting.len()
+                    ));
+                }
+            }
+        }
+        let cycle: Vec<String> = path[seen[r]..].iter().map(|&v| describe(v)).collect();
+        let names: Vec<String> = path[seen[r]..]
+            .iter()
+            .chain([&r])
+            .map(|v| v.to_string())
+            .collect();
+        Some(format!(
+            "wait-for cycle {}: {} ({} ranks still waiting)",
+            names.join(" → "),
+            cycle.join("; "),
+            waiting.len()
+        ))
+    }
+}

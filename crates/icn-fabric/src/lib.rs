@@ -1,0 +1,150 @@
+//! The fabric interface: the one harness every network model plugs into.
+//!
+//! A *fabric* is a network seen from its endpoints: an endpoint injects a [`Packet`] at the
+//! fabric's current time, and the fabric reports a [`Delivery`] when the packet's last byte
+//! has been accepted at its destination. Every fabric speaks one time base, integer
+//! **picoseconds** ([`Ps`]), whatever its own clock: the X-Switch moves one 9-bit symbol per
+//! cycle, the VC router one flit, the SCI ring one 16-bit symbol every 2 ns, and the
+//! [`ideal`] fabric has no clock at all. Each model keeps its own cycle loop inside
+//! [`Fabric::advance`]; the caller only says how far to go.
+//!
+//! Who uses it:
+//! * the open-loop load–latency harness of `icn-thnet` (Bernoulli sources, warm-up,
+//!   measurement window, drain), which is the same for the X-Switch and the VC router;
+//! * the cluster simulator (`icn-cluster`), where host and NIC endpoints feed a program's
+//!   messages into any fabric.
+//!
+//! Rules every implementation keeps (checked by the conservation tests of each fabric):
+//! 1. every injected packet is delivered exactly once, unless the fabric reports an error;
+//! 2. packets from one source to one destination are delivered in injection order;
+//! 3. deliveries come out of `advance` in non-decreasing time, all `< until`, all
+//!    `≥` their injection time.
+
+pub mod ideal;
+
+use std::fmt;
+
+/// Simulated time in picoseconds: fine enough for a 2 ns SCI symbol and a 0.55 µs Myrinet
+/// switch alike, and 2^64 ps is 213 days.
+pub type Ps = u64;
+
+/// Picoseconds per nanosecond and per microsecond, for conversions at the edges.
+pub const PS_PER_NS: Ps = 1_000;
+pub const PS_PER_US: Ps = 1_000_000;
+
+/// One packet as an endpoint hands it to the fabric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet {
+    pub src: usize,
+    pub dst: usize,
+    /// Payload bytes (the fabric adds its own headers, CRCs, framing).
+    pub bytes: u32,
+    /// The injector's own identifier, returned with the delivery (message id, sequence, ...).
+    pub tag: u64,
+}
+
+/// A packet accepted at its destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    pub packet: Packet,
+    /// When it was injected.
+    pub injected: Ps,
+    /// When its last byte was accepted by the destination endpoint.
+    pub delivered: Ps,
+}
+
+/// Why a fabric stopped.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FabricError {
+    /// Packets wait for each other in a cycle and nothing moves; the text names the cycle.
+    #[error("{0}")]
+    Deadlock(String),
+    /// The model detected a broken invariant (corrupt frame, overflow, misroute).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Load of one directed router-to-router channel over the measurement window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChannelLoad {
+    pub router: usize,
+    pub port: usize,
+    /// Cycles (or, for clockless fabrics, picoseconds) the channel was busy while measuring.
+    pub busy: u64,
+}
+
+/// What a fabric's numbers are counted in, for reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Nouns {
+    /// What one delivery is: "message", "packet".
+    pub item: &'static str,
+    /// Unit of `Packet::bytes` in this fabric's own reports: "B" or "flits".
+    pub size_unit: &'static str,
+    /// Name of a switching element: "switch", "router".
+    pub router: &'static str,
+    /// What the latency of one delivery spans, for the report's metric description.
+    pub latency_about: &'static str,
+}
+
+/// A network model seen from its endpoints. See the module documentation for the rules.
+pub trait Fabric {
+    /// Number of endpoints (0 ..= endpoints − 1 are valid `src` and `dst`).
+    fn endpoints(&self) -> usize;
+
+    /// Length of one clock cycle; 1 for clockless fabrics. Deliveries fall on multiples of it.
+    fn cycle_ps(&self) -> Ps;
+
+    /// Current time: everything before it has been simulated; injections happen at it.
+    fn now(&self) -> Ps;
+
+    /// Largest payload one packet may carry; callers cut longer messages.
+    fn max_packet_bytes(&self) -> u32;
+
+    /// Hands a packet to its source endpoint at [`Fabric::now`]. The endpoint queue is
+    /// unbounded: back-pressure shows up as later deliveries, never as a refusal.
+    fn inject(&mut self, p: Packet);
+
+    /// Simulates every cycle that starts before `until`, appending deliveries in time order.
+    fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError>;
+
+    /// Packets injected and not yet delivered.
+    fn in_flight(&self) -> u64;
+
+    /// The earliest time at which a delivery can happen, `None` when nothing is in flight:
+    /// an event-driven caller advances to it. A cycle-driven fabric answers its current
+    /// cycle (it must be stepped); a clockless one its next delivery.
+    fn next_event(&self) -> Option<Ps> {
+        (self.in_flight() > 0).then(|| self.now())
+    }
+
+    /// Moves the clock to `to` when nothing is in flight: an idle network's state does not
+    /// change with time, so a fabric may jump instead of stepping. The default steps.
+    fn skip_idle(&mut self, to: Ps) -> Result<(), FabricError> {
+        let mut none = Vec::new();
+        self.advance(to, &mut none)
+    }
+
+    /// Starts or stops the measurement window of the fabric's own counters (channel load,
+    /// accepted bytes, flow-control events).
+    fn set_measuring(&mut self, on: bool);
+
+    /// Payload accepted per source while measuring, in the fabric's own unit of delivery
+    /// (an X-Switch counts each frame as it lands; a VC router each packet's tail).
+    fn accepted(&self) -> &[u64];
+
+    /// Every directed router-to-router channel with its busy time while measuring.
+    fn channel_loads(&self) -> Vec<ChannelLoad>;
+
+    /// How this fabric's quantities are named in reports.
+    fn nouns(&self) -> Nouns;
+}
+
+impl fmt::Display for Packet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} B from {} to {} (tag {})",
+            self.bytes, self.src, self.dst, self.tag
+        )
+    }
+}

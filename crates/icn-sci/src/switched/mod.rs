@@ -1,0 +1,256 @@
+//! Switched SCI (`model = "sci-switched"`): rings of hosts joined by switches, A/B aging on
+//! every ring hop, and intelligent A/B aging machine-wide with serve status kept in the
+//! switches (docs/sci.md, "Switched SCI").
+//!
+//! * [`config`]: the experiment keys;
+//! * [`topology`]: rings, switches, hosts and routes (pure);
+//! * [`system`]: the ring simulators stepped together and the switches between them;
+//! * [`remote`]: the relay of serve status across switches.
+//!
+//! The rings are the crate's ring simulator ([`crate::ring::Sim`]) with switch agents
+//! ([`crate::ring::sim::AgentParams`]); nothing of the ring or the protocol cores is copied.
+
+pub mod config;
+pub mod remote;
+pub mod system;
+pub mod topology;
+
+pub use config::{Arbitration, SwitchConfig, SwitchedConfig, TopologyKind};
+pub use system::System;
+pub use topology::Topology;
+
+use crate::config::Transmitter;
+use crate::ring::delays::Delays;
+use crate::ring::measure::NS_PER_CYCLE;
+use icn_engine::{Invalid, Metrics, Model, ModelError, Progress};
+
+/// The switched SCI model.
+pub struct SciSwitched;
+
+/// A validated point: the config and its topology.
+pub struct Prepared {
+    pub cfg: SwitchedConfig,
+    pub topo: Topology,
+}
+
+/// The configuration `icnlab bench sci-switched` times: 4 host rings of 8 hosts around a
+/// crossbar, load 0.5, uniform destinations, standard A/B aging.
+pub fn bench_config() -> SwitchedConfig {
+    let mut cfg = SwitchedConfig {
+        topology: TopologyKind::Crossbar,
+        rings: 4,
+        ..SwitchedConfig::default()
+    };
+    cfg.ring.load = 0.5;
+    cfg.ring.traffic.pattern = crate::config::Pattern::Uniform;
+    cfg
+}
+
+/// Runs one transmitter and returns the system after the drain.
+pub fn simulate(
+    prep: &Prepared,
+    seed: u64,
+    intelligent: bool,
+    progress: &dyn Progress,
+) -> Result<System, ModelError> {
+    let mut sys = System::new(&prep.cfg, &prep.topo, seed, intelligent)?;
+    sys.run(progress)?;
+    Ok(sys)
+}
+
+/// The system's metrics: the same names and meanings as `model = "sci"` over the hosts (η and
+/// throughput count sends accepted at their final target, per host link; delays run from
+/// creation to the DONE of the final hop), plus the switched-only ones.
+pub fn metrics_of(sys: &System, suffix: &str) -> Metrics {
+    let measure = sys.measure();
+    let mut m = measure.metrics(suffix, sys.now());
+    if sys.rings().len() == 1 {
+        // The degenerate system: exactly the `sci` metrics.
+        return m;
+    }
+    let x = sys.extra();
+    let capacity = measure.nodes as f64 * measure.cycles as f64;
+    let mean_ns = |d: &Delays| Delays::summarise([d]).mean * NS_PER_CYCLE;
+    let mut push = |name: &str, value: f64, unit: &str, about: &str| {
+        m.push(&format!("{name}{suffix}"), value, unit, about);
+    };
+    push(
+        "eta_local",
+        x.symbols_local as f64 / capacity,
+        "",
+        "accepted symbols of intra-ring sends / (hosts × cycles)",
+    );
+    push(
+        "eta_remote",
+        x.symbols_remote as f64 / capacity,
+        "",
+        "accepted symbols of inter-ring sends / (hosts × cycles)",
+    );
+    push(
+        "delay_local_mean_ns",
+        mean_ns(&x.delay_local),
+        "ns",
+        "intra-ring sends: creation → DONE, mean",
+    );
+    push(
+        "delay_remote_mean_ns",
+        mean_ns(&x.delay_remote),
+        "ns",
+        "inter-ring sends: creation → DONE of the final hop, mean",
+    );
+    let acc = Delays::summarise([&x.accept_delay]);
+    push(
+        "accept_delay_mean_ns",
+        acc.mean * NS_PER_CYCLE,
+        "ns",
+        "creation at the source → acceptance at the final target, mean (every retry on every hop)",
+    );
+    push(
+        "accept_delay_p99_ns",
+        acc.p99 * NS_PER_CYCLE,
+        "ns",
+        "creation → acceptance at the final target, 99th percentile",
+    );
+    let (jain_remote, remote_share) = sys.remote_hotspot_fairness();
+    push(
+        "hotspot_jain_remote",
+        jain_remote,
+        "",
+        "Jain index of sends accepted at the hot host, by source, sources on other rings",
+    );
+    push(
+        "hotspot_remote_share",
+        remote_share,
+        "",
+        "mean acceptances at the hot host per remote source / per source on the hot ring",
+    );
+    push(
+        "forwarded",
+        x.forwarded as f64,
+        "packets",
+        "sends moved through a switch",
+    );
+    push(
+        "switch_blocked_cycles",
+        x.blocked_agent_cycles as f64,
+        "cycles",
+        "agent-cycles a serviced send waited for room on its next ring",
+    );
+    push(
+        "relayed_notifies",
+        x.relayed as f64,
+        "packets",
+        "serve-status NOTIFYs relayed by switches (machine-wide intelligent aging)",
+    );
+    push(
+        "relayed_symbols",
+        x.relayed_symbols as f64,
+        "symbols",
+        "link symbols of relayed NOTIFYs (4 per link of the ring they circle)",
+    );
+    m
+}
+
+impl Model for SciSwitched {
+    const NAME: &'static str = "sci-switched";
+    const ABOUT: &'static str =
+        "SCI rings joined by switches: A/B aging per hop vs intelligent A/B aging machine-wide";
+    type Config = SwitchedConfig;
+    type Prepared = Prepared;
+
+    fn validate(cfg: &SwitchedConfig) -> Result<(), Invalid> {
+        Self::prepare(cfg, &icn_engine::Context::default()).map(|_| ())
+    }
+
+    fn work(cfg: &SwitchedConfig) -> u64 {
+        let one = cfg.ring.warmup_cycles + cfg.ring.measure_cycles;
+        if cfg.ring.transmitter == Transmitter::Compare {
+            2 * one
+        } else {
+            one
+        }
+    }
+
+    fn prepare(cfg: &SwitchedConfig, _ctx: &icn_engine::Context) -> Result<Prepared, Invalid> {
+        cfg.validate_fields()?;
+        let topo = Topology::build(cfg)?;
+        // Every ring's protocol keys, checked with the ring's real size.
+        for layout in &topo.rings {
+            let mut rc = crate::config::SciConfig {
+                nodes: layout.nodes(),
+                ..cfg.ring.clone()
+            };
+            rc.traffic.pattern = crate::config::Pattern::Uniform;
+            rc.traffic.hotspot_node = 0;
+            rc.validate().map_err(|e| Invalid {
+                key: format!("ring.{}", e.key),
+                ..e
+            })?;
+        }
+        Invalid::check(
+            cfg.ring.traffic.hotspot_node < topo.hosts.len(),
+            "ring.traffic.hotspot_node",
+            &format!("0 ..= {} (hosts − 1)", topo.hosts.len() - 1),
+            cfg.ring.traffic.hotspot_node,
+        )?;
+        Ok(Prepared {
+            cfg: cfg.clone(),
+            topo,
+        })
+    }
+
+    fn run_prepared(
+        prep: &Prepared,
+        seed: u64,
+        progress: &dyn Progress,
+    ) -> Result<Metrics, ModelError> {
+        match prep.cfg.ring.transmitter {
+            Transmitter::Standard => Ok(metrics_of(&simulate(prep, seed, false, progress)?, "")),
+            Transmitter::Intelligent => Ok(metrics_of(&simulate(prep, seed, true, progress)?, "")),
+            Transmitter::Compare => {
+                let std = simulate(prep, seed, false, progress)?;
+                let iab = simulate(prep, seed, true, progress)?;
+                let (ms, mi) = (metrics_of(&std, "_std"), metrics_of(&iab, "_iab"));
+                let mut m = crate::compare_metrics(ms, mi, std.now() + iab.now())?;
+                if prep.topo.rings.len() > 1 {
+                    let ratio =
+                        |a: &str| m.value(&format!("{a}_iab")) / m.value(&format!("{a}_std"));
+                    let (rl, rr) = (ratio("eta_local"), ratio("eta_remote"));
+                    let (dl, dr) = (ratio("delay_local_mean_ns"), ratio("delay_remote_mean_ns"));
+                    m.push(
+                        "r_local",
+                        rl,
+                        "",
+                        "eta_local_iab / eta_local_std (intra-ring)",
+                    );
+                    m.push(
+                        "r_remote",
+                        rr,
+                        "",
+                        "eta_remote_iab / eta_remote_std (inter-ring)",
+                    );
+                    m.push(
+                        "delay_ratio_local",
+                        dl,
+                        "",
+                        "intra-ring mean delay, iab / std",
+                    );
+                    m.push(
+                        "delay_ratio_remote",
+                        dr,
+                        "",
+                        "inter-ring mean delay, iab / std",
+                    );
+                    let entries = remote::Relay::new(&prep.topo).entries();
+                    m.push(
+                        "switch_status_bits",
+                        (2 * entries) as f64 / prep.topo.switches.len() as f64,
+                        "bits",
+                        "serve-status state per switch for machine-wide intelligent aging",
+                    );
+                }
+                Ok(m)
+            }
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! The X-Switch network and the VC-router network behind the [`Fabric`] interface.
+//!
+//! Both adapters are thin: they turn a [`Packet`] into the network's own unit (an X-NIA
+//! message, split into frames by the NIA; a VC packet of `⌈bytes / flit_bytes⌉` flits),
+//! step the network one clock per cycle up to the requested time, and turn the network's
+//! completion events back into [`Delivery`]s in picoseconds (`cycle × cycle_ps`).
+
+use crate::nia::{Delivered, Started};
+use crate::topology::Grid;
+use crate::topology::Topology;
+use crate::vcnet::{PacketDone, VcNet, VcObserver, VcParams};
+use crate::xnet::{NetParams, Network, Observer};
+use icn_engine::{Invalid, ModelError};
+use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};
+use std::collections::{HashMap, VecDeque};
+
+/// Ports per switch or router (both are 5-port devices), for channel → (router, port).
+const PORTS: usize = crate::symbol::PORTS;
+
+fn fabric_error(deadlocked: bool, e: ModelError) -> FabricError {
+    match e {
+        ModelError::Failed(why) if deadlocked => FabricError::Deadlock(why),
+        other => FabricError::Failed(other.to_string()),
+    }
+}
+
+/// An X-Switch network ([`Network`]) as a fabric: one packet = one X-NIA message.
+pub struct XSwitchFabric {
+    pub net: Network,
+    cycle_ps: Ps,
+    /// Per source: packets not yet completely framed, in submission order (an NIA sends
+    /// its messages strictly in order, so the next "last frame" of a source is the front's).
+    framing: Vec<VecDeque<(Packet, Ps)>>,
+    /// Packets whose last frame is under way, by (source, destination, that frame's sequence).
+    last_frames: HashMap<(usize, usize, u32), (Packet, Ps)>,
+    accepted: Vec<u64>,
+    in_flight: u64,
+}
+
+impl XSwitchFabric {
+    pub fn new(topo: Topology, p: NetParams, cycle_ps: Ps) -> Result<XSwitchFabric, Invalid> {
+        let n = topo.nias();
+        Ok(XSwitchFabric {
+            net: Network::new(topo, p)?,
+            cycle_ps,
+            framing: vec![VecDeque::new(); n],
+            last_frames: HashMap::new(),
+            accepted: vec![0; n],
+            in_flight: 0,
+        })
+    }
+}
+
+/// Matches the network's frame events to packets during one step.
+struct FrameTracker<'a> {
+    framing: &'a mut [VecDeque<(Packet, Ps)>],
+    last_frames: &'a mut HashMap<(usize, usize, u32), (Packet, Ps)>,
+    accepted: &'a mut [u64],
+    measuring: bool,
+    cycle_ps: Ps,
+    out: &'a mut Vec<Delivery>,
+}
+
+impl Observer for FrameTracker<'_> {
+    fn started(&mut self, _now: u64, src: usize, f: &Started) {
+        if f.last_of.is_some() {
+            let p = self.framing[src]
+                .pop_front()
+                .expect("a framed message was submitted");
+            debug_assert_eq!(p.0.dst, f.dst);
+            self.last_frames.insert((src, f.dst, f.seq), p);
+        }
+    }
+
+    fn delivered(&mut self, now: u64, dst: usize, f: &Delivered) {
+        if self.measuring {
+            self.accepted[f.src] += u64::from(f.bytes);
+        }
+        if let Some((packet, injected)) = self.last_frames.remove(&(f.src, dst, f.seq)) {
+            self.out.push(Delivery {
+                packet,
+                injected,
+                delivered: now * self.cycle_ps,
+            });
+        }
+    }
+}
+
+impl Fabric for XSwitchFabric {
+    fn endpoints(&self) -> usize {
+        self.net.nias.len()
+    }
+
+    fn cycle_ps(&self) -> Ps {
+        self.cycle_ps
+    }
+
+    fn now(&self) -> Ps {
+        self.net.now * self.cycle_ps
+    }
+
+    fn max_packet_bytes(&self) -> u32 {
+        crate::xswitch_model::MAX_SIZE
+    }
+
+    fn inject(&mut self, p: Packet) {
+        let now = self.net.now;
+        self.net.nias[p.src].submit(p.dst, p.bytes.max(1), now);
+        self.framing[p.src].push_back((p, now * self.cycle_ps));
+        self.in_flight += 1;
+    }
+
+    fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError> {
+        while self.net.now * self.cycle_ps < until {
+            let before = out.len();
+            let mut tracker = FrameTracker {
+                framing: &mut self.framing,
+                last_frames: &mut self.last_frames,
+                accepted: &mut self.accepted,
+                measuring: self.net.measuring,
+                cycle_ps: self.cycle_ps,
+                out,
+            };
+            let stepped = self.net.step(&mut tracker);
+            self.in_flight -= (out.len() - before) as u64;
+            stepped.map_err(|e| fabric_error(self.net.deadlocked, e))?;
+        }
+        Ok(())
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.in_flight
+    }
+
+    fn set_measuring(&mut self, on: bool) {
+        self.net.measuring = on;
+    }
+
+    fn accepted(&self) -> &[u64] {
+        &self.accepted
+    }
+
+    fn channel_loads(&self) -> Vec<ChannelLoad> {
+        self.net
+            .inter_switch_channels()
+            .map(|ch| ChannelLoad {
+                router: ch / PORTS,
+                port: ch % PORTS,
+                busy: self.net.counters.busy[ch],
+            })
+            .collect()
+    }
+
+    fn nouns(&self) -> Nouns {
+        Nouns {
+            item: "message",
+            size_unit: "B",
+            router: "switch",
+            latency_about: "message creation → last EOF accepted",
+        }
+    }
+}
+
+/// A network of VC routers ([`VcNet`]) as a fabric: one packet = one VC packet of
+/// `⌈bytes / flit_bytes⌉` flits (at least one).
+pub struct VcFabric {
+    pub net: VcNet,
+    cycle_ps: Ps,
+    flit_bytes: u32,
+    max_packet_bytes: u32,
+    /// Packets in the network with their injection time, by the tag given to the network
+    /// (a slab index: a hash map per packet cost ~5 % of the router's speed).
+    packets: Vec<Option<(Packet, Ps)>>,
+    free: Vec<u64>,
+    accepted: Vec<u64>,
+}
+
+impl VcFabric {
+    pub fn new(
+        grid: Grid,
+        p: VcParams,
+        cycle_ps: Ps,
+        flit_bytes: u32,
+        max_packet_flits: u32,
+    ) -> Result<VcFabric, Invalid> {
+        let net = VcNet::new(grid, p)?;
+        let n = net.nodes();
+        Ok(VcFabric {
+            net,
+            cycle_ps,
+            flit_bytes,
+            max_packet_bytes: flit_bytes.saturating_mul(max_packet_flits),
+            packets: Vec::new(),
+            free: Vec::new(),
+            accepted: vec![0; n],
+        })
+    }
+}
+
+struct TailTracker<'a> {
+    packets: &'a mut [Option<(Packet, Ps)>],
+    free: &'a mut Vec<u64>,
+    accepted: &'a mut [u64],
+    measuring: bool,
+    cycle_ps: Ps,
+    out: &'a mut Vec<Delivery>,
+}
+
+impl VcObserver for TailTracker<'_> {
+    fn delivered(&mut self, now: u64, p: &PacketDone) {
+        let (packet, injected) = self.packets[p.tag as usize].take().expect("tagged packet");
+        self.free.push(p.tag);
+        if self.measuring {
+            self.accepted[p.src] += u64::from(packet.bytes);
+        }
+        self.out.push(Delivery {
+            packet,
+            injected,
+            delivered: now * self.cycle_ps,
+        });
+    }
+}
+
+impl Fabric for VcFabric {
+    fn endpoints(&self) -> usize {
+        self.net.nodes()
+    }
+
+    fn cycle_ps(&self) -> Ps {
+        self.cycle_ps
+    }
+
+    fn now(&self) -> Ps {
+        self.net.now * self.cycle_ps
+    }
+
+    fn max_packet_bytes(&self) -> u32 {
+        self.max_packet_bytes
+    }
+
+    fn inject(&mut self, p: Packet) {
+        let flits = p.bytes.div_ceil(self.flit_bytes).max(1);
+        let entry = Some((p, self.net.now * self.cycle_ps));
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.packets[id as usize] = entry;
+                id
+            }
+            None => {
+                self.packets.push(entry);
+                self.packets.len() as u64 - 1
+            }
+        };
+        self.net.enqueue_tagged(p.src, p.dst, flits, id);
+    }
+
+    fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError> {
+        while self.net.now * self.cycle_ps < until {
+            let mut tracker = TailTracker {
+                packets: &mut self.packets,
+                free: &mut self.free,
+                accepted: &mut self.accepted,
+                measuring: self.net.measuring,
+                cycle_ps: self.cycle_ps,
+                out,
+            };
+            self.net
+                .step(&mut tracker)
+                .map_err(|e| fabric_error(self.net.deadlocked, e))?;
+        }
+        Ok(())
+    }
+
+    fn in_flight(&self) -> u64 {
+        (self.packets.len() - self.free.len()) as u64
+    }
+
+    fn set_measuring(&mut self, on: bool) {
+        self.net.measuring = on;
+    }
+
+    fn accepted(&self) -> &[u64] {
+        &self.accepted
+    }
+
+    fn channel_loads(&self) -> Vec<ChannelLoad> {
+        self.net
+            .inter_router_channels()
+            .map(|ch| ChannelLoad {
+                router: ch / PORTS,
+                port: ch % PORTS,
+                busy: self.net.busy(ch),
+            })
+            .collect()
+    }
+
+    fn nouns(&self) -> Nouns {
+        Nouns {
+            item: "packet",
+            size_unit: if self.flit_bytes == 1 { "flits" } else { "B" },
+            router: "router",
+            latency_about: "packet creation → tail arrival",
+        }
+    }
+}

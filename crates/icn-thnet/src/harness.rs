@@ -1,0 +1,270 @@
+//! The open-loop load–latency experiment, once for every fabric (BookSim's conventions):
+//! Bernoulli sources ([`crate::traffic`]) inject into unbounded endpoint queues; packets
+//! created in the measurement window `[warmup, warmup + measure)` are measured; after the
+//! window the traffic keeps flowing until every measured packet is delivered or `drain`
+//! cycles pass (then the point is past saturation and `unfinished` says how many were not).
+//!
+//! The X-Switch and VC-router models differ only in the fabric they build and in a few
+//! metrics of their own ([`run`] takes them as a closure); warm-up, window, drain, deadlock
+//! handling, latency statistics, fairness, channel load and the per-source table are here.
+
+use crate::topology::Grid;
+use crate::traffic::{Sizes, Source, TraceRow, TrafficConfig, Workload};
+use crate::xswitch_model::OnDeadlock;
+use icn_engine::metrics::Status;
+use icn_engine::rng::stream;
+use icn_engine::stats::{Histogram, Summary, jain_fairness};
+use icn_engine::{Metrics, ModelError, Progress, Table};
+use icn_fabric::{Fabric, FabricError, Packet};
+
+/// What to offer the fabric and how long to measure.
+pub struct OpenLoop<'a> {
+    /// Offered size units per endpoint per cycle.
+    pub load: f64,
+    pub sizes: Sizes,
+    pub traffic: &'a TrafficConfig,
+    /// Rows of `traffic.trace_file` when the pattern is `trace`.
+    pub trace: &'a [TraceRow],
+    pub grid: Option<Grid>,
+    pub warmup: u64,
+    pub measure: u64,
+    pub drain: u64,
+    pub on_deadlock: OnDeadlock,
+}
+
+/// What the harness counted, for the report.
+struct Counts {
+    n: usize,
+    window: (u64, u64),
+    latency: Histogram,
+    per_source_latency: Vec<Summary>,
+    offered: Vec<u64>,
+    outstanding: u64,
+    deadlock: Option<String>,
+}
+
+/// Runs `w` on `fabric` from `seed` and reports; `extra` adds the fabric's own metrics
+/// (inserted after the fairness index) and tables.
+pub fn run<F: Fabric>(
+    fabric: &mut F,
+    w: &OpenLoop,
+    seed: u64,
+    progress: &dyn Progress,
+    extra: impl FnOnce(&F, f64, &mut Metrics),
+) -> Result<Metrics, ModelError> {
+    let n = fabric.endpoints();
+    let cycle = fabric.cycle_ps();
+    let workload = Workload::new(w.traffic, n, w.grid, w.sizes);
+    let rate = w.load / w.sizes.mean();
+    let is_trace = w.traffic.pattern == crate::traffic::Pattern::Trace;
+    let mut sources: Vec<Source> = (0..n)
+        .map(|s| Source::new(s, rate, stream(seed, s as u64), is_trace.then_some(w.trace)))
+        .collect();
+    // `next_at` mirrors the sources' `next` in one small array: reading it from each
+    // 100-byte `Source` cost a cache miss per source and cycle.
+    let mut next_at: Vec<u64> = sources.iter().map(|src| src.next).collect();
+    let end = w.warmup + w.measure;
+    let mut c = Counts {
+        n,
+        window: (w.warmup, end),
+        latency: Histogram::default(),
+        per_source_latency: vec![Summary::default(); n],
+        offered: vec![0; n],
+        outstanding: 0,
+        deadlock: None,
+    };
+    let mut out = Vec::new();
+    loop {
+        let now = fabric.now() / cycle;
+        if now >= end + w.drain || (now >= end && c.outstanding == 0) {
+            break;
+        }
+        let measuring = (w.warmup..end).contains(&now);
+        fabric.set_measuring(measuring);
+        for s in 0..n {
+            if next_at[s] > now {
+                continue;
+            }
+            let src = &mut sources[s];
+            while src.next <= now {
+                let a = src.arrive(&workload);
+                fabric.inject(Packet {
+                    src: s,
+                    dst: a.dst,
+                    bytes: a.size,
+                    tag: 0,
+                });
+                if measuring {
+                    c.offered[s] += u64::from(a.size);
+                    c.outstanding += 1;
+                }
+            }
+            next_at[s] = src.next;
+        }
+        let stepped = fabric.advance((now + 1) * cycle, &mut out);
+        for d in out.drain(..) {
+            let created = d.injected / cycle;
+            if (c.window.0..c.window.1).contains(&created) {
+                let latency = (d.delivered - d.injected) / cycle;
+                c.latency.add(latency);
+                c.per_source_latency[d.packet.src].add(latency as f64);
+                c.outstanding -= 1;
+            }
+        }
+        match stepped {
+            Ok(()) => {}
+            Err(FabricError::Deadlock(why)) if w.on_deadlock == OnDeadlock::Report => {
+                c.deadlock = Some(why);
+                break;
+            }
+            Err(e) => return Err(ModelError::Failed(e.to_string())),
+        }
+        if now % 4096 == 4095 && now < end {
+            progress.advance(4096);
+        }
+    }
+    Ok(report(fabric, w, &c, extra))
+}
+
+fn report<F: Fabric>(
+    fabric: &F,
+    w: &OpenLoop,
+    c: &Counts,
+    extra: impl FnOnce(&F, f64, &mut Metrics),
+) -> Metrics {
+    let nouns = fabric.nouns();
+    let m = w.measure as f64;
+    let nf = c.n as f64;
+    let mut out = Metrics::default();
+    let item = nouns.item;
+    out.push(
+        "latency_mean",
+        c.latency.mean(),
+        "cycles",
+        nouns.latency_about,
+    );
+    out.push(
+        "latency_p50",
+        c.latency.quantile(0.5),
+        "cycles",
+        &format!("median {item} latency"),
+    );
+    out.push(
+        "latency_p99",
+        c.latency.quantile(0.99),
+        "cycles",
+        &format!("99th percentile {item} latency"),
+    );
+    out.push(
+        "latency_max",
+        c.latency.max(),
+        "cycles",
+        &format!("largest {item} latency"),
+    );
+    let per_node = format!("{}/node/cycle", nouns.size_unit);
+    let accepted = fabric.accepted();
+    out.push(
+        "offered",
+        c.offered.iter().sum::<u64>() as f64 / (nf * m),
+        &per_node,
+        "payload created per node per cycle",
+    );
+    out.push(
+        "accepted",
+        accepted.iter().sum::<u64>() as f64 / (nf * m),
+        &per_node,
+        "payload accepted per node per cycle",
+    );
+    let loads = fabric.channel_loads();
+    let utilisation: Vec<f64> = loads.iter().map(|l| l.busy as f64 / m).collect();
+    let router = nouns.router;
+    out.push(
+        "link_util_mean",
+        if utilisation.is_empty() {
+            f64::NAN
+        } else {
+            utilisation.iter().sum::<f64>() / utilisation.len() as f64
+        },
+        "",
+        &format!("{router}-to-{router} channel busy fraction, mean"),
+    );
+    out.push(
+        "link_util_max",
+        utilisation.iter().copied().fold(f64::NAN, f64::max),
+        "",
+        &format!("busiest {router}-to-{router} channel"),
+    );
+    let per_source: Vec<f64> = accepted.iter().map(|&b| b as f64 / m).collect();
+    out.push(
+        "jain_fairness",
+        jain_fairness(&per_source),
+        "",
+        "Jain index of accepted throughput per source",
+    );
+    let mut own = Metrics::default();
+    extra(fabric, m, &mut own);
+    out.scalars.append(&mut own.scalars);
+    out.push(
+        "unfinished",
+        c.outstanding as f64,
+        &format!("{item}s"),
+        "measured items not delivered by the end of the drain",
+    );
+    out.push(
+        "deadlocked",
+        f64::from(u8::from(c.deadlock.is_some())),
+        "",
+        "1 when the watchdog stopped the run (on_deadlock = \"report\")",
+    );
+    out.push(
+        "cycles_simulated",
+        (fabric.now() / fabric.cycle_ps()) as f64,
+        "cycles",
+        "clock cycles simulated (warm-up, window and drain), for speed figures",
+    );
+    out.tables.push(Table {
+        name: "links".into(),
+        columns: [router, "port", "utilisation"].map(String::from).to_vec(),
+        rows: loads
+            .iter()
+            .zip(&utilisation)
+            .map(|(l, &u)| vec![l.router as f64, l.port as f64, u])
+            .collect(),
+        ci95: vec![],
+    });
+    out.tables.push(Table {
+        name: "per_source".into(),
+        columns: ["source", "offered", "accepted", "latency_mean"]
+            .map(String::from)
+            .to_vec(),
+        rows: (0..c.n)
+            .map(|s| {
+                let lat = &c.per_source_latency[s];
+                vec![
+                    s as f64,
+                    c.offered[s] as f64 / m,
+                    accepted[s] as f64 / m,
+                    if lat.count == 0 { f64::NAN } else { lat.mean },
+                ]
+            })
+            .collect(),
+        ci95: vec![],
+    });
+    out.tables.append(&mut own.tables);
+    match &c.deadlock {
+        Some(why) => {
+            out.notes.push(why.clone());
+            out.status = Status::Deadlocked(why.clone());
+        }
+        None if c.outstanding > 0 => {
+            let why = format!(
+                "{} measured {item}s were still undelivered after {} drain cycles: the load is past saturation",
+                c.outstanding, w.drain
+            );
+            out.notes.push(why.clone());
+            out.status = Status::DrainLimit(why);
+        }
+        None => {}
+    }
+    out
+}

@@ -1,0 +1,373 @@
+use super::dor::{DimensionOrder, Vcs};
+use super::dragonfly::{Algorithm, DragonflyRouting};
+use super::updown::{UpDown, UpPort};
+use super::*;
+use proptest::prelude::*;
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+
+fn route(net: &Network, r: &dyn Routing, src: u32, dst: u32) -> Vec<(RouterId, Hop)> {
+    let mut rng = Pcg64::seed_from_u64(1);
+    trace(net, r, src, dst, &mut rng, &[], 64).unwrap()
+}
+
+fn hops(list: &[(u16, u8)]) -> Vec<Hop> {
+    list.iter().map(|&(port, vc)| Hop { port, vc }).collect()
+}
+
+fn only_hops(r: &[(RouterId, Hop)]) -> Vec<Hop> {
+    r.iter().map(|x| x.1).collect()
+}
+
+#[test]
+fn mesh_dor_by_hand() {
+    let net = Network::mesh(4, 3).unwrap();
+    let dor = DimensionOrder::new(&net, Vcs::Single).unwrap();
+    // (0,0) → (2,1): +x, +x, +y, then the terminal.
+    let r = route(&net, &dor, 0, 6);
+    assert_eq!(r.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0, 1, 2, 6]);
+    assert_eq!(only_hops(&r), hops(&[(1, 0), (1, 0), (3, 0), (0, 0)]));
+    // (3,2) → (0,0): −x three times, −y twice.
+    let r = route(&net, &dor, 11, 0);
+    assert_eq!(
+        only_hops(&r),
+        hops(&[(2, 0), (2, 0), (2, 0), (4, 0), (4, 0), (0, 0)])
+    );
+}
+
+#[test]
+fn ring_dateline_classes_by_hand() {
+    let net = Network::ring(6).unwrap();
+    let dor = DimensionOrder::new(&net, Vcs::Dateline).unwrap();
+    // 4 → 1: distance 3 either way, the tie goes +: 4→5 (class 0), 5→0 is the wrap link
+    // (class 0), 0→1 after the dateline (class 1).
+    let r = route(&net, &dor, 4, 1);
+    assert_eq!(r.iter().map(|x| x.0).collect::<Vec<_>>(), vec![4, 5, 0, 1]);
+    assert_eq!(only_hops(&r), hops(&[(1, 0), (1, 0), (1, 1), (0, 1)]));
+    // 1 → 5: the short way is −: 1→0 (class 0), the wrap 0→5 (class 0), then eject.
+    let r = route(&net, &dor, 1, 5);
+    assert_eq!(only_hops(&r), hops(&[(2, 0), (2, 0), (0, 0)]));
+    // A new dimension starts in class 0 again: torus 4×4, (3,3) → (1,1) wraps in x then in y.
+    let net = Network::torus(4, 4).unwrap();
+    let dor = DimensionOrder::new(&net, Vcs::Dateline).unwrap();
+    let r = route(&net, &dor, 15, 5);
+    assert_eq!(
+        only_hops(&r),
+        hops(&[(1, 0), (1, 1), (3, 0), (3, 1), (0, 1)])
+    );
+    let single = DimensionOrder::new(&net, Vcs::Single).unwrap();
+    assert!(route(&net, &single, 15, 5).iter().all(|x| x.1.vc == 0));
+}
+
+#[test]
+fn flat_fly_and_hypercube_dor_by_hand() {
+    let net = Network::flat_fly(&[3, 4], 2).unwrap();
+    let dor = DimensionOrder::new(&net, Vcs::Single).unwrap();
+    // Terminal 1 on router (0,0) → terminal 22 on router 11 = (2,3): x→2 (port 3), y→3 (port 6).
+    let r = route(&net, &dor, 1, 22);
+    assert_eq!(r.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0, 2, 11]);
+    assert_eq!(only_hops(&r), hops(&[(3, 0), (6, 0), (0, 0)]));
+    let q = Network::hypercube(4, 1).unwrap();
+    let ecube = DimensionOrder::new(&q, Vcs::Single).unwrap();
+    // 0110 → 1011: flip bits 0, 2, 3 in that order.
+    let r = route(&q, &ecube, 0b0110, 0b1011);
+    assert_eq!(
+        r.iter().map(|x| x.0).collect::<Vec<_>>(),
+        vec![0b0110, 0b0111, 0b0011, 0b1011]
+    );
+}
+
+#[test]
+fn fat_tree_up_down_by_hand() {
+    // 2-ary 3-tree, terminal 0 → 7 (leaf 0 → leaf 3): up with D-mod-k (port 2 + bit l of 7),
+    // to the top, then down along leaf 3's digits.
+    let net = Network::fat_tree(2, 3).unwrap();
+    let ud = UpDown::new(&net, UpPort::Destination).unwrap();
+    let r = route(&net, &ud, 0, 7);
+    assert_eq!(
+        r.iter().map(|x| x.0).collect::<Vec<_>>(),
+        vec![0, 5, 11, 7, 3]
+    );
+    assert_eq!(
+        only_hops(&r),
+        hops(&[(3, 0), (3, 0), (1, 0), (1, 0), (1, 0)])
+    );
+    // Same leaf: straight to the terminal; siblings under one level-1 switch: two hops.
+    assert_eq!(route(&net, &ud, 0, 1).len(), 1);
+    assert_eq!(route(&net, &ud, 0, 2).len(), 3);
+    // The random policy offers every up port at a switch that must climb, one at an ancestor.
+    let random = UpDown::new(&net, UpPort::Random).unwrap();
+    let mut n = 0;
+    random.choices(0, &Header::to(7), &mut |_, _| n += 1);
+    assert_eq!(n, 2);
+    let mut n = 0;
+    random.choices(11, &Header::to(7), &mut |_, _| n += 1);
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn dragonfly_minimal_by_hand() {
+    // p = 1, a = 2, h = 2, g = 5. Terminal 0 (g0.r0) → terminal 7 (g3.r1): link m = 2 of g0 is
+    // owned by r1 (port 2) and lands on g3's link 1 at g3.r0 (router 6): local, global, local
+    // in classes 0, 0, 1.
+    let net = Network::dragonfly(1, 2, 2).unwrap();
+    let min = DragonflyRouting::new(&net, Algorithm::Minimal).unwrap();
+    let r = route(&net, &min, 0, 7);
+    assert_eq!(r.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0, 1, 6, 7]);
+    assert_eq!(only_hops(&r), hops(&[(1, 0), (2, 0), (1, 1), (0, 1)]));
+    // Within a group: one local hop.
+    assert_eq!(route(&net, &min, 0, 1).len(), 2);
+}
+
+#[test]
+fn dragonfly_valiant_visits_its_intermediate_group() {
+    let net = Network::dragonfly(2, 4, 2).unwrap();
+    let val = DragonflyRouting::new(&net, Algorithm::Valiant).unwrap();
+    let (src, dst) = (0, net.terminals() - 1);
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..200 {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let h = val.inject(src, dst, &mut rng, &[]);
+        let mut choices = Vec::new();
+        val.inject_choices(src, dst, &mut |c| choices.push(c));
+        assert!(choices.contains(&h));
+        seen.insert(h.via);
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let r = trace(&net, &val, src, dst, &mut rng, &[], 10).unwrap();
+        assert!(
+            r.iter().any(|x| x.0 / 4 == h.via),
+            "route avoids group {}",
+            h.via
+        );
+        // Each hop's class is the number of global hops (ports 5, 6) taken before it; a
+        // Valiant route between different groups takes two.
+        let mut globals = 0;
+        for &(_, hop) in &r[..r.len() - 1] {
+            assert_eq!(hop.vc, globals);
+            globals += u8::from(hop.port >= 5);
+        }
+        assert_eq!(globals, 2);
+    }
+    // g = 9 groups, the source's (0) and the destination's (8) excluded.
+    assert_eq!(
+        seen.into_iter().collect::<Vec<_>>(),
+        (1..8).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn ugal_follows_the_queue_estimates() {
+    // Terminal 0 (g0.r0) → 7 (g3.r1) in dragonfly(1, 2, 2): the minimal route leaves by local
+    // port 1. Via group 1 or 2 leaves g0 by r0's global ports 2 and 3; via group 4 by port 1.
+    let net = Network::dragonfly(1, 2, 2).unwrap();
+    let ugal = DragonflyRouting::new(&net, Algorithm::Ugal { threshold: 0 }).unwrap();
+    let (mut minimal, mut valiant) = (0, 0);
+    for seed in 0..100 {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        // No congestion: always minimal.
+        assert_eq!(ugal.inject(0, 7, &mut rng, &[]).via, NO_VIA);
+        // Busy global ports, idle minimal port: minimal.
+        assert_eq!(ugal.inject(0, 7, &mut rng, &[0, 0, 50, 50]).via, NO_VIA);
+        // Busy minimal port (100 × 3 hops): Valiant when its first port is idle (groups 1, 2),
+        // minimal when it shares the busy port (group 4: 100 × 3 ≤ 100 × H_val).
+        match ugal.inject(0, 7, &mut rng, &[0, 100, 0, 0]).via {
+            NO_VIA => minimal += 1,
+            1 | 2 => valiant += 1,
+            other => panic!("UGAL chose busy group {other}"),
+        }
+    }
+    assert!(
+        minimal > 10 && valiant > 40,
+        "{minimal} minimal, {valiant} Valiant"
+    );
+    // UGAL offers the minimal header and every Valiant one to the deadlock checker.
+    let mut n = 0;
+    ugal.inject_choices(0, 7, &mut |_| n += 1);
+    assert_eq!(n, 1 + 3);
+}
+
+#[test]
+fn routings_refuse_other_families() {
+    let mesh = Network::mesh(3, 3).unwrap();
+    let e = UpDown::new(&mesh, UpPort::Random).unwrap_err().to_string();
+    assert!(e.contains("needs a fat tree, not a mesh"), "{e}");
+    let e = DragonflyRouting::new(&mesh, Algorithm::Minimal)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("needs a dragonfly"), "{e}");
+    let ft = Network::fat_tree(2, 2).unwrap();
+    assert!(DimensionOrder::new(&ft, Vcs::Single).is_err());
+    let df = Network::dragonfly(1, 2, 1).unwrap();
+    let r = DragonflyRouting::new(&df, Algorithm::Valiant).unwrap();
+    assert!(r.clone().with_vc_classes(0).is_err() && r.with_vc_classes(9).is_err());
+}
+
+/// A small network of some family with one of its routing functions and whether the routing
+/// is minimal (else Valiant-like: within twice the minimal bound).
+fn network_and_routing() -> impl Strategy<Value = (Network, Box<dyn Routing>, bool)> {
+    prop_oneof![
+        (prop::collection::vec(2u32..6, 1..4), 1u32..3).prop_map(|(d, c)| {
+            let net = Network::cube(&d, false, c).unwrap();
+            let r = DimensionOrder::new(&net, Vcs::Single).unwrap();
+            (net, Box::new(r) as Box<dyn Routing>, true)
+        }),
+        (prop::collection::vec(3u32..7, 1..4), any::<bool>()).prop_map(|(d, dl)| {
+            let net = Network::cube(&d, true, 1).unwrap();
+            let r =
+                DimensionOrder::new(&net, if dl { Vcs::Dateline } else { Vcs::Single }).unwrap();
+            (net, Box::new(r) as Box<dyn Routing>, true)
+        }),
+        (prop::collection::vec(2u32..5, 1..4), 1u32..3).prop_map(|(d, c)| {
+            let net = Network::flat_fly(&d, c).unwrap();
+            let r = DimensionOrder::new(&net, Vcs::Single).unwrap();
+            (net, Box::new(r) as Box<dyn Routing>, true)
+        }),
+        (1u32..7).prop_map(|d| {
+            let net = Network::hypercube(d, 1).unwrap();
+            let r = DimensionOrder::new(&net, Vcs::Single).unwrap();
+            (net, Box::new(r) as Box<dyn Routing>, true)
+        }),
+        (2u32..5, 1u32..4, any::<bool>()).prop_map(|(k, n, random)| {
+            let net = Network::fat_tree(k, n).unwrap();
+            let up = if random {
+                UpPort::Random
+            } else {
+                UpPort::Destination
+            };
+            let r = UpDown::new(&net, up).unwrap();
+            (net, Box::new(r) as Box<dyn Routing>, true)
+        }),
+        (1u32..3, 1u32..5, 1u32..4, 0usize..3, any::<bool>()).prop_map(|(p, a, h, alg, abs)| {
+            let arrangement = if abs {
+                crate::network::Arrangement::Absolute
+            } else {
+                crate::network::Arrangement::PalmTree
+            };
+            let net = Network::dragonfly_with(p, a, h, arrangement).unwrap();
+            let alg = [
+                Algorithm::Minimal,
+                Algorithm::Valiant,
+                Algorithm::Ugal { threshold: 2 },
+            ][alg];
+            let r = DragonflyRouting::new(&net, alg).unwrap();
+            (
+                net,
+                Box::new(r) as Box<dyn Routing>,
+                alg == Algorithm::Minimal,
+            )
+        }),
+        (2usize..6, 1u32..4, any::<bool>()).prop_filter_map("h ≥ k", |(h, k, adaptive)| {
+            let net = Network::from_graph(crate::build::ccc(h, k).ok()?).unwrap();
+            let r = super::tree::GraphUpDown::new(&net, 0, adaptive).unwrap();
+            Some((net, Box::new(r) as Box<dyn Routing>, false))
+        }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Every route from every source reaches its destination, within the minimal bound for
+    /// minimal routing (exactly the BFS distance except on a dragonfly, whose minimal route
+    /// may be longer than a path through a third group) and twice it for Valiant, UGAL and
+    /// up*/down* on graphs; its
+    /// classes are in range and its first header is one the checker is shown.
+    #[test]
+    fn every_route_arrives_within_the_bound(
+        (net, r, minimal) in network_and_routing(),
+        seed in any::<u64>(),
+        queues in prop::collection::vec(0u32..20, 0..12),
+    ) {
+        let bound = net.min_route_bound() as usize;
+        let limit = if minimal { bound } else { 2 * bound };
+        let dragonfly = matches!(net.shape(), crate::Shape::Dragonfly { .. });
+        let mut rng = Pcg64::seed_from_u64(seed);
+        for src in 0..net.terminals() {
+            let rs = net.terminal_at(src).0;
+            let dist = net.router_distances(rs);
+            for dst in 0..net.terminals() {
+                let route = trace(&net, r.as_ref(), src, dst, &mut rng, &queues, limit);
+                let route = route.map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let hops = route.len() - 1;
+                prop_assert!(hops <= limit);
+                if minimal && !dragonfly {
+                    prop_assert_eq!(hops as u32, dist[net.terminal_at(dst).0 as usize]);
+                }
+                let h = r.inject(src, dst, &mut Pcg64::seed_from_u64(seed ^ u64::from(dst)), &queues);
+                let mut found = false;
+                r.inject_choices(src, dst, &mut |c| found |= c == h);
+                prop_assert!(found, "inject gave a header not among inject_choices");
+            }
+        }
+    }
+}
+
+fn offered(r: &dyn Routing, router: RouterId, h: &Header) -> Vec<(Hop, Header)> {
+    let mut v = Vec::new();
+    r.choices(router, h, &mut |hop, h| v.push((hop, h)));
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A routing that says it decides by router (so the deadlock checker follows one terminal
+    /// per router) offers the same hops for every destination terminal on a router, along
+    /// every route, but for the final hop.
+    #[test]
+    fn by_router_claims_hold((net, r, _) in network_and_routing(), seed in any::<u64>()) {
+        prop_assume!(r.by_router());
+        let c = u32::from(net.terminals_per_router());
+        let mut rng = Pcg64::seed_from_u64(seed);
+        for src in 0..net.terminals() {
+            for dst in (0..net.terminals()).step_by(c as usize) {
+                let dst_router = net.terminal_at(dst).0;
+                let mut router = net.terminal_at(src).0;
+                let mut h = r.inject(src, dst, &mut rng, &[]);
+                for _ in 0..=2 * net.min_route_bound() {
+                    if router == dst_router && h.via == NO_VIA {
+                        break;
+                    }
+                    let base = offered(r.as_ref(), router, &h);
+                    for other in dst + 1..dst + c {
+                        let moved: Vec<_> = base.iter().map(|&(hop, x)| (hop, Header { dst: other, ..x })).collect();
+                        prop_assert_eq!(&offered(r.as_ref(), router, &Header { dst: other, ..h }), &moved);
+                    }
+                    let hop = r.next_hop(router, &mut h, &mut rng);
+                    let End::Router { router: next, .. } = net.end(router, hop.port) else {
+                        return Err(TestCaseError::fail("left the network early"));
+                    };
+                    router = next;
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `next_hop` (the default's draw, or an override such as up/down's) takes one of the
+    /// hops `choices` offers, with the same header after it: what the deadlock checker sees
+    /// is what packets do.
+    #[test]
+    fn next_hop_is_one_of_the_choices((net, r, _) in network_and_routing(), seed in any::<u64>()) {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let c = u32::from(net.terminals_per_router());
+        for src in (0..net.terminals()).step_by(c as usize) {
+            for dst in 0..net.terminals() {
+                let mut router = net.terminal_at(src).0;
+                let mut h = r.inject(src, dst, &mut rng, &[]);
+                loop {
+                    let before = h;
+                    let hop = r.next_hop(router, &mut h, &mut rng);
+                    prop_assert!(offered(r.as_ref(), router, &before).contains(&(hop, h)));
+                    match net.end(router, hop.port) {
+                        End::Router { router: next, .. } => router = next,
+                        _ => break,
+                    }
+                }
+            }
+        }
+    }
+}
