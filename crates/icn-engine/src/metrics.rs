@@ -14,11 +14,28 @@
 use crate::stats::mean_ci95;
 use serde::{Deserialize, Serialize};
 
+/// JSON has no NaN: serde_json writes it as `null`. Reading `null` back as NaN lets a report
+/// with a missing value (a flagged point, an undefined bound) be read again by `merge` and
+/// `plot` instead of failing to parse.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+fn nan_cells_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Vec<f64>>, D::Error> {
+    let cells = Vec::<Vec<Option<f64>>>::deserialize(d)?;
+    Ok(cells
+        .into_iter()
+        .map(|row| row.into_iter().map(|c| c.unwrap_or(f64::NAN)).collect())
+        .collect())
+}
+
 /// One named scalar result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
     /// Column name in CSVs: lower_snake_case, no spaces.
     pub name: String,
+    /// NaN (no value, e.g. no ok replication) is written as JSON `null` and read back as NaN.
+    #[serde(deserialize_with = "nan_if_null")]
     pub value: f64,
     /// Half-width of the 95 % confidence interval over replications, when there were ≥ 2.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -36,9 +53,14 @@ pub struct Metric {
 pub struct Table {
     pub name: String,
     pub columns: Vec<String>,
+    #[serde(deserialize_with = "nan_cells_if_null")]
     pub rows: Vec<Vec<f64>>,
     /// Per-cell 95 % half-widths after aggregation (same shape as `rows`); empty for one run.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        default,
+        deserialize_with = "nan_cells_if_null"
+    )]
     pub ci95: Vec<Vec<f64>>,
 }
 

@@ -232,9 +232,12 @@ pub fn run(args: &BcastArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Each file through a temporary name and a rename: never seen truncated (issue 14).
 fn write(dir: &Path, name: &str, text: &str) -> anyhow::Result<()> {
-    let p = dir.join(name);
-    std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
+    Ok(crate::outdir::write_atomic(
+        &dir.join(name),
+        text.as_bytes(),
+    )?)
 }
 
 fn table(

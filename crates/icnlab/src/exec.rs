@@ -40,6 +40,8 @@ pub enum ExecError {
 pub trait Runner: Sync {
     fn name(&self) -> &'static str;
     fn about(&self) -> &'static str;
+    /// The model's keys with their defaults (the typed config of an empty body), as TOML.
+    fn defaults(&self) -> Result<toml::Table, String>;
     /// Parses and validates every point, without running anything.
     fn check(&self, file: &ExperimentFile, points: &[SweepPoint]) -> Result<(), ConfigError>;
     /// Runs every point's replications. `probe` sees the first replication's metrics before
@@ -131,6 +133,13 @@ impl<M: Model> Runner for ModelRunner<M> {
 
     fn check(&self, file: &ExperimentFile, points: &[SweepPoint]) -> Result<(), ConfigError> {
         Self::prepare(file, points).map(drop)
+    }
+
+    fn defaults(&self) -> Result<toml::Table, String> {
+        let cfg: M::Config =
+            icn_engine::config::deserialize_at(toml::Value::Table(toml::Table::new()))
+                .map_err(|e| format!("model {} has keys without defaults: {e}", M::NAME))?;
+        toml::Table::try_from(&cfg).map_err(|e| e.to_string())
     }
 
     fn execute(

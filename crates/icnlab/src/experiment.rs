@@ -123,15 +123,25 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
 /// `Err` naming every point with a replication that did not end ok (deadlock, drain limit,
 /// failure), after the data of all points were written to `out`: such a run exits 1.
 pub fn verdict(report: &RunReport, out: &Path) -> Result<(), ExecError> {
-    let flagged = report.flagged();
+    let mut flagged = report.flagged();
     if flagged.is_empty() {
         return Ok(());
+    }
+    let count = flagged.len();
+    // The error stays readable when thousands of points are flagged: data.csv has them all.
+    const SHOWN: usize = 10;
+    if count > SHOWN {
+        flagged.truncate(SHOWN);
+        flagged.push(format!(
+            "and {} more (see the status column of data.csv)",
+            count - SHOWN
+        ));
     }
     Err(ExecError::Failed(format!(
         "{}: {} of {} points have replications that did not end ok (all points written to {}; \
          flagged points average only their ok replications): {}",
         report.config_file,
-        flagged.len(),
+        count,
         report.points.len(),
         out.display(),
         flagged.join("; ")

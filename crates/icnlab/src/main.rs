@@ -63,6 +63,7 @@ enum Command {
         /// Shard output directories (each with report.json).
         #[arg(required = true)]
         shards: Vec<PathBuf>,
+        /// Output directory for the joined data.csv, report.json and plot.svg.
         #[arg(long)]
         out: PathBuf,
     },
@@ -70,6 +71,7 @@ enum Command {
     Reproduce {
         /// Experiment names or prefixes (e.g. `sci-fairness`, `sci`); default: all.
         names: Vec<String>,
+        /// Output directory: one folder per experiment and index.html.
         #[arg(long, default_value = "results")]
         out: PathBuf,
         /// Fewer points, replications and cycles: a smoke run in minutes.
@@ -87,11 +89,12 @@ enum Command {
     },
     /// Simulation speed of each model (median of repeats; one core unless the workload says all cores).
     Bench {
-        /// Targets (default: all).
+        /// Targets (default: all; listed below).
         targets: Vec<String>,
         /// Timed runs per target; the median is reported (1 ..= 100).
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=100))]
         repeats: u16,
+        /// Print one JSON object per target instead of a table.
         #[arg(long)]
         json: bool,
     },
@@ -103,6 +106,11 @@ enum Command {
     Check {
         #[command(flatten)]
         common: Common,
+    },
+    /// List a model's keys with their defaults (see docs/<model>.md for ranges and meaning).
+    Keys {
+        /// Model name, as in `model = "..."` (see `icnlab models`).
+        model: String,
     },
     /// List the models an experiment file can name.
     Models,
@@ -169,6 +177,42 @@ fn parse_threads(s: &str) -> Result<usize, String> {
     Ok(n)
 }
 
+/// `icnlab keys MODEL`: every key of the model's typed config with its default, flattened to
+/// dotted names, in TOML syntax (so the lines can be pasted into an experiment file).
+fn keys(model: &str) -> Result<(), ExecError> {
+    let runner = models::find(model).ok_or_else(|| {
+        ExecError::Usage(format!(
+            "unknown model \"{model}\"; available: {}",
+            models::names()
+        ))
+    })?;
+    let defaults = runner.defaults().map_err(ExecError::Failed)?;
+    fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, String)>) {
+        for (k, v) in t {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                toml::Value::Table(inner) if !inner.is_empty() => flatten(&key, inner, out),
+                other => out.push((key, other.to_string())),
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    flatten("", &defaults, &mut rows);
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    println!(
+        "# model = \"{model}\": {}; keys and defaults",
+        runner.about()
+    );
+    for (k, v) in rows {
+        println!("{k:width$} = {v}", width = width + 2);
+    }
+    Ok(())
+}
+
 /// `icnlab merge`: refuses incomplete or foreign shards (exit 2) before writing anything.
 fn merge(shards: &[PathBuf], out: &std::path::Path) -> Result<(), ExecError> {
     let staging = outdir::Staging::begin(out)?;
@@ -184,7 +228,13 @@ fn merge(shards: &[PathBuf], out: &std::path::Path) -> Result<(), ExecError> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // `bench --help` lists the targets, which only the bench module knows.
+    let targets: Vec<&str> = bench::targets().iter().map(|t| t.name).collect();
+    let command = <Cli as clap::CommandFactory>::command().mut_subcommand("bench", |c| {
+        c.after_help(format!("Targets: {}", targets.join(", ")))
+    });
+    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&command.get_matches())
+        .unwrap_or_else(|e| e.exit());
     let result = match cli.command {
         Command::Run { common, out } => common.load().and_then(|file| {
             let out = out.unwrap_or_else(|| common.default_out());
@@ -215,6 +265,7 @@ fn main() -> ExitCode {
             println!("{}: ok ({} points)", file.path.display(), file.point_count());
             Ok(())
         }),
+        Command::Keys { model } => keys(&model),
         Command::Models => {
             for r in models::all() {
                 println!("{:10} {}", r.name(), r.about());
@@ -236,5 +287,29 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Issue 14: `bench`, `merge` and `reproduce` had flags without help text.
+    #[test]
+    fn every_flag_and_argument_has_help() {
+        let cli = Cli::command();
+        let mut missing = Vec::new();
+        for sub in cli.get_subcommands() {
+            for arg in sub.get_arguments() {
+                if arg.is_hide_set() || ["help", "version"].contains(&arg.get_id().as_str()) {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{} {}", sub.get_name(), arg.get_id()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "without help: {missing:?}");
     }
 }

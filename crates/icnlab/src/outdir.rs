@@ -147,16 +147,18 @@ impl Staging {
         Ok(())
     }
 
-    /// Fallback without an atomic exchange: each new file renamed over the old one, then the
-    /// old outputs this run did not produce removed.
+    /// Fallback without an atomic exchange: everything in the staging folder (new outputs,
+    /// manifest, and the user's files [`keep_foreign_files`](Self::keep_foreign_files) moved
+    /// there) renamed into the target, then the old outputs this run did not produce removed.
     fn replace_file_by_file(&self, names: &[String]) -> Result<(), ExecError> {
         let stale: Vec<String> = outputs_of(&self.target)
             .into_iter()
             .filter(|n| !names.contains(n))
             .collect();
-        for name in names.iter().map(String::as_str).chain([MANIFEST]) {
-            let to = self.target.join(name);
-            fs::rename(self.dir.join(name), &to).map_err(|e| failed("cannot write", &to, e))?;
+        let entries = fs::read_dir(&self.dir).map_err(|e| failed("cannot list", &self.dir, e))?;
+        for entry in entries.filter_map(Result::ok) {
+            let to = self.target.join(entry.file_name());
+            fs::rename(entry.path(), &to).map_err(|e| failed("cannot write", &to, e))?;
         }
         for name in stale {
             let path = self.target.join(&name);
@@ -314,6 +316,41 @@ mod tests {
         let s = Staging::begin(&tmp.path().join("out")).unwrap();
         assert!(!dead.exists());
         s.commit().unwrap();
+    }
+
+    /// The path taken where `RENAME_EXCHANGE` is unsupported: same end state, user files kept.
+    #[test]
+    fn the_file_by_file_fallback_keeps_user_files_and_drops_stale_outputs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        fs::create_dir(&out).unwrap();
+        fs::write(out.join(MANIFEST), "data.csv\nplot.svg\n").unwrap();
+        for f in ["data.csv", "plot.svg", "notes.txt"] {
+            fs::write(out.join(f), "old").unwrap();
+        }
+        let s = Staging::begin(&out).unwrap();
+        fs::write(s.path().join("data.csv"), "new").unwrap();
+        fs::write(s.path().join(MANIFEST), "data.csv\n").unwrap();
+        s.keep_foreign_files().unwrap();
+        s.replace_file_by_file(&["data.csv".to_owned()]).unwrap();
+        drop(s);
+        assert_eq!(files(&out), [MANIFEST, "data.csv", "notes.txt"]);
+        assert_eq!(fs::read_to_string(out.join("data.csv")).unwrap(), "new");
+        assert_eq!(fs::read_to_string(out.join("notes.txt")).unwrap(), "old");
+        assert_eq!(files(tmp.path()), ["out"]);
+    }
+
+    #[test]
+    fn write_atomic_replaces_whole_files_and_names_the_file_on_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("index.html");
+        write_atomic(&f, b"old").unwrap();
+        write_atomic(&f, b"new").unwrap();
+        assert_eq!(fs::read_to_string(&f).unwrap(), "new");
+        assert_eq!(files(tmp.path()), ["index.html"]);
+        let missing = tmp.path().join("no/such/dir/x.svg");
+        let e = write_atomic(&missing, b"x").unwrap_err().to_string();
+        assert!(e.contains(&missing.display().to_string()), "{e}");
     }
 
     #[test]

@@ -5,6 +5,12 @@
 //! `series` columns, with error bars from the matching `_ci95` columns. A non-numeric `x`
 //! (a policy name, say) becomes a categorical axis.
 //!
+//! Error bars are clipped to the quantity's domain: a column whose every value is ≥ 0 (a latency,
+//! a count, a ratio of rates) is taken as non-negative, so its interval does not reach below 0
+//! (an X-Switch latency once showed an error bar down to −3600 cycles). Categorical x values
+//! (policies, NIC variants) are drawn as points, not joined by lines: there is nothing between
+//! them. Axis labels carry the unit from the metrics' metadata in `report.json`.
+//!
 //! Points whose replications did not all end ok (`status` column of `data.csv` not `ok`) are
 //! drawn as hollow markers with their own legend entry: their value averages only the ok
 //! replications, and a reader must see that rather than a dot like any other.
@@ -124,14 +130,43 @@ struct Series {
     markers_only: bool,
     /// Lines and markers with the same key share a colour.
     color_key: String,
-    /// (x position, y, ci half-width)
-    points: Vec<(f64, f64, f64)>,
+    /// (x position, y, lower end, upper end of the 95 % interval clipped to the domain)
+    points: Vec<(f64, f64, f64, f64)>,
     /// Positions (indices into `points`) of flagged points.
     flagged: Vec<usize>,
 }
 
-/// (x position, y, ci half-width, flagged) while a series is collected.
-type RawPoint = (f64, f64, f64, bool);
+/// (x position, y, lower end, upper end, flagged) while a series is collected.
+type RawPoint = (f64, f64, f64, f64, bool);
+
+/// Units of the scalar metrics, by name, from `report.json` in `dir` (empty if absent).
+fn units_of(dir: &Path) -> BTreeMap<String, String> {
+    let Ok(report) = crate::report::RunReport::read_json(&dir.join("report.json")) else {
+        return BTreeMap::new();
+    };
+    report
+        .points
+        .first()
+        .map(|p| {
+            p.metrics
+                .scalars
+                .iter()
+                .filter(|m| !m.unit.is_empty())
+                .map(|m| (m.name.clone(), m.unit.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// "latency_mean, latency_p99 (cycles)": the columns and, when they share one, their unit.
+fn axis_label(columns: &[String], units: &BTreeMap<String, String>) -> String {
+    let names = columns.join(", ");
+    let mut found = columns.iter().map(|c| units.get(c));
+    match found.next().flatten() {
+        Some(u) if found.all(|o| o == Some(u)) => format!("{names} ({u})"),
+        _ => names,
+    }
+}
 
 /// The `point` values of `data.csv` rows whose `status` is not `ok`.
 fn flagged_points(dir: &Path) -> Result<BTreeSet<String>> {
@@ -166,6 +201,7 @@ fn build_panel(
     frame: &Frame,
     markers: Option<&Frame>,
     flagged: &BTreeSet<String>,
+    units: &BTreeMap<String, String>,
 ) -> Result<Panel> {
     let mut categories: Vec<String> = Vec::new();
     let mut series = collect_series(spec, frame, &mut categories, false, flagged)?;
@@ -185,8 +221,14 @@ fn build_panel(
     };
     Ok(Panel {
         title,
-        x_label: spec.x_label.clone().unwrap_or_else(|| spec.x.clone()),
-        y_label: spec.y_label.clone().unwrap_or_else(|| spec.y.join(", ")),
+        x_label: spec
+            .x_label
+            .clone()
+            .unwrap_or_else(|| axis_label(std::slice::from_ref(&spec.x), units)),
+        y_label: spec
+            .y_label
+            .clone()
+            .unwrap_or_else(|| axis_label(&spec.y, units)),
         categories: (!categories.is_empty()).then_some(categories),
         series,
         log_x: spec.log_x,
@@ -265,6 +307,10 @@ fn collect_series(
     for y in &spec.y {
         let yi = frame.col(y)?;
         let ci = frame.col(&format!("{y}_ci95")).ok();
+        let non_negative = frame
+            .rows
+            .iter()
+            .all(|r| r[yi].parse::<f64>().is_ok_and(|v| v >= 0.0) || r[yi].is_empty());
         let mut groups: BTreeMap<Vec<String>, Vec<RawPoint>> = BTreeMap::new();
         let mut order: Vec<Vec<String>> = Vec::new();
         for r in &rows {
@@ -280,6 +326,11 @@ fn collect_series(
                     .expect("collected") as f64
             };
             let half = ci.and_then(|c| r[c].parse::<f64>().ok()).unwrap_or(0.0);
+            let lo = if non_negative {
+                (yv - half).max(0.0)
+            } else {
+                yv - half
+            };
             let key: Vec<String> = series_cols
                 .iter()
                 .map(|&c| format!("{}={}", frame.columns[c], r[c]))
@@ -288,13 +339,16 @@ fn collect_series(
                 order.push(key.clone());
             }
             let bad = point_col.is_some_and(|c| flagged.contains(&r[c]));
-            groups.entry(key).or_default().push((x, yv, half, bad));
+            groups
+                .entry(key)
+                .or_default()
+                .push((x, yv, lo, yv + half, bad));
         }
         for key in order {
             let mut all = groups.remove(&key).expect("ordered key");
             all.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let flagged = (0..all.len()).filter(|&i| all[i].3).collect();
-            let points = all.iter().map(|q| (q.0, q.1, q.2)).collect();
+            let flagged = (0..all.len()).filter(|&i| all[i].4).collect();
+            let points = all.iter().map(|q| (q.0, q.1, q.2, q.3)).collect();
             let mut label = if spec.y.len() > 1 || key.is_empty() {
                 y.clone()
             } else {
@@ -330,6 +384,7 @@ pub fn draw(dir: &Path, specs: &[PlotSpec], out: &Path) -> Result<()> {
         return Ok(());
     }
     let flagged = flagged_points(dir)?;
+    let units = units_of(dir);
     let mut panels = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
         let file = dir.join(format!("{}.csv", spec.table.as_deref().unwrap_or("data")));
@@ -339,7 +394,7 @@ pub fn draw(dir: &Path, specs: &[PlotSpec], out: &Path) -> Result<()> {
             None => None,
         };
         panels.push(
-            build_panel(spec, &frame, markers.as_ref(), &flagged)
+            build_panel(spec, &frame, markers.as_ref(), &flagged, &units)
                 .with_context(|| format!("plot {} (from {})", i + 1, file.display()))?,
         );
     }
@@ -363,7 +418,7 @@ fn draw_panel(p: &Panel, area: &DrawingArea<SVGBackend, plotters::coord::Shift>)
         Some(c) => (-0.5, c.len() as f64 - 0.5),
         None => range(all().map(|q| q.0), p.log_x),
     };
-    let (y0, y1) = range(all().flat_map(|q| [q.1 - q.2, q.1 + q.2]), p.log_y);
+    let (y0, y1) = range(all().flat_map(|q| [q.2, q.3]), p.log_y);
     let mut builder = ChartBuilder::on(area);
     builder
         .caption(&p.title, ("sans-serif", 18))
@@ -410,10 +465,22 @@ fn draw_panel(p: &Panel, area: &DrawingArea<SVGBackend, plotters::coord::Shift>)
                         .legend(move |(x, y)| Cross::new((x + 9, y), 5, style));
                     continue;
                 }
-                chart
-                    .draw_series(LineSeries::new(s.points.iter().map(|q| (q.0, q.1)), style))?
-                    .label(s.label.clone())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+                if p.categories.is_some() {
+                    // Categories have no order between them: points, not a line.
+                    chart
+                        .draw_series(
+                            s.points
+                                .iter()
+                                .map(|q| Circle::new((q.0, q.1), 4, color.filled())),
+                        )?
+                        .label(s.label.clone())
+                        .legend(move |(x, y)| Circle::new((x + 9, y), 4, color.filled()));
+                } else {
+                    chart
+                        .draw_series(LineSeries::new(s.points.iter().map(|q| (q.0, q.1)), style))?
+                        .label(s.label.clone())
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+                }
                 chart.draw_series(
                     s.points
                         .iter()
@@ -439,8 +506,8 @@ fn draw_panel(p: &Panel, area: &DrawingArea<SVGBackend, plotters::coord::Shift>)
                 chart.draw_series(
                     s.points
                         .iter()
-                        .filter(|q| q.2 > 0.0)
-                        .map(|q| ErrorBar::new_vertical(q.0, q.1 - q.2, q.1, q.1 + q.2, color, 6)),
+                        .filter(|q| q.3 > q.2)
+                        .map(|q| ErrorBar::new_vertical(q.0, q.2, q.1, q.3, color, 6)),
                 )?;
             }
             if p.series
@@ -466,4 +533,72 @@ fn draw_panel(p: &Panel, area: &DrawingArea<SVGBackend, plotters::coord::Shift>)
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(rows: &[&[&str]]) -> Frame {
+        Frame {
+            columns: [
+                "point",
+                "load",
+                "latency",
+                "latency_ci95",
+                "delta",
+                "delta_ci95",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            rows: rows
+                .iter()
+                .map(|r| r.iter().map(|c| (*c).to_owned()).collect())
+                .collect(),
+        }
+    }
+
+    fn spec(y: &str) -> PlotSpec {
+        toml::from_str(&format!("x = \"load\"\ny = [\"{y}\"]")).unwrap()
+    }
+
+    /// Issue 14: an error bar went down to −3600 cycles for a latency.
+    #[test]
+    fn intervals_of_non_negative_quantities_stop_at_zero() {
+        let f = frame(&[
+            &["0", "0.1", "10", "50", "-1", "5"],
+            &["1", "0.2", "4000", "7600", "2", "1"],
+        ]);
+        let mut cats = Vec::new();
+        let lat = collect_series(&spec("latency"), &f, &mut cats, false, &BTreeSet::new()).unwrap();
+        assert_eq!(
+            lat[0].points,
+            vec![(0.1, 10.0, 0.0, 60.0), (0.2, 4000.0, 0.0, 11600.0)]
+        );
+        // A quantity that is negative somewhere keeps its full interval.
+        let d = collect_series(&spec("delta"), &f, &mut cats, false, &BTreeSet::new()).unwrap();
+        assert_eq!(d[0].points[0], (0.1, -1.0, -6.0, 4.0));
+    }
+
+    #[test]
+    fn axis_labels_carry_a_shared_unit() {
+        let units: BTreeMap<String, String> = [("a", "cycles"), ("b", "cycles"), ("c", "GB/s")]
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .into();
+        let cols = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(axis_label(&cols(&["a", "b"]), &units), "a, b (cycles)");
+        assert_eq!(axis_label(&cols(&["a", "c"]), &units), "a, c");
+        assert_eq!(axis_label(&cols(&["load"]), &units), "load");
+    }
+
+    #[test]
+    fn flagged_points_are_marked_in_their_series() {
+        let f = frame(&[
+            &["0", "0.1", "10", "", "1", ""],
+            &["1", "0.2", "20", "", "1", ""],
+        ]);
+        let flagged: BTreeSet<String> = ["1".to_owned()].into();
+        let s = collect_series(&spec("latency"), &f, &mut Vec::new(), false, &flagged).unwrap();
+        assert_eq!(s[0].flagged, vec![1]);
+    }
 }

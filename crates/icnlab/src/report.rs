@@ -69,6 +69,9 @@ pub fn params_label<V: std::fmt::Display>(params: &[(String, V)]) -> String {
         .join(", ")
 }
 
+/// Tables longer than this are summarised by `run` instead of printed.
+const MAX_PRINTED_ROWS: usize = 20;
+
 /// Formats a number for CSV: shortest round-trip representation, empty for NaN.
 fn cell(x: f64) -> String {
     if x.is_nan() {
@@ -273,6 +276,17 @@ impl RunReport {
                 ));
             }
             for t in &point.metrics.tables {
+                // Long tables (per-link, per-node) belong in their CSV, not on the terminal.
+                if t.rows.len() > MAX_PRINTED_ROWS {
+                    out.push_str(&format!(
+                        "  table {}: {} rows × {} columns in {}.csv\n",
+                        t.name,
+                        t.rows.len(),
+                        t.columns.len(),
+                        t.name
+                    ));
+                    continue;
+                }
                 out.push_str(&format!(
                     "  table {}:\n    {}\n",
                     t.name,
@@ -355,6 +369,73 @@ pub fn fmt_num(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::fmt_num;
+    use icn_engine::{Metrics, Table};
+
+    #[test]
+    fn long_tables_are_summarised_not_printed() {
+        let mut m = Metrics::default();
+        m.push("eta", 1.0, "", "");
+        for (name, n) in [("short", 2), ("links", 500)] {
+            m.tables.push(Table {
+                name: name.into(),
+                columns: vec!["a".into(), "b".into()],
+                rows: vec![vec![1.0, 2.0]; n],
+                ci95: vec![],
+            });
+        }
+        let report = super::RunReport {
+            tool: "icnlab".into(),
+            version: "0".into(),
+            model: "m".into(),
+            title: "t".into(),
+            description: String::new(),
+            config_file: "x.toml".into(),
+            seed: 1,
+            replications: 1,
+            threads: 1,
+            wall_time_s: 0.0,
+            shard: None,
+            experiment: String::new(),
+            sweep_points: 1,
+            plots: vec![],
+            points: vec![super::PointResult {
+                index: 0,
+                params: vec![],
+                config: serde_json::Value::Null,
+                metrics: m,
+            }],
+        };
+        let text = report.summary();
+        assert!(
+            text.contains("table short:\n    a\tb\n    1\t2\n    1\t2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("table links: 500 rows × 2 columns in links.csv"),
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), 7, "{text}");
+    }
+
+    /// serde_json writes NaN as `null`; a report with a flagged point (no ok replication, so
+    /// NaN values) could not be read back, so its plot lost the units and merge failed.
+    #[test]
+    fn nan_values_survive_a_json_round_trip() {
+        let mut m = Metrics::default();
+        m.push("eta", f64::NAN, "", "");
+        m.tables.push(Table {
+            name: "t".into(),
+            columns: vec!["a".into()],
+            rows: vec![vec![f64::NAN], vec![1.0]],
+            ci95: vec![vec![f64::NAN], vec![0.5]],
+        });
+        let text = serde_json::to_string(&m).unwrap();
+        assert!(text.contains("null"), "{text}");
+        let back: Metrics = serde_json::from_str(&text).unwrap();
+        assert!(back.value("eta").is_nan());
+        assert!(back.tables[0].rows[0][0].is_nan() && back.tables[0].rows[1][0] == 1.0);
+        assert!(back.tables[0].ci95[0][0].is_nan() && back.tables[0].ci95[1][0] == 0.5);
+    }
 
     #[test]
     fn numbers_read_well() {

@@ -49,6 +49,7 @@ pub struct ViaArgs {
     /// Internal (run): act as this rank of the workload.
     #[arg(long, hide = true)]
     pub rank: Option<usize>,
+    /// Transport: shared memory between two processes on this machine, or TCP.
     #[arg(long, value_enum, default_value = "shm")]
     pub provider: Provider,
     /// Run only the answering side, listening on ADDR (tcp: HOST:PORT, shm: a name).
@@ -72,6 +73,7 @@ pub struct ViaArgs {
     /// Receives granted per credit (window).
     #[arg(long, default_value_t = 64)]
     pub window: usize,
+    /// VIA reliability level of the connection (unreliable, reliable delivery, reliable reception).
     #[arg(long, value_enum, default_value = "delivery")]
     pub reliability: Level,
     /// Also measure raw TCP and Unix-socket baselines in the same run.

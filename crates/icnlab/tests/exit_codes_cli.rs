@@ -62,3 +62,31 @@ fn input_and_usage_errors_exit_2() {
         .assert()
         .success();
 }
+
+/// `icnlab keys MODEL` lists real keys with their defaults: pasted under `model = ...` they
+/// form a valid experiment file, for every model.
+#[test]
+fn keys_of_every_model_form_a_valid_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = icnlab().arg("models").output().unwrap();
+    let names: Vec<String> = String::from_utf8_lossy(&models.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect();
+    assert!(names.len() >= 7, "{names:?}");
+    for model in names {
+        let out = icnlab().args(["keys", &model]).output().unwrap();
+        assert!(out.status.success(), "{model}");
+        let keys = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(keys.lines().count() > 3, "{model}: {keys}");
+        let file = dir.path().join(format!("{model}.toml"));
+        fs::write(&file, format!("model = \"{model}\"\n{keys}")).unwrap();
+        let check = icnlab().arg("check").arg(&file).output().unwrap();
+        assert!(
+            check.status.success(),
+            "{model}: {}\n{keys}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+    }
+    usage_error(&["keys", "warp"], "unknown model \"warp\"");
+}

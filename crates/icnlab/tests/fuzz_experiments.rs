@@ -12,6 +12,11 @@
 //! ICNLAB_FUZZ_CASES=10000 cargo test -p icnlab --release --test fuzz_experiments -- --nocapture
 //! ```
 //!
+//! The generator's seed is fixed (1) so that runs are reproducible; `ICNLAB_FUZZ_SEED=N`
+//! explores other inputs. Known failure (2026-11-25, seed 1, 10 000 cases): `topology =
+//! "mesh:64x64"` in a vc-router file aborts in `icn_thnet::topology::Topology::all_routes`
+//! (n² routes, > 2 GiB) — icn-thnet's topology sizes are not bounded yet (issue 14, Build 4).
+//!
 //! Every child runs under `ulimit -v` (2 GiB) and a 20 s deadline, so an input that would
 //! exhaust memory or never finish is reported as a failure instead of taking the machine down.
 
@@ -265,6 +270,15 @@ fn check(path: &Path) -> (Option<i32>, String) {
 /// Cases refused (index 0) and accepted (1), to show in long runs that both kinds occur.
 static TALLY: [AtomicU32; 2] = [AtomicU32::new(0), AtomicU32::new(0)];
 
+/// The generator's seed: fixed, so `cargo test` is deterministic like the rest of the suite;
+/// `ICNLAB_FUZZ_SEED=N` explores other inputs.
+fn fuzz_seed() -> u64 {
+    std::env::var("ICNLAB_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+}
+
 fn cases() -> u32 {
     std::env::var("ICNLAB_FUZZ_CASES")
         .ok()
@@ -275,6 +289,7 @@ fn cases() -> u32 {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: cases(),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(fuzz_seed()),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
