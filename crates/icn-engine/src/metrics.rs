@@ -261,7 +261,10 @@ impl Metrics {
     ///
     /// Scalars are matched by name in the order of the first replication that has any (an ok
     /// one preferred); tables by name and cell position. An ok replication lacking a metric
-    /// contributes NaN, which the CI skips. With no ok replication every value is NaN.
+    /// contributes NaN, which the CI skips. With no ok replication every value is NaN, except
+    /// when every replication hit the drain limit: a point past saturation, whose means over
+    /// those replications are kept (they are lower bounds of latency, upper bounds of accepted
+    /// throughput) and drawn flagged, so a load–latency curve still shows where it saturates.
     pub fn aggregate(all: &[Metrics]) -> Metrics {
         let statuses: Vec<&Status> = all.iter().map(|r| &r.status).collect();
         let runs = StatusCounts::of(&statuses);
@@ -269,7 +272,14 @@ impl Metrics {
             .iter()
             .find(|s| !s.is_ok())
             .map_or(Status::Ok, |s| (*s).clone());
-        let ok: Vec<Metrics> = all.iter().filter(|r| r.status.is_ok()).cloned().collect();
+        let mut ok: Vec<Metrics> = all.iter().filter(|r| r.status.is_ok()).cloned().collect();
+        if ok.is_empty()
+            && all
+                .iter()
+                .all(|r| matches!(r.status, Status::DrainLimit(_)))
+        {
+            ok = all.to_vec();
+        }
         let shape = all
             .iter()
             .filter(|r| !r.scalars.is_empty() || !r.tables.is_empty())
@@ -399,11 +409,29 @@ mod tests {
 
     #[test]
     fn no_ok_replication_gives_nan_not_garbage() {
-        let agg = Metrics::aggregate(&[with_status(7.0, Status::DrainLimit("stuck".into()))]);
+        let agg = Metrics::aggregate(&[with_status(7.0, Status::Deadlocked("cycle".into()))]);
         assert!(agg.value("eta").is_nan());
+        assert_eq!(agg.status.kind(), "deadlocked");
+        let mixed = Metrics::aggregate(&[
+            with_status(7.0, Status::DrainLimit("stuck".into())),
+            with_status(9.0, Status::Failed("boom".into())),
+        ]);
+        assert!(mixed.value("eta").is_nan());
+    }
+
+    /// Past saturation every replication hits the drain limit: the point keeps the mean of
+    /// those replications (a bound, flagged), so the curve shows where it saturates.
+    #[test]
+    fn a_point_where_every_replication_hit_the_drain_limit_keeps_its_flagged_means() {
+        let agg = Metrics::aggregate(&[
+            with_status(7.0, Status::DrainLimit("stuck".into())),
+            with_status(9.0, Status::DrainLimit("stuck".into())),
+        ]);
+        assert_eq!(agg.value("eta"), 8.0);
+        assert_eq!(agg.status.kind(), "drain_limit");
         assert_eq!(
             agg.runs.unwrap().label(),
-            "0 of 1 ok, 1 hit the drain limit"
+            "0 of 2 ok, 2 hit the drain limit"
         );
     }
 

@@ -139,7 +139,8 @@ pub fn verdict(report: &RunReport, out: &Path) -> Result<(), ExecError> {
     }
     Err(ExecError::Failed(format!(
         "{}: {} of {} points have replications that did not end ok (all points written to {}; \
-         flagged points average only their ok replications): {}",
+         flagged points average their ok replications, or all of them when every one hit the \
+         drain limit): {}",
         report.config_file,
         count,
         report.points.len(),

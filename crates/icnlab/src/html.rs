@@ -13,6 +13,8 @@ pub struct Entry {
     pub has_plot: bool,
     pub wall_time_s: f64,
     pub error: Option<String>,
+    /// Points whose replications did not all end ok (drawn hollow in the figure).
+    pub warning: Option<String>,
 }
 
 fn esc(s: &str) -> String {
@@ -61,6 +63,9 @@ pub fn index(dir: &Path, entries: &[Entry], quick: bool) -> String {
         if let Some(err) = &e.error {
             let _ = write!(h, "<p class=\"err\">failed: {}</p></section>", esc(err));
             continue;
+        }
+        if let Some(w) = &e.warning {
+            let _ = write!(h, "<p class=\"err\">flagged points: {}</p>", esc(w));
         }
         if e.has_plot {
             let _ = write!(

@@ -132,10 +132,22 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
                 progress: true,
             },
         };
-        let mut error = run_file(file, &out, &plan)
-            .and_then(|report| crate::experiment::verdict(&report, &out))
-            .err()
-            .map(|e| e.to_string());
+        // A figure with flagged points (a deadlock, a point past saturation) is still the
+        // figure: it is written, its flagged points are marked in the plot, data.csv and on
+        // the page, and named here; only an experiment that produced no outputs fails.
+        let mut warning = None;
+        let mut error = match run_file(file, &out, &plan) {
+            Ok(report) => {
+                warning = crate::experiment::verdict(&report, &out)
+                    .err()
+                    .map(|e| e.to_string());
+                None
+            }
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(w) = &warning {
+            eprintln!("  flagged: {w}");
+        }
         if error.is_none()
             && let Some((_, extra)) = EXTRAS.iter().find(|(n, _)| n == name)
         {
@@ -162,6 +174,7 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
             files,
             wall_time_s: started.elapsed().as_secs_f64(),
             error,
+            warning,
         });
     }
     let page = req.out.join("index.html");

@@ -77,7 +77,9 @@ fn a_failing_point_does_not_discard_the_good_ones() {
         (rows[5][status], rows[5][ok], rows[5][drain]),
         ("drain_limit", "0", "2")
     );
-    assert_eq!(rows[5][eta], "", "no ok replication: no value, not garbage");
+    // Every replication hit the drain limit: the point keeps those replications' mean,
+    // flagged (status column, hollow marker), as a past-saturation point of a load sweep.
+    assert!(rows[5][eta].parse::<f64>().is_ok(), "{csv}");
 
     let report: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
