@@ -46,6 +46,9 @@ pub struct Topology {
     pub routes: Vec<Vec<Port>>,
 }
 
+/// Largest all-pairs route table a topology may build, bytes.
+pub const ROUTE_TABLE_LIMIT: u128 = 512 << 20;
+
 fn bad(message: impl Into<String>) -> Invalid {
     Invalid::new("topology", message)
 }
@@ -187,11 +190,45 @@ impl Topology {
     }
 
     /// Routes for every ordered pair (including a node to itself), checked by walking them.
+    /// Hops from switch 0 to the farthest switch (BFS): a bound on a route's length that
+    /// costs one pass over the links.
+    fn eccentricity_of_switch_0(&self) -> usize {
+        let mut dist = vec![usize::MAX; self.switches];
+        let mut queue = VecDeque::from([0]);
+        dist[0] = 0;
+        let mut far = 0;
+        while let Some(s) = queue.pop_front() {
+            far = far.max(dist[s]);
+            for link in &self.links[s * PORTS..(s + 1) * PORTS] {
+                if let Some(End::Switch { sw, .. }) = *link
+                    && dist[sw] == usize::MAX
+                {
+                    dist[sw] = dist[s] + 1;
+                    queue.push_back(sw);
+                }
+            }
+        }
+        far
+    }
+
     fn all_routes(
         &self,
         listed: &HashMap<(usize, usize), Vec<Port>>,
     ) -> Result<Vec<Vec<Port>>, Invalid> {
         let n = self.nias();
+        // The table holds a route per endpoint pair: refuse one the machine cannot hold
+        // (ring:4096 needed 17 GB) before building it. Per pair: a Vec (24 B) and up to
+        // 2 × eccentricity + 2 ports.
+        let per_route = 24 + 2 * self.eccentricity_of_switch_0() + 2;
+        let bytes = (n as u128) * (n as u128) * per_route as u128;
+        if bytes > ROUTE_TABLE_LIMIT {
+            return Err(bad(format!(
+                "{n} endpoints need an all-pairs route table of about {} MB; at most {} MB \
+                 (routes computed per source are not built yet)",
+                bytes >> 20,
+                ROUTE_TABLE_LIMIT >> 20
+            )));
+        }
         let mut routes = Vec::with_capacity(n * n);
         let mut dist = vec![usize::MAX; self.switches];
         for dst in 0..n {
@@ -623,5 +660,22 @@ mod tests {
             }
         }
         assert_eq!(Topology::from_spec("ccc:2,3").unwrap_err().key, "topology");
+    }
+
+    /// Sizes whose all-pairs route table would not fit are refused before it is built
+    /// (ring:4096 aborted at 7.7 GB, mesh:64x64 needed 3.4–4.3 GB); the largest meshes that
+    /// fit still build.
+    #[test]
+    fn route_tables_too_large_to_hold_are_refused_up_front() {
+        for spec in ["ring:4096", "mesh:64x64", "torus:64x64"] {
+            let e = Topology::from_spec(spec).unwrap_err();
+            assert_eq!(e.key, "topology");
+            assert!(
+                e.message.contains("all-pairs route table"),
+                "{spec}: {}",
+                e.message
+            );
+        }
+        assert_eq!(Topology::from_spec("mesh:32x32").unwrap().nias(), 1024);
     }
 }
