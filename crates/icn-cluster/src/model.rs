@@ -365,7 +365,7 @@ impl FabricConfig {
         for (key, set, kinds) in keys {
             if set && !kinds.contains(&self.kind) {
                 return Err(Invalid::new(
-                    &format!("fabric.{key}"),
+                    format!("fabric.{key}"),
                     format!("does not apply to kind = \"{}\"", self.kind_name()),
                 ));
             }
