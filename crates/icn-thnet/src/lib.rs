@@ -37,5 +37,6 @@ pub mod topology;
 pub mod traffic;
 pub mod vc_model;
 pub mod vcnet;
+pub mod vcnet_any;
 pub mod xnet;
 pub mod xswitch_model;
