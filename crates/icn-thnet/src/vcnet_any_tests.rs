@@ -204,3 +204,43 @@ fn local_pointer_and_distance_match_round_robin_over_the_whole_router() {
         }
     }
 }
+
+/// The stated per-router bytes are what the router arrays hold: their sizes summed, divided
+/// by the router count (a 5-port router with 2 VCs of 8 flits: 729 bytes).
+#[test]
+fn bytes_per_router_is_what_the_arrays_hold() {
+    fn bytes<T>(v: &[T]) -> usize {
+        std::mem::size_of_val(v)
+    }
+    for (spec, routing, vcs) in [
+        ("mesh:4x4", "dor", 2),
+        ("dragonfly:2", "ugal", 6),
+        ("fattree:4,3", "updown", 3),
+    ] {
+        let net = build(spec, routing, params(vcs));
+        let routers = bytes(&net.buf)
+            + bytes(&net.ivcs)
+            + bytes(&net.ovc_busy)
+            + bytes(&net.credits[..net.routers * net.radix * net.v])
+            + bytes(&net.down)
+            + bytes(&net.cred_to)
+            + bytes(&net.fdelay)
+            + bytes(&net.cdelay)
+            + bytes(&net.busy)
+            + bytes(&net.sa_in)
+            + bytes(&net.sa_out)
+            + bytes(&net.sa_vc)
+            + bytes(&net.va_in)
+            + bytes(&net.va_out)
+            + bytes(&net.routing_ports)
+            + bytes(&net.routing_vcs)
+            + bytes(&net.sa_ports)
+            + bytes(&net.sa_vcs)
+            + bytes(&net.rng);
+        assert_eq!(routers, net.bytes_per_router() * net.routers, "{spec}");
+    }
+    // A mesh router with the +x, −x, +y, −y ports icn-topo gives it and a terminal port.
+    let mesh = build("mesh:4x4", "dor", params(2));
+    assert_eq!(mesh.radix(), 5);
+    assert_eq!(mesh.bytes_per_router(), 729);
+}

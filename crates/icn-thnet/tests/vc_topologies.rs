@@ -196,3 +196,27 @@ fn group_shift_and_random_permutation_traffic() {
         assert_ne!(a, VcRouter::run(&p, 1, &NoProgress).unwrap());
     }
 }
+
+/// The router of any radix on the icn-topo 8×8 mesh (`mesh:8x8,1`: terminal on port 0, not
+/// 4, so allocation orders differ) and the 5-port fast path on `mesh:8x8` are the same router:
+/// same zero-load formula (unit tests), and under load the same latency and throughput within
+/// the noise of a different arbitration order.
+#[test]
+fn the_router_of_any_radix_matches_the_fast_path_on_a_mesh() {
+    for load in [0.1, 0.3] {
+        let run = |topology: &str| {
+            let mut c = cfg(topology, "", 2);
+            c.load = load;
+            c.warmup = 1_000;
+            c.measure = 10_000;
+            VcRouter::run(&c, 1, &NoProgress).unwrap()
+        };
+        let (fast, any) = (run("mesh:8x8"), run("mesh:8x8,1"));
+        // Same seed, same sources: the same packets are offered.
+        assert_eq!(fast.value("offered"), any.value("offered"));
+        let (a, b) = (fast.value("latency_mean"), any.value("latency_mean"));
+        assert!((a - b).abs() < 0.02 * a, "load {load}: {a} vs {b}");
+        let (a, b) = (fast.value("accepted"), any.value("accepted"));
+        assert!((a - b).abs() < 0.01 * a, "load {load}: {a} vs {b}");
+    }
+}
