@@ -55,7 +55,7 @@ pub struct VcRouterConfig {
     /// Run even when the deadlock check finds a cycle in the channel-dependency graph (the
     /// watchdog still reports a deadlock that happens).
     pub allow_deadlock: bool,
-    /// Channel latency of dragonfly global links; 0: `channel_delay`.
+    /// Channel latency of dragonfly global links (BookSim2's dragonfly: 100); 0: `channel_delay`.
     pub global_delay: u64,
     /// Offered flits per node per cycle.
     pub load: f64,
@@ -319,9 +319,9 @@ impl Model for VcRouter {
         traffic::resolve_paths(&mut cfg.topology, &mut cfg.traffic, ctx);
         cfg.params().validate()?;
         Invalid::check(
-            cfg.global_delay <= 64,
+            cfg.global_delay <= 1024,
             "global_delay",
-            "0 (= channel_delay) ..= 64 cycles",
+            "0 (= channel_delay) ..= 1024 cycles",
             cfg.global_delay,
         )?;
         let (net, checked) = cfg.network()?;

@@ -213,9 +213,9 @@ impl VcAnyNet {
             p.vcs,
         )?;
         Invalid::check(
-            (1..=64).contains(&global_delay),
+            (1..=1024).contains(&global_delay),
             "global_delay",
-            "1 ..= 64 cycles",
+            "1 ..= 1024 cycles",
             global_delay,
         )?;
         let radix = usize::from(net.radix());
