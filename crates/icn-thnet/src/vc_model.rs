@@ -239,6 +239,10 @@ fn grid_twin(g: Grid) -> Result<Network, icn_topo::TopoError> {
 /// (the routings' deadlock freedom does not depend on the size; see `icn_topo::cdg`).
 pub const CHECK_LIMIT_TERMINALS: u32 = 4096;
 
+/// Routing states the check of the configured network may explore (≈ 1 s) before it moves to
+/// the small twin.
+pub const CHECK_STATES: u64 = 2_000_000;
+
 /// A small network of `net`'s family, for checking a routing too large to check in full.
 fn small_twin(net: &Network) -> Option<Network> {
     match net.shape() {
@@ -270,24 +274,30 @@ fn deadlock_check(
         n => n,
     };
     let classes = routing.vc_classes();
-    let twin;
-    let own;
-    let (net, routing): (&Network, &dyn Routing) = if net.terminals() > CHECK_LIMIT_TERMINALS {
-        twin = small_twin(net).ok_or_else(|| {
+    // On the small twin of the network's family (for large networks, and for those whose
+    // check would explore more than CHECK_STATES states).
+    let on_twin = || -> Result<Result<cdg::Report, cdg::CheckError>, Invalid> {
+        let twin = small_twin(net).ok_or_else(|| {
             Invalid::new(
                 "topology",
                 format!(
-                    "{} terminals are too many to check this graph network for deadlock ({CHECK_LIMIT_TERMINALS} at most)",
+                    "{} terminals are too many to check this graph network for deadlock",
                     net.terminals()
                 ),
             )
         })?;
-        own = icn_topo::routing_for(&twin, name, Some(classes)).map_err(bad)?;
-        (&twin, own.as_ref())
-    } else {
-        (net, routing)
+        let r = icn_topo::routing_for(&twin, name, Some(classes)).map_err(bad)?;
+        Ok(cdg::check(&twin, r.as_ref()))
     };
-    match cdg::check(net, routing) {
+    let verdict = if net.terminals() > CHECK_LIMIT_TERMINALS {
+        on_twin()?
+    } else {
+        match cdg::check_with_limit(net, routing, CHECK_STATES) {
+            Err(cdg::CheckError::TooLarge { .. }) => on_twin()?,
+            other => other,
+        }
+    };
+    match verdict {
         Ok(_) => Ok(()),
         Err(cdg::CheckError::Cycle { .. }) if cfg.allow_deadlock => Ok(()),
         Err(e @ cdg::CheckError::Cycle { .. }) => Err(Invalid::new(
