@@ -10,7 +10,7 @@
 use crate::alloc::AllocKind;
 use crate::fabric::VcFabric;
 use crate::harness::{self, OpenLoop};
-use crate::topology::{Grid, Topology};
+use crate::topology::Grid;
 use crate::traffic::{self, Sizes, TrafficConfig};
 use crate::vcnet::VcParams;
 use crate::vcnet_any::VcAnyNet;
@@ -144,8 +144,7 @@ impl VcRouterConfig {
     /// as an icn-topo k-ary n-cube, same router and terminal numbering).
     fn network(&self) -> Result<(Net, Option<Checked>), Invalid> {
         let name = self.routing.trim();
-        let legacy = Topology::from_spec(&self.topology).ok();
-        if let Some(Topology { grid: Some(g), .. }) = legacy {
+        if let Some(g) = fast_grid(&self.topology) {
             let twin = grid_twin(g).ok().map(Arc::new);
             if self.vcs <= 8 && matches!(name, "" | "dor") {
                 let checked = match twin {
@@ -171,20 +170,14 @@ impl VcRouterConfig {
             };
             return Ok((any, Some((net, routing))));
         }
-        if legacy.is_some() {
-            return Err(Invalid::new(
+        let net = Arc::new(icn_topo::parse_network_spec(&self.topology).map_err(|e| {
+            Invalid::new(
                 "topology",
                 format!(
-                    "`{}` is an X-Switch topology; the VC router takes mesh:XxY, torus:XxY, ring:N or an icn-topo network ({})",
-                    self.topology,
-                    icn_topo::network::spec::NETWORK_FORMS
+                    "{e} (the X-Switch's ccc:H,K and file:PATH are graph:ccc:H,K and graph:file:PATH here)"
                 ),
-            ));
-        }
-        let net = Arc::new(
-            icn_topo::parse_network_spec(&self.topology)
-                .map_err(|e| Invalid::new("topology", e.to_string()))?,
-        );
+            )
+        })?);
         let routing = self.routing_on(&net)?;
         let any = Net::Any {
             net: net.clone(),
@@ -222,6 +215,36 @@ fn default_routing_name(net: &Network) -> &'static str {
         Shape::FatTree { .. } | Shape::Graph(_) => "updown",
         Shape::Dragonfly { .. } => "minimal",
         _ => "dor",
+    }
+}
+
+/// The fast path's grids: `mesh:XxY`, `torus:XxY` (1 ≤ X, Y ≤ 64, X·Y ≥ 2) and `ring:N`
+/// (2 ≤ N ≤ 4096), the forms and ranges of the X-Switch's topology module (whose parser is not
+/// used here: it builds a source route for every pair of nodes). Anything else is `None`.
+fn fast_grid(spec: &str) -> Option<Grid> {
+    let (kind, arg) = spec.trim().split_once(':')?;
+    let num = |s: &str, lo: usize, hi: usize| {
+        s.trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (lo..=hi).contains(n))
+    };
+    match kind {
+        "ring" => Some(Grid {
+            x: num(arg, 2, 4096)?,
+            y: 1,
+            wrap: true,
+        }),
+        "mesh" | "torus" => {
+            let (x, y) = arg.split_once('x')?;
+            let (x, y) = (num(x, 1, 64)?, num(y, 1, 64)?);
+            (x * y >= 2).then_some(Grid {
+                x,
+                y,
+                wrap: kind == "torus",
+            })
+        }
+        _ => None,
     }
 }
 
@@ -327,6 +350,9 @@ impl Model for VcRouter {
     fn prepare(cfg: &VcRouterConfig, ctx: &Context) -> Result<VcRouterPoint, Invalid> {
         let mut cfg = cfg.clone();
         traffic::resolve_paths(&mut cfg.topology, &mut cfg.traffic, ctx);
+        if let Some(path) = cfg.topology.strip_prefix("graph:file:") {
+            cfg.topology = format!("graph:file:{}", ctx.resolve(path).display());
+        }
         cfg.params().validate()?;
         Invalid::check(
             cfg.global_delay <= 1024,

@@ -223,3 +223,30 @@ fn the_router_of_any_radix_matches_the_fast_path_on_a_mesh() {
         assert!((a - b).abs() < 0.01 * a, "load {load}: {a} vs {b}");
     }
 }
+
+/// The fast path's grids are parsed without the X-Switch topology module, which builds a
+/// source route for every pair of nodes (a 64×64 mesh needed > 2 GiB there): validation of the
+/// largest fast-path grid and of larger icn-topo meshes builds nothing per pair.
+#[test]
+fn large_grids_validate_without_routes_for_every_pair() {
+    for topology in [
+        "mesh:64x64",
+        "torus:64x64",
+        "ring:4096",
+        "mesh:100x100",
+        "torus:2x4",
+    ] {
+        VcRouter::validate(&cfg(topology, "", 2)).unwrap();
+    }
+    // Out of the fast path's ranges: icn-topo's networks take over, or name the key.
+    VcRouter::validate(&cfg("mesh:65x2", "", 2)).unwrap();
+    assert_eq!(
+        VcRouter::validate(&cfg("ring:2", "", 9)).unwrap_err().key,
+        "topology"
+    );
+    assert_eq!(
+        VcRouter::validate(&cfg("ccc:4,3", "", 2)).unwrap_err().key,
+        "topology"
+    );
+    VcRouter::validate(&cfg("graph:ccc:4,3", "", 2)).unwrap();
+}
