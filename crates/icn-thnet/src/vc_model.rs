@@ -285,8 +285,9 @@ fn small_twin(net: &Network) -> Option<Network> {
 }
 
 /// Dally & Seitz's check before the run: the channel-dependency graph of `routing` (with its
-/// VC classes) on `net` must be acyclic. A cycle is an error on `routing` naming its channels,
-/// unless `allow` (then the run goes ahead and the watchdog reports a deadlock that happens).
+/// VC classes) on `net` must be acyclic. A cycle is an error on `routing` naming its channels on
+/// one line (the CLI prints one line per error), unless `allow` (then the run goes ahead and
+/// the watchdog reports a deadlock that happens).
 fn deadlock_check(
     cfg: &VcRouterConfig,
     net: &Network,
@@ -297,40 +298,65 @@ fn deadlock_check(
         n => n,
     };
     let classes = routing.vc_classes();
-    // On the small twin of the network's family (for large networks, and for those whose
-    // check would explore more than CHECK_STATES states).
-    let on_twin = || -> Result<Result<cdg::Report, cdg::CheckError>, Invalid> {
-        let twin = small_twin(net).ok_or_else(|| {
-            Invalid::new(
-                "topology",
-                format!(
-                    "{} terminals are too many to check this graph network for deadlock",
-                    net.terminals()
-                ),
-            )
-        })?;
-        let r = icn_topo::routing_for(&twin, name, Some(classes)).map_err(bad)?;
-        Ok(cdg::check(&twin, r.as_ref()))
-    };
-    let verdict = if net.terminals() > CHECK_LIMIT_TERMINALS {
-        on_twin()?
-    } else {
+    let twin;
+    let own;
+    let mut on: (&Network, &dyn Routing) = (net, routing);
+    let mut verdict = None;
+    if net.terminals() <= CHECK_LIMIT_TERMINALS {
         match cdg::check_with_limit(net, routing, CHECK_STATES) {
-            Err(cdg::CheckError::TooLarge { .. }) => on_twin()?,
-            other => other,
+            Err(cdg::CheckError::TooLarge { .. }) => {}
+            other => verdict = Some(other),
+        }
+    }
+    let verdict = match verdict {
+        Some(v) => v,
+        None => {
+            // On a small network of the same family (the check of this one is too large).
+            twin = small_twin(net).ok_or_else(|| {
+                Invalid::new(
+                    "topology",
+                    format!(
+                        "{} terminals are too many to check this graph network for deadlock",
+                        net.terminals()
+                    ),
+                )
+            })?;
+            own = icn_topo::routing_for(&twin, name, Some(classes)).map_err(bad)?;
+            on = (&twin, own.as_ref());
+            cdg::check(on.0, on.1)
         }
     };
     match verdict {
         Ok(_) => Ok(()),
         Err(cdg::CheckError::Cycle { .. }) if cfg.allow_deadlock => Ok(()),
-        Err(e @ cdg::CheckError::Cycle { .. }) => Err(Invalid::new(
-            "routing",
-            format!(
-                "`{name}` with {classes} VC class(es) (vcs = {}) on `{}`: {e}\n(set allow_deadlock = true to run it anyway)",
-                cfg.vcs, cfg.topology
-            ),
-        )),
-        Err(e) => Err(Invalid::new("routing", e.to_string())),
+        Err(cdg::CheckError::Cycle { cycle, .. }) => {
+            let checked = if std::ptr::eq(on.0, net) {
+                String::new()
+            } else {
+                " (found on a small network of the same family)".into()
+            };
+            let channels: Vec<String> = cycle
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} (VC class {})",
+                        on.0.channel_name(c.router, c.port),
+                        c.vc
+                    )
+                })
+                .collect();
+            Err(Invalid::new(
+                "routing",
+                format!(
+                    "`{name}` with {classes} VC class(es) (vcs = {}) on `{}` can deadlock: a cycle of {} channel dependencies{checked}, each channel requested by packets holding the one before: {}; then the first again. Set allow_deadlock = true to run it anyway",
+                    cfg.vcs,
+                    cfg.topology,
+                    cycle.len(),
+                    channels.join("; ")
+                ),
+            ))
+        }
+        Err(e) => Err(Invalid::new("routing", e.to_string().replace('\n', " "))),
     }
 }
 

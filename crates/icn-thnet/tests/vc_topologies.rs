@@ -30,9 +30,10 @@ fn dor_on_a_torus_with_one_vc_is_rejected_naming_the_cycle() {
     // The fast path's torus and the icn-topo torus alike.
     for topology in ["torus:4x4", "torus:4x4x3"] {
         let m = rejected(&cfg(topology, "", 1));
-        assert!(m.contains("routing can deadlock: a cycle of"), "{m}");
-        // The channels of the cycle, one a line, all in class 0.
-        assert!(m.contains("VC class 0"), "{m}");
+        assert!(m.contains("can deadlock: a cycle of"), "{m}");
+        // The channels of the cycle, all in class 0, on one line (the CLI's error format).
+        assert!(m.contains("(VC class 0); "), "{m}");
+        assert_eq!(m.lines().count(), 1, "{m}");
         assert!(m.contains("allow_deadlock = true"), "{m}");
     }
     // Dateline classes with 2 VCs: accepted.
