@@ -1,4 +1,7 @@
-//! Simulation speed without the CLI: `cargo run --release -p icn-thnet --example bench [xswitch|vc]`.
+//! Simulation speed without the CLI: `cargo run --release -p icn-thnet --example bench [xswitch|vc|scale]`.
+//!
+//! `scale` (only when named) runs the 1 M-endpoint fat tree of `bench::scale_config`; measure
+//! its peak memory with `/usr/bin/time -v`.
 //!
 //! Runs the standard workloads of [`icn_thnet::bench`] (8×8 mesh, load 0.3, 10^4 + 10^5
 //! cycles); `BENCH_CYCLES=n` shortens the measured window (e.g. under callgrind). Wall-clock
@@ -6,7 +9,7 @@
 
 use icn_engine::model::NoProgress;
 use icn_engine::{Metrics, Model};
-use icn_thnet::bench::{ROUTERS, vc_router_config, xswitch_config};
+use icn_thnet::bench::{ROUTERS, SCALE_ROUTERS, scale_config, vc_router_config, xswitch_config};
 use icn_thnet::vc_model::VcRouter;
 use icn_thnet::xswitch_model::XSwitch;
 use std::time::Instant;
@@ -16,6 +19,21 @@ fn main() {
     let cycles: Option<u64> = std::env::var("BENCH_CYCLES")
         .ok()
         .and_then(|c| c.parse().ok());
+    if only == "scale" {
+        let mut cfg = scale_config();
+        cfg.measure = cycles.unwrap_or(cfg.measure);
+        let t = Instant::now();
+        let m = VcRouter::run(&cfg, 1, &NoProgress).expect("runs");
+        let s = t.elapsed().as_secs_f64();
+        let rc = SCALE_ROUTERS as f64 * m.value("cycles_simulated");
+        println!(
+            "scale     {:5.2} M router-cycles/s ({s:.1} s for {} cycles of {SCALE_ROUTERS} routers, setup and report included; accepted {:.3} flits/node/cycle)",
+            rc / s / 1e6,
+            m.value("cycles_simulated"),
+            m.value("accepted"),
+        );
+        return;
+    }
     if only != "vc" {
         let mut cfg = xswitch_config();
         cfg.measure = cycles.unwrap_or(cfg.measure);

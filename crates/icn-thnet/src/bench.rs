@@ -1,4 +1,4 @@
-//! The two standard speed workloads of issue 4, shared by `icnlab bench xswitch vc-router`
+//! The two standard speed workloads of issue 4 (and the scale workload of issue 15), shared by `icnlab bench xswitch vc-router`
 //! and the crate's `bench` example, so that every figure quoted in `docs/thnet.md` comes from
 //! the same configuration.
 //!
@@ -45,6 +45,28 @@ pub fn vc_router_config() -> VcRouterConfig {
     }
 }
 
+/// Switches of the scale workload: a 32-ary 4-tree has `4 · 32³` switches of radix 64 and
+/// `32⁴ = 1 048 576` endpoints.
+pub const SCALE_ROUTERS: u64 = 131_072;
+
+/// Scale (issue 15): a 1 M-endpoint fat tree (`fattree:32,4`, up/down routing, 2 VCs × 8
+/// flits, 5-flit packets), uniform 0.1 flits/node/cycle, 100 warm-up + 500 measured cycles, no
+/// drain. The run includes building the network (0.1 s) and the deadlock check on a small
+/// fat tree of the same depth.
+pub fn scale_config() -> VcRouterConfig {
+    VcRouterConfig {
+        topology: "fattree:32,4".into(),
+        load: 0.1,
+        size: 5,
+        vcs: 2,
+        buf: 8,
+        warmup: 100,
+        measure: 500,
+        drain: 0,
+        ..VcRouterConfig::default()
+    }
+}
+
 /// Runs the X-Switch workload once; returns the switch-cycles simulated.
 pub fn xswitch() -> Result<f64, ModelError> {
     let m = XSwitch::run(&xswitch_config(), 1, &NoProgress)?;
@@ -66,6 +88,14 @@ mod tests {
         let (x, v) = (xswitch_config(), vc_router_config());
         XSwitch::validate(&x).unwrap();
         VcRouter::validate(&v).unwrap();
+        // The scale workload is valid and as large as it says (validation builds the network
+        // and checks routing on a small twin; it simulates nothing).
+        let s = scale_config();
+        VcRouter::validate(&s).unwrap();
+        let net = icn_topo::parse_network_spec(&s.topology).unwrap();
+        assert_eq!(u64::from(net.routers()), SCALE_ROUTERS);
+        assert_eq!(net.terminals(), 1 << 20);
+        assert_eq!(net.radix(), 64);
         assert_eq!((x.load, v.load, v.size), (0.3, 0.3, 5));
         assert_eq!((x.measure, v.measure), (100_000, 100_000));
         let topo = crate::topology::Topology::from_spec(&x.topology).unwrap();

@@ -9,6 +9,7 @@ use crate::nia::{Delivered, Started};
 use crate::topology::Grid;
 use crate::topology::Topology;
 use crate::vcnet::{PacketDone, VcNet, VcObserver, VcParams};
+use crate::vcnet_any::VcAnyNet;
 use crate::xnet::{NetParams, Network, Observer};
 use icn_engine::{Invalid, ModelError};
 use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};
@@ -161,10 +162,63 @@ impl Fabric for XSwitchFabric {
     }
 }
 
-/// A network of VC routers ([`VcNet`]) as a fabric: one packet = one VC packet of
-/// `⌈bytes / flit_bytes⌉` flits (at least one).
+/// The two VC-router networks: the 5-port fast path on 2-D grids, and routers of any radix
+/// on any icn-topo network.
+// The fast path stays inline (no pointer to follow per cycle); there is one per fabric.
+#[allow(clippy::large_enum_variant)]
+pub enum VcEngine {
+    Grid(VcNet),
+    Any(Box<VcAnyNet>),
+}
+
+impl VcEngine {
+    fn now(&self) -> u64 {
+        match self {
+            VcEngine::Grid(n) => n.now,
+            VcEngine::Any(n) => n.now,
+        }
+    }
+
+    fn nodes(&self) -> usize {
+        match self {
+            VcEngine::Grid(n) => n.nodes(),
+            VcEngine::Any(n) => n.nodes(),
+        }
+    }
+
+    fn deadlocked(&self) -> bool {
+        match self {
+            VcEngine::Grid(n) => n.deadlocked,
+            VcEngine::Any(n) => n.deadlocked,
+        }
+    }
+
+    fn set_measuring(&mut self, on: bool) {
+        match self {
+            VcEngine::Grid(n) => n.measuring = on,
+            VcEngine::Any(n) => n.measuring = on,
+        }
+    }
+
+    fn measuring(&self) -> bool {
+        match self {
+            VcEngine::Grid(n) => n.measuring,
+            VcEngine::Any(n) => n.measuring,
+        }
+    }
+
+    fn enqueue_tagged(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
+        match self {
+            VcEngine::Grid(n) => n.enqueue_tagged(src, dst, len, tag),
+            VcEngine::Any(n) => n.enqueue_tagged(src, dst, len, tag),
+        }
+    }
+}
+
+/// A network of VC routers ([`VcNet`] or [`VcAnyNet`]) as a fabric: one packet = one VC
+/// packet of `⌈bytes / flit_bytes⌉` flits (at least one).
 pub struct VcFabric {
-    pub net: VcNet,
+    pub net: VcEngine,
     cycle_ps: Ps,
     flit_bytes: u32,
     max_packet_bytes: u32,
@@ -176,6 +230,7 @@ pub struct VcFabric {
 }
 
 impl VcFabric {
+    /// The 5-port fast path on a 2-D mesh, torus or ring.
     pub fn new(
         grid: Grid,
         p: VcParams,
@@ -183,9 +238,23 @@ impl VcFabric {
         flit_bytes: u32,
         max_packet_flits: u32,
     ) -> Result<VcFabric, Invalid> {
-        let net = VcNet::new(grid, p)?;
+        let net = VcEngine::Grid(VcNet::new(grid, p)?);
+        Ok(Self::wrap(net, cycle_ps, flit_bytes, max_packet_flits))
+    }
+
+    /// Routers of any radix on any network ([`VcAnyNet`]).
+    pub fn any(net: VcAnyNet, cycle_ps: Ps, flit_bytes: u32, max_packet_flits: u32) -> VcFabric {
+        Self::wrap(
+            VcEngine::Any(Box::new(net)),
+            cycle_ps,
+            flit_bytes,
+            max_packet_flits,
+        )
+    }
+
+    fn wrap(net: VcEngine, cycle_ps: Ps, flit_bytes: u32, max_packet_flits: u32) -> VcFabric {
         let n = net.nodes();
-        Ok(VcFabric {
+        VcFabric {
             net,
             cycle_ps,
             flit_bytes,
@@ -193,7 +262,7 @@ impl VcFabric {
             packets: Vec::new(),
             free: Vec::new(),
             accepted: vec![0; n],
-        })
+        }
     }
 }
 
@@ -231,7 +300,7 @@ impl Fabric for VcFabric {
     }
 
     fn now(&self) -> Ps {
-        self.net.now * self.cycle_ps
+        self.net.now() * self.cycle_ps
     }
 
     fn max_packet_bytes(&self) -> u32 {
@@ -240,7 +309,7 @@ impl Fabric for VcFabric {
 
     fn inject(&mut self, p: Packet) {
         let flits = p.bytes.div_ceil(self.flit_bytes).max(1);
-        let entry = Some((p, self.net.now * self.cycle_ps));
+        let entry = Some((p, self.net.now() * self.cycle_ps));
         let id = match self.free.pop() {
             Some(id) => {
                 self.packets[id as usize] = entry;
@@ -255,18 +324,20 @@ impl Fabric for VcFabric {
     }
 
     fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError> {
-        while self.net.now * self.cycle_ps < until {
+        while self.net.now() * self.cycle_ps < until {
             let mut tracker = TailTracker {
                 packets: &mut self.packets,
                 free: &mut self.free,
                 accepted: &mut self.accepted,
-                measuring: self.net.measuring,
+                measuring: self.net.measuring(),
                 cycle_ps: self.cycle_ps,
                 out,
             };
-            self.net
-                .step(&mut tracker)
-                .map_err(|e| fabric_error(self.net.deadlocked, e))?;
+            let stepped = match &mut self.net {
+                VcEngine::Grid(n) => n.step(&mut tracker),
+                VcEngine::Any(n) => n.step(&mut tracker),
+            };
+            stepped.map_err(|e| fabric_error(self.net.deadlocked(), e))?;
         }
         Ok(())
     }
@@ -276,7 +347,7 @@ impl Fabric for VcFabric {
     }
 
     fn set_measuring(&mut self, on: bool) {
-        self.net.measuring = on;
+        self.net.set_measuring(on);
     }
 
     fn accepted(&self) -> &[u64] {
@@ -284,14 +355,24 @@ impl Fabric for VcFabric {
     }
 
     fn channel_loads(&self) -> Vec<ChannelLoad> {
-        self.net
-            .inter_router_channels()
-            .map(|ch| ChannelLoad {
-                router: ch / PORTS,
-                port: ch % PORTS,
-                busy: self.net.busy(ch),
-            })
-            .collect()
+        match &self.net {
+            VcEngine::Grid(net) => net
+                .inter_router_channels()
+                .map(|ch| ChannelLoad {
+                    router: ch / PORTS,
+                    port: ch % PORTS,
+                    busy: net.busy(ch),
+                })
+                .collect(),
+            VcEngine::Any(net) => net
+                .inter_router_channels()
+                .map(|ch| ChannelLoad {
+                    router: ch / net.radix(),
+                    port: ch % net.radix(),
+                    busy: net.busy(ch),
+                })
+                .collect(),
+        }
     }
 
     fn nouns(&self) -> Nouns {

@@ -16,7 +16,9 @@
 //!
 //! Virtual-channel router:
 //! * [`alloc`]: round-robin and iSLIP separable allocators;
-//! * [`vcnet`]: the cycle-driven network of input-queued VC routers (BookSim2 `iq`);
+//! * [`vcnet`]: the cycle-driven network of input-queued VC routers (BookSim2 `iq`), the
+//!   5-port fast path on 2-D grids;
+//! * [`vcnet_any`]: the same router of any radix on any `icn_topo` network and routing;
 //! * [`vc_model`]: `model = "vc-router"` for the CLI.
 //!
 //! Both networks behind `icn_fabric::Fabric` ([`fabric`]), and the one open-loop
@@ -37,5 +39,6 @@ pub mod topology;
 pub mod traffic;
 pub mod vc_model;
 pub mod vcnet;
+pub mod vcnet_any;
 pub mod xnet;
 pub mod xswitch_model;

@@ -12,6 +12,11 @@
 //! | `bit_complement` | `s XOR (n − 1)`; needs `n` a power of two                              |
 //! | `neighbour`      | `(x + 1 mod X, y)` on a grid, `s + 1 mod n` otherwise                  |
 //! | `trace`          | the rows of `trace_file`: `cycle src dst size` per line, `#` comments  |
+//! | `random_permutation` | `π(s)`, a permutation of the endpoints fixed by `perm_seed` (BookSim's `randperm` with `perm_seed`) |
+//! | `group_shift`    | a uniform endpoint of the next dragonfly group (Kim et al.'s adversarial pattern) |
+//!
+//! The last two are [`icn_topo::traffic`]'s patterns: they need the network, which the model
+//! binds into the config ([`TrafficConfig::bind`], `vc-router` only) before validation.
 //!
 //! Sizes are `size` units (bytes for X-Switch, flits for the VC router), or with
 //! `large_fraction > 0` the bimodal mix `size_large` with that probability (the MyVIA paper's
@@ -21,6 +26,7 @@ use crate::topology::Grid;
 use icn_engine::rng::{Rng, SimRng};
 use icn_engine::{Context, Invalid};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -32,6 +38,19 @@ pub enum Pattern {
     BitComplement,
     Neighbour,
     Trace,
+    RandomPermutation,
+    GroupShift,
+}
+
+/// A pattern of [`icn_topo::traffic`] bound to the model's network (not a config key: the
+/// model fills it in). Two bindings compare equal: the binding follows from the other keys.
+#[derive(Clone, Debug)]
+pub struct Bound(pub Arc<icn_topo::traffic::Traffic>);
+
+impl PartialEq for Bound {
+    fn eq(&self, _: &Bound) -> bool {
+        true
+    }
 }
 
 /// The `[traffic]` table of both models.
@@ -42,6 +61,27 @@ pub struct TrafficConfig {
     pub hotspot_node: usize,
     pub hotspot_fraction: f64,
     pub trace_file: String,
+    /// Seed of the `random_permutation` (fixed across replications, as BookSim's `perm_seed`).
+    pub perm_seed: u64,
+    /// The network's pattern for `random_permutation` and `group_shift`.
+    #[serde(skip)]
+    pub bound: Option<Bound>,
+}
+
+impl TrafficConfig {
+    /// Binds `random_permutation` or `group_shift` to `net` (whose terminals are the
+    /// endpoints); other patterns need nothing. An error names `traffic.pattern`.
+    pub fn bind(&mut self, net: &icn_topo::Network) -> Result<(), Invalid> {
+        let pattern = match self.pattern {
+            Pattern::RandomPermutation => icn_topo::traffic::Pattern::RandomPermutation,
+            Pattern::GroupShift => icn_topo::traffic::Pattern::GroupShift,
+            _ => return Ok(()),
+        };
+        let t = icn_topo::traffic::Traffic::new(pattern, net, self.perm_seed)
+            .map_err(|e| Invalid::new("traffic.pattern", e.to_string()))?;
+        self.bound = Some(Bound(Arc::new(t)));
+        Ok(())
+    }
 }
 
 impl Default for TrafficConfig {
@@ -51,6 +91,8 @@ impl Default for TrafficConfig {
             hotspot_node: 0,
             hotspot_fraction: 0.2,
             trace_file: String::new(),
+            perm_seed: 1,
+            bound: None,
         }
     }
 }
@@ -185,6 +227,14 @@ pub fn validate(
             })?;
             return parse_trace(&text, n, max_size);
         }
+        Pattern::RandomPermutation | Pattern::GroupShift => {
+            if t.bound.is_none() {
+                return Err(Invalid::new(
+                    "traffic.pattern",
+                    "random_permutation and group_shift need the vc-router model (an icn-topo network)",
+                ));
+            }
+        }
         Pattern::Uniform | Pattern::Neighbour => {}
     }
     Ok(Vec::new())
@@ -300,6 +350,7 @@ pub struct Workload {
     pub hotspot_node: usize,
     pub hotspot_fraction: f64,
     pub sizes: Sizes,
+    pub bound: Option<Bound>,
 }
 
 impl Workload {
@@ -311,6 +362,7 @@ impl Workload {
             hotspot_node: t.hotspot_node,
             hotspot_fraction: t.hotspot_fraction,
             sizes,
+            bound: t.bound.clone(),
         }
     }
 
@@ -329,6 +381,13 @@ impl Workload {
                 Some(g) => (s / g.x) * g.x + (s % g.x + 1) % g.x,
                 None => (s + 1) % n,
             },
+            Pattern::RandomPermutation | Pattern::GroupShift => {
+                let t = self
+                    .bound
+                    .as_ref()
+                    .expect("validated: bound to the network");
+                t.0.destination(s as u32, rng) as usize
+            }
         }
     }
 }

@@ -10,28 +10,53 @@
 use crate::alloc::AllocKind;
 use crate::fabric::VcFabric;
 use crate::harness::{self, OpenLoop};
-use crate::topology::Topology;
+use crate::topology::Grid;
 use crate::traffic::{self, Sizes, TrafficConfig};
 use crate::vcnet::VcParams;
+use crate::vcnet_any::VcAnyNet;
 pub use crate::xswitch_model::OnDeadlock;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress};
+use icn_topo::routing::Routing;
+use icn_topo::{Network, Shape, cdg};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 pub struct VcRouter;
 
-/// A prepared `vc-router` point: the config with its paths resolved, the topology and trace
-/// parsed once for all replications.
+/// Which router network a point runs on.
+enum Net {
+    /// `mesh:XxY`, `torus:XxY`, `ring:N` with ≤ 8 VCs and dimension order: the 5-port fast
+    /// path ([`crate::vcnet`]).
+    Grid(Grid),
+    /// Anything else: routers of any radix ([`crate::vcnet_any`]).
+    Any {
+        net: Arc<Network>,
+        routing: Arc<dyn Routing>,
+    },
+}
+
+/// A prepared `vc-router` point: the config with its paths resolved, the network, its
+/// routing function (deadlock-checked) and the trace built once for all replications.
 pub struct VcRouterPoint {
     pub cfg: VcRouterConfig,
-    topo: Topology,
+    net: Net,
     trace: Vec<traffic::TraceRow>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct VcRouterConfig {
-    /// `mesh:XxY`, `torus:XxY` or `ring:N` (dimension-order routing).
+    /// `mesh:XxY`, `torus:XxY`, `ring:N`, or any icn-topo network spec (`dragonfly:P`,
+    /// `fattree:K,N`, `mesh:4x4x4,2`, `flatfly:4x4`, `hypercube:D`, `graph:ccc:4,3`, ...).
     pub topology: String,
+    /// `dor`, `updown`, `updown_random`, `minimal`, `valiant`, `ugal`; empty: the family's
+    /// usual one (`dor`, `updown` on fat trees and graphs, `minimal` on dragonflies).
+    pub routing: String,
+    /// Run even when the deadlock check finds a cycle in the channel-dependency graph (the
+    /// watchdog still reports a deadlock that happens).
+    pub allow_deadlock: bool,
+    /// Channel latency of dragonfly global links (BookSim2's dragonfly: 100); 0: `channel_delay`.
+    pub global_delay: u64,
     /// Offered flits per node per cycle.
     pub load: f64,
     /// Packet size in flits (or the small mode of the bimodal mix).
@@ -62,6 +87,9 @@ impl Default for VcRouterConfig {
     fn default() -> Self {
         VcRouterConfig {
             topology: "mesh:8x8".into(),
+            routing: String::new(),
+            allow_deadlock: false,
+            global_delay: 0,
             load: 0.1,
             size: 5,
             size_large: 20,
@@ -111,18 +139,224 @@ impl VcRouterConfig {
         }
     }
 
-    fn topology(&self) -> Result<Topology, Invalid> {
-        let t = Topology::from_spec(&self.topology)?;
-        if t.grid.is_none() {
-            return Err(Invalid::new(
+    /// The network and routing function, and the icn-topo network and routing that the
+    /// deadlock check and the bound traffic patterns see (for the fast path: the same grid
+    /// as an icn-topo k-ary n-cube, same router and terminal numbering).
+    fn network(&self) -> Result<(Net, Option<Checked>), Invalid> {
+        let name = self.routing.trim();
+        if let Some(g) = fast_grid(&self.topology) {
+            let twin = grid_twin(g).ok().map(Arc::new);
+            if self.vcs <= 8 && matches!(name, "" | "dor") {
+                let checked = match twin {
+                    Some(net) => {
+                        let classes = if g.wrap && self.vcs >= 2 { 2 } else { 1 };
+                        let r = icn_topo::routing_for(&net, "dor", Some(classes)).map_err(bad)?;
+                        Some((net, Arc::from(r)))
+                    }
+                    None => None,
+                };
+                return Ok((Net::Grid(g), checked));
+            }
+            let net = twin.ok_or_else(|| {
+                Invalid::new(
+                    "topology",
+                    "a torus side of 2 runs only with dimension order and ≤ 8 VCs",
+                )
+            })?;
+            let routing = self.routing_on(&net)?;
+            let any = Net::Any {
+                net: net.clone(),
+                routing: routing.clone(),
+            };
+            return Ok((any, Some((net, routing))));
+        }
+        let net = Arc::new(icn_topo::parse_network_spec(&self.topology).map_err(|e| {
+            Invalid::new(
                 "topology",
                 format!(
-                    "the VC router needs mesh:XxY, torus:XxY or ring:N, got `{}`",
-                    self.topology
+                    "{e} (the X-Switch's ccc:H,K and file:PATH are graph:ccc:H,K and graph:file:PATH here)"
                 ),
-            ));
+            )
+        })?);
+        let routing = self.routing_on(&net)?;
+        let any = Net::Any {
+            net: net.clone(),
+            routing: routing.clone(),
+        };
+        Ok((any, Some((net, routing))))
+    }
+
+    /// The configured routing on `net` with as many VC classes as it needs, or `vcs` when
+    /// there are fewer (which the deadlock check then judges).
+    fn routing_on(&self, net: &Network) -> Result<Arc<dyn Routing>, Invalid> {
+        let name = match self.routing.trim() {
+            "" => default_routing_name(net),
+            n => n,
+        };
+        let full = icn_topo::routing_for(net, name, None).map_err(bad)?;
+        let r = if self.vcs < usize::from(full.vc_classes()) {
+            icn_topo::routing_for(net, name, Some(self.vcs as u8)).map_err(bad)?
+        } else {
+            full
+        };
+        Ok(Arc::from(r))
+    }
+}
+
+/// The icn-topo network and routing the deadlock check and the traffic patterns see.
+type Checked = (Arc<Network>, Arc<dyn Routing>);
+
+fn bad(e: icn_topo::TopoError) -> Invalid {
+    Invalid::new("routing", e.to_string())
+}
+
+fn default_routing_name(net: &Network) -> &'static str {
+    match net.shape() {
+        Shape::FatTree { .. } | Shape::Graph(_) => "updown",
+        Shape::Dragonfly { .. } => "minimal",
+        _ => "dor",
+    }
+}
+
+/// The fast path's grids: `mesh:XxY`, `torus:XxY` (1 ≤ X, Y ≤ 64, X·Y ≥ 2) and `ring:N`
+/// (2 ≤ N ≤ 4096), the forms and ranges of the X-Switch's topology module (whose parser is not
+/// used here: it builds a source route for every pair of nodes). Anything else is `None`.
+fn fast_grid(spec: &str) -> Option<Grid> {
+    let (kind, arg) = spec.trim().split_once(':')?;
+    let num = |s: &str, lo: usize, hi: usize| {
+        s.trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (lo..=hi).contains(n))
+    };
+    match kind {
+        "ring" => Some(Grid {
+            x: num(arg, 2, 4096)?,
+            y: 1,
+            wrap: true,
+        }),
+        "mesh" | "torus" => {
+            let (x, y) = arg.split_once('x')?;
+            let (x, y) = (num(x, 1, 64)?, num(y, 1, 64)?);
+            (x * y >= 2).then_some(Grid {
+                x,
+                y,
+                wrap: kind == "torus",
+            })
         }
-        Ok(t)
+        _ => None,
+    }
+}
+
+/// A fast-path grid as an icn-topo k-ary n-cube (dimensions of size 1 dropped).
+fn grid_twin(g: Grid) -> Result<Network, icn_topo::TopoError> {
+    let dims: Vec<u32> = [g.x, g.y]
+        .into_iter()
+        .filter(|&k| k > 1)
+        .map(|k| k as u32)
+        .collect();
+    Network::cube(&dims, g.wrap, 1)
+}
+
+/// Terminals above which the deadlock check runs on a small network of the same family
+/// (the routings' deadlock freedom does not depend on the size; see `icn_topo::cdg`).
+pub const CHECK_LIMIT_TERMINALS: u32 = 4096;
+
+/// Routing states the check of the configured network may explore (≈ 1 s) before it moves to
+/// the small twin.
+pub const CHECK_STATES: u64 = 2_000_000;
+
+/// A small network of `net`'s family, for checking a routing too large to check in full.
+fn small_twin(net: &Network) -> Option<Network> {
+    match net.shape() {
+        Shape::Cube { dims, wrap } => {
+            let d: Vec<u32> = dims.iter().map(|&k| k.min(4)).collect();
+            Network::cube(&d, *wrap, 1).ok()
+        }
+        Shape::FatTree { n, .. } => Network::fat_tree(2, *n).ok(),
+        Shape::Dragonfly { arrangement, .. } => Network::dragonfly_with(1, 4, 2, *arrangement).ok(),
+        Shape::FlatFly { dims } => {
+            let d: Vec<u32> = dims.iter().map(|&k| k.min(3)).collect();
+            Network::flat_fly(&d, 1).ok()
+        }
+        Shape::Hypercube { d } => Network::hypercube((*d).min(6), 1).ok(),
+        Shape::Graph(_) => None,
+    }
+}
+
+/// Dally & Seitz's check before the run: the channel-dependency graph of `routing` (with its
+/// VC classes) on `net` must be acyclic. A cycle is an error on `routing` naming its channels on
+/// one line (the CLI prints one line per error), unless `allow` (then the run goes ahead and
+/// the watchdog reports a deadlock that happens).
+fn deadlock_check(
+    cfg: &VcRouterConfig,
+    net: &Network,
+    routing: &dyn Routing,
+) -> Result<(), Invalid> {
+    let name = match cfg.routing.trim() {
+        "" => default_routing_name(net),
+        n => n,
+    };
+    let classes = routing.vc_classes();
+    let twin;
+    let own;
+    let mut on: (&Network, &dyn Routing) = (net, routing);
+    let mut verdict = None;
+    if net.terminals() <= CHECK_LIMIT_TERMINALS {
+        match cdg::check_with_limit(net, routing, CHECK_STATES) {
+            Err(cdg::CheckError::TooLarge { .. }) => {}
+            other => verdict = Some(other),
+        }
+    }
+    let verdict = match verdict {
+        Some(v) => v,
+        None => {
+            // On a small network of the same family (the check of this one is too large).
+            twin = small_twin(net).ok_or_else(|| {
+                Invalid::new(
+                    "topology",
+                    format!(
+                        "{} terminals are too many to check this graph network for deadlock",
+                        net.terminals()
+                    ),
+                )
+            })?;
+            own = icn_topo::routing_for(&twin, name, Some(classes)).map_err(bad)?;
+            on = (&twin, own.as_ref());
+            cdg::check(on.0, on.1)
+        }
+    };
+    match verdict {
+        Ok(_) => Ok(()),
+        Err(cdg::CheckError::Cycle { .. }) if cfg.allow_deadlock => Ok(()),
+        Err(cdg::CheckError::Cycle { cycle, .. }) => {
+            let checked = if std::ptr::eq(on.0, net) {
+                String::new()
+            } else {
+                " (found on a small network of the same family)".into()
+            };
+            let channels: Vec<String> = cycle
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} (VC class {})",
+                        on.0.channel_name(c.router, c.port),
+                        c.vc
+                    )
+                })
+                .collect();
+            Err(Invalid::new(
+                "routing",
+                format!(
+                    "`{name}` with {classes} VC class(es) (vcs = {}) on `{}` can deadlock: a cycle of {} channel dependencies{checked}, each channel requested by packets holding the one before: {}; then the first again. Set allow_deadlock = true to run it anyway",
+                    cfg.vcs,
+                    cfg.topology,
+                    cycle.len(),
+                    channels.join("; ")
+                ),
+            ))
+        }
+        Err(e) => Err(Invalid::new("routing", e.to_string().replace('\n', " "))),
     }
 }
 
@@ -142,8 +376,29 @@ impl Model for VcRouter {
     fn prepare(cfg: &VcRouterConfig, ctx: &Context) -> Result<VcRouterPoint, Invalid> {
         let mut cfg = cfg.clone();
         traffic::resolve_paths(&mut cfg.topology, &mut cfg.traffic, ctx);
-        let topo = cfg.topology()?;
+        if let Some(path) = cfg.topology.strip_prefix("graph:file:") {
+            cfg.topology = format!("graph:file:{}", ctx.resolve(path).display());
+        }
         cfg.params().validate()?;
+        Invalid::check(
+            cfg.global_delay <= 1024,
+            "global_delay",
+            "0 (= channel_delay) ..= 1024 cycles",
+            cfg.global_delay,
+        )?;
+        let (net, checked) = cfg.network()?;
+        let endpoints = match &net {
+            Net::Grid(g) => g.x * g.y,
+            Net::Any { net, .. } => net.terminals() as usize,
+        };
+        if let Some((tnet, routing)) = &checked {
+            deadlock_check(&cfg, tnet, routing.as_ref())?;
+            cfg.traffic.bind(tnet)?;
+        }
+        let grid = match net {
+            Net::Grid(g) => Some(g),
+            Net::Any { .. } => None,
+        };
         Invalid::check(
             cfg.load > 0.0 && cfg.load <= 1.0,
             "load",
@@ -151,9 +406,9 @@ impl Model for VcRouter {
             cfg.load,
         )?;
         cfg.sizes().validate(MAX_SIZE)?;
-        let trace = traffic::validate(&cfg.traffic, topo.nias(), topo.grid, MAX_SIZE)?;
+        let trace = traffic::validate(&cfg.traffic, endpoints, grid, MAX_SIZE)?;
         traffic::check_windows(cfg.warmup, cfg.measure, cfg.drain)?;
-        Ok(VcRouterPoint { cfg, topo, trace })
+        Ok(VcRouterPoint { cfg, net, trace })
     }
 
     fn work(cfg: &VcRouterConfig) -> u64 {
@@ -166,15 +421,26 @@ impl Model for VcRouter {
         progress: &dyn Progress,
     ) -> Result<Metrics, ModelError> {
         let cfg = &point.cfg;
-        let grid = point.topo.grid.expect("checked in prepare");
         // Sizes are flits here: one "byte" of the fabric interface is one flit.
-        let mut fabric = VcFabric::new(grid, cfg.params(), 1, 1, MAX_SIZE)?;
+        let (mut fabric, grid) = match &point.net {
+            Net::Grid(g) => (VcFabric::new(*g, cfg.params(), 1, 1, MAX_SIZE)?, Some(*g)),
+            Net::Any { net, routing } => {
+                let global = match cfg.global_delay {
+                    0 => cfg.channel_delay,
+                    d => d,
+                };
+                // The routers' random choices get their own stream of the replication's seed.
+                let rseed = icn_engine::rng::derive_seed(seed, u64::MAX - 1);
+                let any = VcAnyNet::new(net.clone(), routing.clone(), cfg.params(), global, rseed)?;
+                (VcFabric::any(any, 1, 1, MAX_SIZE), None)
+            }
+        };
         let w = OpenLoop {
             load: cfg.load,
             sizes: cfg.sizes(),
             traffic: &cfg.traffic,
             trace: &point.trace,
-            grid: Some(grid),
+            grid,
             warmup: cfg.warmup,
             measure: cfg.measure,
             drain: cfg.drain,
@@ -229,6 +495,7 @@ mod tests {
             watchdog: 2_000,
             drain: 5_000,
             on_deadlock: OnDeadlock::Report,
+            allow_deadlock: true,
             ..small()
         };
         let m = VcRouter::run(&cfg, 1, &NoProgress).unwrap();
@@ -254,7 +521,7 @@ mod tests {
         assert_eq!(bad(|c| c.topology = "star".into()), "topology");
         assert_eq!(bad(|c| c.load = 1.5), "load");
         assert_eq!(bad(|c| c.vcs = 0), "vcs");
-        assert_eq!(bad(|c| c.vcs = 9), "vcs");
+        assert_eq!(bad(|c| c.vcs = 17), "vcs");
         assert_eq!(bad(|c| c.size = 0), "size");
     }
 }

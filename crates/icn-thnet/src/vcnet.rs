@@ -60,7 +60,7 @@ pub struct VcParams {
 
 impl VcParams {
     pub fn validate(&self) -> Result<(), Invalid> {
-        Invalid::check((1..=8).contains(&self.vcs), "vcs", "1 ..= 8", self.vcs)?;
+        Invalid::check((1..=16).contains(&self.vcs), "vcs", "1 ..= 16", self.vcs)?;
         Invalid::check(
             (1..=255).contains(&self.buf),
             "buf",
@@ -267,6 +267,9 @@ pub struct VcNet {
 impl VcNet {
     pub fn new(grid: Grid, p: VcParams) -> Result<VcNet, Invalid> {
         p.validate()?;
+        // The per-cycle code is compiled for each V up to 8 (`step`); more VCs take the
+        // router of any radix (`vcnet_any`).
+        Invalid::check((1..=8).contains(&p.vcs), "vcs", "1 ..= 8", p.vcs)?;
         let routers = grid.x * grid.y;
         let v = p.vcs;
         let ports = routers * P;

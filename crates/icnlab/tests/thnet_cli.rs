@@ -59,7 +59,7 @@ fn bad_thnet_configs_exit_2_naming_the_key() {
             "key `stop_threshold`",
         ),
         (
-            "model = \"vc-router\"\ntopology = \"torus:4x4\"\nvcs = 9\n".to_string(),
+            "model = \"vc-router\"\ntopology = \"torus:4x4\"\nvcs = 17\n".to_string(),
             "key `vcs`",
         ),
     ];

@@ -1,0 +1,581 @@
+//! Input-queued VC routers of any radix on any [`icn_topo::Network`], routed by any
+//! [`icn_topo::routing::Routing`] function — dragonflies, fat trees, flattened butterflies,
+//! hypercubes, meshes of any dimension.
+//!
+//! The router is the one of [`crate::vcnet`] (same stages, same timing table, same credit
+//! flow control, same allocator policies and pointer rules); what changes is the bookkeeping
+//! that the 5-port fast path packs into one 64-bit word per router:
+//!
+//! | state | fast path ([`crate::vcnet::VcNet`]) | here |
+//! |---|---|---|
+//! | ports × VCs | 5 × ≤ 8, constants | `radix` ≤ [`MAX_RADIX`] × `vcs` ≤ [`MAX_VCS`], run time |
+//! | input VCs waiting for RC/VA, SA | one `u64` per router, bit `port·V + vc` | two levels: a `u64` of ports per router, a `u32` of VCs per port |
+//! | held output VCs | one `u64` per router | a `u32` of VCs per output port |
+//! | VC allocation | `allocate` over `P·V ≤ 64` outputs | per output port (an input VC asks for the VCs of one port only), same round-robin / iSLIP picks |
+//! | routing | dimension order in place | [`Routing::inject`] at the source router, [`Routing::next_hop`] at every router; the packet carries the 12-byte [`Header`] |
+//! | terminals | one per router, port 4 | `c` per router on ports `0..c` (icn-topo's convention) |
+//!
+//! **VC classes → VCs.** A routing function with `C` classes gets `V ≥ C` VCs per port split
+//! into `C` contiguous ranges: class `c` may use VCs `c·V/C .. (c+1)·V/C` (BookSim's split; with
+//! `C = 2` the fast path's dateline halves). VC allocation picks any free VC of the range.
+//!
+//! **Random routing choices** (Valiant's group, a random up port) come from a SplitMix64 stream
+//! per router, seeded from the run's seed: the same seed gives the same run.
+//! **UGAL's queue estimate** of an output port is the flits held in the downstream buffers of
+//! its VCs (`buf` minus the credits of each VC), BookSim's `GetUsedCredit`.
+//!
+//! **Channel delay per link class**: `global_delay` is the channel latency of dragonfly
+//! global links (the long cables); their credits return over the same cable, so a credit
+//! coming back over one takes `credit_delay + global_delay − channel_delay`.
+//!
+//! Memory: per router `radix × (V × (16 + 4·buf + 5) + 40)` bytes plus the network's wiring table
+//! (see [`VcAnyNet::bytes_per_router`]); per terminal ~80 bytes; nothing per pair.
+
+// Indices address several parallel arrays (struct of arrays), so index loops are clearer.
+#![allow(clippy::needless_range_loop)]
+
+use crate::alloc::{AllocKind, allocate, rr_first, rr_pick};
+use crate::vcnet::{PacketDone, VcObserver, VcParams};
+use icn_engine::{Invalid, ModelError};
+use icn_topo::routing::{Header, Routing};
+use icn_topo::{End, Network};
+use rand::RngCore;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Largest router radix (port masks are `u64`).
+pub const MAX_RADIX: usize = 64;
+/// Most VCs per port (VC masks are `u32`, class ranges fit a byte).
+pub const MAX_VCS: usize = 16;
+
+const NONE: u32 = u32::MAX;
+const HEAD: u8 = 1;
+const TAIL: u8 = 2;
+const IDLE: u8 = 0;
+const ROUTING: u8 = 1;
+const ACTIVE: u8 = 2;
+/// `down` of a port that leads to a terminal or nowhere: flits leaving by it are ejected.
+const EJECT: u32 = u32::MAX;
+
+#[inline(always)]
+fn flit(pkt: u32, flags: u8) -> u32 {
+    pkt << 2 | u32::from(flags)
+}
+
+#[inline(always)]
+fn event(target: u32, flit: u32) -> u64 {
+    u64::from(target) << 32 | u64::from(flit)
+}
+
+/// An input VC (16 bytes).
+#[derive(Clone, Copy, Debug, Default)]
+struct InVc {
+    /// Cycle from which the next stage (VA while routing, SA once active) may happen.
+    ready: u64,
+    head: u8,
+    len: u8,
+    st: u8,
+    /// Output port chosen by routing.
+    out: u8,
+    /// While routing: the class's VC range `lo..hi`; once active, `lo` is the output VC.
+    lo: u8,
+    hi: u8,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Src {
+    cur: u32,
+    sent: u32,
+    len: u32,
+    vc: u8,
+    ptr: u8,
+    busy: u32,
+}
+
+/// SplitMix64 as a `RngCore` over a router's 8-byte state.
+struct Mix<'a>(&'a mut u64);
+
+impl RngCore for Mix<'_> {
+    fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+    fn next_u64(&mut self) -> u64 {
+        *self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        for chunk in dst.chunks_mut(8) {
+            let x = self.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&x[..chunk.len()]);
+        }
+    }
+}
+
+/// Per-cycle scratch space, sized once (no allocation per cycle).
+#[derive(Default)]
+struct Scratch {
+    /// VA requesters: (input VC within the router `i·V + w`, output port, free VCs asked for).
+    va: Vec<(u16, u8, u32)>,
+    /// Per output VC of the router: index into `va` of the best requester so far, or `NONE`.
+    best: Vec<u32>,
+    /// Per requester: granted VCs (iSLIP) or the chosen output VC (round robin).
+    got: Vec<u32>,
+    /// SA: per input port, the requested output ports.
+    req: Vec<u64>,
+    /// SA: (input port, output port, VC) of every ready input VC.
+    cands: Vec<(u8, u8, u8)>,
+    grant: Vec<u8>,
+    /// UGAL: per output port of the source router, flits held downstream.
+    queues: Vec<u32>,
+}
+
+/// A network of VC routers on an [`icn_topo::Network`].
+pub struct VcAnyNet {
+    pub p: VcParams,
+    net: Arc<Network>,
+    routing: Arc<dyn Routing>,
+    radix: usize,
+    v: usize,
+    /// VC classes of the routing function.
+    classes: usize,
+    routers: usize,
+    terminals: usize,
+    pub now: u64,
+    buf: Vec<u32>,
+    ivcs: Vec<InVc>,
+    /// Per output port: bit `w` set while its VC `w` is held by a packet.
+    ovc_busy: Vec<u32>,
+    /// Per output VC of every port `(r·R + o)·V + w`, then per terminal's injection VC
+    /// `(ports + t)·V + w`. Ejection ports' counters stay at `buf`.
+    credits: Vec<u8>,
+    flits: Vec<Vec<u64>>,
+    ejects: Vec<Vec<u64>>,
+    creds: Vec<Vec<u32>>,
+    ring: usize,
+    // Per port `r·R + i`.
+    /// Output side: the downstream input port's VC 0 as a global input VC, or [`EJECT`].
+    down: Vec<u32>,
+    /// Input side: base index in `credits` of the counters its credits return to.
+    cred_to: Vec<u32>,
+    /// Output side: cycles from switch allocation to landing downstream.
+    fdelay: Vec<u16>,
+    /// Input side: cycles a credit takes back upstream.
+    cdelay: Vec<u16>,
+    busy: Vec<u64>,
+    sa_in: Vec<u8>,
+    sa_out: Vec<u8>,
+    sa_vc: Vec<u8>,
+    // Per input VC / output VC of a router, index `(r·R + i)·V + w`.
+    va_in: Vec<u16>,
+    va_out: Vec<u16>,
+    routing_ports: Vec<u64>,
+    routing_vcs: Vec<u32>,
+    sa_ports: Vec<u64>,
+    sa_vcs: Vec<u32>,
+    // Terminals.
+    term_port: Vec<u32>,
+    queue: Vec<VecDeque<u32>>,
+    src: Vec<Src>,
+    s_active: Vec<u64>,
+    // Packets.
+    pk: Vec<PacketDone>,
+    pk_hdr: Vec<Header>,
+    free: Vec<u32>,
+    rng: Vec<u64>,
+    scratch: Scratch,
+    in_network: u64,
+    last_move: u64,
+    pub measuring: bool,
+    pub deadlocked: bool,
+}
+
+/// Packet ids leave two bits for a flit's flags.
+const MAX_PACKETS: usize = 1 << 30;
+
+impl VcAnyNet {
+    /// The network `net` routed by `routing` (built for `net`), with `global_delay` the channel
+    /// latency of dragonfly global links; `seed` seeds the routers' random choices.
+    pub fn new(
+        net: Arc<Network>,
+        routing: Arc<dyn Routing>,
+        p: VcParams,
+        global_delay: u64,
+        seed: u64,
+    ) -> Result<VcAnyNet, Invalid> {
+        p.validate()?;
+        Invalid::check(
+            (1..=MAX_VCS).contains(&p.vcs),
+            "vcs",
+            &format!("1 ..= {MAX_VCS}"),
+            p.vcs,
+        )?;
+        Invalid::check(
+            (1..=1024).contains(&global_delay),
+            "global_delay",
+            "1 ..= 1024 cycles",
+            global_delay,
+        )?;
+        let radix = usize::from(net.radix());
+        if radix > MAX_RADIX {
+            return Err(Invalid::new(
+                "topology",
+                format!("router radix {radix} is above the VC router's {MAX_RADIX}"),
+            ));
+        }
+        let (v, classes) = (p.vcs, usize::from(routing.vc_classes()));
+        if v < classes {
+            return Err(Invalid::new(
+                "vcs",
+                format!(
+                    "the routing uses {classes} VC classes, so it needs vcs ≥ {classes}, got {v}"
+                ),
+            ));
+        }
+        let routers = net.routers() as usize;
+        let terminals = net.terminals() as usize;
+        let ports = routers * radix;
+        if (ports + terminals) * v >= EJECT as usize || terminals >= NONE as usize {
+            return Err(Invalid::new(
+                "topology",
+                format!("{ports} router ports × {v} VCs: too many VCs for the VC router"),
+            ));
+        }
+        let extra = global_delay.saturating_sub(p.channel_delay);
+        let mut down = vec![EJECT; ports];
+        let mut cred_to = vec![0u32; ports];
+        let mut fdelay = vec![0u16; ports];
+        let mut cdelay = vec![0u16; ports];
+        let mut term_port = vec![0u32; terminals];
+        let base = p.sw_alloc_delay + p.st_delay;
+        for r in 0..routers {
+            for (o, &e) in net.ports(r as u32).iter().enumerate() {
+                let op = r * radix + o;
+                let long = net.is_global(r as u32, o as u16);
+                let chan = p.channel_delay + if long { extra } else { 0 };
+                fdelay[op] = (base + chan) as u16;
+                match e {
+                    End::Router { router, port } => {
+                        let ip = router as usize * radix + usize::from(port);
+                        down[op] = (ip * v) as u32;
+                        // The input port at the other end returns its credits here.
+                        cred_to[ip] = (op * v) as u32;
+                        cdelay[ip] = (p.credit_delay + if long { extra } else { 0 }) as u16;
+                    }
+                    End::Terminal(t) => {
+                        cred_to[op] = ((ports + t as usize) * v) as u32;
+                        cdelay[op] = p.credit_delay as u16;
+                        term_port[t as usize] = op as u32;
+                    }
+                    End::Unused => {}
+                }
+            }
+        }
+        let longest = fdelay.iter().copied().max().unwrap_or(0) as usize;
+        let slots = (longest
+            .max(cdelay.iter().copied().max().unwrap_or(0) as usize)
+            .max(p.channel_delay as usize)
+            + 1)
+        .next_power_of_two();
+        Ok(VcAnyNet {
+            radix,
+            v,
+            classes,
+            routers,
+            terminals,
+            now: 0,
+            buf: vec![0; ports * v * p.buf],
+            ivcs: vec![InVc::default(); ports * v],
+            ovc_busy: vec![0; ports],
+            credits: vec![p.buf as u8; (ports + terminals) * v],
+            flits: vec![Vec::new(); slots],
+            ejects: vec![Vec::new(); slots],
+            creds: vec![Vec::new(); slots],
+            ring: slots - 1,
+            down,
+            cred_to,
+            fdelay,
+            cdelay,
+            busy: vec![0; ports],
+            sa_in: vec![0; ports],
+            sa_out: vec![0; ports],
+            sa_vc: vec![0; ports],
+            va_in: vec![0; ports * v],
+            va_out: vec![0; ports * v],
+            routing_ports: vec![0; routers],
+            routing_vcs: vec![0; ports],
+            sa_ports: vec![0; routers],
+            sa_vcs: vec![0; ports],
+            term_port,
+            queue: vec![VecDeque::new(); terminals],
+            src: vec![
+                Src {
+                    cur: NONE,
+                    sent: 0,
+                    len: 0,
+                    vc: 0,
+                    ptr: 0,
+                    busy: 0,
+                };
+                terminals
+            ],
+            s_active: vec![0; terminals.div_ceil(64)],
+            pk: Vec::new(),
+            pk_hdr: Vec::new(),
+            free: Vec::new(),
+            rng: (0..routers as u64)
+                .map(|r| icn_engine::rng::derive_seed(seed, r))
+                .collect(),
+            scratch: Scratch {
+                best: vec![NONE; radix * v],
+                got: Vec::new(),
+                req: vec![0; radix],
+                grant: vec![u8::MAX; radix],
+                queues: vec![0; radix],
+                ..Scratch::default()
+            },
+            in_network: 0,
+            last_move: 0,
+            measuring: false,
+            deadlocked: false,
+            p,
+            net,
+            routing,
+        })
+    }
+
+    /// Terminals (endpoints).
+    pub fn nodes(&self) -> usize {
+        self.terminals
+    }
+
+    pub fn network(&self) -> &Network {
+        &self.net
+    }
+
+    pub fn radix(&self) -> usize {
+        self.radix
+    }
+
+    /// Heap bytes of router state per router (buffers, VC state, credits, allocator
+    /// pointers, masks, per-port tables), without the network's wiring table.
+    pub fn bytes_per_router(&self) -> usize {
+        let (r, v, b) = (self.radix, self.v, self.p.buf);
+        r * (v * (4 * b + std::mem::size_of::<InVc>() + 1 + 2 + 2)
+            + 4 // ovc_busy
+            + 4 + 4 + 2 + 2 + 8 + 3 // down, cred_to, delays, busy, SA pointers
+            + 4 + 4) // VC masks
+            + 8 + 8 + 8 // port masks, RNG
+    }
+
+    /// Output channels joining two routers, as `router · radix + port`.
+    pub fn inter_router_channels(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.routers * self.radix).filter(|&o| {
+            matches!(
+                self.net
+                    .end((o / self.radix) as u32, (o % self.radix) as u16),
+                End::Router { .. }
+            )
+        })
+    }
+
+    /// Flits sent on output channel `router · radix + port` while measuring.
+    pub fn busy(&self, channel: usize) -> u64 {
+        self.busy[channel]
+    }
+
+    pub fn in_network(&self) -> u64 {
+        self.in_network
+    }
+
+    /// Every credit counter is back at `buf` (for tests after a drain).
+    pub fn credits_full(&self) -> bool {
+        self.credits.iter().all(|&c| usize::from(c) == self.p.buf)
+    }
+
+    /// Creates a packet of `len` flits at terminal `src` for terminal `dst`.
+    pub fn enqueue_tagged(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
+        let info = PacketDone {
+            src,
+            dst,
+            len,
+            created: self.now,
+            tag,
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.pk[id as usize] = info;
+                id
+            }
+            None => {
+                assert!(self.pk.len() < MAX_PACKETS, "too many packets in flight");
+                self.pk.push(info);
+                self.pk_hdr.push(Header::to(0));
+                (self.pk.len() - 1) as u32
+            }
+        };
+        self.pk_hdr[id as usize] = Header::to(dst as u32);
+        self.queue[src].push_back(id);
+        self.s_active[src / 64] |= 1 << (src % 64);
+        if self.in_network == 0 {
+            self.last_move = self.now;
+        }
+        self.in_network += 1;
+    }
+
+    pub fn enqueue(&mut self, src: usize, dst: usize, len: u32) {
+        self.enqueue_tagged(src, dst, len, 0);
+    }
+
+    /// Routes the head of input VC `ivc` of router `r` from cycle `from`: at the source
+    /// router (it came in from a terminal) the routing function first fills in its header.
+    fn start_routing(&mut self, r: usize, ivc: usize, from: u64) {
+        let f = self.buf[ivc * self.p.buf + self.ivcs[ivc].head as usize];
+        debug_assert!(f & u32::from(HEAD) != 0, "a packet starts with its head");
+        let id = (f >> 2) as usize;
+        let ip = ivc / self.v;
+        let mut rng = Mix(&mut self.rng[r]);
+        let mut hdr = self.pk_hdr[id];
+        if self.cred_to[ip] as usize >= self.routers * self.radix * self.v {
+            // From a terminal: the packet enters the network here.
+            let q = &mut self.scratch.queues;
+            for o in 0..self.radix {
+                let op = r * self.radix + o;
+                q[o] = (0..self.v)
+                    .map(|w| (self.p.buf - usize::from(self.credits[op * self.v + w])) as u32)
+                    .sum();
+            }
+            let pk = self.pk[id];
+            hdr = self
+                .routing
+                .inject(pk.src as u32, pk.dst as u32, &mut rng, q);
+        }
+        let hop = self.routing.next_hop(r as u32, &mut hdr, &mut rng);
+        self.pk_hdr[id] = hdr;
+        let c = usize::from(hop.vc);
+        let s = &mut self.ivcs[ivc];
+        s.st = ROUTING;
+        s.out = hop.port as u8;
+        s.lo = (c * self.v / self.classes) as u8;
+        s.hi = ((c + 1) * self.v / self.classes) as u8;
+        s.ready = from + self.p.routing_delay;
+        let i = ip % self.radix;
+        self.routing_ports[r] |= 1 << i;
+        self.routing_vcs[ip] |= 1 << (ivc % self.v);
+    }
+
+    /// One clock of the whole network.
+    pub fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
+        let now = self.now;
+        let slot = (now as usize) & self.ring;
+        let mut cq = std::mem::take(&mut self.creds[slot]);
+        for &c in &cq {
+            self.credits[c as usize] += 1;
+        }
+        cq.clear();
+        self.creds[slot] = cq;
+        let mut eq = std::mem::take(&mut self.ejects[slot]);
+        for &e in &eq {
+            let f = e as u32;
+            if f & u32::from(TAIL) != 0 {
+                let pkt = f >> 2;
+                let done = self.pk[pkt as usize];
+                self.free.push(pkt);
+                self.in_network -= 1;
+                obs.delivered(now, &done);
+            }
+        }
+        eq.clear();
+        self.ejects[slot] = eq;
+        let mut fq = std::mem::take(&mut self.flits[slot]);
+        let mut landed = Ok(());
+        for &e in &fq {
+            landed = self.land((e >> 32) as usize, e as u32);
+            if landed.is_err() {
+                break;
+            }
+        }
+        fq.clear();
+        self.flits[slot] = fq;
+        landed?;
+        for r in 0..self.routers {
+            if self.routing_ports[r] != 0 {
+                self.vc_allocate(r);
+            }
+            if self.sa_ports[r] != 0 {
+                self.switch_allocate(r);
+            }
+        }
+        for word in 0..self.s_active.len() {
+            let mut bits = self.s_active[word];
+            while bits != 0 {
+                let n = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.inject(n);
+            }
+        }
+        if self.in_network > 0 && now - self.last_move >= self.p.watchdog {
+            self.deadlocked = true;
+            return Err(ModelError::Failed(format!(
+                "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network",
+                self.p.watchdog, self.in_network
+            )));
+        }
+        self.now += 1;
+        Ok(())
+    }
+
+    fn land(&mut self, ivc: usize, f: u32) -> Result<(), ModelError> {
+        let b = self.p.buf;
+        let s = self.ivcs[ivc];
+        if s.len as usize == b {
+            return Err(ModelError::Failed(format!(
+                "VC buffer overflow at input VC {ivc}: credit flow control failed"
+            )));
+        }
+        let mut at = s.head as usize + s.len as usize;
+        if at >= b {
+            at -= b;
+        }
+        self.buf[ivc * b + at] = f;
+        self.ivcs[ivc].len += 1;
+        let ip = ivc / self.v;
+        let r = ip / self.radix;
+        if s.st == ACTIVE {
+            self.sa_ports[r] |= 1 << (ip % self.radix);
+            self.sa_vcs[ip] |= 1 << (ivc % self.v);
+        } else if s.len == 0 && s.st == IDLE {
+            self.start_routing(r, ivc, self.now);
+        }
+        Ok(())
+    }
+}
+
+/// Local round-robin pointer within output port `o`'s VCs of a pointer `ptr` over the
+/// router's output VCs `0..R·V`: the first VC at or after `ptr`, wrapping, is the first at or
+/// after the local pointer when `ptr` falls in the port's range, else the port's lowest.
+#[inline]
+fn local_ptr(ptr: u16, o: usize, v: usize) -> u8 {
+    let p = usize::from(ptr);
+    if p >= o * v && p < (o + 1) * v {
+        (p - o * v) as u8
+    } else {
+        0
+    }
+}
+
+/// Round-robin distance of requester `i` from pointer `ptr` among `n`: the smallest wins,
+/// which is the first requester at or after `ptr`, wrapping ([`rr_pick`] over a bit mask).
+#[inline]
+fn distance(i: usize, ptr: u16, n: usize) -> usize {
+    (i + n - usize::from(ptr)) % n
+}
+
+#[path = "vcnet_any_stages.rs"]
+mod stages;
+
+#[cfg(test)]
+#[path = "vcnet_any_tests.rs"]
+mod tests;
