@@ -30,8 +30,12 @@ use icn_thnet::fabric::{VcFabric, XSwitchFabric};
 use icn_thnet::frame::Check;
 use icn_thnet::topology::Topology;
 use icn_thnet::vcnet::VcParams;
+use icn_thnet::vcnet_any::VcAnyNet;
 use icn_thnet::xnet::NetParams;
+use icn_topo::Network;
+use icn_topo::routing::Routing;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 pub struct Cluster;
 
@@ -201,6 +205,9 @@ pub struct ClusterPoint {
     pub program: Program,
     pub endpoint: Endpoint,
     topo: Option<Topology>,
+    /// vc-router on a network other than a mesh, torus or ring: the icn-topo network and
+    /// its routing (checked free of deadlock in `prepare`).
+    vc_any: Option<(Arc<Network>, Arc<dyn Routing>)>,
     /// Step count of the broadcast scheme (bcast with an icn-bcast algorithm).
     pub scheme_steps: Option<u32>,
 }
@@ -388,6 +395,30 @@ impl FabricConfig {
         }
     }
 
+    /// A vc-router network that is not a mesh, torus or ring: `ccc:H,K` (as for the
+    /// X-Switch) or any icn-topo network spec, with its default routing (up*/down* on graphs
+    /// and fat trees, minimal on dragonflies, dimension order on cubes), checked for
+    /// channel-dependency cycles before anything runs.
+    fn vc_network(&self) -> Result<(Arc<Network>, Arc<dyn Routing>), Invalid> {
+        let spec = match self.topology.split_once(':') {
+            Some(("ccc", a)) => format!("graph:ccc:{a}"),
+            _ => self.topology.clone(),
+        };
+        let bad = |e: icn_topo::TopoError| Invalid::new("fabric.topology", e.to_string());
+        let net = icn_topo::parse_network_spec(&spec).map_err(bad)?;
+        let routing = icn_topo::default_routing(&net).map_err(bad)?;
+        let classes = usize::from(routing.vc_classes());
+        Invalid::check(
+            self.vcs >= classes,
+            "fabric.vcs",
+            &format!("≥ {classes} (the VC classes its routing needs)"),
+            self.vcs,
+        )?;
+        icn_topo::cdg::check(&net, routing.as_ref())
+            .map_err(|e| Invalid::new("fabric.topology", e.to_string()))?;
+        Ok((Arc::new(net), Arc::from(routing)))
+    }
+
     /// Checks the keys and returns the endpoint count (and the parsed X-Switch topology).
     fn check(&self, ctx: &Context) -> Result<(usize, Option<Topology>), Invalid> {
         self.check_keys_apply()?;
@@ -428,16 +459,14 @@ impl FabricConfig {
                     "1 ..= 65536",
                     self.max_packet_flits,
                 )?;
-                let t = Topology::from_spec(&self.topology).map_err(named)?;
-                if t.grid.is_none() {
-                    return Err(Invalid::new(
-                        "fabric.topology",
-                        format!(
-                            "the VC router needs mesh:XxY, torus:XxY or ring:N, got `{}`",
-                            self.topology
-                        ),
-                    ));
+                let grid = ["mesh:", "torus:", "ring:"]
+                    .iter()
+                    .any(|p| self.topology.starts_with(p));
+                if !grid {
+                    let (net, _) = self.vc_network()?;
+                    return Ok((net.terminals() as usize, None));
                 }
+                let t = Topology::from_spec(&self.topology).map_err(named)?;
                 Ok((t.nias(), Some(t)))
             }
         }
@@ -458,13 +487,24 @@ impl ClusterPoint {
             FabricKind::SciRing => {
                 AnyFabric::Sci(Box::new(SciRingFabric::new(&f.sci()?, f.intelligent)?))
             }
-            FabricKind::VcRouter => AnyFabric::Vc(Box::new(VcFabric::new(
-                self.topo.as_ref().and_then(|t| t.grid).expect("prepared"),
-                f.vc_params(),
-                f.cycle_ps()?,
-                f.flit_bytes,
-                f.max_packet_flits,
-            )?)),
+            FabricKind::VcRouter => match &self.vc_any {
+                Some((net, routing)) => {
+                    let any = VcAnyNet::new(net.clone(), routing.clone(), f.vc_params(), 1, 1)?;
+                    AnyFabric::Vc(Box::new(VcFabric::any(
+                        any,
+                        f.cycle_ps()?,
+                        f.flit_bytes,
+                        f.max_packet_flits,
+                    )))
+                }
+                None => AnyFabric::Vc(Box::new(VcFabric::new(
+                    self.topo.as_ref().and_then(|t| t.grid).expect("prepared"),
+                    f.vc_params(),
+                    f.cycle_ps()?,
+                    f.flit_bytes,
+                    f.max_packet_flits,
+                )?)),
+            },
         })
     }
 }
@@ -770,11 +810,15 @@ impl Model for Cluster {
             ),
             packets,
         )?;
+        let vc_any = (cfg.fabric.kind == FabricKind::VcRouter && topo.is_none())
+            .then(|| cfg.fabric.vc_network())
+            .transpose()?;
         Ok(ClusterPoint {
             cfg: cfg.clone(),
             program,
             endpoint,
             topo,
+            vc_any,
             scheme_steps,
         })
     }

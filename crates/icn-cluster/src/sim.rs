@@ -62,6 +62,8 @@ struct Message {
     last_delivery: Ps,
     delivered_pieces: usize,
     rx_host: Ps,
+    /// Every packet has passed the receive stages.
+    received: bool,
     complete: Option<Ps>,
     consumed: bool,
 }
@@ -112,6 +114,11 @@ pub struct Cluster<'a, F: Fabric + ?Sized> {
     rx_free: Vec<Ps>,
     /// Per (src, dst): the last message completed, to check the non-overtaking rule.
     last_complete: HashMap<(usize, usize), usize>,
+    /// Per (src, dst): messages posted and not yet complete, in post order. A fabric may
+    /// deliver one pair's packets out of order (several VCs, adaptive routes, retries); a
+    /// message completes only after every earlier message of its pair (MPI's
+    /// non-overtaking rule), as a messaging layer resequences.
+    in_order: HashMap<(usize, usize), VecDeque<usize>>,
     out: Outcome,
 }
 
@@ -132,6 +139,7 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
             tx_free: vec![0; n * endpoint.tx.len()],
             rx_free: vec![0; n * endpoint.rx.len()],
             last_complete: HashMap::new(),
+            in_order: HashMap::new(),
             out: Outcome {
                 finish: vec![0; n],
                 ..Outcome::default()
@@ -298,9 +306,11 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
             last_delivery: 0,
             delivered_pieces: 0,
             rx_host: 0,
+            received: false,
             complete: None,
             consumed: false,
         });
+        self.in_order.entry((src, dst)).or_default().push_back(m);
         for (k, t) in injects.into_iter().enumerate() {
             self.schedule(t, Event::Inject { msg: m, piece: k });
         }
@@ -350,7 +360,22 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
         }
     }
 
+    /// Message `m` has passed the receive stages: it and every later message of its pair
+    /// that was waiting for it complete now.
     fn complete(&mut self, m: usize) -> Result<(), RunError> {
+        self.msgs[m].received = true;
+        let pair = (self.msgs[m].src, self.msgs[m].dst);
+        while let Some(&first) = self.in_order.get(&pair).and_then(VecDeque::front) {
+            if !self.msgs[first].received {
+                break;
+            }
+            self.in_order.get_mut(&pair).expect("present").pop_front();
+            self.finish(first)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, m: usize) -> Result<(), RunError> {
         let msg = &mut self.msgs[m];
         let pair = (msg.src, msg.dst);
         if msg.complete.is_some() || self.last_complete.get(&pair).is_some_and(|&last| last > m) {

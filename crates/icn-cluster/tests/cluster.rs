@@ -276,3 +276,40 @@ fn a_fabric_key_of_another_kind_is_an_error() {
     cfg.fabric.topology = "mesh:2x2".into();
     Cluster::validate(&cfg).unwrap();
 }
+
+/// CCC built of VC routers (the any-radix router on icn-topo's CCC graph, up*/down*
+/// routing checked free of deadlock): every broadcast algorithm completes, the icn-bcast
+/// scheme with its step count, and a zero-cost NIC adds nothing to the fabric's own latency.
+#[test]
+fn ccc_of_vc_routers_runs_every_broadcast() {
+    for algorithm in [
+        BcastAlgorithm::Ilbm,
+        BcastAlgorithm::Binomial,
+        BcastAlgorithm::Chain,
+        BcastAlgorithm::ScatterAllgather,
+    ] {
+        let mut cfg = ClusterConfig::default();
+        cfg.fabric.kind = FabricKind::VcRouter;
+        cfg.fabric.topology = "ccc:3,3".into();
+        cfg.workload.kind = WorkloadKind::Bcast;
+        cfg.workload.algorithm = algorithm;
+        cfg.workload.bytes = 4096;
+        let m = metrics(&cfg);
+        assert!(m.value("completion_us") > 0.0, "{algorithm:?}");
+        if algorithm == BcastAlgorithm::Ilbm {
+            assert_eq!(m.value("scheme_steps"), 7.0);
+        }
+    }
+    let mut cfg = ClusterConfig::default();
+    cfg.fabric.kind = FabricKind::VcRouter;
+    cfg.fabric.topology = "ccc:3,3".into();
+    cfg.workload.kind = WorkloadKind::Alltoall;
+    cfg.workload.ranks = 2;
+    cfg.workload.bytes = 300;
+    let point = prepare(&cfg);
+    let (outcome, _) = run_point(&point, &NoProgress).unwrap();
+    let one = direct(point.fabric().unwrap().as_fabric(), 0, 1, 300);
+    // Two messages (0→1 and 1→0) on an idle network cross in opposite directions: each
+    // takes the one-packet latency.
+    assert_eq!(outcome.message_ps, 2 * u128::from(one));
+}

@@ -16,9 +16,13 @@
 //!
 //! Rules every implementation keeps (checked by the conservation tests of each fabric):
 //! 1. every injected packet is delivered exactly once, unless the fabric reports an error;
-//! 2. packets from one source to one destination are delivered in injection order;
-//! 3. deliveries come out of `advance` in non-decreasing time, all `< until`, all
+//! 2. deliveries come out of `advance` in non-decreasing time, all `< until`, all
 //!    `≥` their injection time.
+//!
+//! Order per pair is *not* promised: a VC router with several VCs or adaptive routes can
+//! deliver one pair's packets out of order, as real networks do. The ideal, X-Switch and SCI
+//! ring fabrics happen to keep it (the SCI ring resequences its retries); a caller that
+//! needs order resequences, as the cluster simulator does per message.
 
 pub mod ideal;
 
@@ -87,6 +91,8 @@ pub struct Nouns {
 }
 
 /// A network model seen from its endpoints. See the module documentation for the rules.
+///
+/// Object safe: a caller that picks the fabric at run time holds a `&mut dyn Fabric`.
 pub trait Fabric {
     /// Number of endpoints (0 ..= endpoints − 1 are valid `src` and `dst`).
     fn endpoints(&self) -> usize;
