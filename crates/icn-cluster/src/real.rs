@@ -5,15 +5,15 @@
 //!
 //! Per pair of ranks that exchange messages there is one VI. Ranks connect in a fixed order
 //! that cannot deadlock: each rank first accepts its lower peers (in increasing order), then
-//! connects to its higher peers (in increasing order). Every receive buffer a peer can need
-//! is posted before the start signal (up to [`SLOTS`] per pair, re-posted as they are
-//! consumed), so an eager send always finds one. A message's tag travels as the VIA
-//! immediate value; messages of one pair arrive in order, and a receive takes the oldest
-//! arrived message of its (peer, tag), as in the simulator.
+//! connects to its higher peers (in increasing order). One receive buffer for *every* message
+//! a peer will send is posted before the start signal, so an eager send always finds one
+//! (VIA drops the connection on a send with no receive posted; re-posting consumed buffers
+//! is not enough, since a send completes when it is placed, not when it is consumed). A
+//! message's tag travels as the VIA immediate value; messages of one pair arrive in order,
+//! and a receive takes the oldest arrived message of its (peer, tag), as in the simulator.
 //!
-//! Not supported for real runs (refused up front): `ssend`; a pair with more than [`SLOTS`]
-//! messages of other tags outstanding while a receive waits (the unexpected-message pool is
-//! the posted slots).
+//! Not supported for real runs (refused up front): `ssend`; more than [`MAX_PER_PAIR`]
+//! messages from one rank to another, or receive buffers above [`MAX_BUFFER_BYTES`] per pair.
 
 use crate::program::{Op, Program};
 use icn_via::{
@@ -22,8 +22,10 @@ use icn_via::{
 use std::collections::{BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
-/// Receive buffers posted per pair.
-pub const SLOTS: usize = 32;
+/// Messages one rank may send another in a real run (the VI's queue depth).
+pub const MAX_PER_PAIR: usize = icn_via::attrs::MAX_QUEUE_DEPTH;
+/// Receive buffer bytes one rank may post for one peer.
+pub const MAX_BUFFER_BYTES: usize = 256 << 20;
 /// Sends in flight per pair before the rank waits for the oldest to complete.
 const SEND_DEPTH: usize = 32;
 const CONNECT_TIMEOUT: Option<Duration> = Some(Duration::from_secs(20));
@@ -32,6 +34,21 @@ const STALL: Duration = Duration::from_secs(20);
 
 /// Checks that `program` can run for real.
 pub fn check(program: &Program) -> Result<(), String> {
+    for from in 0..program.len() {
+        for to in peers_of(program, from) {
+            let (count, largest) = (
+                messages(program, from, to),
+                max_bytes(program, from, to).max(1),
+            );
+            if count > MAX_PER_PAIR || count.saturating_mul(largest) > MAX_BUFFER_BYTES {
+                return Err(format!(
+                    "rank {from} sends rank {to} {count} messages of up to {largest} B: a real run posts a \
+                     buffer for each, at most {MAX_PER_PAIR} messages and {} MiB per pair",
+                    MAX_BUFFER_BYTES >> 20
+                ));
+            }
+        }
+    }
     for (r, ops) in program.ranks.iter().enumerate() {
         if let Some((i, op)) = ops
             .iter()
@@ -105,6 +122,14 @@ fn max_bytes(program: &Program, from: usize, to: usize) -> usize {
         .unwrap_or(0)
 }
 
+/// Messages `from` sends `to`.
+fn messages(program: &Program, from: usize, to: usize) -> usize {
+    program.ranks[from]
+        .iter()
+        .filter(|op| matches!(**op, Op::Send { peer, .. } if peer == to))
+        .count()
+}
+
 fn discriminator(lower: usize) -> Vec<u8> {
     format!("icnlab-run-{lower}").into_bytes()
 }
@@ -133,21 +158,20 @@ impl Rank {
             .filter(|&&p| p < me)
             .chain(peers.iter().filter(|&&p| p > me));
         for &p in ordered {
+            let slots = messages(program, p, me);
+            let mut attrs = ViAttributes::new(ptag, Reliability::ReliableDelivery);
+            attrs.queue_depth = slots.max(SEND_DEPTH).min(MAX_PER_PAIR);
             let vi = nic
-                .create_vi(
-                    ViAttributes::new(ptag, Reliability::ReliableDelivery),
-                    None,
-                    None,
-                )
+                .create_vi(attrs, None, None)
                 .map_err(|e| format!("{}: {e}", name(p)))?;
             let slot_bytes = max_bytes(program, p, me).max(1);
             let rx = nic
-                .register_mem(slot_bytes * SLOTS, MemAttributes::local(ptag))
+                .register_mem(slot_bytes * slots.max(1), MemAttributes::local(ptag))
                 .map_err(|e| format!("{}: receive buffers: {e}", name(p)))?;
             let tx = nic
                 .register_mem(max_bytes(program, me, p).max(1), MemAttributes::local(ptag))
                 .map_err(|e| format!("{}: send buffer: {e}", name(p)))?;
-            for slot in 0..SLOTS {
+            for slot in 0..slots {
                 vi.post_recv(Descriptor::recv([Segment::new(
                     rx.handle(),
                     (slot * slot_bytes) as u64,
