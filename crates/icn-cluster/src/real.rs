@@ -160,7 +160,7 @@ impl Rank {
         for &p in ordered {
             let slots = messages(program, p, me);
             let mut attrs = ViAttributes::new(ptag, Reliability::ReliableDelivery);
-            attrs.queue_depth = slots.max(SEND_DEPTH).min(MAX_PER_PAIR);
+            attrs.queue_depth = slots.clamp(SEND_DEPTH, MAX_PER_PAIR);
             let vi = nic
                 .create_vi(attrs, None, None)
                 .map_err(|e| format!("{}: {e}", name(p)))?;
