@@ -171,6 +171,10 @@ impl Rank {
             let tx = nic
                 .register_mem(max_bytes(program, me, p).max(1), MemAttributes::local(ptag))
                 .map_err(|e| format!("{}: send buffer: {e}", name(p)))?;
+            // Touch every page now, as any real application's buffers are resident: the
+            // first write to a fresh page costs a fault that would be timed as messaging.
+            rx.with_mut(|b| b.fill(0));
+            tx.with_mut(|b| b.fill(0xa5));
             for slot in 0..slots {
                 vi.post_recv(Descriptor::recv([Segment::new(
                     rx.handle(),
