@@ -25,7 +25,6 @@ use icn_fabric::ideal::IdealConfig;
 use icn_fabric::{Fabric, Ps};
 use icn_sci::SciConfig;
 use icn_sci::fabric::SciRingFabric;
-use icn_thnet::alloc::AllocKind;
 use icn_thnet::fabric::{VcFabric, XSwitchFabric};
 use icn_thnet::frame::Check;
 use icn_thnet::topology::Topology;
@@ -285,19 +284,7 @@ impl FabricConfig {
     }
 
     fn vc_params(&self) -> VcParams {
-        VcParams {
-            vcs: self.vcs,
-            buf: self.buf,
-            routing_delay: 1,
-            vc_alloc_delay: 1,
-            sw_alloc_delay: 1,
-            st_delay: 1,
-            channel_delay: 1,
-            credit_delay: 1,
-            vc_alloc: AllocKind::RoundRobin,
-            sw_alloc: AllocKind::RoundRobin,
-            watchdog: self.watchdog,
-        }
+        VcParams::unit_delays(self.vcs, self.buf, self.watchdog)
     }
 
     /// The graph the broadcast schemes run on (the fabric's switch graph).

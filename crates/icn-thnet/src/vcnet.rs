@@ -59,6 +59,24 @@ pub struct VcParams {
 }
 
 impl VcParams {
+    /// BookSim2's `iq` defaults: every pipeline and channel delay one cycle, round-robin
+    /// allocators (the timing table above with all delays 1).
+    pub fn unit_delays(vcs: usize, buf: usize, watchdog: u64) -> VcParams {
+        VcParams {
+            vcs,
+            buf,
+            routing_delay: 1,
+            vc_alloc_delay: 1,
+            sw_alloc_delay: 1,
+            st_delay: 1,
+            channel_delay: 1,
+            credit_delay: 1,
+            vc_alloc: AllocKind::RoundRobin,
+            sw_alloc: AllocKind::RoundRobin,
+            watchdog,
+        }
+    }
+
     pub fn validate(&self) -> Result<(), Invalid> {
         Invalid::check((1..=16).contains(&self.vcs), "vcs", "1 ..= 16", self.vcs)?;
         Invalid::check(

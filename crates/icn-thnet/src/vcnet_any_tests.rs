@@ -7,19 +7,7 @@ use icn_topo::routing::trace;
 use icn_topo::{parse_network_spec, routing_for};
 
 fn params(vcs: usize) -> VcParams {
-    VcParams {
-        vcs,
-        buf: 8,
-        routing_delay: 1,
-        vc_alloc_delay: 1,
-        sw_alloc_delay: 1,
-        st_delay: 1,
-        channel_delay: 1,
-        credit_delay: 1,
-        vc_alloc: AllocKind::RoundRobin,
-        sw_alloc: AllocKind::RoundRobin,
-        watchdog: 10_000,
-    }
+    VcParams::unit_delays(vcs, 8, 10_000)
 }
 
 fn build(spec: &str, routing: &str, p: VcParams) -> VcAnyNet {

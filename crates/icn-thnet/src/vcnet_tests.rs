@@ -4,19 +4,7 @@ use super::*;
 use icn_engine::rng::{Rng, stream};
 
 fn params(vcs: usize) -> VcParams {
-    VcParams {
-        vcs,
-        buf: 8,
-        routing_delay: 1,
-        vc_alloc_delay: 1,
-        sw_alloc_delay: 1,
-        st_delay: 1,
-        channel_delay: 1,
-        credit_delay: 1,
-        vc_alloc: AllocKind::RoundRobin,
-        sw_alloc: AllocKind::RoundRobin,
-        watchdog: 10_000,
-    }
+    VcParams::unit_delays(vcs, 8, 10_000)
 }
 
 fn mesh(k: usize) -> Grid {
