@@ -13,6 +13,8 @@ pub struct Entry {
     pub has_plot: bool,
     pub wall_time_s: f64,
     pub error: Option<String>,
+    /// Replications per point in this run.
+    pub replications: u32,
     /// Points whose replications did not all end ok (drawn hollow in the figure).
     pub warning: Option<String>,
 }
@@ -63,6 +65,12 @@ pub fn index(dir: &Path, entries: &[Entry], quick: bool) -> String {
         if let Some(err) = &e.error {
             let _ = write!(h, "<p class=\"err\">failed: {}</p></section>", esc(err));
             continue;
+        }
+        if e.replications < 2 {
+            h.push_str(
+                "<p><em>One replication per point (a deterministic model, or a quick run): the figure \
+                 has no confidence intervals.</em></p>",
+            );
         }
         if let Some(w) = &e.warning {
             let _ = write!(h, "<p class=\"err\">flagged points: {}</p>", esc(w));

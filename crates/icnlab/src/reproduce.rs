@@ -174,6 +174,7 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
             files,
             wall_time_s: started.elapsed().as_secs_f64(),
             error,
+            replications: file.replications,
             warning,
         });
     }
