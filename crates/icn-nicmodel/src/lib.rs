@@ -1,6 +1,6 @@
 //! Event-driven timing model of VIA NIC pipelines: why MyVIA beats Berkeley VIA, and by how much
 //! each of its optimisations contributes (paper: MyVIA, J. Software 14(2), 2003; spec
-//! `shared/spec/via.md`).
+//! `docs/spec/via.md`).
 //!
 //! * [`profile`] — hardware as data: resources with clocks, rates and per-operation costs;
 //! * [`design`] — a VIA implementation as data: pipeline stages over those resources, with the
