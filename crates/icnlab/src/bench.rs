@@ -149,18 +149,24 @@ pub fn bench(names: &[String], repeats: usize, json: bool) -> Result<(), ExecErr
     let chosen: Vec<&Target> = if names.is_empty() {
         all.iter().collect()
     } else {
-        names
-            .iter()
-            .map(|n| {
-                all.iter().find(|t| t.name == n).ok_or_else(|| {
-                    let known: Vec<&str> = all.iter().map(|t| t.name).collect();
-                    ExecError::Usage(format!(
-                        "no benchmark `{n}`; available: {}",
-                        known.join(", ")
-                    ))
-                })
-            })
-            .collect::<Result<_, _>>()?
+        // A name is a target, or a family: `cluster` runs `cluster-ccc` and `cluster-alltoall`.
+        let mut chosen = Vec::new();
+        for n in names {
+            let family = format!("{n}-");
+            let found: Vec<&Target> = match all.iter().find(|t| t.name == n) {
+                Some(t) => vec![t],
+                None => all.iter().filter(|t| t.name.starts_with(&family)).collect(),
+            };
+            if found.is_empty() {
+                let known: Vec<&str> = all.iter().map(|t| t.name).collect();
+                return Err(ExecError::Usage(format!(
+                    "no benchmark `{n}`; available: {}",
+                    known.join(", ")
+                )));
+            }
+            chosen.extend(found);
+        }
+        chosen
     };
     let mut rows = Vec::new();
     for t in chosen {
