@@ -258,7 +258,13 @@ fn main() -> ExitCode {
             reproduce::reproduce(&reproduce::Request { names, out, quick, experiments, list, threads })
         }
         Command::Bench { targets, repeats, json } => bench::bench(&targets, repeats.into(), json),
-        Command::Via(args) => via_cmd::run(&args).map_err(|e| ExecError::Failed(format!("{e:#}"))),
+        Command::Via(args) => via_cmd::run(&args).map_err(|e| {
+            if e.downcast_ref::<via_run::BadWorkload>().is_some() {
+                ExecError::Usage(format!("{e:#}"))
+            } else {
+                ExecError::Failed(format!("{e:#}"))
+            }
+        }),
         Command::Bcast(args) => bcast_cmd::run_cli(&args),
         Command::Check { common } => common.load().and_then(|file| {
             experiment::check_file(&file)?;

@@ -31,6 +31,12 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
+/// A workload that cannot be run (unreadable, malformed, or beyond what a real run does):
+/// the user's input is at fault, so `main` exits 2 for it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadWorkload(pub String);
+
 /// The program of WORKLOAD and, for an experiment file, its simulated completion time (µs).
 fn load(path: &Path) -> Result<(Program, Option<f64>)> {
     if path.extension().is_some_and(|e| e == "toml") {
@@ -68,9 +74,9 @@ pub fn run(args: &ViaArgs) -> Result<()> {
     let path = args
         .workload
         .as_deref()
-        .context("via run needs a WORKLOAD file")?;
-    let (program, predicted) = load(path)?;
-    real::check(&program).map_err(anyhow::Error::msg)?;
+        .ok_or_else(|| BadWorkload("via run needs a WORKLOAD file".into()))?;
+    let (program, predicted) = load(path).map_err(|e| BadWorkload(format!("{e:#}")))?;
+    real::check(&program).map_err(BadWorkload)?;
     match args.rank {
         Some(r) => rank_main(args, &program, r),
         None => parent(args, path, &program, predicted),

@@ -64,8 +64,14 @@ fn via_run_takes_a_trace_and_refuses_ssend_up_front() {
     let bad = dir.path().join("ss.trace");
     std::fs::write(&bad, "0 ssend 1 8 0\n1 recv 0 8 0\n").unwrap();
     let out = icnlab().args(["via", "run"]).arg(&bad).output().unwrap();
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2), "the workload is at fault");
     assert!(String::from_utf8_lossy(&out.stderr).contains("ssend is not supported"));
+    let missing = icnlab()
+        .args(["via", "run"])
+        .arg(dir.path().join("nope.trace"))
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
 }
 
 /// `run` of the example cluster experiment, and a bad trace line named with file and line.
