@@ -339,39 +339,47 @@ pub struct MemRegion {
     table: Weak<RegionTable>,
 }
 
+/// The accessors a library-owned [`MemRegion`] and a caller-owned [`UserRegion`] share:
+/// both are a handle and the registered bytes behind the region's lock.
+macro_rules! region_accessors {
+    () => {
+        /// The handle to put in descriptor segments (and to send to RDMA peers).
+        pub fn handle(&self) -> MemHandle {
+            self.handle
+        }
+        /// The region's attributes (`VipQueryMem`).
+        pub fn attributes(&self) -> MemAttributes {
+            self.inner.attrs
+        }
+        /// Length in bytes.
+        pub fn len(&self) -> usize {
+            self.inner.len
+        }
+        /// True for a zero-length region.
+        pub fn is_empty(&self) -> bool {
+            self.len() == 0
+        }
+        /// Copies `src` into the region at `offset`.
+        pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
+            self.inner.write(offset, src)
+        }
+        /// Copies `dst.len()` bytes from the region at `offset` into `dst`.
+        pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+            self.inner.read(offset, dst)
+        }
+        /// Runs `f` on the region's bytes.
+        pub fn with<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+            f(&self.inner.lock())
+        }
+        /// Runs `f` on the region's bytes, mutably.
+        pub fn with_mut<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> R {
+            f(&mut self.inner.lock())
+        }
+    };
+}
+
 impl MemRegion {
-    /// The handle to put in descriptor segments (and to send to RDMA peers).
-    pub fn handle(&self) -> MemHandle {
-        self.handle
-    }
-    /// The region's attributes (`VipQueryMem`).
-    pub fn attributes(&self) -> MemAttributes {
-        self.inner.attrs
-    }
-    /// Length in bytes.
-    pub fn len(&self) -> usize {
-        self.inner.len
-    }
-    /// True for a zero-length region.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Copies `src` into the region at `offset`.
-    pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
-        self.inner.write(offset, src)
-    }
-    /// Copies `dst.len()` bytes from the region at `offset` into `dst`.
-    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        self.inner.read(offset, dst)
-    }
-    /// Runs `f` on the region's bytes.
-    pub fn with<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
-        f(&self.inner.lock())
-    }
-    /// Runs `f` on the region's bytes, mutably.
-    pub fn with_mut<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> R {
-        f(&mut self.inner.lock())
-    }
+    region_accessors!();
 }
 
 /// The caller's own memory, registered for the scope of [`crate::Nic::register_user_mem`]
@@ -387,38 +395,7 @@ pub struct UserRegion<'s> {
 }
 
 impl UserRegion<'_> {
-    /// The handle to put in descriptor segments (and to send to RDMA peers).
-    pub fn handle(&self) -> MemHandle {
-        self.handle
-    }
-    /// The region's attributes (`VipQueryMem`).
-    pub fn attributes(&self) -> MemAttributes {
-        self.inner.attrs
-    }
-    /// Length in bytes.
-    pub fn len(&self) -> usize {
-        self.inner.len
-    }
-    /// True for a zero-length region.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Copies `src` into the region at `offset`.
-    pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
-        self.inner.write(offset, src)
-    }
-    /// Copies `dst.len()` bytes from the region at `offset` into `dst`.
-    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        self.inner.read(offset, dst)
-    }
-    /// Runs `f` on the region's bytes.
-    pub fn with<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
-        f(&self.inner.lock())
-    }
-    /// Runs `f` on the region's bytes, mutably.
-    pub fn with_mut<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> R {
-        f(&mut self.inner.lock())
-    }
+    region_accessors!();
 }
 
 impl Drop for MemRegion {
