@@ -17,6 +17,19 @@ fn metrics(cfg: &ClusterConfig) -> icn_engine::Metrics {
     Cluster::run(cfg, 1, &NoProgress).unwrap()
 }
 
+/// MyVIA on set-up B (the `pipeline` endpoint's default profile and design) over an ideal
+/// fabric with the profile's link: Myrinet-2000's 250 MB/s and 0.35 µs switch.
+fn myvia_over_ideal(kind: WorkloadKind, bytes: u64, iterations: u32) -> ClusterConfig {
+    let mut cfg = ClusterConfig::default();
+    cfg.nic.kind = NicKind::Pipeline;
+    cfg.fabric.hop_ns = 350.0;
+    cfg.fabric.link_mbs = 250.0;
+    cfg.workload.kind = kind;
+    cfg.workload.bytes = bytes;
+    cfg.workload.iterations = iterations;
+    cfg
+}
+
 /// MyVIA (set-up B) pingpong over an ideal fabric with the profile's link (250 MB/s,
 /// 0.35 µs switch) against the NIC model's own pingpong. The cluster endpoint serves each
 /// stage as one server and ignores shared-resource holds; in a pingpong only one message is
@@ -29,14 +42,7 @@ fn myvia_pingpong_over_ideal_fabric_matches_the_nic_model() {
     let mut report = Vec::new();
     for size in [4u64, 64, 1024, 4096, 16384, 65536, 131072] {
         let model = icn_nicmodel::bench::pingpong(&pipe, size, 4, 1).unwrap();
-        let mut cfg = ClusterConfig::default();
-        cfg.nic.kind = NicKind::Pipeline;
-        cfg.fabric.hop_ns = 350.0;
-        cfg.fabric.link_mbs = 250.0;
-        cfg.workload.kind = WorkloadKind::Pingpong;
-        cfg.workload.bytes = size;
-        cfg.workload.iterations = 4;
-        let m = metrics(&cfg);
+        let m = metrics(&myvia_over_ideal(WorkloadKind::Pingpong, size, 4));
         let one_way = m.value("completion_us") / 8.0;
         let gap = (one_way - model).abs() / model;
         report.push(format!(
@@ -58,14 +64,7 @@ fn myvia_window_bandwidth_over_ideal_fabric_is_close_to_the_nic_model() {
         icn_nicmodel::build("setup-b", "myvia", icn_nicmodel::Switches::default(), 1.0).unwrap();
     for size in [4096u64, 16384, 65536] {
         let model = icn_nicmodel::bench::window(&pipe, size, 64, 64, 1).unwrap();
-        let mut cfg = ClusterConfig::default();
-        cfg.nic.kind = NicKind::Pipeline;
-        cfg.fabric.hop_ns = 350.0;
-        cfg.fabric.link_mbs = 250.0;
-        cfg.workload.kind = WorkloadKind::Window;
-        cfg.workload.bytes = size;
-        cfg.workload.iterations = 64;
-        let bw = metrics(&cfg).value("bandwidth_mbs");
+        let bw = metrics(&myvia_over_ideal(WorkloadKind::Window, size, 64)).value("bandwidth_mbs");
         let gap = (bw - model).abs() / model;
         println!(
             "{size} B: cluster {bw:.1} MB/s, nic model {model:.1} MB/s ({:.2} %)",
