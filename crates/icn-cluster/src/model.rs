@@ -185,6 +185,24 @@ pub enum AnyFabric {
     Sci(Box<SciRingFabric>),
 }
 
+/// What checking a `[fabric]` table built: its endpoint count, and the parsed X-Switch or
+/// grid topology or the any-radix VC router's network with its checked routing.
+struct Checked {
+    endpoints: usize,
+    topo: Option<Topology>,
+    vc_any: Option<(Arc<Network>, Arc<dyn Routing>)>,
+}
+
+impl Checked {
+    fn endpoints(endpoints: usize) -> Checked {
+        Checked {
+            endpoints,
+            topo: None,
+            vc_any: None,
+        }
+    }
+}
+
 impl AnyFabric {
     /// The fabric behind the common interface (the cluster loop is generic over it; one
     /// indirect call per fabric step costs nothing next to a cycle of a network).
@@ -406,8 +424,8 @@ impl FabricConfig {
         Ok((Arc::new(net), Arc::from(routing)))
     }
 
-    /// Checks the keys and returns the endpoint count (and the parsed X-Switch topology).
-    fn check(&self, ctx: &Context) -> Result<(usize, Option<Topology>), Invalid> {
+    /// Checks the keys and builds what every replication's fabric needs, once.
+    fn check(&self, ctx: &Context) -> Result<Checked, Invalid> {
         self.check_keys_apply()?;
         let named = |mut e: Invalid| {
             if !e.key.starts_with("fabric.") {
@@ -418,7 +436,7 @@ impl FabricConfig {
         match self.kind {
             FabricKind::Ideal => {
                 let f = self.ideal().build()?;
-                Ok((f.endpoints(), None))
+                Ok(Checked::endpoints(f.endpoints()))
             }
             FabricKind::Xswitch => {
                 self.cycle_ps()?;
@@ -428,9 +446,13 @@ impl FabricConfig {
                     None => self.topology.clone(),
                 };
                 let t = Topology::from_spec(&spec).map_err(named)?;
-                Ok((t.nias(), Some(t)))
+                Ok(Checked {
+                    endpoints: t.nias(),
+                    topo: Some(t),
+                    vc_any: None,
+                })
             }
-            FabricKind::SciRing => Ok((self.sci()?.nodes, None)),
+            FabricKind::SciRing => Ok(Checked::endpoints(self.sci()?.nodes)),
             FabricKind::VcRouter => {
                 self.cycle_ps()?;
                 self.vc_params().validate().map_err(named)?;
@@ -450,11 +472,19 @@ impl FabricConfig {
                     .iter()
                     .any(|p| self.topology.starts_with(p));
                 if !grid {
-                    let (net, _) = self.vc_network()?;
-                    return Ok((net.terminals() as usize, None));
+                    let (net, routing) = self.vc_network()?;
+                    return Ok(Checked {
+                        endpoints: net.terminals() as usize,
+                        topo: None,
+                        vc_any: Some((net, routing)),
+                    });
                 }
                 let t = Topology::from_spec(&self.topology).map_err(named)?;
-                Ok((t.nias(), Some(t)))
+                Ok(Checked {
+                    endpoints: t.nias(),
+                    topo: Some(t),
+                    vc_any: None,
+                })
             }
         }
     }
@@ -767,7 +797,11 @@ impl Model for Cluster {
     }
 
     fn prepare(cfg: &ClusterConfig, ctx: &Context) -> Result<ClusterPoint, Invalid> {
-        let (endpoints, topo) = cfg.fabric.check(ctx)?;
+        let Checked {
+            endpoints,
+            topo,
+            vc_any,
+        } = cfg.fabric.check(ctx)?;
         let endpoint = Endpoint::build(&cfg.nic, |p| {
             if p.contains('/') || p.ends_with(".toml") {
                 ctx.resolve(p).display().to_string()
@@ -797,9 +831,6 @@ impl Model for Cluster {
             ),
             packets,
         )?;
-        let vc_any = (cfg.fabric.kind == FabricKind::VcRouter && topo.is_none())
-            .then(|| cfg.fabric.vc_network())
-            .transpose()?;
         Ok(ClusterPoint {
             cfg: cfg.clone(),
             program,
