@@ -177,14 +177,6 @@ impl Default for FabricConfig {
     }
 }
 
-/// A built fabric of any kind.
-pub enum AnyFabric {
-    Ideal(Box<icn_fabric::ideal::IdealFabric>),
-    XSwitch(Box<XSwitchFabric>),
-    Vc(Box<VcFabric>),
-    Sci(Box<SciRingFabric>),
-}
-
 /// What checking a `[fabric]` table built: its endpoint count, and the parsed X-Switch or
 /// grid topology or the any-radix VC router's network with its checked routing.
 struct Checked {
@@ -199,19 +191,6 @@ impl Checked {
             endpoints,
             topo: None,
             vc_any: None,
-        }
-    }
-}
-
-impl AnyFabric {
-    /// The fabric behind the common interface (the cluster loop is generic over it; one
-    /// indirect call per fabric step costs nothing next to a cycle of a network).
-    pub fn as_fabric(&mut self) -> &mut dyn Fabric {
-        match self {
-            AnyFabric::Ideal(f) => f.as_mut(),
-            AnyFabric::XSwitch(f) => f.as_mut(),
-            AnyFabric::Vc(f) => f.as_mut(),
-            AnyFabric::Sci(f) => f.as_mut(),
         }
     }
 }
@@ -491,36 +470,35 @@ impl FabricConfig {
 }
 
 impl ClusterPoint {
-    /// A fresh fabric for one replication.
-    pub fn fabric(&self) -> Result<AnyFabric, Invalid> {
+    /// A fresh fabric for one replication, behind the common interface (the cluster loop
+    /// takes any fabric; one indirect call per step costs nothing next to a network cycle).
+    pub fn fabric(&self) -> Result<Box<dyn Fabric>, Invalid> {
         let f = &self.cfg.fabric;
         Ok(match f.kind {
-            FabricKind::Ideal => AnyFabric::Ideal(Box::new(f.ideal().build()?)),
-            FabricKind::Xswitch => AnyFabric::XSwitch(Box::new(XSwitchFabric::new(
+            FabricKind::Ideal => Box::new(f.ideal().build()?),
+            FabricKind::Xswitch => Box::new(XSwitchFabric::new(
                 self.topo.clone().expect("prepared"),
                 f.xswitch_params(),
                 f.cycle_ps()?,
-            )?)),
-            FabricKind::SciRing => {
-                AnyFabric::Sci(Box::new(SciRingFabric::new(&f.sci()?, f.intelligent)?))
-            }
+            )?),
+            FabricKind::SciRing => Box::new(SciRingFabric::new(&f.sci()?, f.intelligent)?),
             FabricKind::VcRouter => match &self.vc_any {
                 Some((net, routing)) => {
                     let any = VcAnyNet::new(net.clone(), routing.clone(), f.vc_params(), 1, 1)?;
-                    AnyFabric::Vc(Box::new(VcFabric::any(
+                    Box::new(VcFabric::any(
                         any,
                         f.cycle_ps()?,
                         f.flit_bytes,
                         f.max_packet_flits,
-                    )))
+                    ))
                 }
-                None => AnyFabric::Vc(Box::new(VcFabric::new(
+                None => Box::new(VcFabric::new(
                     self.topo.as_ref().and_then(|t| t.grid).expect("prepared"),
                     f.vc_params(),
                     f.cycle_ps()?,
                     f.flit_bytes,
                     f.max_packet_flits,
-                )?)),
+                )?),
             },
         })
     }
@@ -635,7 +613,7 @@ pub fn run_point(
     progress: &dyn Progress,
 ) -> Result<(Outcome, Metrics), ModelError> {
     let mut fabric = point.fabric()?;
-    let result = run_on(fabric.as_fabric(), point, progress);
+    let result = run_on(fabric.as_mut(), point, progress);
     result.map_err(|e| ModelError::Failed(e.to_string()))
 }
 

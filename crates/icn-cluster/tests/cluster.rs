@@ -114,7 +114,7 @@ fn zero_cost_nic_gives_the_fabrics_own_latency() {
             cfg.workload.file = trace.display().to_string();
             let point = prepare(&cfg);
             let (outcome, m) = run_point(&point, &NoProgress).unwrap();
-            let want = direct(point.fabric().unwrap().as_fabric(), 0, 15, bytes as u32);
+            let want = direct(point.fabric().unwrap().as_mut(), 0, 15, bytes as u32);
             assert_eq!(outcome.message_ps, u128::from(want), "{kind:?} {bytes} B");
             assert_eq!(m.value("host_us") + m.value("nic_us"), 0.0);
             std::fs::remove_file(trace).ok();
@@ -307,7 +307,7 @@ fn ccc_of_vc_routers_runs_every_broadcast() {
     cfg.workload.bytes = 300;
     let point = prepare(&cfg);
     let (outcome, _) = run_point(&point, &NoProgress).unwrap();
-    let one = direct(point.fabric().unwrap().as_fabric(), 0, 1, 300);
+    let one = direct(point.fabric().unwrap().as_mut(), 0, 1, 300);
     // Two messages (0→1 and 1→0) on an idle network cross in opposite directions: each
     // takes the one-packet latency.
     assert_eq!(outcome.message_ps, 2 * u128::from(one));
