@@ -13,6 +13,7 @@
 //! queue), as DESIGN.md prescribes.
 
 pub mod config;
+pub mod lockstep;
 pub mod metrics;
 pub mod model;
 pub mod rng;
