@@ -189,8 +189,7 @@ impl<P: Partition> Lockstep<P> {
         // Every worker is idle until the next `started`: exchange and collect.
         let mut guards: Vec<_> = self.cells.iter().map(lock).collect();
         let mut first_err = None;
-        for p in 0..n {
-            let cell = &mut *guards[p];
+        for cell in guards.iter_mut() {
             done.append(&mut cell.done);
             if let Err(e) = std::mem::replace(&mut cell.result, Ok(()))
                 && first_err.is_none()
