@@ -95,7 +95,7 @@ struct Clock {
 /// a cycle of a useful partition takes tens of microseconds, so a waiting worker is woken
 /// within one or two hundred nanoseconds while the caller is between cycles, and sleeps when
 /// the caller is away for longer (between runs).
-const SPINS: u32 = 1 << 14;
+const SPINS: u32 = 1 << 10;
 const YIELDS: u32 = 64;
 
 /// A model partitioned over threads, advanced one cycle at a time (see the module doc).

@@ -166,6 +166,28 @@ const EJECT: u32 = 0xffff_ff00;
 /// Packet ids must leave two bits for the flags of a packed flit.
 const MAX_PACKETS: usize = 1 << 30;
 
+/// In a partition ([`VcNet::partition`]), a link target or credit counter with this bit set
+/// belongs to another partition: the rest indexes [`VcNet`]'s `remote_flit` / `remote_cred`
+/// tables (link × V + VC). Local input VCs and counters stay below it.
+const REMOTE: u32 = 1 << 31;
+
+/// What one partition of a [`VcNet`] sends another: a flit landing in, or a credit returning
+/// to, one of its routers at cycle `at` (local indices of the receiver). A head flit carries its
+/// packet's record, which the receiver keeps under an id of its own until the tail leaves.
+#[derive(Clone, Debug)]
+pub enum VcMsg {
+    Flit {
+        at: u64,
+        ivc: u32,
+        flags: u8,
+        packet: Option<PacketDone>,
+    },
+    Credit {
+        at: u64,
+        counter: u32,
+    },
+}
+
 /// An input VC: buffer ring position, pipeline state and the route / VC it was given.
 #[derive(Clone, Copy, Debug, Default)]
 struct InVc {
@@ -221,8 +243,10 @@ const ACTIVE: u8 = 2;
 pub struct VcNet {
     p: VcParams,
     grid: Grid,
+    /// Routers simulated here (all of them, or a partition's `lo .. lo + routers`).
     routers: usize,
-    /// Per router: its (x, y) position.
+    lo: usize,
+    /// Per router of the whole grid: its (x, y) position.
     xy: Vec<(u16, u16)>,
     v: usize,
     pub now: u64,
@@ -263,9 +287,17 @@ pub struct VcNet {
     s_active: Vec<u64>,
     // Packets (a slab with a free list).
     pk: Vec<PacketDone>,
-    pk_dim: Vec<u8>,
-    pk_crossed: Vec<bool>,
     free: Vec<u32>,
+    // Partitions only (empty in a whole network): where remote link targets and credit
+    // counters ([`REMOTE`]) are, as (partition, its local input VC / counter of VC 0) per link;
+    // per local input VC the id given to the packet arriving on it from another partition;
+    // and the remote events of the current cycle ([`event`]s and counters, REMOTE-tagged).
+    partitioned: bool,
+    remote_flit: Vec<(u32, u32)>,
+    remote_cred: Vec<(u32, u32)>,
+    arriving: Vec<u32>,
+    sent_flits: Vec<u64>,
+    sent_creds: Vec<u32>,
     // Allocator pointers.
     va_in: Vec<u8>,
     va_out: Vec<u8>,
@@ -275,7 +307,9 @@ pub struct VcNet {
     routing_mask: Vec<u64>,
     /// … and for active input VCs holding flits (SA candidates), so idle VCs cost nothing.
     sa_mask: Vec<u64>,
-    in_network: u64,
+    /// Packets created here minus packets delivered here (in a partition the two happen in
+    /// different partitions, so only the sum over partitions is the network's count).
+    in_network: i64,
     last_move: u64,
     pub measuring: bool,
     /// Set when [`VcNet::step`] failed because of the watchdog.
@@ -284,41 +318,77 @@ pub struct VcNet {
 
 impl VcNet {
     pub fn new(grid: Grid, p: VcParams) -> Result<VcNet, Invalid> {
+        Self::partition(grid, p, 1, 0)
+    }
+
+    /// Routers `k·R/parts .. (k+1)·R/parts` of the grid's `R` (in index order) with their
+    /// sources, as partition `k` of `parts` for [`icn_engine::lockstep`]: links to routers
+    /// of other partitions carry [`VcMsg`]s. Partition 0 of 1 is the whole network.
+    pub fn partition(grid: Grid, p: VcParams, parts: usize, k: usize) -> Result<VcNet, Invalid> {
         p.validate()?;
         // The per-cycle code is compiled for each V up to 8 (`step`); more VCs take the
         // router of any radix (`vcnet_any`).
         Invalid::check((1..=8).contains(&p.vcs), "vcs", "1 ..= 8", p.vcs)?;
-        let routers = grid.x * grid.y;
+        let all = grid.x * grid.y;
         let v = p.vcs;
-        let ports = routers * P;
-        if ports * v >= EJECT as usize {
+        if all * P * v >= REMOTE as usize {
             return Err(Invalid::new(
                 "topology",
-                format!("{routers} routers × {v} VCs: too many input VCs for the VC router"),
+                format!("{all} routers × {v} VCs: too many input VCs for the VC router"),
             ));
         }
-        let mut down = vec![NONE; ports];
-        for r in 0..routers {
+        Invalid::check(
+            (1..=all).contains(&parts) && k < parts,
+            "threads",
+            &format!("1 ..= {all} (one router per thread at least)"),
+            parts,
+        )?;
+        let bound = |k: usize| k * all / parts;
+        let part_of = |g: usize| (0..parts).rfind(|&q| bound(q) <= g).unwrap_or(0);
+        let (lo, hi) = (bound(k), bound(k + 1));
+        let routers = hi - lo;
+        let ports = routers * P;
+        // The neighbour of router `r` through port `o` (+x, −x, +y, −y); leaving by `o` lands
+        // in its input port `o ^ 1`, and input port `i` of `r` is fed by neighbour `i`.
+        let nb = |r: usize, o: usize| -> Option<usize> {
             let (x, y) = (r % grid.x, r / grid.x);
-            let nb = [
-                (x + 1 < grid.x || grid.wrap && grid.x > 1).then(|| y * grid.x + (x + 1) % grid.x),
-                (x > 0 || grid.wrap && grid.x > 1).then(|| y * grid.x + (x + grid.x - 1) % grid.x),
-                (y + 1 < grid.y || grid.wrap && grid.y > 1)
+            match o {
+                0 => (x + 1 < grid.x || grid.wrap && grid.x > 1)
+                    .then(|| y * grid.x + (x + 1) % grid.x),
+                1 => (x > 0 || grid.wrap && grid.x > 1)
+                    .then(|| y * grid.x + (x + grid.x - 1) % grid.x),
+                2 => (y + 1 < grid.y || grid.wrap && grid.y > 1)
                     .then(|| ((y + 1) % grid.y) * grid.x + x),
-                (y > 0 || grid.wrap && grid.y > 1)
+                3 => (y > 0 || grid.wrap && grid.y > 1)
                     .then(|| ((y + grid.y - 1) % grid.y) * grid.x + x),
-            ];
-            for (o, n) in nb.iter().enumerate() {
-                if let Some(n) = n {
-                    // Leaving by +x lands in the neighbour's −x input, and so on.
-                    down[r * P + o] = (n * P + (o ^ 1)) as u32;
-                }
+                _ => None,
             }
-        }
-        let mut up = vec![NONE; ports];
-        for (o, &i) in down.iter().enumerate() {
-            if i != NONE {
-                up[i as usize] = o as u32;
+        };
+        // A port `port` of global router `g` as a local index, or a new remote link entry.
+        let place = |g: usize, port: usize, table: &mut Vec<(u32, u32)>| -> u32 {
+            if (lo..hi).contains(&g) {
+                (((g - lo) * P + port) * v) as u32
+            } else {
+                let q = part_of(g);
+                table.push((q as u32, (((g - bound(q)) * P + port) * v) as u32));
+                REMOTE | ((table.len() - 1) * v) as u32
+            }
+        };
+        let (mut remote_flit, mut remote_cred) = (Vec::new(), Vec::new());
+        let mut rp = vec![Ports::default(); routers];
+        for (r, ports_of) in rp.iter_mut().enumerate() {
+            let g = lo + r;
+            for o in 0..P {
+                ports_of.down[o] = match nb(g, o) {
+                    Some(n) => place(n, o ^ 1, &mut remote_flit),
+                    None => EJECT,
+                };
+                // Credits for input port `o` go back to the output `o ^ 1` of neighbour `o`,
+                // or (the local port, a mesh edge) to this router's source.
+                ports_of.cred_to[o] = match nb(g, o) {
+                    Some(n) => place(n, o ^ 1, &mut remote_cred),
+                    None => ((ports + r) * v) as u32,
+                };
             }
         }
         let fdelay = (p.sw_alloc_delay + p.st_delay + p.channel_delay) as usize;
@@ -327,20 +397,11 @@ impl VcNet {
             .max(p.channel_delay as usize)
             + 1)
         .next_power_of_two();
-        let cred_to: Vec<u32> = (0..ports)
-            .map(|ip| {
-                let base = if up[ip] == NONE {
-                    ports + ip / P
-                } else {
-                    up[ip] as usize
-                };
-                (base * v) as u32
-            })
-            .collect();
         Ok(VcNet {
             grid,
             routers,
-            xy: (0..routers)
+            lo,
+            xy: (0..all)
                 .map(|r| ((r % grid.x) as u16, (r / grid.x) as u16))
                 .collect(),
             v,
@@ -368,25 +429,20 @@ impl VcNet {
             ],
             s_active: vec![0; routers.div_ceil(64)],
             pk: Vec::new(),
-            pk_dim: Vec::new(),
-            pk_crossed: Vec::new(),
             free: Vec::new(),
+            partitioned: parts > 1,
+            arriving: if parts > 1 {
+                vec![NONE; ports * v]
+            } else {
+                Vec::new()
+            },
+            remote_flit,
+            remote_cred,
+            sent_flits: Vec::new(),
+            sent_creds: Vec::new(),
             va_in: vec![0; ports * v],
             va_out: vec![0; ports * v],
-            rp: (0..routers)
-                .map(|r| {
-                    let mut b = Ports::default();
-                    for k in 0..P {
-                        b.down[k] = if down[r * P + k] == NONE {
-                            EJECT
-                        } else {
-                            down[r * P + k] * v as u32
-                        };
-                        b.cred_to[k] = cred_to[r * P + k];
-                    }
-                    b
-                })
-                .collect(),
+            rp,
             routing_mask: vec![0; routers],
             sa_mask: vec![0; routers],
             in_network: 0,
@@ -411,9 +467,20 @@ impl VcNet {
         self.rp[channel / P].busy[channel % P]
     }
 
-    /// Packets created and not yet delivered (including those still in source queues).
-    pub fn in_network(&self) -> u64 {
+    /// Packets created and not yet delivered (including those still in source queues); of a
+    /// partition, those created here minus those delivered here.
+    pub fn in_network(&self) -> i64 {
         self.in_network
+    }
+
+    /// The last cycle a flit moved here (for the watchdog of a partitioned network).
+    pub fn last_move(&self) -> u64 {
+        self.last_move
+    }
+
+    /// The first router of this partition (0 for a whole network) and its router count.
+    pub fn routers(&self) -> std::ops::Range<usize> {
+        self.lo..self.lo + self.routers
     }
 
     /// Creates a packet of `len` flits at source `src` now.
@@ -430,7 +497,20 @@ impl VcNet {
             created: self.now,
             tag,
         };
-        let id = match self.free.pop() {
+        let id = self.keep(info);
+        let n = src - self.lo;
+        self.queue[n].push_back(id);
+        self.s_active[n / 64] |= 1 << (n % 64);
+        if self.in_network == 0 && !self.partitioned {
+            // The watchdog measures stillness of a non-empty network only.
+            self.last_move = self.now;
+        }
+        self.in_network += 1;
+    }
+
+    /// Keeps a packet's record under a new id.
+    fn keep(&mut self, info: PacketDone) -> u32 {
+        match self.free.pop() {
             Some(id) => {
                 self.pk[id as usize] = info;
                 id
@@ -439,28 +519,24 @@ impl VcNet {
                 // 2^30 packets in flight would take 32 GB of packet records first.
                 assert!(self.pk.len() < MAX_PACKETS, "too many packets in flight");
                 self.pk.push(info);
-                self.pk_dim.push(0);
-                self.pk_crossed.push(false);
                 (self.pk.len() - 1) as u32
             }
-        };
-        self.pk_dim[id as usize] = u8::MAX;
-        self.pk_crossed[id as usize] = false;
-        self.queue[src].push_back(id);
-        self.s_active[src / 64] |= 1 << (src % 64);
-        if self.in_network == 0 {
-            // The watchdog measures stillness of a non-empty network only.
-            self.last_move = self.now;
         }
-        self.in_network += 1;
     }
 
-    /// Dimension-order route at router `r` for packet `id`: (output port, VC class range).
-    fn route(&mut self, r: usize, id: u32) -> (usize, usize, usize) {
+    /// Dimension-order route at (local) router `r` for the packet `id` at the front of input
+    /// VC `ivc`: (output port, VC class range).
+    ///
+    /// On a torus the class says whether the packet crossed the dateline (the wrap-around
+    /// link) of the dimension it travels in: it did if it crosses it now, or if it arrived in
+    /// that dimension on a VC of the upper class (which it was given because it had crossed).
+    /// A turn into the next dimension, or the injection port, starts again from "not crossed".
+    fn route(&self, r: usize, ivc: usize, id: u32) -> (usize, usize, usize) {
         let g = self.grid;
         let dst = self.pk[id as usize].dst;
         // Coordinates from a table: divisions by the run-time width cost tens of cycles each.
-        let (x, y) = (self.xy[r].0 as usize, self.xy[r].1 as usize);
+        let me = self.lo + r;
+        let (x, y) = (self.xy[me].0 as usize, self.xy[me].1 as usize);
         let (dx, dy) = (self.xy[dst].0 as usize, self.xy[dst].1 as usize);
         if !g.wrap {
             // Mesh: the port by selects (where a packet turns is hard to predict).
@@ -491,23 +567,17 @@ impl VcNet {
         if !g.wrap {
             return (out, 0, self.v);
         }
-        let dim = (out / 2) as u8;
-        let i = id as usize;
-        if self.pk_dim[i] != dim {
-            self.pk_dim[i] = dim;
-            self.pk_crossed[i] = false;
-        }
+        let dim = out / 2;
         let (pos, k) = if dim == 0 { (x, g.x) } else { (y, g.y) };
         let wraps = if out % 2 == 0 { pos + 1 == k } else { pos == 0 };
-        if wraps {
-            self.pk_crossed[i] = true;
-        }
         if self.v == 1 {
             // One VC: no dateline classes, so DOR on a torus can deadlock (watchdog).
             return (out, 0, 1);
         }
         let half = self.v / 2;
-        if self.pk_crossed[i] {
+        let (port_in, vc_in) = ((ivc - r * P * self.v) / self.v, ivc % self.v);
+        let crossed = wraps || (port_in != LOCAL && port_in / 2 == dim && vc_in >= half);
+        if crossed {
             (out, half, self.v)
         } else {
             (out, 0, half)
@@ -520,7 +590,7 @@ impl VcNet {
     fn start_routing(&mut self, r: usize, ivc: usize, from: u64) {
         let f = self.buf[ivc * self.p.buf + self.ivcs[ivc].head as usize];
         debug_assert!(f & u32::from(HEAD) != 0, "a packet starts with its head");
-        let (out, lo, hi) = self.route(r, f >> 2);
+        let (out, lo, hi) = self.route(r, ivc, f >> 2);
         self.ivcs[ivc].st = ROUTING;
         self.routing_mask[r] |= 1 << (ivc - r * P * self.v);
         self.ivcs[ivc].out = out as u8;
@@ -639,7 +709,7 @@ impl VcNet {
             }
         }
 
-        if self.in_network > 0 && now - self.last_move >= self.p.watchdog {
+        if !self.partitioned && self.in_network > 0 && now - self.last_move >= self.p.watchdog {
             self.deadlocked = true;
             return Err(ModelError::Failed(format!(
                 "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network",
@@ -691,3 +761,10 @@ mod stages;
 #[cfg(test)]
 #[path = "vcnet_tests.rs"]
 mod tests;
+
+#[path = "vcnet_par.rs"]
+pub mod par;
+
+#[cfg(test)]
+#[path = "vcnet_par_tests.rs"]
+mod par_tests;

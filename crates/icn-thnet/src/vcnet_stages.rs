@@ -149,6 +149,8 @@ impl VcNet {
         let creds = &mut self.creds[(now + self.p.credit_delay) as usize & self.ring];
         let at = (now as usize + self.fdelay) & self.ring;
         let (flits, ejects) = (&mut self.flits[at], &mut self.ejects[at]);
+        // Flits and credits for routers of other partitions (never in a whole network).
+        let (sent_flits, sent_creds) = (&mut self.sent_flits, &mut self.sent_creds);
         let mut ovc_busy = self.ovc_busy[r];
         let mut reroute = 0u64;
         // Granted inputs in increasing order, as before.
@@ -170,17 +172,27 @@ impl VcNet {
             s.head = if h == b { 0 } else { h as u8 };
             s.len -= 1;
             // Credit back upstream, for the VC this flit occupied here.
-            creds.push(rp.cred_to[i] + w as u32);
+            let counter = rp.cred_to[i] + w as u32;
+            if counter & REMOTE == 0 {
+                creds.push(counter);
+            } else {
+                sent_creds.push(counter);
+            }
             let out_vc = s.ovc;
             let op = base + o;
             // The ejection port has no credits: its counter is left alone (without a branch).
             credits[op * v + out_vc as usize] -= u8::from(o != LOCAL);
+            let target = rp.down[o] + u32::from(out_vc);
             let q = if o == LOCAL {
                 &mut *ejects
             } else {
                 &mut *flits
             };
-            q.push(event(rp.down[o] + u32::from(out_vc), f));
+            if o == LOCAL || target & REMOTE == 0 {
+                q.push(event(target, f));
+            } else {
+                sent_flits.push(event(target, f));
+            }
             rp.busy[o] += measuring;
             // The tail frees the output VC and the input VC; a head behind it is routed after
             // the loop. All by selects: which flit is a tail is hard to predict.

@@ -1,0 +1,229 @@
+//! The grid VC network partitioned over threads: [`ParVcNet`].
+//!
+//! Each partition is a [`VcNet`] of a contiguous range of routers ([`VcNet::partition`]) run
+//! by [`icn_engine::lockstep`]. A flit leaving for another partition's router lands there
+//! `sw_alloc + st + channel` cycles later and a credit `credit_delay` cycles later (both ≥ 1:
+//! the lookahead), so the partitions run each cycle independently and exchange those flits
+//! and credits between cycles.
+//!
+//! **Why the results are the sequential run's, bit for bit.** Within a cycle, the sequential
+//! network does: credits (increments, which commute), ejections (in router order), landings
+//! (each into its own input VC: order-free), then per router VC and switch allocation (only
+//! its own state), then sources (only their own). A partition does the same for its routers;
+//! ejections are collected per partition and handed to the observer in partition order, which
+//! is router order. What a packet needs at a router is its record (destination, for routing;
+//! all of it, for the delivery): its head carries it to a new partition, which keeps it under
+//! an id of its own (ids decide nothing). The dateline class on a torus follows from the input
+//! port and VC ([`VcNet::route`]), not from state carried by the packet. The watchdog looks at
+//! the whole network: packets created minus delivered over all partitions, and the latest
+//! cycle any of them moved a flit. Tests: `vcnet_par_tests.rs`.
+
+use super::*;
+use icn_engine::lockstep::{Lockstep, Partition};
+
+impl VcNet {
+    /// Takes in what other partitions sent during the last cycle.
+    fn absorb(&mut self, inbox: &mut Vec<VcMsg>) {
+        for m in inbox.drain(..) {
+            match m {
+                VcMsg::Credit { at, counter } => {
+                    self.creds[at as usize & self.ring].push(counter);
+                }
+                VcMsg::Flit {
+                    at,
+                    ivc,
+                    flags,
+                    packet,
+                } => {
+                    let id = match packet {
+                        Some(info) => {
+                            let id = self.keep(info);
+                            self.arriving[ivc as usize] = id;
+                            id
+                        }
+                        None => self.arriving[ivc as usize],
+                    };
+                    self.flits[at as usize & self.ring].push(event(ivc, flit(id, flags)));
+                }
+            }
+        }
+    }
+
+    /// Sends the flits and credits of the cycle just simulated to their partitions; a head
+    /// takes its packet's record along, which is forgotten here once the tail has left.
+    fn send(&mut self, outbox: &mut [Vec<VcMsg>]) {
+        let v = self.v as u32;
+        let cycle = self.now - 1;
+        let mut flits = std::mem::take(&mut self.sent_flits);
+        for e in flits.drain(..) {
+            let (target, f) = ((e >> 32) as u32 & !REMOTE, e as u32);
+            let (q, base) = self.remote_flit[(target / v) as usize];
+            let id = f >> 2;
+            let packet = (f & u32::from(HEAD) != 0).then(|| self.pk[id as usize]);
+            if f & u32::from(TAIL) != 0 {
+                self.free.push(id);
+            }
+            outbox[q as usize].push(VcMsg::Flit {
+                at: cycle + self.fdelay as u64,
+                ivc: base + target % v,
+                flags: (f & 3) as u8,
+                packet,
+            });
+        }
+        self.sent_flits = flits;
+        for c in self.sent_creds.drain(..) {
+            let c = c & !REMOTE;
+            let (q, base) = self.remote_cred[(c / v) as usize];
+            outbox[q as usize].push(VcMsg::Credit {
+                at: cycle + self.p.credit_delay,
+                counter: base + c % v,
+            });
+        }
+    }
+}
+
+impl Partition for VcNet {
+    type Message = VcMsg;
+    type Done = (u64, PacketDone);
+    type Error = ModelError;
+
+    fn cycle(
+        &mut self,
+        inbox: &mut Vec<VcMsg>,
+        outbox: &mut [Vec<VcMsg>],
+        done: &mut Vec<(u64, PacketDone)>,
+    ) -> Result<(), ModelError> {
+        self.absorb(inbox);
+        let stepped = self.step(done);
+        self.send(outbox);
+        stepped
+    }
+
+    fn panicked(why: String) -> ModelError {
+        ModelError::Failed(format!("a partition of the VC network panicked: {why}"))
+    }
+}
+
+/// A grid of VC routers simulated by several threads, with [`VcNet`]'s interface and results.
+pub struct ParVcNet {
+    parts: Lockstep<VcNet>,
+    /// First router of each partition, then the router count.
+    bounds: Vec<usize>,
+    watchdog: u64,
+    pub now: u64,
+    /// Packets created and not yet delivered, over the whole network.
+    in_network: i64,
+    /// The cycle a packet entered an empty network (the watchdog counts from there).
+    idle_reset: u64,
+    measuring: bool,
+    pub deadlocked: bool,
+    done: Vec<(u64, PacketDone)>,
+}
+
+impl ParVcNet {
+    /// `grid` in `threads` partitions of (nearly) equal router counts, each on its own thread.
+    pub fn new(grid: Grid, p: VcParams, threads: usize) -> Result<ParVcNet, Invalid> {
+        let watchdog = p.watchdog;
+        let parts = (0..threads)
+            .map(|k| VcNet::partition(grid, p.clone(), threads, k))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut bounds: Vec<usize> = parts.iter().map(|n| n.routers().start).collect();
+        bounds.push(grid.x * grid.y);
+        Ok(ParVcNet {
+            parts: Lockstep::new(parts),
+            bounds,
+            watchdog,
+            now: 0,
+            in_network: 0,
+            idle_reset: 0,
+            measuring: false,
+            deadlocked: false,
+            done: Vec::new(),
+        })
+    }
+
+    pub fn threads(&self) -> usize {
+        self.parts.len()
+    }
+
+    pub fn nodes(&self) -> usize {
+        *self.bounds.last().expect("bounds end with the router count")
+    }
+
+    fn part_of(&self, router: usize) -> usize {
+        self.bounds.partition_point(|&b| b <= router) - 1
+    }
+
+    pub fn measuring(&self) -> bool {
+        self.measuring
+    }
+
+    pub fn set_measuring(&mut self, on: bool) {
+        if on != self.measuring {
+            self.measuring = on;
+            for k in 0..self.parts.len() {
+                self.parts.part(k).measuring = on;
+            }
+        }
+    }
+
+    /// Packets created and not yet delivered.
+    pub fn in_network(&self) -> u64 {
+        self.in_network as u64
+    }
+
+    /// As [`VcNet::enqueue_tagged`].
+    pub fn enqueue_tagged(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
+        if self.in_network == 0 {
+            self.idle_reset = self.now;
+        }
+        self.in_network += 1;
+        let k = self.part_of(src);
+        self.parts.part(k).enqueue_tagged(src, dst, len, tag);
+    }
+
+    /// One clock of the whole network (as [`VcNet::step`]).
+    pub fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
+        let stepped = self.parts.cycle(&mut self.done);
+        for (now, d) in self.done.drain(..) {
+            self.in_network -= 1;
+            obs.delivered(now, &d);
+        }
+        stepped?;
+        let now = self.now;
+        if self.in_network > 0 && now >= self.watchdog {
+            let moved = (0..self.parts.len())
+                .map(|k| self.parts.part(k).last_move())
+                .fold(self.idle_reset, u64::max);
+            if now - moved >= self.watchdog {
+                self.deadlocked = true;
+                return Err(ModelError::Failed(format!(
+                    "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network",
+                    self.watchdog, self.in_network
+                )));
+            }
+        }
+        self.now += 1;
+        Ok(())
+    }
+
+    /// Output channels that join two routers (global `router·P + port`), as [`VcNet`]'s.
+    pub fn inter_router_channels(&self) -> Vec<usize> {
+        (0..self.parts.len())
+            .flat_map(|k| {
+                let part = self.parts.part(k);
+                let lo = part.routers().start * P;
+                part.inter_router_channels()
+                    .map(|c| lo + c)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Flits sent on output channel `router·P + port` while measuring.
+    pub fn busy(&self, channel: usize) -> u64 {
+        let k = self.part_of(channel / P);
+        let part = self.parts.part(k);
+        part.busy(channel - part.routers().start * P)
+    }
+}

@@ -1,0 +1,165 @@
+//! A partitioned grid network gives the sequential network's results bit for bit.
+
+use super::*;
+use crate::vcnet::par::ParVcNet;
+use icn_engine::rng::{Rng, stream};
+use proptest::prelude::*;
+
+/// Everything a run shows: deliveries (cycle, packet) in order, per-channel counts, and how
+/// it ended (the error, with the cycle of a deadlock).
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    got: Vec<(u64, PacketDone)>,
+    busy: Vec<(usize, u64)>,
+    end: Result<u64, String>,
+}
+
+/// Random traffic (a Bernoulli source per router, lengths 1..=max_len) for `cycles`, with
+/// measuring on from a third of the way, then a drain of at most `cycles` more.
+fn drive(
+    mut enqueue: impl FnMut(usize, usize, u32, u64),
+    mut step: impl FnMut(&mut Vec<(u64, PacketDone)>) -> Result<(), ModelError>,
+    mut measure: impl FnMut(bool),
+    in_network: impl Fn() -> u64,
+    n: usize,
+    rate: f64,
+    max_len: u32,
+    cycles: u64,
+) -> (Vec<(u64, PacketDone)>, Result<u64, String>) {
+    let mut rng = stream(11, n as u64);
+    let mut got = Vec::new();
+    let mut tag = 0;
+    for c in 0..2 * cycles {
+        measure(c >= cycles / 3 && c < cycles);
+        if c < cycles {
+            for s in 0..n {
+                if rng.random::<f64>() < rate {
+                    let d = rng.random_range(0..n);
+                    let len = rng.random_range(1..=max_len);
+                    enqueue(s, d, len, tag);
+                    tag += 1;
+                }
+            }
+        } else if in_network() == 0 {
+            return (got, Ok(c));
+        }
+        if let Err(e) = step(&mut got) {
+            return (got, Err(e.to_string()));
+        }
+    }
+    (got, Ok(2 * cycles))
+}
+
+fn sequential(grid: Grid, p: &VcParams, rate: f64, max_len: u32, cycles: u64) -> Outcome {
+    let net = std::cell::RefCell::new(VcNet::new(grid, p.clone()).unwrap());
+    let (got, end) = drive(
+        |s, d, l, t| net.borrow_mut().enqueue_tagged(s, d, l, t),
+        |got| net.borrow_mut().step(got),
+        |on| net.borrow_mut().measuring = on,
+        || net.borrow().in_network() as u64,
+        grid.x * grid.y,
+        rate,
+        max_len,
+        cycles,
+    );
+    let net = net.borrow();
+    Outcome {
+        got,
+        busy: net.inter_router_channels().map(|c| (c, net.busy(c))).collect(),
+        end,
+    }
+}
+
+fn parallel(grid: Grid, p: &VcParams, threads: usize, rate: f64, max_len: u32, cycles: u64) -> Outcome {
+    let net = std::cell::RefCell::new(ParVcNet::new(grid, p.clone(), threads).unwrap());
+    let (got, end) = drive(
+        |s, d, l, t| net.borrow_mut().enqueue_tagged(s, d, l, t),
+        |got| net.borrow_mut().step(got),
+        |on| net.borrow_mut().set_measuring(on),
+        || net.borrow().in_network(),
+        grid.x * grid.y,
+        rate,
+        max_len,
+        cycles,
+    );
+    let net = net.borrow();
+    Outcome {
+        got,
+        busy: net.inter_router_channels().into_iter().map(|c| (c, net.busy(c))).collect(),
+        end,
+    }
+}
+
+fn grid(x: usize, y: usize, wrap: bool) -> Grid {
+    Grid { x, y, wrap }
+}
+
+fn same_at_1_2_3_4_threads(g: Grid, p: VcParams, rate: f64, max_len: u32, cycles: u64) {
+    let want = sequential(g, &p, rate, max_len, cycles);
+    assert!(!want.got.is_empty(), "the run delivers packets");
+    for threads in [1, 2, 3, 4] {
+        let got = parallel(g, &p, threads, rate, max_len, cycles);
+        assert_eq!(got.end, want.end, "{threads} threads: how the run ended");
+        assert_eq!(got.busy, want.busy, "{threads} threads: channel counts");
+        assert!(got.got == want.got, "{threads} threads: deliveries differ");
+    }
+}
+
+#[test]
+fn a_mesh_in_partitions_is_the_sequential_mesh() {
+    let mut p = VcParams::unit_delays(2, 4, 10_000);
+    same_at_1_2_3_4_threads(grid(6, 5, false), p.clone(), 0.05, 6, 1_500);
+    p.vc_alloc = AllocKind::Islip;
+    p.sw_alloc = AllocKind::Islip;
+    same_at_1_2_3_4_threads(grid(8, 8, false), p, 0.04, 4, 1_000);
+}
+
+/// On a torus the dateline class crosses partitions with the packet (input port and VC).
+#[test]
+fn a_dateline_torus_in_partitions_is_the_sequential_torus() {
+    let p = VcParams::unit_delays(4, 3, 10_000);
+    same_at_1_2_3_4_threads(grid(5, 4, true), p, 0.06, 8, 1_500);
+}
+
+/// A deadlock is found in the same cycle with the same message at any thread count.
+#[test]
+fn a_single_vc_torus_deadlocks_in_the_same_cycle() {
+    let p = VcParams::unit_delays(1, 2, 1_000);
+    let want = sequential(grid(4, 4, true), &p, 0.3, 16, 3_000);
+    assert!(want.end.as_ref().is_err_and(|e| e.contains("deadlock")), "{:?}", want.end);
+    for threads in [2, 4] {
+        assert_eq!(parallel(grid(4, 4, true), &p, threads, 0.3, 16, 3_000), want);
+    }
+}
+
+#[test]
+fn more_threads_than_routers_is_an_error_naming_the_key() {
+    let p = VcParams::unit_delays(2, 4, 10_000);
+    let e = ParVcNet::new(grid(2, 1, false), p, 3).err().unwrap();
+    assert_eq!(e.key, "threads");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Random grids (rings, meshes, tori), delays, VC counts, buffers and loads.
+    #[test]
+    fn any_partitioning_gives_the_sequential_run(
+        x in 1usize..7, y in 1usize..6, wrap: bool, vcs in 1usize..5, buf in 1usize..5,
+        channel in 1u64..4, credit in 1u64..4, rc in 0u64..3, threads in 2usize..5,
+        rate in 0.01f64..0.15, max_len in 1u32..6,
+    ) {
+        let routers = x * y;
+        prop_assume!(routers >= threads && routers >= 2);
+        // One VC on a torus may deadlock: that outcome must match too.
+        let mut p = VcParams::unit_delays(vcs, buf, 2_000);
+        p.channel_delay = channel;
+        p.credit_delay = credit;
+        p.routing_delay = rc;
+        let g = grid(x, y, wrap);
+        let want = sequential(g, &p, rate, max_len, 600);
+        let got = parallel(g, &p, threads, rate, max_len, 600);
+        prop_assert_eq!(&got.end, &want.end);
+        prop_assert_eq!(&got.busy, &want.busy);
+        prop_assert!(got.got == want.got, "deliveries differ");
+    }
+}
