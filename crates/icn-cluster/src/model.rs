@@ -495,6 +495,7 @@ impl ClusterPoint {
                 None => Box::new(VcFabric::new(
                     self.topo.as_ref().and_then(|t| t.grid).expect("prepared"),
                     f.vc_params(),
+                    1,
                     f.cycle_ps()?,
                     f.flit_bytes,
                     f.max_packet_flits,

@@ -34,8 +34,8 @@ pub trait Partition: Send + 'static {
     /// The model's error.
     type Error: Send + 'static;
 
-    /// Runs one cycle: first takes in `inbox` (messages sent to this partition during the
-    /// previous cycle, in sender order, its own included), then puts messages for partition `q` in `outbox[q]`
+    /// Runs one cycle: first takes in `inbox` (messages the caller posted, then those sent to
+    /// this partition during the previous cycle, in sender order, its own included), then puts messages for partition `q` in `outbox[q]`
     /// and completions in `done`.
     fn cycle(
         &mut self,
@@ -104,6 +104,8 @@ pub struct Lockstep<P: Partition> {
     clock: Arc<Clock>,
     workers: Vec<JoinHandle<()>>,
     cycles: u64,
+    /// Per partition: messages from the caller for its next cycle ([`Lockstep::post`]).
+    posted: Vec<Vec<P::Message>>,
 }
 
 impl<P: Partition> Lockstep<P> {
@@ -144,6 +146,7 @@ impl<P: Partition> Lockstep<P> {
             clock,
             workers,
             cycles: 0,
+            posted: (0..n).map(|_| Vec::new()).collect(),
         }
     }
 
@@ -162,12 +165,27 @@ impl<P: Partition> Lockstep<P> {
         PartGuard(lock(&self.cells[i]))
     }
 
+    /// Leaves `m` for partition `i`, which takes it in at the start of its next cycle before
+    /// the messages of the partitions: cheaper than locking the partition to change it, and
+    /// the work of taking it in is done in parallel.
+    pub fn post(&mut self, i: usize, m: P::Message) {
+        self.posted[i].push(m);
+    }
+
     /// Runs one cycle of every partition, in parallel, exchanges their messages and appends
     /// their completions to `done` in partition order. The first error, in partition order,
     /// is returned (after every partition finished its cycle).
     pub fn cycle(&mut self, done: &mut Vec<P::Done>) -> Result<(), P::Error> {
         let n = self.cells.len();
         self.cycles += 1;
+        for (cell, posted) in self.cells.iter().zip(&mut self.posted) {
+            if !posted.is_empty() {
+                let mut cell = lock(cell);
+                // Posted first, then what the partitions sent (already in the inbox).
+                posted.append(&mut cell.inbox);
+                std::mem::swap(posted, &mut cell.inbox);
+            }
+        }
         if n > 1 {
             self.clock.started.store(self.cycles, Ordering::Release);
             for w in &self.workers {

@@ -67,6 +67,46 @@ pub fn scale_config() -> VcRouterConfig {
     }
 }
 
+/// Routers of the parallel workload: a 64×64 mesh.
+pub const PARALLEL_ROUTERS: u64 = 4096;
+
+/// Parallel speed (issue 15): the VC-router workload on a 64×64 mesh (0.3 flits/node/cycle,
+/// 5-flit packets, 2 VCs × 8 flits), 10^3 warm-up + 9·10^3 measured cycles, no drain, on
+/// `threads` threads (same results at any count).
+pub fn parallel_config(threads: usize) -> VcRouterConfig {
+    VcRouterConfig {
+        topology: "mesh:64x64".into(),
+        warmup: 1_000,
+        measure: 9_000,
+        threads,
+        ..vc_router_config()
+    }
+}
+
+/// Runs the parallel workload once on `threads` threads; returns the router-cycles.
+pub fn vc_parallel(threads: usize) -> Result<f64, ModelError> {
+    let m = VcRouter::run(&parallel_config(threads), 1, &NoProgress)?;
+    Ok(PARALLEL_ROUTERS as f64 * m.value("cycles_simulated"))
+}
+
+/// The cost of one cycle of synchronisation: a 2-router network without traffic stepped
+/// `cycles` times in two partitions (each partition's cycle is a few nanoseconds of work, so
+/// the time per cycle is the barrier and exchange). Returns the cycles stepped.
+pub fn lockstep_sync(cycles: u64) -> Result<f64, ModelError> {
+    let grid = crate::topology::Grid {
+        x: 2,
+        y: 1,
+        wrap: false,
+    };
+    let p = crate::vcnet::VcParams::unit_delays(2, 8, 1 << 30);
+    let mut net = crate::vcnet::par::ParVcNet::new(grid, p, 2)?;
+    let mut got = Vec::new();
+    for _ in 0..cycles {
+        net.step(&mut got)?;
+    }
+    Ok(cycles as f64)
+}
+
 /// Runs the X-Switch workload once; returns the switch-cycles simulated.
 pub fn xswitch() -> Result<f64, ModelError> {
     let m = XSwitch::run(&xswitch_config(), 1, &NoProgress)?;

@@ -8,6 +8,7 @@
 use crate::nia::{Delivered, Started};
 use crate::topology::Grid;
 use crate::topology::Topology;
+use crate::vcnet::par::ParVcNet;
 use crate::vcnet::{PacketDone, VcNet, VcObserver, VcParams};
 use crate::vcnet_any::VcAnyNet;
 use crate::xnet::{NetParams, Network, Observer};
@@ -168,6 +169,8 @@ impl Fabric for XSwitchFabric {
 #[allow(clippy::large_enum_variant)]
 pub enum VcEngine {
     Grid(VcNet),
+    /// The fast path in partitions over threads (same results as `Grid`).
+    GridParallel(Box<ParVcNet>),
     Any(Box<VcAnyNet>),
 }
 
@@ -175,6 +178,7 @@ impl VcEngine {
     fn now(&self) -> u64 {
         match self {
             VcEngine::Grid(n) => n.now,
+            VcEngine::GridParallel(n) => n.now,
             VcEngine::Any(n) => n.now,
         }
     }
@@ -182,6 +186,7 @@ impl VcEngine {
     fn nodes(&self) -> usize {
         match self {
             VcEngine::Grid(n) => n.nodes(),
+            VcEngine::GridParallel(n) => n.nodes(),
             VcEngine::Any(n) => n.nodes(),
         }
     }
@@ -189,6 +194,7 @@ impl VcEngine {
     fn deadlocked(&self) -> bool {
         match self {
             VcEngine::Grid(n) => n.deadlocked,
+            VcEngine::GridParallel(n) => n.deadlocked,
             VcEngine::Any(n) => n.deadlocked,
         }
     }
@@ -196,6 +202,7 @@ impl VcEngine {
     fn set_measuring(&mut self, on: bool) {
         match self {
             VcEngine::Grid(n) => n.measuring = on,
+            VcEngine::GridParallel(n) => n.set_measuring(on),
             VcEngine::Any(n) => n.measuring = on,
         }
     }
@@ -203,6 +210,7 @@ impl VcEngine {
     fn measuring(&self) -> bool {
         match self {
             VcEngine::Grid(n) => n.measuring,
+            VcEngine::GridParallel(n) => n.measuring(),
             VcEngine::Any(n) => n.measuring,
         }
     }
@@ -210,6 +218,7 @@ impl VcEngine {
     fn enqueue_tagged(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
         match self {
             VcEngine::Grid(n) => n.enqueue_tagged(src, dst, len, tag),
+            VcEngine::GridParallel(n) => n.enqueue_tagged(src, dst, len, tag),
             VcEngine::Any(n) => n.enqueue_tagged(src, dst, len, tag),
         }
     }
@@ -230,15 +239,21 @@ pub struct VcFabric {
 }
 
 impl VcFabric {
-    /// The 5-port fast path on a 2-D mesh, torus or ring.
+    /// The 5-port fast path on a 2-D mesh, torus or ring, simulated by `threads` threads
+    /// (1: the sequential network; more: [`ParVcNet`], same results).
     pub fn new(
         grid: Grid,
         p: VcParams,
+        threads: usize,
         cycle_ps: Ps,
         flit_bytes: u32,
         max_packet_flits: u32,
     ) -> Result<VcFabric, Invalid> {
-        let net = VcEngine::Grid(VcNet::new(grid, p)?);
+        let net = if threads <= 1 {
+            VcEngine::Grid(VcNet::new(grid, p)?)
+        } else {
+            VcEngine::GridParallel(Box::new(ParVcNet::new(grid, p, threads)?))
+        };
         Ok(Self::wrap(net, cycle_ps, flit_bytes, max_packet_flits))
     }
 
@@ -335,6 +350,7 @@ impl Fabric for VcFabric {
             };
             let stepped = match &mut self.net {
                 VcEngine::Grid(n) => n.step(&mut tracker),
+                VcEngine::GridParallel(n) => n.step(&mut tracker),
                 VcEngine::Any(n) => n.step(&mut tracker),
             };
             stepped.map_err(|e| fabric_error(self.net.deadlocked(), e))?;
@@ -358,6 +374,15 @@ impl Fabric for VcFabric {
         match &self.net {
             VcEngine::Grid(net) => net
                 .inter_router_channels()
+                .map(|ch| ChannelLoad {
+                    router: ch / PORTS,
+                    port: ch % PORTS,
+                    busy: net.busy(ch),
+                })
+                .collect(),
+            VcEngine::GridParallel(net) => net
+                .inter_router_channels()
+                .into_iter()
                 .map(|ch| ChannelLoad {
                     router: ch / PORTS,
                     port: ch % PORTS,

@@ -81,6 +81,8 @@ pub struct VcRouterConfig {
     /// `error` (default) or `report`: as for `xswitch`; only a torus with `vcs = 1` can
     /// deadlock (no dateline classes).
     pub on_deadlock: OnDeadlock,
+    /// Threads simulating one replication (0: every core); results are the same at any count.
+    pub threads: usize,
 }
 
 impl Default for VcRouterConfig {
@@ -110,11 +112,20 @@ impl Default for VcRouterConfig {
             measure: 20_000,
             drain: 100_000,
             on_deadlock: OnDeadlock::Error,
+            threads: 1,
         }
     }
 }
 
 impl VcRouterConfig {
+    /// The `threads` key with 0 resolved to the machine's cores.
+    fn thread_count(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+
     fn params(&self) -> VcParams {
         VcParams {
             vcs: self.vcs,
@@ -400,6 +411,29 @@ impl Model for VcRouter {
             Net::Any { .. } => None,
         };
         Invalid::check(
+            cfg.threads <= 1024,
+            "threads",
+            "0 (every core) ..= 1024",
+            cfg.threads,
+        )?;
+        let routers = match &net {
+            Net::Grid(g) => g.x * g.y,
+            Net::Any { net, .. } => net.routers() as usize,
+        };
+        Invalid::check(
+            cfg.thread_count() <= routers,
+            "threads",
+            &format!("at most one thread per router ({routers})"),
+            cfg.thread_count(),
+        )?;
+        if grid.is_none() && cfg.thread_count() > 1 {
+            return Err(Invalid::new(
+                "threads",
+                "more than one thread runs only on the 2-D grid router (mesh, torus or ring with \
+                 dimension order and ≤ 8 VCs) so far",
+            ));
+        }
+        Invalid::check(
             cfg.load > 0.0 && cfg.load <= 1.0,
             "load",
             "(0, 1] flits/node/cycle",
@@ -423,7 +457,10 @@ impl Model for VcRouter {
         let cfg = &point.cfg;
         // Sizes are flits here: one "byte" of the fabric interface is one flit.
         let (mut fabric, grid) = match &point.net {
-            Net::Grid(g) => (VcFabric::new(*g, cfg.params(), 1, 1, MAX_SIZE)?, Some(*g)),
+            Net::Grid(g) => (
+                VcFabric::new(*g, cfg.params(), cfg.thread_count(), 1, 1, MAX_SIZE)?,
+                Some(*g),
+            ),
             Net::Any { net, routing } => {
                 let global = match cfg.global_delay {
                     0 => cfg.channel_delay,

@@ -186,6 +186,13 @@ pub enum VcMsg {
         at: u64,
         counter: u32,
     },
+    /// A packet created now at source `src` (from the driver: [`VcNet::enqueue_tagged`]).
+    Create {
+        src: usize,
+        dst: usize,
+        len: u32,
+        tag: u64,
+    },
 }
 
 /// An input VC: buffer ring position, pipeline state and the route / VC it was given.

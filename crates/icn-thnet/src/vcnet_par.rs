@@ -29,6 +29,7 @@ impl VcNet {
                 VcMsg::Credit { at, counter } => {
                     self.creds[at as usize & self.ring].push(counter);
                 }
+                VcMsg::Create { src, dst, len, tag } => self.enqueue_tagged(src, dst, len, tag),
                 VcMsg::Flit {
                     at,
                     ivc,
@@ -147,7 +148,10 @@ impl ParVcNet {
     }
 
     pub fn nodes(&self) -> usize {
-        *self.bounds.last().expect("bounds end with the router count")
+        *self
+            .bounds
+            .last()
+            .expect("bounds end with the router count")
     }
 
     fn part_of(&self, router: usize) -> usize {
@@ -179,7 +183,7 @@ impl ParVcNet {
         }
         self.in_network += 1;
         let k = self.part_of(src);
-        self.parts.part(k).enqueue_tagged(src, dst, len, tag);
+        self.parts.post(k, VcMsg::Create { src, dst, len, tag });
     }
 
     /// One clock of the whole network (as [`VcNet::step`]).

@@ -14,80 +14,105 @@ struct Outcome {
     end: Result<u64, String>,
 }
 
+/// What the runs below need of a network, sequential or partitioned.
+trait Net {
+    fn enqueue(&mut self, src: usize, dst: usize, len: u32, tag: u64);
+    fn step(&mut self, got: &mut Vec<(u64, PacketDone)>) -> Result<(), ModelError>;
+    fn measure(&mut self, on: bool);
+    fn in_network(&self) -> u64;
+    fn busy(&self) -> Vec<(usize, u64)>;
+}
+
+impl Net for VcNet {
+    fn enqueue(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
+        self.enqueue_tagged(src, dst, len, tag);
+    }
+    fn step(&mut self, got: &mut Vec<(u64, PacketDone)>) -> Result<(), ModelError> {
+        VcNet::step(self, got)
+    }
+    fn measure(&mut self, on: bool) {
+        self.measuring = on;
+    }
+    fn in_network(&self) -> u64 {
+        VcNet::in_network(self) as u64
+    }
+    fn busy(&self) -> Vec<(usize, u64)> {
+        self.inter_router_channels()
+            .map(|c| (c, VcNet::busy(self, c)))
+            .collect()
+    }
+}
+
+impl Net for ParVcNet {
+    fn enqueue(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
+        self.enqueue_tagged(src, dst, len, tag);
+    }
+    fn step(&mut self, got: &mut Vec<(u64, PacketDone)>) -> Result<(), ModelError> {
+        ParVcNet::step(self, got)
+    }
+    fn measure(&mut self, on: bool) {
+        self.set_measuring(on);
+    }
+    fn in_network(&self) -> u64 {
+        ParVcNet::in_network(self)
+    }
+    fn busy(&self) -> Vec<(usize, u64)> {
+        self.inter_router_channels()
+            .into_iter()
+            .map(|c| (c, ParVcNet::busy(self, c)))
+            .collect()
+    }
+}
+
 /// Random traffic (a Bernoulli source per router, lengths 1..=max_len) for `cycles`, with
 /// measuring on from a third of the way, then a drain of at most `cycles` more.
-fn drive(
-    mut enqueue: impl FnMut(usize, usize, u32, u64),
-    mut step: impl FnMut(&mut Vec<(u64, PacketDone)>) -> Result<(), ModelError>,
-    mut measure: impl FnMut(bool),
-    in_network: impl Fn() -> u64,
-    n: usize,
-    rate: f64,
-    max_len: u32,
-    cycles: u64,
-) -> (Vec<(u64, PacketDone)>, Result<u64, String>) {
+fn drive(net: &mut impl Net, n: usize, rate: f64, max_len: u32, cycles: u64) -> Outcome {
     let mut rng = stream(11, n as u64);
     let mut got = Vec::new();
     let mut tag = 0;
+    let mut end = Ok(2 * cycles);
     for c in 0..2 * cycles {
-        measure(c >= cycles / 3 && c < cycles);
+        net.measure(c >= cycles / 3 && c < cycles);
         if c < cycles {
             for s in 0..n {
                 if rng.random::<f64>() < rate {
                     let d = rng.random_range(0..n);
                     let len = rng.random_range(1..=max_len);
-                    enqueue(s, d, len, tag);
+                    net.enqueue(s, d, len, tag);
                     tag += 1;
                 }
             }
-        } else if in_network() == 0 {
-            return (got, Ok(c));
+        } else if net.in_network() == 0 {
+            end = Ok(c);
+            break;
         }
-        if let Err(e) = step(&mut got) {
-            return (got, Err(e.to_string()));
+        if let Err(e) = net.step(&mut got) {
+            end = Err(e.to_string());
+            break;
         }
     }
-    (got, Ok(2 * cycles))
+    Outcome {
+        got,
+        busy: net.busy(),
+        end,
+    }
 }
 
 fn sequential(grid: Grid, p: &VcParams, rate: f64, max_len: u32, cycles: u64) -> Outcome {
-    let net = std::cell::RefCell::new(VcNet::new(grid, p.clone()).unwrap());
-    let (got, end) = drive(
-        |s, d, l, t| net.borrow_mut().enqueue_tagged(s, d, l, t),
-        |got| net.borrow_mut().step(got),
-        |on| net.borrow_mut().measuring = on,
-        || net.borrow().in_network() as u64,
-        grid.x * grid.y,
-        rate,
-        max_len,
-        cycles,
-    );
-    let net = net.borrow();
-    Outcome {
-        got,
-        busy: net.inter_router_channels().map(|c| (c, net.busy(c))).collect(),
-        end,
-    }
+    let mut net = VcNet::new(grid, p.clone()).unwrap();
+    drive(&mut net, grid.x * grid.y, rate, max_len, cycles)
 }
 
-fn parallel(grid: Grid, p: &VcParams, threads: usize, rate: f64, max_len: u32, cycles: u64) -> Outcome {
-    let net = std::cell::RefCell::new(ParVcNet::new(grid, p.clone(), threads).unwrap());
-    let (got, end) = drive(
-        |s, d, l, t| net.borrow_mut().enqueue_tagged(s, d, l, t),
-        |got| net.borrow_mut().step(got),
-        |on| net.borrow_mut().set_measuring(on),
-        || net.borrow().in_network(),
-        grid.x * grid.y,
-        rate,
-        max_len,
-        cycles,
-    );
-    let net = net.borrow();
-    Outcome {
-        got,
-        busy: net.inter_router_channels().into_iter().map(|c| (c, net.busy(c))).collect(),
-        end,
-    }
+fn parallel(
+    grid: Grid,
+    p: &VcParams,
+    threads: usize,
+    rate: f64,
+    max_len: u32,
+    cycles: u64,
+) -> Outcome {
+    let mut net = ParVcNet::new(grid, p.clone(), threads).unwrap();
+    drive(&mut net, grid.x * grid.y, rate, max_len, cycles)
 }
 
 fn grid(x: usize, y: usize, wrap: bool) -> Grid {
@@ -126,9 +151,16 @@ fn a_dateline_torus_in_partitions_is_the_sequential_torus() {
 fn a_single_vc_torus_deadlocks_in_the_same_cycle() {
     let p = VcParams::unit_delays(1, 2, 1_000);
     let want = sequential(grid(4, 4, true), &p, 0.3, 16, 3_000);
-    assert!(want.end.as_ref().is_err_and(|e| e.contains("deadlock")), "{:?}", want.end);
+    assert!(
+        want.end.as_ref().is_err_and(|e| e.contains("deadlock")),
+        "{:?}",
+        want.end
+    );
     for threads in [2, 4] {
-        assert_eq!(parallel(grid(4, 4, true), &p, threads, 0.3, 16, 3_000), want);
+        assert_eq!(
+            parallel(grid(4, 4, true), &p, threads, 0.3, 16, 3_000),
+            want
+        );
     }
 }
 

@@ -108,6 +108,26 @@ pub fn targets() -> Vec<Target> {
             unit: "router-cycles",
             run: || icn_thnet::bench::vc_router().map_err(|e| e.to_string()),
         },
+        // Parallel simulation of one network (issue 15): the same 64x64 mesh on one thread and
+        // on two (bit-identical results); the speed-up is the ratio of their wall rates.
+        Target {
+            name: "vc-mesh64",
+            workload: "VC router 64x64 mesh, uniform, 0.3 flits/node/cycle, 5-flit packets, 10^3 + 9·10^3 cycles, 1 thread",
+            unit: "router-cycles",
+            run: || icn_thnet::bench::vc_parallel(1).map_err(|e| e.to_string()),
+        },
+        Target {
+            name: "vc-mesh64-2t",
+            workload: "the vc-mesh64 workload on 2 threads (partitions of 32 rows, a barrier per cycle)",
+            unit: "router-cycles",
+            run: || icn_thnet::bench::vc_parallel(2).map_err(|e| e.to_string()),
+        },
+        Target {
+            name: "lockstep-sync",
+            workload: "2 partitions of an idle 2-router network, 10^6 cycles: the cost of one cycle's barrier and exchange",
+            unit: "cycles",
+            run: || icn_thnet::bench::lockstep_sync(1_000_000).map_err(|e| e.to_string()),
+        },
         // Cluster (issue 13): both workloads live in `icn_cluster::bench`.
         Target {
             name: "cluster-ccc",
