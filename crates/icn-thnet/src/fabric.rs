@@ -8,7 +8,7 @@
 use crate::nia::{Delivered, Started};
 use crate::topology::Grid;
 use crate::topology::Topology;
-use crate::vcnet::par::ParVcNet;
+use crate::vcnet::par::{ParNet, ParVcNet};
 use crate::vcnet::{PacketDone, VcNet, VcObserver, VcParams};
 use crate::vcnet_any::VcAnyNet;
 use crate::xnet::{NetParams, Network, Observer};
@@ -172,6 +172,8 @@ pub enum VcEngine {
     /// The fast path in partitions over threads (same results as `Grid`).
     GridParallel(Box<ParVcNet>),
     Any(Box<VcAnyNet>),
+    /// Any network in partitions over threads (same results as `Any`).
+    AnyParallel(Box<ParNet<VcAnyNet>>),
 }
 
 impl VcEngine {
@@ -180,6 +182,7 @@ impl VcEngine {
             VcEngine::Grid(n) => n.now,
             VcEngine::GridParallel(n) => n.now,
             VcEngine::Any(n) => n.now,
+            VcEngine::AnyParallel(n) => n.now,
         }
     }
 
@@ -188,6 +191,7 @@ impl VcEngine {
             VcEngine::Grid(n) => n.nodes(),
             VcEngine::GridParallel(n) => n.nodes(),
             VcEngine::Any(n) => n.nodes(),
+            VcEngine::AnyParallel(n) => n.nodes(),
         }
     }
 
@@ -196,6 +200,7 @@ impl VcEngine {
             VcEngine::Grid(n) => n.deadlocked,
             VcEngine::GridParallel(n) => n.deadlocked,
             VcEngine::Any(n) => n.deadlocked,
+            VcEngine::AnyParallel(n) => n.deadlocked,
         }
     }
 
@@ -204,6 +209,7 @@ impl VcEngine {
             VcEngine::Grid(n) => n.measuring = on,
             VcEngine::GridParallel(n) => n.set_measuring(on),
             VcEngine::Any(n) => n.measuring = on,
+            VcEngine::AnyParallel(n) => n.set_measuring(on),
         }
     }
 
@@ -212,6 +218,7 @@ impl VcEngine {
             VcEngine::Grid(n) => n.measuring,
             VcEngine::GridParallel(n) => n.measuring(),
             VcEngine::Any(n) => n.measuring,
+            VcEngine::AnyParallel(n) => n.measuring(),
         }
     }
 
@@ -220,6 +227,7 @@ impl VcEngine {
             VcEngine::Grid(n) => n.enqueue_tagged(src, dst, len, tag),
             VcEngine::GridParallel(n) => n.enqueue_tagged(src, dst, len, tag),
             VcEngine::Any(n) => n.enqueue_tagged(src, dst, len, tag),
+            VcEngine::AnyParallel(n) => n.enqueue_tagged(src, dst, len, tag),
         }
     }
 }
@@ -261,6 +269,21 @@ impl VcFabric {
     pub fn any(net: VcAnyNet, cycle_ps: Ps, flit_bytes: u32, max_packet_flits: u32) -> VcFabric {
         Self::wrap(
             VcEngine::Any(Box::new(net)),
+            cycle_ps,
+            flit_bytes,
+            max_packet_flits,
+        )
+    }
+
+    /// Routers of any radix on several threads ([`ParNet`]; same results as [`VcFabric::any`]).
+    pub fn any_parallel(
+        net: ParNet<VcAnyNet>,
+        cycle_ps: Ps,
+        flit_bytes: u32,
+        max_packet_flits: u32,
+    ) -> VcFabric {
+        Self::wrap(
+            VcEngine::AnyParallel(Box::new(net)),
             cycle_ps,
             flit_bytes,
             max_packet_flits,
@@ -352,6 +375,7 @@ impl Fabric for VcFabric {
                 VcEngine::Grid(n) => n.step(&mut tracker),
                 VcEngine::GridParallel(n) => n.step(&mut tracker),
                 VcEngine::Any(n) => n.step(&mut tracker),
+                VcEngine::AnyParallel(n) => n.step(&mut tracker),
             };
             stepped.map_err(|e| fabric_error(self.net.deadlocked(), e))?;
         }
@@ -389,6 +413,17 @@ impl Fabric for VcFabric {
                     busy: net.busy(ch),
                 })
                 .collect(),
+            VcEngine::AnyParallel(net) => {
+                let radix = net.ports_per_router();
+                net.inter_router_channels()
+                    .into_iter()
+                    .map(|ch| ChannelLoad {
+                        router: ch / radix,
+                        port: ch % radix,
+                        busy: net.busy(ch),
+                    })
+                    .collect()
+            }
             VcEngine::Any(net) => net
                 .inter_router_channels()
                 .map(|ch| ChannelLoad {

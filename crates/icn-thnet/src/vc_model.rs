@@ -13,6 +13,7 @@ use crate::harness::{self, OpenLoop};
 use crate::topology::Grid;
 use crate::traffic::{self, Sizes, TrafficConfig};
 use crate::vcnet::VcParams;
+use crate::vcnet::par::ParNet;
 use crate::vcnet_any::VcAnyNet;
 pub use crate::xswitch_model::OnDeadlock;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress};
@@ -426,13 +427,6 @@ impl Model for VcRouter {
             &format!("at most one thread per router ({routers})"),
             cfg.thread_count(),
         )?;
-        if grid.is_none() && cfg.thread_count() > 1 {
-            return Err(Invalid::new(
-                "threads",
-                "more than one thread runs only on the 2-D grid router (mesh, torus or ring with \
-                 dimension order and ≤ 8 VCs) so far",
-            ));
-        }
         Invalid::check(
             cfg.load > 0.0 && cfg.load <= 1.0,
             "load",
@@ -468,8 +462,28 @@ impl Model for VcRouter {
                 };
                 // The routers' random choices get their own stream of the replication's seed.
                 let rseed = icn_engine::rng::derive_seed(seed, u64::MAX - 1);
-                let any = VcAnyNet::new(net.clone(), routing.clone(), cfg.params(), global, rseed)?;
-                (VcFabric::any(any, 1, 1, MAX_SIZE), None)
+                let fabric = match cfg.thread_count() {
+                    1 => VcFabric::any(
+                        VcAnyNet::new(net.clone(), routing.clone(), cfg.params(), global, rseed)?,
+                        1,
+                        1,
+                        MAX_SIZE,
+                    ),
+                    threads => VcFabric::any_parallel(
+                        ParNet::any(
+                            net.clone(),
+                            routing.clone(),
+                            cfg.params(),
+                            global,
+                            rseed,
+                            threads,
+                        )?,
+                        1,
+                        1,
+                        MAX_SIZE,
+                    ),
+                };
+                (fabric, None)
             }
         };
         let w = OpenLoop {

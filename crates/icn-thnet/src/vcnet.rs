@@ -169,18 +169,19 @@ const MAX_PACKETS: usize = 1 << 30;
 /// In a partition ([`VcNet::partition`]), a link target or credit counter with this bit set
 /// belongs to another partition: the rest indexes [`VcNet`]'s `remote_flit` / `remote_cred`
 /// tables (link × V + VC). Local input VCs and counters stay below it.
-const REMOTE: u32 = 1 << 31;
+pub(crate) const REMOTE: u32 = 1 << 31;
 
-/// What one partition of a [`VcNet`] sends another: a flit landing in, or a credit returning
-/// to, one of its routers at cycle `at` (local indices of the receiver). A head flit carries its
-/// packet's record, which the receiver keeps under an id of its own until the tail leaves.
+/// What one partition of a VC network ([`VcNet`], [`crate::vcnet_any::VcAnyNet`]) sends
+/// another: a flit landing in, or a credit returning to, one of its routers at cycle `at`
+/// (local indices of the receiver). A head flit carries its packet's record `R`, which the
+/// receiver keeps under an id of its own until the tail leaves.
 #[derive(Clone, Debug)]
-pub enum VcMsg {
+pub enum VcMsg<R = PacketDone> {
     Flit {
         at: u64,
         ivc: u32,
         flags: u8,
-        packet: Option<PacketDone>,
+        packet: Option<R>,
     },
     Credit {
         at: u64,

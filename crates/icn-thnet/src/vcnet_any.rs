@@ -35,7 +35,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::alloc::{AllocKind, allocate, rr_first, rr_pick};
-use crate::vcnet::{PacketDone, VcObserver, VcParams};
+use crate::vcnet::{PacketDone, REMOTE, VcObserver, VcParams};
 use icn_engine::{Invalid, ModelError};
 use icn_topo::routing::{Header, Routing};
 use icn_topo::{End, Network};
@@ -186,7 +186,21 @@ pub struct VcAnyNet {
     free: Vec<u32>,
     rng: Vec<u64>,
     scratch: Scratch,
-    in_network: u64,
+    // Partitions (see `vcnet_any_par.rs`): the first router here; per terminal of the whole
+    // network its index here (`NONE` elsewhere); remote link targets and credit counters
+    // ([`REMOTE`]-tagged indices into these tables: partition, its local VC 0); per local
+    // input VC the id of the packet arriving from another partition; this cycle's remote
+    // flits and credits with the cycle they arrive.
+    lo: usize,
+    partitioned: bool,
+    terminal_here: Vec<u32>,
+    remote_flit: Vec<(u32, u32)>,
+    remote_cred: Vec<(u32, u32)>,
+    arriving: Vec<u32>,
+    sent_flits: Vec<(u64, u64)>,
+    sent_creds: Vec<(u64, u32)>,
+    /// Packets created here minus delivered here (see [`crate::vcnet::VcNet`]'s).
+    in_network: i64,
     last_move: u64,
     pub measuring: bool,
     pub deadlocked: bool,
@@ -204,6 +218,20 @@ impl VcAnyNet {
         p: VcParams,
         global_delay: u64,
         seed: u64,
+    ) -> Result<VcAnyNet, Invalid> {
+        Self::partition(net, routing, p, global_delay, seed, 1, 0)
+    }
+
+    /// Routers `k·R/parts .. (k+1)·R/parts` of the network's `R` with their terminals, as
+    /// partition `k` of `parts` (see `vcnet_any_par.rs`); partition 0 of 1 is the network.
+    pub fn partition(
+        net: Arc<Network>,
+        routing: Arc<dyn Routing>,
+        p: VcParams,
+        global_delay: u64,
+        seed: u64,
+        parts: usize,
+        k: usize,
     ) -> Result<VcAnyNet, Invalid> {
         p.validate()?;
         Invalid::check(
@@ -234,15 +262,48 @@ impl VcAnyNet {
                 ),
             ));
         }
-        let routers = net.routers() as usize;
-        let terminals = net.terminals() as usize;
-        let ports = routers * radix;
-        if (ports + terminals) * v >= EJECT as usize || terminals >= NONE as usize {
+        let all = net.routers() as usize;
+        let all_terminals = net.terminals() as usize;
+        if (all * radix + all_terminals) * v >= REMOTE as usize || all_terminals >= NONE as usize {
             return Err(Invalid::new(
                 "topology",
-                format!("{ports} router ports × {v} VCs: too many VCs for the VC router"),
+                format!(
+                    "{} router ports × {v} VCs: too many VCs for the VC router",
+                    all * radix
+                ),
             ));
         }
+        Invalid::check(
+            (1..=all).contains(&parts) && k < parts,
+            "threads",
+            &format!("1 ..= {all} (one router per thread at least)"),
+            parts,
+        )?;
+        let bound = |q: usize| q * all / parts;
+        let part_of = |g: usize| (0..parts).rfind(|&q| bound(q) <= g).unwrap_or(0);
+        let (lo, hi) = (bound(k), bound(k + 1));
+        let routers = hi - lo;
+        let ports = routers * radix;
+        // This partition's terminals, numbered here in increasing global order.
+        let mut terminal_here = vec![NONE; all_terminals];
+        let mut terminals = 0;
+        for (t, here) in terminal_here.iter_mut().enumerate() {
+            if (lo..hi).contains(&(net.terminal_at(t as u32).0 as usize)) {
+                *here = terminals as u32;
+                terminals += 1;
+            }
+        }
+        // Port `port` of global router `g` as a local port's VC 0, or a new remote entry.
+        let place = |g: usize, port: usize, table: &mut Vec<(u32, u32)>| -> u32 {
+            if (lo..hi).contains(&g) {
+                (((g - lo) * radix + port) * v) as u32
+            } else {
+                let q = part_of(g);
+                table.push((q as u32, (((g - bound(q)) * radix + port) * v) as u32));
+                REMOTE | ((table.len() - 1) * v) as u32
+            }
+        };
+        let (mut remote_flit, mut remote_cred) = (Vec::new(), Vec::new());
         let extra = global_delay.saturating_sub(p.channel_delay);
         let mut down = vec![EJECT; ports];
         let mut cred_to = vec![0u32; ports];
@@ -250,26 +311,38 @@ impl VcAnyNet {
         let mut cdelay = vec![0u16; ports];
         let mut term_port = vec![0u32; terminals];
         let base = p.sw_alloc_delay + p.st_delay;
-        for r in 0..routers {
+        // Every link with an end here: its output side if the sending router is here, its
+        // input side (where credits go back to, and how long they take) if the receiving one is.
+        for r in 0..all {
             for (o, &e) in net.ports(r as u32).iter().enumerate() {
-                let op = r * radix + o;
+                let sender_here = (lo..hi).contains(&r);
+                let op = r.wrapping_sub(lo).wrapping_mul(radix) + o;
                 let long = net.is_global(r as u32, o as u16);
                 let chan = p.channel_delay + if long { extra } else { 0 };
-                fdelay[op] = (base + chan) as u16;
+                if sender_here {
+                    fdelay[op] = (base + chan) as u16;
+                }
                 match e {
                     End::Router { router, port } => {
-                        let ip = router as usize * radix + usize::from(port);
-                        down[op] = (ip * v) as u32;
-                        // The input port at the other end returns its credits here.
-                        cred_to[ip] = (op * v) as u32;
-                        cdelay[ip] = (p.credit_delay + if long { extra } else { 0 }) as u16;
+                        let port = usize::from(port);
+                        if sender_here {
+                            down[op] = place(router as usize, port, &mut remote_flit);
+                        }
+                        let g = router as usize;
+                        if (lo..hi).contains(&g) {
+                            let ip = (g - lo) * radix + port;
+                            // The input port at the other end returns its credits here.
+                            cred_to[ip] = place(r, o, &mut remote_cred);
+                            cdelay[ip] = (p.credit_delay + if long { extra } else { 0 }) as u16;
+                        }
                     }
-                    End::Terminal(t) => {
-                        cred_to[op] = ((ports + t as usize) * v) as u32;
+                    End::Terminal(t) if sender_here => {
+                        let n = terminal_here[t as usize] as usize;
+                        cred_to[op] = ((ports + n) * v) as u32;
                         cdelay[op] = p.credit_delay as u16;
-                        term_port[t as usize] = op as u32;
+                        term_port[n] = op as u32;
                     }
-                    End::Unused => {}
+                    _ => {}
                 }
             }
         }
@@ -325,7 +398,7 @@ impl VcAnyNet {
             pk: Vec::new(),
             pk_hdr: Vec::new(),
             free: Vec::new(),
-            rng: (0..routers as u64)
+            rng: (lo as u64..hi as u64)
                 .map(|r| icn_engine::rng::derive_seed(seed, r))
                 .collect(),
             scratch: Scratch {
@@ -336,6 +409,18 @@ impl VcAnyNet {
                 queues: vec![0; radix],
                 ..Scratch::default()
             },
+            lo,
+            partitioned: parts > 1,
+            terminal_here,
+            remote_flit,
+            remote_cred,
+            arriving: if parts > 1 {
+                vec![NONE; ports * v]
+            } else {
+                Vec::new()
+            },
+            sent_flits: Vec::new(),
+            sent_creds: Vec::new(),
             in_network: 0,
             last_move: 0,
             measuring: false,
@@ -370,12 +455,13 @@ impl VcAnyNet {
             + 8 + 8 + 8 // port masks, RNG
     }
 
-    /// Output channels joining two routers, as `router · radix + port`.
+    /// Output channels joining two routers, as `router · radix + port` (of a partition: its
+    /// routers counted from its first).
     pub fn inter_router_channels(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.routers * self.radix).filter(|&o| {
             matches!(
                 self.net
-                    .end((o / self.radix) as u32, (o % self.radix) as u16),
+                    .end((self.lo + o / self.radix) as u32, (o % self.radix) as u16),
                 End::Router { .. }
             )
         })
@@ -386,7 +472,9 @@ impl VcAnyNet {
         self.busy[channel]
     }
 
-    pub fn in_network(&self) -> u64 {
+    /// Packets created and not yet delivered; of a partition, created here minus delivered
+    /// here.
+    pub fn in_network(&self) -> i64 {
         self.in_network
     }
 
@@ -404,25 +492,31 @@ impl VcAnyNet {
             created: self.now,
             tag,
         };
-        let id = match self.free.pop() {
+        let id = self.keep(info, Header::to(dst as u32));
+        let n = self.terminal_here[src] as usize;
+        self.queue[n].push_back(id);
+        self.s_active[n / 64] |= 1 << (n % 64);
+        if self.in_network == 0 && !self.partitioned {
+            self.last_move = self.now;
+        }
+        self.in_network += 1;
+    }
+
+    /// Keeps a packet's record and routing header under a new id.
+    fn keep(&mut self, info: PacketDone, hdr: Header) -> u32 {
+        match self.free.pop() {
             Some(id) => {
                 self.pk[id as usize] = info;
+                self.pk_hdr[id as usize] = hdr;
                 id
             }
             None => {
                 assert!(self.pk.len() < MAX_PACKETS, "too many packets in flight");
                 self.pk.push(info);
-                self.pk_hdr.push(Header::to(0));
+                self.pk_hdr.push(hdr);
                 (self.pk.len() - 1) as u32
             }
-        };
-        self.pk_hdr[id as usize] = Header::to(dst as u32);
-        self.queue[src].push_back(id);
-        self.s_active[src / 64] |= 1 << (src % 64);
-        if self.in_network == 0 {
-            self.last_move = self.now;
         }
-        self.in_network += 1;
     }
 
     pub fn enqueue(&mut self, src: usize, dst: usize, len: u32) {
@@ -438,7 +532,8 @@ impl VcAnyNet {
         let ip = ivc / self.v;
         let mut rng = Mix(&mut self.rng[r]);
         let mut hdr = self.pk_hdr[id];
-        if self.cred_to[ip] as usize >= self.routers * self.radix * self.v {
+        let up = self.cred_to[ip];
+        if up & REMOTE == 0 && up as usize >= self.routers * self.radix * self.v {
             // From a terminal: the packet enters the network here.
             let q = &mut self.scratch.queues;
             for o in 0..self.radix {
@@ -452,7 +547,9 @@ impl VcAnyNet {
                 .routing
                 .inject(pk.src as u32, pk.dst as u32, &mut rng, q);
         }
-        let hop = self.routing.next_hop(r as u32, &mut hdr, &mut rng);
+        let hop = self
+            .routing
+            .next_hop((self.lo + r) as u32, &mut hdr, &mut rng);
         self.pk_hdr[id] = hdr;
         let c = usize::from(hop.vc);
         let s = &mut self.ivcs[ivc];
@@ -516,7 +613,7 @@ impl VcAnyNet {
                 self.inject(n);
             }
         }
-        if self.in_network > 0 && now - self.last_move >= self.p.watchdog {
+        if !self.partitioned && self.in_network > 0 && now - self.last_move >= self.p.watchdog {
             self.deadlocked = true;
             return Err(ModelError::Failed(format!(
                 "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network",
@@ -575,6 +672,9 @@ fn distance(i: usize, ptr: u16, n: usize) -> usize {
 
 #[path = "vcnet_any_stages.rs"]
 mod stages;
+
+#[path = "vcnet_any_par.rs"]
+mod par;
 
 #[cfg(test)]
 #[path = "vcnet_any_tests.rs"]

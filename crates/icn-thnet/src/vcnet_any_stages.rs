@@ -217,16 +217,27 @@ impl VcAnyNet {
             let h = s.head as usize + 1;
             s.head = if h == b { 0 } else { h as u8 };
             s.len -= 1;
-            let at = (now as usize + usize::from(self.cdelay[ip])) & self.ring;
-            self.creds[at].push(self.cred_to[ip] + w as u32);
+            let at = now + u64::from(self.cdelay[ip]);
+            let counter = self.cred_to[ip] + w as u32;
+            if counter & REMOTE == 0 {
+                self.creds[at as usize & self.ring].push(counter);
+            } else {
+                self.sent_creds.push((at, counter));
+            }
             let out_vc = usize::from(s.lo);
             let op = pr + o;
-            let at = (now as usize + usize::from(self.fdelay[op])) & self.ring;
-            if self.down[op] == EJECT {
-                self.ejects[at].push(event(0, f));
+            let at = now + u64::from(self.fdelay[op]);
+            let down = self.down[op];
+            if down == EJECT {
+                self.ejects[at as usize & self.ring].push(event(0, f));
             } else {
                 self.credits[op * v + out_vc] -= 1;
-                self.flits[at].push(event(self.down[op] + out_vc as u32, f));
+                let e = event(down + out_vc as u32, f);
+                if down & REMOTE == 0 {
+                    self.flits[at as usize & self.ring].push(e);
+                } else {
+                    self.sent_flits.push((at, e));
+                }
             }
             self.busy[op] += measuring;
             let tail = f & u32::from(TAIL) != 0;

@@ -105,11 +105,55 @@ impl Partition for VcNet {
     }
 }
 
-/// A grid of VC routers simulated by several threads, with [`VcNet`]'s interface and results.
-pub struct ParVcNet {
-    parts: Lockstep<VcNet>,
+/// What the driver needs of a partition of a VC network besides [`Partition`].
+pub trait VcPartition:
+    Partition<Message = VcMsg<Self::Record>, Done = (u64, PacketDone), Error = ModelError>
+{
+    /// What a head flit carries to another partition.
+    type Record: Send + 'static;
+    /// The global routers simulated here.
+    fn router_range(&self) -> std::ops::Range<usize>;
+    /// Ports per router (channel `router · radix + port`).
+    fn ports_per_router(&self) -> usize;
+    /// The last cycle a flit moved here.
+    fn moved_last(&self) -> u64;
+    fn set_measuring(&mut self, on: bool);
+    /// Flits sent on local channel `c` while measuring.
+    fn channel_busy(&self, c: usize) -> u64;
+    /// Local channels that join two routers.
+    fn router_channels(&self) -> Vec<usize>;
+}
+
+impl VcPartition for VcNet {
+    type Record = PacketDone;
+    fn router_range(&self) -> std::ops::Range<usize> {
+        self.routers()
+    }
+    fn ports_per_router(&self) -> usize {
+        P
+    }
+    fn moved_last(&self) -> u64 {
+        self.last_move
+    }
+    fn set_measuring(&mut self, on: bool) {
+        self.measuring = on;
+    }
+    fn channel_busy(&self, c: usize) -> u64 {
+        self.busy(c)
+    }
+    fn router_channels(&self) -> Vec<usize> {
+        self.inter_router_channels().collect()
+    }
+}
+
+/// A VC network simulated by several threads, with the sequential network's interface and
+/// results: [`ParVcNet`] (the grid) or `ParNet<VcAnyNet>` (any network).
+pub struct ParNet<N: VcPartition> {
+    parts: Lockstep<N>,
     /// First router of each partition, then the router count.
     bounds: Vec<usize>,
+    /// Per terminal: its partition.
+    terminal_part: Vec<u32>,
     watchdog: u64,
     pub now: u64,
     /// Packets created and not yet delivered, over the whole network.
@@ -121,18 +165,41 @@ pub struct ParVcNet {
     done: Vec<(u64, PacketDone)>,
 }
 
-impl ParVcNet {
+/// The grid network on several threads.
+pub type ParVcNet = ParNet<VcNet>;
+
+impl ParNet<VcNet> {
     /// `grid` in `threads` partitions of (nearly) equal router counts, each on its own thread.
     pub fn new(grid: Grid, p: VcParams, threads: usize) -> Result<ParVcNet, Invalid> {
         let watchdog = p.watchdog;
         let parts = (0..threads)
             .map(|k| VcNet::partition(grid, p.clone(), threads, k))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut bounds: Vec<usize> = parts.iter().map(|n| n.routers().start).collect();
-        bounds.push(grid.x * grid.y);
-        Ok(ParVcNet {
+        let routers = grid.x * grid.y;
+        let bounds: Vec<usize> = parts.iter().map(|n| n.routers().start).collect();
+        // One terminal per router.
+        let terminal_part = (0..routers)
+            .map(|r| (bounds.partition_point(|&b| b <= r) - 1) as u32)
+            .collect();
+        Ok(Self::from_parts(parts, routers, terminal_part, watchdog))
+    }
+}
+
+impl<N: VcPartition> ParNet<N> {
+    /// Runs `parts` (partitions of contiguous router ranges covering `routers`, in order),
+    /// with `terminal_part` the partition of each terminal.
+    pub fn from_parts(
+        parts: Vec<N>,
+        routers: usize,
+        terminal_part: Vec<u32>,
+        watchdog: u64,
+    ) -> ParNet<N> {
+        let mut bounds: Vec<usize> = parts.iter().map(|n| n.router_range().start).collect();
+        bounds.push(routers);
+        ParNet {
             parts: Lockstep::new(parts),
             bounds,
+            terminal_part,
             watchdog,
             now: 0,
             in_network: 0,
@@ -140,18 +207,21 @@ impl ParVcNet {
             measuring: false,
             deadlocked: false,
             done: Vec::new(),
-        })
+        }
     }
 
     pub fn threads(&self) -> usize {
         self.parts.len()
     }
 
+    /// Ports per router (channel `router · radix + port`).
+    pub fn ports_per_router(&self) -> usize {
+        self.parts.part(0).ports_per_router()
+    }
+
+    /// Terminals (endpoints).
     pub fn nodes(&self) -> usize {
-        *self
-            .bounds
-            .last()
-            .expect("bounds end with the router count")
+        self.terminal_part.len()
     }
 
     fn part_of(&self, router: usize) -> usize {
@@ -166,7 +236,7 @@ impl ParVcNet {
         if on != self.measuring {
             self.measuring = on;
             for k in 0..self.parts.len() {
-                self.parts.part(k).measuring = on;
+                self.parts.part(k).set_measuring(on);
             }
         }
     }
@@ -176,13 +246,14 @@ impl ParVcNet {
         self.in_network as u64
     }
 
-    /// As [`VcNet::enqueue_tagged`].
+    /// Creates a packet of `len` flits at terminal `src` now (taken in by its partition at
+    /// the start of the next cycle, before anything could inject it).
     pub fn enqueue_tagged(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
         if self.in_network == 0 {
             self.idle_reset = self.now;
         }
         self.in_network += 1;
-        let k = self.part_of(src);
+        let k = self.terminal_part[src] as usize;
         self.parts.post(k, VcMsg::Create { src, dst, len, tag });
     }
 
@@ -197,7 +268,7 @@ impl ParVcNet {
         let now = self.now;
         if self.in_network > 0 && now >= self.watchdog {
             let moved = (0..self.parts.len())
-                .map(|k| self.parts.part(k).last_move())
+                .map(|k| self.parts.part(k).moved_last())
                 .fold(self.idle_reset, u64::max);
             if now - moved >= self.watchdog {
                 self.deadlocked = true;
@@ -211,23 +282,25 @@ impl ParVcNet {
         Ok(())
     }
 
-    /// Output channels that join two routers (global `router·P + port`), as [`VcNet`]'s.
+    /// Output channels that join two routers (global `router · radix + port`).
     pub fn inter_router_channels(&self) -> Vec<usize> {
         (0..self.parts.len())
             .flat_map(|k| {
                 let part = self.parts.part(k);
-                let lo = part.routers().start * P;
-                part.inter_router_channels()
+                let lo = part.router_range().start * part.ports_per_router();
+                part.router_channels()
+                    .into_iter()
                     .map(|c| lo + c)
                     .collect::<Vec<_>>()
             })
             .collect()
     }
 
-    /// Flits sent on output channel `router·P + port` while measuring.
+    /// Flits sent on output channel `router · radix + port` while measuring.
     pub fn busy(&self, channel: usize) -> u64 {
-        let k = self.part_of(channel / P);
+        let radix = self.ports_per_router();
+        let k = self.part_of(channel / radix);
         let part = self.parts.part(k);
-        part.busy(channel - part.routers().start * P)
+        part.channel_busy(channel - part.router_range().start * radix)
     }
 }
