@@ -7,6 +7,7 @@
 use super::*;
 
 impl VcNet {
+    #[inline(always)]
     pub(super) fn vc_allocate<const V: usize, const NV: usize>(&mut self, r: usize) {
         let mut pending = self.routing_mask[r];
         let (v, n) = (V, NV);
@@ -80,7 +81,8 @@ impl VcNet {
     /// reloads each `Vec`'s pointer and length after every store, which cost ≈ 10 % of all
     /// instructions; a head that follows a departing tail is routed after the loop (it touches
     /// only its own VC and packet, so the order does not matter).
-    pub(super) fn switch_allocate<const V: usize>(&mut self, r: usize) {
+    #[inline(always)]
+    pub(super) fn switch_allocate<const V: usize, const PART: bool>(&mut self, r: usize) {
         let v = V;
         let base = r * P;
         let ovc_base = r * P * v;
@@ -173,7 +175,7 @@ impl VcNet {
             s.len -= 1;
             // Credit back upstream, for the VC this flit occupied here.
             let counter = rp.cred_to[i] + w as u32;
-            if counter & REMOTE == 0 {
+            if !PART || counter & REMOTE == 0 {
                 creds.push(counter);
             } else {
                 sent_creds.push(counter);
@@ -188,7 +190,7 @@ impl VcNet {
             } else {
                 &mut *flits
             };
-            if o == LOCAL || target & REMOTE == 0 {
+            if !PART || o == LOCAL || target & REMOTE == 0 {
                 q.push(event(target, f));
             } else {
                 sent_flits.push(event(target, f));
@@ -213,6 +215,7 @@ impl VcNet {
         }
     }
 
+    #[inline(always)]
     pub(super) fn inject<const V: usize>(&mut self, n: usize) {
         let v = V;
         let mut s = self.src[n];
