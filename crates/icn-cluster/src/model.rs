@@ -29,6 +29,7 @@ use icn_thnet::fabric::{VcFabric, XSwitchFabric};
 use icn_thnet::frame::Check;
 use icn_thnet::topology::Topology;
 use icn_thnet::vcnet::VcParams;
+use icn_thnet::vcnet::par::ParNet;
 use icn_thnet::vcnet_any::VcAnyNet;
 use icn_thnet::xnet::NetParams;
 use icn_topo::Network;
@@ -149,6 +150,9 @@ pub struct FabricConfig {
     pub sci_data_bytes: u16,
     /// sci-ring: intelligent A/B aging instead of standard A/B aging.
     pub intelligent: bool,
+    /// vc-router: threads simulating the fabric (0: every core); results are the same at any
+    /// count.
+    pub threads: usize,
 }
 
 impl Default for FabricConfig {
@@ -173,6 +177,7 @@ impl Default for FabricConfig {
             watchdog: 1_000_000,
             sci_data_bytes: 64,
             intelligent: false,
+            threads: 1,
         }
     }
 }
@@ -284,6 +289,14 @@ impl FabricConfig {
         VcParams::unit_delays(self.vcs, self.buf, self.watchdog)
     }
 
+    /// The `threads` key with 0 resolved to the machine's cores.
+    fn thread_count(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+
     /// The graph the broadcast schemes run on (the fabric's switch graph).
     fn graph(&self) -> Result<icn_topo::Graph, Invalid> {
         let spec = match (self.kind, self.topology.split_once(':')) {
@@ -311,7 +324,7 @@ impl FabricConfig {
     fn check_keys_apply(&self) -> Result<(), Invalid> {
         use FabricKind::*;
         let d = FabricConfig::default();
-        let keys: [(&str, bool, &[FabricKind]); 16] = [
+        let keys: [(&str, bool, &[FabricKind]); 17] = [
             ("hop_ns", self.hop_ns != d.hop_ns, &[Ideal]),
             ("link_mbs", self.link_mbs != d.link_mbs, &[Ideal]),
             ("contention", self.contention != d.contention, &[Ideal]),
@@ -341,6 +354,7 @@ impl FabricConfig {
                 &[VcRouter],
             ),
             ("vcs", self.vcs != d.vcs, &[VcRouter]),
+            ("threads", self.threads != d.threads, &[VcRouter]),
             ("buf", self.buf != d.buf, &[VcRouter]),
             (
                 "watchdog",
@@ -447,11 +461,23 @@ impl FabricConfig {
                     "1 ..= 65536",
                     self.max_packet_flits,
                 )?;
+                Invalid::check(
+                    self.threads <= 1024,
+                    "fabric.threads",
+                    "0 (every core) ..= 1024",
+                    self.threads,
+                )?;
                 let grid = ["mesh:", "torus:", "ring:"]
                     .iter()
                     .any(|p| self.topology.starts_with(p));
                 if !grid {
                     let (net, routing) = self.vc_network()?;
+                    Invalid::check(
+                        self.thread_count() <= net.routers() as usize,
+                        "fabric.threads",
+                        "at most one thread per router",
+                        self.thread_count(),
+                    )?;
                     return Ok(Checked {
                         endpoints: net.terminals() as usize,
                         topo: None,
@@ -459,6 +485,12 @@ impl FabricConfig {
                     });
                 }
                 let t = Topology::from_spec(&self.topology).map_err(named)?;
+                Invalid::check(
+                    self.thread_count() <= t.nias(),
+                    "fabric.threads",
+                    "at most one thread per router",
+                    self.thread_count(),
+                )?;
                 Ok(Checked {
                     endpoints: t.nias(),
                     topo: Some(t),
@@ -483,6 +515,22 @@ impl ClusterPoint {
             )?),
             FabricKind::SciRing => Box::new(SciRingFabric::new(&f.sci()?, f.intelligent)?),
             FabricKind::VcRouter => match &self.vc_any {
+                Some((net, routing)) if f.thread_count() > 1 => {
+                    let any = ParNet::any(
+                        net.clone(),
+                        routing.clone(),
+                        f.vc_params(),
+                        1,
+                        1,
+                        f.thread_count(),
+                    )?;
+                    Box::new(VcFabric::any_parallel(
+                        any,
+                        f.cycle_ps()?,
+                        f.flit_bytes,
+                        f.max_packet_flits,
+                    ))
+                }
                 Some((net, routing)) => {
                     let any = VcAnyNet::new(net.clone(), routing.clone(), f.vc_params(), 1, 1)?;
                     Box::new(VcFabric::any(
@@ -495,7 +543,7 @@ impl ClusterPoint {
                 None => Box::new(VcFabric::new(
                     self.topo.as_ref().and_then(|t| t.grid).expect("prepared"),
                     f.vc_params(),
-                    1,
+                    f.thread_count(),
                     f.cycle_ps()?,
                     f.flit_bytes,
                     f.max_packet_flits,

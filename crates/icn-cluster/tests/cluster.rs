@@ -312,3 +312,27 @@ fn ccc_of_vc_routers_runs_every_broadcast() {
     // takes the one-packet latency.
     assert_eq!(outcome.message_ps, 2 * u128::from(one));
 }
+
+/// Issue 15: a cluster over VC routers simulated by 1, 2 or 3 threads gives the same metrics
+/// bit for bit (the grid fast path and the router of any radix on a CCC).
+#[test]
+fn vc_router_fabrics_give_the_same_cluster_metrics_at_any_thread_count() {
+    for topology in ["mesh:4x4", "ccc:3,3"] {
+        let mut cfg = ClusterConfig::default();
+        cfg.fabric.kind = FabricKind::VcRouter;
+        cfg.fabric.topology = topology.into();
+        cfg.workload.kind = WorkloadKind::Alltoall;
+        cfg.workload.bytes = 700;
+        let one = metrics(&cfg);
+        assert!(one.value("completion_us") > 0.0);
+        for threads in [2, 3] {
+            cfg.fabric.threads = threads;
+            let got = metrics(&cfg);
+            assert_eq!(
+                format!("{:?}{:?}", got.scalars, got.tables),
+                format!("{:?}{:?}", one.scalars, one.tables),
+                "{topology} at {threads} threads"
+            );
+        }
+    }
+}
