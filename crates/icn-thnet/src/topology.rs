@@ -42,12 +42,20 @@ pub struct Topology {
     /// Endpoint `n` hangs off `(switch, port)`.
     pub nia_at: Vec<(usize, Port)>,
     pub grid: Option<Grid>,
-    /// `routes[src * n + dst]`: output ports, first switch first, last one to the endpoint.
-    pub routes: Vec<Vec<Port>>,
+    /// Routes are not stored per pair (a 64×64 mesh would need 0.8 GB): on a grid they are
+    /// computed in dimension order when asked for; elsewhere `toward[d · switches + s]` is
+    /// the port that takes a frame at switch `s` one hop closer to switch `d` (the first such
+    /// port: one byte per switch pair, built by a breadth-first search from every switch
+    /// that hosts an endpoint). A graph file's listed routes are kept as listed.
+    toward: Vec<Port>,
+    listed: HashMap<(usize, usize), Vec<Port>>,
 }
 
-/// Largest all-pairs route table a topology may build, bytes.
+/// Largest next-hop table (`switches²` bytes) a topology may build.
 pub const ROUTE_TABLE_LIMIT: u128 = 512 << 20;
+
+/// A `toward` entry for a switch that cannot reach the destination.
+const NO_PORT: Port = Port::MAX;
 
 fn bad(message: impl Into<String>) -> Invalid {
     Invalid::new("topology", message)
@@ -58,8 +66,25 @@ impl Topology {
         self.nia_at.len()
     }
 
-    pub fn route(&self, src: usize, dst: usize) -> &[Port] {
-        &self.routes[src * self.nias() + dst]
+    /// The source route from endpoint `src` to endpoint `dst`: output ports, first switch
+    /// first, the last one to the endpoint.
+    pub fn route(&self, src: usize, dst: usize) -> Vec<Port> {
+        if let Some(r) = self.listed.get(&(src, dst)) {
+            return r.clone();
+        }
+        if self.grid.is_some() {
+            return self.dimension_order(src, dst);
+        }
+        let (mut sw, _) = self.nia_at[src];
+        let (dsw, dport) = self.nia_at[dst];
+        let mut route = Vec::new();
+        while sw != dsw {
+            let p = self.toward[dsw * self.switches + sw];
+            route.push(p);
+            sw = self.neighbour(sw, p).expect("next hops lead to switches");
+        }
+        route.push(dport);
+        route
     }
 
     /// Builds a topology from its spec (table above); `file:` reads a graph file.
@@ -110,7 +135,7 @@ impl Topology {
                 )));
             }
         };
-        t.routes = t.all_routes(&HashMap::new())?;
+        t.build_routes(HashMap::new())?;
         Ok(t)
     }
 
@@ -120,7 +145,8 @@ impl Topology {
             links: vec![None; switches * PORTS],
             nia_at: Vec::new(),
             grid: None,
-            routes: Vec::new(),
+            toward: Vec::new(),
+            listed: HashMap::new(),
         }
     }
 
@@ -189,70 +215,60 @@ impl Topology {
         Err(format!("route ends inside switch s{sw}"))
     }
 
-    /// Routes for every ordered pair (including a node to itself), checked by walking them.
-    /// Hops from switch 0 to the farthest switch (BFS): a bound on a route's length that
-    /// costs one pass over the links.
-    fn eccentricity_of_switch_0(&self) -> usize {
-        let mut dist = vec![usize::MAX; self.switches];
-        let mut queue = VecDeque::from([0]);
-        dist[0] = 0;
-        let mut far = 0;
-        while let Some(s) = queue.pop_front() {
-            far = far.max(dist[s]);
-            for link in &self.links[s * PORTS..(s + 1) * PORTS] {
-                if let Some(End::Switch { sw, .. }) = *link
-                    && dist[sw] == usize::MAX
-                {
-                    dist[sw] = dist[s] + 1;
-                    queue.push_back(sw);
-                }
+    /// Makes every ordered pair routable (a node to itself included): keeps the graph file's
+    /// `listed` routes, checked by walking them, and off a grid builds the next-hop table,
+    /// refusing a network with an endpoint another cannot reach (the first pair, by
+    /// destination then source).
+    fn build_routes(&mut self, listed: HashMap<(usize, usize), Vec<Port>>) -> Result<(), Invalid> {
+        let n = self.nias();
+        let mut pairs: Vec<_> = listed.keys().copied().collect();
+        pairs.sort_unstable_by_key(|&(s, d)| (d, s));
+        for (src, dst) in pairs {
+            match self.walk(src, &listed[&(src, dst)]) {
+                Ok(d) if d == dst => {}
+                Ok(d) => return Err(bad(format!("route n{src}→n{dst} ends at n{d}"))),
+                Err(e) => return Err(bad(format!("route n{src}→n{dst}: {e}"))),
             }
         }
-        far
-    }
-
-    fn all_routes(
-        &self,
-        listed: &HashMap<(usize, usize), Vec<Port>>,
-    ) -> Result<Vec<Vec<Port>>, Invalid> {
-        let n = self.nias();
-        // The table holds a route per endpoint pair: refuse one the machine cannot hold
-        // (ring:4096 needed 17 GB) before building it. Per pair: a Vec (24 B) and up to
-        // 2 × eccentricity + 2 ports.
-        let per_route = 24 + 2 * self.eccentricity_of_switch_0() + 2;
-        let bytes = (n as u128) * (n as u128) * per_route as u128;
+        self.listed = listed;
+        if self.grid.is_some() {
+            return Ok(());
+        }
+        let s = self.switches;
+        let bytes = (s as u128) * (s as u128);
         if bytes > ROUTE_TABLE_LIMIT {
             return Err(bad(format!(
-                "{n} endpoints need an all-pairs route table of about {} MB; at most {} MB \
-                 (routes computed per source are not built yet)",
+                "{s} switches need a next-hop table of {} MB; at most {} MB",
                 bytes >> 20,
                 ROUTE_TABLE_LIMIT >> 20
             )));
         }
-        let mut routes = Vec::with_capacity(n * n);
-        let mut dist = vec![usize::MAX; self.switches];
+        let mut toward = vec![NO_PORT; s * s];
+        let mut dist = vec![usize::MAX; s];
+        let mut done = vec![false; s];
         for dst in 0..n {
-            if self.grid.is_none() {
-                self.bfs_from(self.nia_at[dst].0, &mut dist);
+            let dsw = self.nia_at[dst].0;
+            if done[dsw] {
+                continue;
             }
-            for src in 0..n {
-                let r = match listed.get(&(src, dst)) {
-                    Some(r) => r.clone(),
-                    None if self.grid.is_some() => self.dimension_order(src, dst),
-                    None => self.shortest(src, dst, &dist)?,
-                };
-                match self.walk(src, &r) {
-                    Ok(d) if d == dst => {}
-                    Ok(d) => return Err(bad(format!("route n{src}→n{dst} ends at n{d}"))),
-                    Err(e) => return Err(bad(format!("route n{src}→n{dst}: {e}"))),
+            done[dsw] = true;
+            self.bfs_from(dsw, &mut dist);
+            if let Some(src) = (0..n).find(|&src| dist[self.nia_at[src].0] == usize::MAX) {
+                return Err(bad(format!("n{dst} is unreachable from n{src}")));
+            }
+            for (sw, next) in toward[dsw * s..(dsw + 1) * s].iter_mut().enumerate() {
+                if dist[sw] != usize::MAX && sw != dsw {
+                    *next = (0..PORTS as Port)
+                        .find(|&p| {
+                            self.neighbour(sw, p)
+                                .is_some_and(|t| dist[t] + 1 == dist[sw])
+                        })
+                        .expect("BFS distance decreases along some port");
                 }
-                routes.push(r);
             }
         }
-        // Reorder from [dst][src] to [src][dst].
-        Ok((0..n * n)
-            .map(|i| std::mem::take(&mut routes[(i % n) * n + i / n]))
-            .collect())
+        self.toward = toward;
+        Ok(())
     }
 
     fn bfs_from(&self, root: usize, dist: &mut [usize]) {
@@ -269,27 +285,6 @@ impl Topology {
                 }
             }
         }
-    }
-
-    fn shortest(&self, src: usize, dst: usize, dist: &[usize]) -> Result<Vec<Port>, Invalid> {
-        let (mut sw, _) = self.nia_at[src];
-        let (dsw, dport) = self.nia_at[dst];
-        if dist[sw] == usize::MAX {
-            return Err(bad(format!("n{dst} is unreachable from n{src}")));
-        }
-        let mut route = Vec::with_capacity(dist[sw] + 1);
-        while sw != dsw {
-            let p = (0..PORTS as Port)
-                .find(|&p| {
-                    self.neighbour(sw, p)
-                        .is_some_and(|t| dist[t] + 1 == dist[sw])
-                })
-                .expect("BFS distance decreases along some port");
-            route.push(p);
-            sw = self.neighbour(sw, p).expect("found above");
-        }
-        route.push(dport);
-        Ok(route)
     }
 
     /// x first, then y; on a torus the shorter way round (ties go +).
@@ -532,7 +527,7 @@ pub fn parse_graph(text: &str) -> Result<Topology, Invalid> {
     {
         return Err(bad(format!("route n{s} n{d} names a missing endpoint")));
     }
-    t.routes = t.all_routes(&listed)?;
+    t.build_routes(listed)?;
     Ok(t)
 }
 
@@ -655,27 +650,40 @@ mod tests {
         let diameter = icn_topo::paths::diameter(&g) as usize;
         for a in 0..24 {
             for b in 0..24 {
-                assert_eq!(t.walk(a, t.route(a, b)).unwrap(), b);
+                assert_eq!(t.walk(a, &t.route(a, b)).unwrap(), b);
                 assert!(t.route(a, b).len() <= diameter + 1, "{a}->{b}");
             }
         }
         assert_eq!(Topology::from_spec("ccc:2,3").unwrap_err().key, "topology");
     }
 
-    /// Sizes whose all-pairs route table would not fit are refused before it is built
-    /// (ring:4096 aborted at 7.7 GB, mesh:64x64 needed 3.4–4.3 GB); the largest meshes that
-    /// fit still build.
+    /// Routes are not stored per pair any more: the grids that needed 3.4–7.7 GB of routes
+    /// (ring:4096, mesh:64x64) build with none, their routes computed when asked for; off a
+    /// grid the next-hop table is `switches²` bytes (graphs have at most 4 096 switches, so at
+    /// most 16 MB; CCC(12,12)'s 49 152 switches are refused before anything is built).
     #[test]
-    fn route_tables_too_large_to_hold_are_refused_up_front() {
-        for spec in ["ring:4096", "mesh:64x64", "torus:64x64"] {
-            let e = Topology::from_spec(spec).unwrap_err();
-            assert_eq!(e.key, "topology");
-            assert!(
-                e.message.contains("all-pairs route table"),
-                "{spec}: {}",
-                e.message
-            );
+    fn routes_take_no_memory_per_pair() {
+        for (spec, a, b) in [
+            ("ring:4096", 5, 4000),
+            ("mesh:64x64", 4095, 0),
+            ("torus:64x64", 0, 2080),
+        ] {
+            let t = Topology::from_spec(spec).unwrap();
+            assert!(t.toward.is_empty(), "{spec}: grids need no table");
+            let r = t.route(a, b);
+            assert_eq!(t.walk(a, &r).unwrap(), b, "{spec}");
         }
-        assert_eq!(Topology::from_spec("mesh:32x32").unwrap().nias(), 1024);
+        // ring:4096: the short way round (north of 4000 is 96 hops back, not 3995 forward).
+        assert_eq!(
+            Topology::from_spec("ring:4096")
+                .unwrap()
+                .route(5, 4000)
+                .len(),
+            102
+        );
+        let e = Topology::from_spec("ccc:12,12").unwrap_err();
+        assert_eq!(e.key, "topology");
+        let t = Topology::from_spec("ccc:6,5").unwrap();
+        assert_eq!(t.toward.len(), t.switches * t.switches);
     }
 }
