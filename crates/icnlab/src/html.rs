@@ -125,7 +125,14 @@ fn section(h: &mut String, dir: &Path, e: &Entry) {
         intervals_line(dir, e.replications)
     );
     if let Some(w) = &e.warning {
-        let _ = write!(h, "<p class=\"err\">flagged points: {}</p>", esc(w));
+        // The full diagnosis can run to pages: folded, after one line a reader can take in.
+        let _ = write!(
+            h,
+            "<details><summary class=\"err\">Flagged points: some replications did not end ok \
+             (deadlock, drain limit or failure); the figure draws those points hollow and \
+             data.csv gives each point's status.</summary><p class=\"err\">{}</p></details>",
+            esc(w)
+        );
     }
     for svg in figures(&e.files, e.has_plot) {
         let _ = write!(
@@ -439,6 +446,25 @@ mod tests {
             "{one}"
         );
         assert!(same.contains("3 replications per point, all giving the same values (the model is deterministic here): no intervals."), "{same}");
+    }
+
+    #[test]
+    fn flagged_points_are_summed_up_and_the_diagnosis_folded() {
+        let dir = results("flagged", "0.02");
+        let mut e = entry(3);
+        e.warning = Some("e.toml: 1 of 1 points ... <deadlocked>".into());
+        let page = index(&dir, &[e], true);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            page.contains("<details><summary class=\"err\">Flagged points:"),
+            "{page}"
+        );
+        assert!(
+            page.contains(
+                "<p class=\"err\">e.toml: 1 of 1 points ... &lt;deadlocked&gt;</p></details>"
+            ),
+            "{page}"
+        );
     }
 
     #[test]
