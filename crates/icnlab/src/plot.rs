@@ -237,6 +237,9 @@ struct Panel {
     x_label: String,
     y_label: String,
     categories: Option<Vec<String>>,
+    /// What the axis writes for each category when the names are too long for it: the model's
+    /// code when the column is coded (check 0 stays check 0), else 1, 2, 3, …
+    category_keys: Vec<String>,
     series: Vec<Series>,
     /// The experiment's reference values for this panel: (x position or none, y, label).
     references: Vec<(Option<f64>, f64, String)>,
@@ -313,6 +316,16 @@ fn build_panel(
             .y_label
             .clone()
             .unwrap_or_else(|| axis_label(&spec.y, cx.units)),
+        category_keys: categories
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                cx.codes
+                    .get(&spec.x)
+                    .and_then(|names| names.iter().find(|(_, n)| *n == name))
+                    .map_or_else(|| (i + 1).to_string(), |(code, _)| code.clone())
+            })
+            .collect(),
         categories: (!categories.is_empty()).then_some(categories),
         series,
         references,
@@ -686,7 +699,7 @@ fn legend(p: &Panel) -> Vec<(String, Glyph)> {
     if numbered_categories(p) {
         let names = p.categories.iter().flatten();
         for (i, name) in names.enumerate() {
-            entries.push((format!("{}: {name}", i + 1), Glyph::Key));
+            entries.push((format!("{}: {name}", p.category_keys[i]), Glyph::Key));
         }
     }
     entries
@@ -817,12 +830,13 @@ fn draw_panel(p: &Panel, area: &DrawingArea<SVGBackend, plotters::coord::Shift>)
             };
             mesh.x_desc(x_desc).y_desc(&p.y_label);
             let cats = p.categories.clone();
+            let keys = p.category_keys.clone();
             let fmt = move |x: &f64| match &cats {
                 Some(c) => {
                     let i = x.round();
                     if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < c.len() {
                         if numbered {
-                            format!("{}", i as usize + 1)
+                            keys[i as usize].clone()
                         } else {
                             c[i as usize].clone()
                         }
