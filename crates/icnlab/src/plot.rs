@@ -1143,4 +1143,43 @@ mod tests {
             "{err:#}"
         );
     }
+
+    /// Long coded category names: the axis writes the model's codes, the legend names them, and
+    /// a reference on a category sits at that category.
+    #[test]
+    fn long_coded_categories_are_keyed_by_their_code() {
+        let f = Frame {
+            columns: ["point", "check", "rel_error"].map(str::to_owned).to_vec(),
+            rows: (0..6)
+                .map(|i| vec!["0".into(), i.to_string(), "0.01".into()])
+                .collect(),
+        };
+        let names: BTreeMap<String, String> = (0..6)
+            .map(|i| (i.to_string(), format!("a long name of check number {i}")))
+            .collect();
+        let codes: CodeNames = [("check".to_owned(), names)].into();
+        let file = icn_engine::ExperimentFile::parse(
+            Path::new("x.toml"),
+            "model = 'm'\n[[plot]]\nx = 'check'\ny = ['rel_error']\n[[reference]]\n\
+             column = 'rel_error'\nx = 'a long name of check number 4'\ny = 0.2\nlabel = 'l'\n",
+            false,
+        )
+        .unwrap();
+        let (flagged, units) = (BTreeSet::new(), BTreeMap::new());
+        let cx = Inputs {
+            flagged: &flagged,
+            units: &units,
+            codes: &codes,
+        };
+        let p = build_panel(0, &file.plots[0], &f, None, &file.references, &cx).unwrap();
+        assert!(numbered_categories(&p));
+        assert_eq!(p.category_keys, ["0", "1", "2", "3", "4", "5"]);
+        assert_eq!(p.references, vec![(Some(4.0), 0.2, "l".to_owned())]);
+        let legend: Vec<String> = legend(&p).into_iter().map(|(l, _)| l).collect();
+        assert!(
+            legend.contains(&"5: a long name of check number 5".to_owned()),
+            "{legend:?}"
+        );
+        assert!(legend.contains(&"reference: l".to_owned()), "{legend:?}");
+    }
 }
