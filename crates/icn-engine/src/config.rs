@@ -30,6 +30,9 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+mod reference;
+pub use reference::{MAX_REFERENCES, MAX_VERDICT_CHARS, RefX, Reference};
+
 /// An invalid value in a configuration: names the key and says what is allowed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("key `{key}`: {message}")]
@@ -131,7 +134,7 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<String, ConfigError> {
 }
 
 /// Keys every experiment file may have besides the model's own.
-const COMMON_KEYS: [&str; 8] = [
+const COMMON_KEYS: [&str; 10] = [
     "model",
     "title",
     "description",
@@ -140,6 +143,8 @@ const COMMON_KEYS: [&str; 8] = [
     "sweep",
     "plot",
     "quick",
+    "verdict",
+    "reference",
 ];
 
 /// One panel of an experiment's `plot.svg`.
@@ -188,6 +193,10 @@ pub struct ExperimentFile {
     /// Sweep axes in file order: (dotted key into the body, values).
     pub sweep: Vec<(String, Vec<toml::Value>)>,
     pub plots: Vec<PlotSpec>,
+    /// What the figure shows against the paper, for the results page (see [`Reference`]).
+    pub verdict: Option<String>,
+    /// The paper's values, drawn into the panels that plot their column.
+    pub references: Vec<Reference>,
     /// The model's own keys.
     pub body: toml::Table,
     /// What identifies the experiment beyond its seed: the file's text, whether `[quick]` was
@@ -293,6 +302,8 @@ impl ExperimentFile {
                 })?
             }
         };
+        let verdict = reference::verdict(root.remove("verdict")).map_err(bad)?;
+        let references = reference::references(root.remove("reference"), &plots).map_err(bad)?;
         let file = ExperimentFile {
             path: path.to_owned(),
             model,
@@ -302,6 +313,8 @@ impl ExperimentFile {
             replications,
             sweep,
             plots,
+            verdict,
+            references,
             body: root,
             source: vec![text.to_owned(), format!("quick={quick}")],
         };
@@ -345,7 +358,7 @@ impl ExperimentFile {
                         self.description = text;
                     }
                 }
-                "model" | "sweep" | "plot" | "quick" => {
+                "model" | "sweep" | "plot" | "quick" | "verdict" | "reference" => {
                     return Err(ConfigError::invalid(
                         &self.path,
                         Invalid::new(&key, "cannot be overridden with --set; edit the file"),

@@ -114,6 +114,12 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
         } else {
             Vec::new()
         },
+        verdict: file.verdict.clone(),
+        references: if plan.sweep {
+            file.references.clone()
+        } else {
+            Vec::new()
+        },
         points: results,
     };
     write_outputs(&report, staging)?;
@@ -161,7 +167,13 @@ pub fn write_outputs(report: &RunReport, staging: Staging) -> Result<(), ExecErr
     let plot = if report.plots.is_empty() || report.points.is_empty() {
         Ok(())
     } else {
-        crate::plot::draw(&out, &report.plots, &out.join("plot.svg")).map_err(|e| {
+        crate::plot::draw(
+            &out,
+            &report.plots,
+            &report.references,
+            &out.join("plot.svg"),
+        )
+        .map_err(|e| {
             let _ = std::fs::remove_file(out.join("plot.svg"));
             ExecError::Failed(staging.rename_in(&format!(
                 "{}: data written to {}, but the plot failed: {e:#}",

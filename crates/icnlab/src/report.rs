@@ -10,8 +10,9 @@
 
 use anyhow::{Context, Result};
 use icn_engine::Metrics;
-use icn_engine::config::PlotSpec;
+use icn_engine::config::{PlotSpec, Reference};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
@@ -46,7 +47,64 @@ pub struct RunReport {
     #[serde(default)]
     pub sweep_points: usize,
     pub plots: Vec<PlotSpec>,
+    /// The experiment file's `verdict`: what the figure shows against the paper.
+    #[serde(default)]
+    pub verdict: Option<String>,
+    /// The paper's values drawn into the panels (see [`icn_engine::config::Reference`]).
+    #[serde(default)]
+    pub references: Vec<Reference>,
     pub points: Vec<PointResult>,
+}
+
+/// Names of coded values, by column: `codes["check"]["3"] = "A MyVIA max bandwidth (MB/s)"`.
+pub type CodeNames = BTreeMap<String, BTreeMap<String, String>>;
+
+/// Reads the names that models give numeric codes in their notes (tables hold only numbers):
+///
+/// * `check 3: A MyVIA max bandwidth (MB/s)` — code 3 of column `check`;
+/// * `profile 0 = setup-a, 1 = setup-b` — several codes of one column;
+/// * `variant: MyVIA`, `variant: - PD ring`, … — the i-th such note names code i.
+///
+/// Plots use them to draw a coded x as named categories, the results page to show names
+/// instead of numbers. A note of another shape is simply not a name.
+pub fn code_names(notes: &[String]) -> CodeNames {
+    let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphabetic() || c == '_');
+    let mut codes = CodeNames::new();
+    for note in notes {
+        if let Some((head, name)) = note.split_once(": ") {
+            match head.split_once(' ') {
+                Some((col, code)) if word(col) && code.parse::<u64>().is_ok() => {
+                    codes
+                        .entry(col.to_owned())
+                        .or_default()
+                        .insert(code.to_owned(), name.trim().to_owned());
+                }
+                None if word(head) => {
+                    let entry = codes.entry(head.to_owned()).or_default();
+                    entry.insert(entry.len().to_string(), name.trim().to_owned());
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let Some((col, rest)) = note.split_once(' ') else {
+            continue;
+        };
+        let pairs: Option<Vec<(&str, &str)>> = rest
+            .split(", ")
+            .map(|p| {
+                p.split_once(" = ")
+                    .filter(|(code, name)| code.parse::<u64>().is_ok() && !name.is_empty())
+            })
+            .collect();
+        if let Some(pairs) = pairs.filter(|_| word(col)) {
+            let entry = codes.entry(col.to_owned()).or_default();
+            for (code, name) in pairs {
+                entry.insert(code.to_owned(), name.trim().to_owned());
+            }
+        }
+    }
+    codes
 }
 
 pub fn toml_to_json(v: &toml::Value) -> serde_json::Value {
@@ -398,6 +456,8 @@ mod tests {
             experiment: String::new(),
             sweep_points: 1,
             plots: vec![],
+            verdict: None,
+            references: vec![],
             points: vec![super::PointResult {
                 index: 0,
                 params: vec![],
@@ -435,6 +495,34 @@ mod tests {
         assert!(back.value("eta").is_nan());
         assert!(back.tables[0].rows[0][0].is_nan() && back.tables[0].rows[1][0] == 1.0);
         assert!(back.tables[0].ci95[0][0].is_nan() && back.tables[0].ci95[1][0] == 0.5);
+    }
+
+    #[test]
+    fn coded_values_are_named_from_the_notes() {
+        let notes: Vec<String> = [
+            "check 0: B MyVIA min one-way latency (µs)",
+            "check 12: FE M-VIA max bandwidth (MB/s)",
+            "variant: MyVIA",
+            "variant: - PD ring (doorbell + descriptor DMA)",
+            "profile 0 = setup-a, 1 = setup-b",
+            "calibrated: myvia.chain_cycles = 340 cycles",
+            "a free note, not a name",
+            "deadlock at 3: cycle 1 → 2",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let codes = super::code_names(&notes);
+        let get = |c: &str, k: &str| codes.get(c).and_then(|m| m.get(k)).map(String::as_str);
+        assert_eq!(get("check", "0"), Some("B MyVIA min one-way latency (µs)"));
+        assert_eq!(get("check", "12"), Some("FE M-VIA max bandwidth (MB/s)"));
+        assert_eq!(get("variant", "0"), Some("MyVIA"));
+        assert_eq!(
+            get("variant", "1"),
+            Some("- PD ring (doorbell + descriptor DMA)")
+        );
+        assert_eq!(get("profile", "0"), Some("setup-a"));
+        assert_eq!(get("profile", "1"), Some("setup-b"));
+        assert_eq!(codes.len(), 4, "{codes:?}");
     }
 
     #[test]

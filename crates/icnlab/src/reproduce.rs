@@ -176,6 +176,8 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
             error,
             replications: file.replications,
             warning,
+            verdict: file.verdict.clone(),
+            references: file.references.clone(),
         });
     }
     let page = req.out.join("index.html");
