@@ -381,13 +381,13 @@ mod tests {
         let cfg = BcastConfig::default();
         Bcast::validate(&cfg).unwrap();
         let m = Bcast::run(&cfg, 1, &NoProgress).unwrap();
-        assert_eq!(m.value("bound_theorem1"), 9.0);
-        assert!(m.value("worst_steps") <= 9.0);
-        assert_eq!(m.value("optimum"), 8.0);
-        assert_eq!(m.value("diameter"), 7.0);
-        assert_eq!(m.value("source_k1_optimum"), 7.0);
-        assert_eq!(m.value("source_k1_single_entry"), 7.0);
-        assert_eq!(m.value("lemma1_holds"), 1.0);
+        assert_eq!(m.require("bound_theorem1").unwrap(), 9.0);
+        assert!(m.require("worst_steps").unwrap() <= 9.0);
+        assert_eq!(m.require("optimum").unwrap(), 8.0);
+        assert_eq!(m.require("diameter").unwrap(), 7.0);
+        assert_eq!(m.require("source_k1_optimum").unwrap(), 7.0);
+        assert_eq!(m.require("source_k1_single_entry").unwrap(), 7.0);
+        assert_eq!(m.require("lemma1_holds").unwrap(), 1.0);
         assert_eq!(m.table("per_source").unwrap().rows.len(), 32);
     }
 
@@ -417,12 +417,12 @@ mod tests {
         assert_eq!(cfg.spec(), "ccc:3,2");
         let m = Bcast::run(&cfg, 1, &NoProgress).unwrap();
         // CCC(3,2): optimum 5 = Theorem 1; from (0,1) the optimum 5 exceeds the sharp claim 4.
-        assert_eq!(m.value("optimum"), 5.0);
-        assert_eq!(m.value("bound_theorem1"), 5.0);
-        assert_eq!(m.value("source_k1_optimum"), 5.0);
-        assert_eq!(m.value("source_k1_single_entry"), 5.0);
-        assert_eq!(m.value("sharp_bound"), 4.0);
-        assert_eq!(m.value("lemma1_holds"), 1.0);
+        assert_eq!(m.require("optimum").unwrap(), 5.0);
+        assert_eq!(m.require("bound_theorem1").unwrap(), 5.0);
+        assert_eq!(m.require("source_k1_optimum").unwrap(), 5.0);
+        assert_eq!(m.require("source_k1_single_entry").unwrap(), 5.0);
+        assert_eq!(m.require("sharp_bound").unwrap(), 4.0);
+        assert_eq!(m.require("lemma1_holds").unwrap(), 1.0);
     }
 
     #[test]
@@ -437,7 +437,7 @@ mod tests {
         let b = Bcast::run(&cfg, 7, &NoProgress).unwrap();
         // Debug text, since NaN (no Theorem 1 bound on a mesh) is not equal to itself.
         assert_eq!(format!("{a:?}"), format!("{b:?}"));
-        assert!(a.value("bound_theorem1").is_nan());
-        assert_eq!(a.value("optimum"), 6.0);
+        assert!(a.require("bound_theorem1").unwrap().is_nan());
+        assert_eq!(a.require("optimum").unwrap(), 6.0);
     }
 }
