@@ -126,23 +126,30 @@ impl Model for Bcast {
     type Prepared = BcastConfig;
 
     fn validate(cfg: &BcastConfig) -> Result<(), Invalid> {
+        use crate::limits::{MAX_CONFLICTS, MAX_DESIGN_MOVES, MAX_GREEDY_TRIES, MAX_OPTIMUM_NODES};
         Invalid::check(
-            cfg.greedy_tries <= 10_000,
+            cfg.greedy_tries <= MAX_GREEDY_TRIES,
             "greedy_tries",
-            "0..=10000",
+            &format!("0..={MAX_GREEDY_TRIES}"),
             cfg.greedy_tries,
         )?;
         Invalid::check(
-            cfg.design_moves <= 1_000_000,
+            cfg.design_moves <= MAX_DESIGN_MOVES,
             "design_moves",
-            "0..=1000000",
+            &format!("0..={MAX_DESIGN_MOVES}"),
             cfg.design_moves,
         )?;
         Invalid::check(
-            cfg.optimum_max_nodes <= 5_000,
+            cfg.optimum_max_nodes <= MAX_OPTIMUM_NODES,
             "optimum_max_nodes",
-            "0..=5000",
+            &format!("0..={MAX_OPTIMUM_NODES}"),
             cfg.optimum_max_nodes,
+        )?;
+        Invalid::check(
+            (1..=MAX_CONFLICTS).contains(&cfg.optimum_conflicts),
+            "optimum_conflicts",
+            &format!("1..={MAX_CONFLICTS}"),
+            cfg.optimum_conflicts,
         )?;
         Invalid::check(
             cfg.ccc_k <= 12,
@@ -151,13 +158,29 @@ impl Model for Bcast {
             cfg.ccc_k,
         )?;
         Invalid::check(cfg.ccc_dh <= 64, "ccc_dh", "0..=64", cfg.ccc_dh)?;
-        let (g, scheme, _) = cfg.build()?;
+        let (g, scheme, sources) = cfg.build()?;
         if scheme == Scheme::Ilbm && g.kind() == icn_topo::Kind::File {
             return Err(Invalid::new(
                 "scheme",
                 "ilbm has node algorithms for ccc, hypercube, ring, path, mesh and torus only",
             ));
         }
+        // A run also searches the optimum of each source's symmetry class.
+        crate::limits::check(
+            &g,
+            &[scheme, Scheme::Optimal],
+            &sources,
+            &cfg.options(0),
+            crate::limits::available_memory(),
+        )
+        .map_err(|e| {
+            let key = if cfg.ccc_k > 0 && e.key == crate::limits::Key::Graph {
+                "ccc_k"
+            } else {
+                e.key.toml()
+            };
+            Invalid::new(key, e.why)
+        })?;
         Ok(())
     }
 
