@@ -24,7 +24,10 @@ fn main() {
             "source_k1_optimum",
             "messages",
         ];
-        let vals: Vec<String> = pick.iter().map(|k| format!("{k}={}", m.value(k))).collect();
+        let vals: Vec<String> = pick
+            .iter()
+            .map(|k| format!("{k}={}", m.require(k).expect("a bcast metric")))
+            .collect();
         println!(
             "{} {} {} {:.2}s",
             cfg.spec(),

@@ -8,20 +8,26 @@
 //! * [`ulbm`]: universal lists, adaptive and not, and [`design`] to search for good ones;
 //! * [`optimum`]: exact minimum broadcast time by SAT, with a budget;
 //! * [`bounds`]: lower bounds and the paper's claimed upper bounds;
+//! * [`limits`]: the cost of a run estimated before it starts, and the ranges of the options;
 //! * [`schemes`]: one entry point running any model on any graph;
 //! * [`claims`]: the size-by-size check of the paper's claims;
+//! * [`compare`]: the models side by side over CCC sizes (the reproduce table);
+//! * [`tables`]: the rows of the `icnlab bcast` reports, serialisable, CSV by the `csv` crate;
 //! * [`model`]: the `bcast` model for experiment files;
 //! * [`verify`]: CCCBrd on large CCCs: a simulator specialised to the CCC, all sources in parallel.
 
 pub mod bounds;
 pub mod claims;
 pub mod clbm;
+pub mod compare;
 pub mod design;
 pub mod ilbm;
+pub mod limits;
 pub mod model;
 pub mod optimum;
 pub mod schemes;
 pub mod sim;
+pub mod tables;
 pub mod ulbm;
 pub mod validate;
 pub mod verify;

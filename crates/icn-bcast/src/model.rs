@@ -126,23 +126,30 @@ impl Model for Bcast {
     type Prepared = BcastConfig;
 
     fn validate(cfg: &BcastConfig) -> Result<(), Invalid> {
+        use crate::limits::{MAX_CONFLICTS, MAX_DESIGN_MOVES, MAX_GREEDY_TRIES, MAX_OPTIMUM_NODES};
         Invalid::check(
-            cfg.greedy_tries <= 10_000,
+            cfg.greedy_tries <= MAX_GREEDY_TRIES,
             "greedy_tries",
-            "0..=10000",
+            &format!("0..={MAX_GREEDY_TRIES}"),
             cfg.greedy_tries,
         )?;
         Invalid::check(
-            cfg.design_moves <= 1_000_000,
+            cfg.design_moves <= MAX_DESIGN_MOVES,
             "design_moves",
-            "0..=1000000",
+            &format!("0..={MAX_DESIGN_MOVES}"),
             cfg.design_moves,
         )?;
         Invalid::check(
-            cfg.optimum_max_nodes <= 5_000,
+            cfg.optimum_max_nodes <= MAX_OPTIMUM_NODES,
             "optimum_max_nodes",
-            "0..=5000",
+            &format!("0..={MAX_OPTIMUM_NODES}"),
             cfg.optimum_max_nodes,
+        )?;
+        Invalid::check(
+            (1..=MAX_CONFLICTS).contains(&cfg.optimum_conflicts),
+            "optimum_conflicts",
+            &format!("1..={MAX_CONFLICTS}"),
+            cfg.optimum_conflicts,
         )?;
         Invalid::check(
             cfg.ccc_k <= 12,
@@ -151,13 +158,29 @@ impl Model for Bcast {
             cfg.ccc_k,
         )?;
         Invalid::check(cfg.ccc_dh <= 64, "ccc_dh", "0..=64", cfg.ccc_dh)?;
-        let (g, scheme, _) = cfg.build()?;
+        let (g, scheme, sources) = cfg.build()?;
         if scheme == Scheme::Ilbm && g.kind() == icn_topo::Kind::File {
             return Err(Invalid::new(
                 "scheme",
                 "ilbm has node algorithms for ccc, hypercube, ring, path, mesh and torus only",
             ));
         }
+        // A run also searches the optimum of each source's symmetry class.
+        crate::limits::check(
+            &g,
+            &[scheme, Scheme::Optimal],
+            &sources,
+            &cfg.options(0),
+            crate::limits::available_memory(),
+        )
+        .map_err(|e| {
+            let key = if cfg.ccc_k > 0 && e.key == crate::limits::Key::Graph {
+                "ccc_k"
+            } else {
+                e.key.toml()
+            };
+            Invalid::new(key, e.why)
+        })?;
         Ok(())
     }
 
@@ -381,13 +404,13 @@ mod tests {
         let cfg = BcastConfig::default();
         Bcast::validate(&cfg).unwrap();
         let m = Bcast::run(&cfg, 1, &NoProgress).unwrap();
-        assert_eq!(m.value("bound_theorem1"), 9.0);
-        assert!(m.value("worst_steps") <= 9.0);
-        assert_eq!(m.value("optimum"), 8.0);
-        assert_eq!(m.value("diameter"), 7.0);
-        assert_eq!(m.value("source_k1_optimum"), 7.0);
-        assert_eq!(m.value("source_k1_single_entry"), 7.0);
-        assert_eq!(m.value("lemma1_holds"), 1.0);
+        assert_eq!(m.require("bound_theorem1").unwrap(), 9.0);
+        assert!(m.require("worst_steps").unwrap() <= 9.0);
+        assert_eq!(m.require("optimum").unwrap(), 8.0);
+        assert_eq!(m.require("diameter").unwrap(), 7.0);
+        assert_eq!(m.require("source_k1_optimum").unwrap(), 7.0);
+        assert_eq!(m.require("source_k1_single_entry").unwrap(), 7.0);
+        assert_eq!(m.require("lemma1_holds").unwrap(), 1.0);
         assert_eq!(m.table("per_source").unwrap().rows.len(), 32);
     }
 
@@ -417,12 +440,12 @@ mod tests {
         assert_eq!(cfg.spec(), "ccc:3,2");
         let m = Bcast::run(&cfg, 1, &NoProgress).unwrap();
         // CCC(3,2): optimum 5 = Theorem 1; from (0,1) the optimum 5 exceeds the sharp claim 4.
-        assert_eq!(m.value("optimum"), 5.0);
-        assert_eq!(m.value("bound_theorem1"), 5.0);
-        assert_eq!(m.value("source_k1_optimum"), 5.0);
-        assert_eq!(m.value("source_k1_single_entry"), 5.0);
-        assert_eq!(m.value("sharp_bound"), 4.0);
-        assert_eq!(m.value("lemma1_holds"), 1.0);
+        assert_eq!(m.require("optimum").unwrap(), 5.0);
+        assert_eq!(m.require("bound_theorem1").unwrap(), 5.0);
+        assert_eq!(m.require("source_k1_optimum").unwrap(), 5.0);
+        assert_eq!(m.require("source_k1_single_entry").unwrap(), 5.0);
+        assert_eq!(m.require("sharp_bound").unwrap(), 4.0);
+        assert_eq!(m.require("lemma1_holds").unwrap(), 1.0);
     }
 
     #[test]
@@ -437,7 +460,7 @@ mod tests {
         let b = Bcast::run(&cfg, 7, &NoProgress).unwrap();
         // Debug text, since NaN (no Theorem 1 bound on a mesh) is not equal to itself.
         assert_eq!(format!("{a:?}"), format!("{b:?}"));
-        assert!(a.value("bound_theorem1").is_nan());
-        assert_eq!(a.value("optimum"), 6.0);
+        assert!(a.require("bound_theorem1").unwrap().is_nan());
+        assert_eq!(a.require("optimum").unwrap(), 6.0);
     }
 }

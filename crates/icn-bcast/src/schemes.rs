@@ -154,8 +154,27 @@ pub fn symmetry_class(g: &Graph, v: NodeId) -> usize {
     }
 }
 
-/// Diameter from one eccentricity per symmetry class (h BFS runs for CCC(h,k) instead of n).
+/// Diameter: closed forms for paths, rings, meshes, tori and hypercubes; otherwise one
+/// eccentricity per symmetry class (h BFS runs for CCC(h,k) instead of n). Why closed forms:
+/// a path's nodes are each their own class, and n BFS runs made `bcast --graph path:N`
+/// quadratic even from one source (issue 14).
 pub fn diameter_by_symmetry(g: &Graph) -> u32 {
+    let closed = match g.kind() {
+        Kind::Path { n } => Some(n - 1),
+        Kind::Ring { n } => Some(n / 2),
+        Kind::Mesh { w, h } => Some(w - 1 + h - 1),
+        Kind::Torus { w, h } => Some(w / 2 + h / 2),
+        Kind::Hypercube { d } => Some(d as usize),
+        Kind::Ccc { .. } | Kind::File => None,
+    };
+    if let Some(d) = closed {
+        return u32::try_from(d).unwrap_or(u32::MAX);
+    }
+    diameter_by_bfs(g)
+}
+
+/// The maximum eccentricity over one node per symmetry class.
+fn diameter_by_bfs(g: &Graph) -> u32 {
     let mut seen: HashMap<usize, ()> = HashMap::new();
     (0..g.len())
         .filter(|&v| seen.insert(symmetry_class(g, v), ()).is_none())
@@ -398,4 +417,47 @@ pub fn run_scheme(
         }
     }
     Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use icn_topo::parse_graph_spec;
+
+    /// The closed forms equal the BFS diameter on every small size of each family.
+    #[test]
+    fn closed_form_diameters_equal_bfs() {
+        let mut specs = Vec::new();
+        for n in 1..=9 {
+            specs.push(format!("path:{n}"));
+            specs.push(format!("hypercube:{}", n - 1));
+        }
+        for n in 3..=9 {
+            specs.push(format!("ring:{n}"));
+        }
+        for w in 1..=5 {
+            for h in 1..=5 {
+                specs.push(format!("mesh:{w}x{h}"));
+                if w >= 3 && h >= 3 {
+                    specs.push(format!("torus:{w}x{h}"));
+                }
+            }
+        }
+        for spec in specs {
+            let Ok(g) = parse_graph_spec(&spec) else {
+                continue;
+            };
+            assert_eq!(diameter_by_symmetry(&g), diameter_by_bfs(&g), "{spec}");
+        }
+    }
+
+    /// Issue 14: a path's diameter took one BFS per node (quadratic); the closed form is
+    /// read from the kind. (CCC still takes one BFS per cycle position.)
+    #[test]
+    fn a_million_node_path_has_its_diameter_without_a_bfs_per_node() {
+        let g = parse_graph_spec("path:1000000").unwrap();
+        assert_eq!(diameter_by_symmetry(&g), 999_999);
+        let g = parse_graph_spec("ccc:5,3").unwrap();
+        assert_eq!(diameter_by_symmetry(&g), diameter_by_bfs(&g));
+    }
 }

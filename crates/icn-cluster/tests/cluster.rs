@@ -43,7 +43,7 @@ fn myvia_pingpong_over_ideal_fabric_matches_the_nic_model() {
     for size in [4u64, 64, 1024, 4096, 16384, 65536, 131072] {
         let model = icn_nicmodel::bench::pingpong(&pipe, size, 4, 1).unwrap();
         let m = metrics(&myvia_over_ideal(WorkloadKind::Pingpong, size, 4));
-        let one_way = m.value("completion_us") / 8.0;
+        let one_way = m.require("completion_us").unwrap() / 8.0;
         let gap = (one_way - model).abs() / model;
         report.push(format!(
             "{size} B: cluster {one_way:.3} µs, nic model {model:.3} µs ({:.2} %)",
@@ -64,7 +64,9 @@ fn myvia_window_bandwidth_over_ideal_fabric_is_close_to_the_nic_model() {
         icn_nicmodel::build("setup-b", "myvia", icn_nicmodel::Switches::default(), 1.0).unwrap();
     for size in [4096u64, 16384, 65536] {
         let model = icn_nicmodel::bench::window(&pipe, size, 64, 64, 1).unwrap();
-        let bw = metrics(&myvia_over_ideal(WorkloadKind::Window, size, 64)).value("bandwidth_mbs");
+        let bw = metrics(&myvia_over_ideal(WorkloadKind::Window, size, 64))
+            .require("bandwidth_mbs")
+            .unwrap();
         let gap = (bw - model).abs() / model;
         println!(
             "{size} B: cluster {bw:.1} MB/s, nic model {model:.1} MB/s ({:.2} %)",
@@ -116,7 +118,10 @@ fn zero_cost_nic_gives_the_fabrics_own_latency() {
             let (outcome, m) = run_point(&point, &NoProgress).unwrap();
             let want = direct(point.fabric().unwrap().as_mut(), 0, 15, bytes as u32);
             assert_eq!(outcome.message_ps, u128::from(want), "{kind:?} {bytes} B");
-            assert_eq!(m.value("host_us") + m.value("nic_us"), 0.0);
+            assert_eq!(
+                m.require("host_us").unwrap() + m.require("nic_us").unwrap(),
+                0.0
+            );
             std::fs::remove_file(trace).ok();
         }
     }
@@ -141,9 +146,13 @@ fn cccbrd_on_a_step_fabric_takes_steps_times_t() {
         cfg.workload.algorithm = BcastAlgorithm::Ilbm;
         cfg.workload.bytes = 1024;
         let m = metrics(&cfg);
-        let steps = m.value("scheme_steps");
+        let steps = m.require("scheme_steps").unwrap();
         assert!(steps > 0.0);
-        assert_eq!(m.value("completion_us"), steps * 1.5, "CCC({h},{k})");
+        assert_eq!(
+            m.require("completion_us").unwrap(),
+            steps * 1.5,
+            "CCC({h},{k})"
+        );
     }
 }
 
@@ -238,7 +247,7 @@ mod conservation {
             let (o, m) = run_point(&p, &NoProgress).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(o.messages, transfers.len() as u64);
             prop_assert_eq!(o.bytes, bytes);
-            prop_assert_eq!(m.value("bytes"), bytes as f64);
+            prop_assert_eq!(m.require("bytes").unwrap(), bytes as f64);
             prop_assert_eq!(o.finish.len(), 9);
         }
     }
@@ -294,9 +303,9 @@ fn ccc_of_vc_routers_runs_every_broadcast() {
         cfg.workload.algorithm = algorithm;
         cfg.workload.bytes = 4096;
         let m = metrics(&cfg);
-        assert!(m.value("completion_us") > 0.0, "{algorithm:?}");
+        assert!(m.require("completion_us").unwrap() > 0.0, "{algorithm:?}");
         if algorithm == BcastAlgorithm::Ilbm {
-            assert_eq!(m.value("scheme_steps"), 7.0);
+            assert_eq!(m.require("scheme_steps").unwrap(), 7.0);
         }
     }
     let mut cfg = ClusterConfig::default();

@@ -226,14 +226,26 @@ impl Metrics {
         self.scalars.iter().find(|m| m.name == name)
     }
 
-    /// The value of scalar `name`; NaN when absent. For display and tests only: code that
-    /// computes with a metric uses [`Metrics::require`], so that a misspelt name is an error
-    /// rather than a NaN travelling through a ratio.
-    pub fn value(&self, name: &str) -> f64 {
-        self.get(name).map_or(f64::NAN, |m| m.value)
-    }
-
     /// The value of scalar `name`, or an error naming it and the scalars there are.
+    ///
+    /// The only accessor by name that yields a number. Why: a `value(name) -> f64` that
+    /// answered NaN for a name the run does not produce turned a misspelt metric into a NaN
+    /// travelling silently through ratios and plots (issue 14). Where absence is expected
+    /// (a display of a failed point), [`Metrics::get`] says so with an `Option`.
+    ///
+    /// ```compile_fail
+    /// // Issue 14: there is no by-name accessor that answers NaN for a misspelt name.
+    /// let m = icn_engine::Metrics::default();
+    /// let latency: f64 = m.value("latency_maen");
+    /// ```
+    ///
+    /// ```
+    /// let mut m = icn_engine::Metrics::default();
+    /// m.push("latency_mean", 12.5, "cycles", "mean latency");
+    /// assert_eq!(m.require("latency_mean"), Ok(12.5));
+    /// let typo = m.require("latency_maen").unwrap_err();
+    /// assert_eq!(typo.to_string(), "no metric `latency_maen` (have: latency_mean)");
+    /// ```
     pub fn require(&self, name: &str) -> Result<f64, UnknownMetric> {
         self.get(name)
             .map(|m| m.value)
@@ -301,7 +313,10 @@ impl Metrics {
             .scalars
             .iter()
             .map(|m| {
-                let samples: Vec<f64> = reps.iter().map(|r| r.value(&m.name)).collect();
+                let samples: Vec<f64> = reps
+                    .iter()
+                    .map(|r| r.get(&m.name).map_or(f64::NAN, |x| x.value))
+                    .collect();
                 let (value, ci95) = mean_ci95(&samples);
                 Metric {
                     value,
@@ -367,7 +382,7 @@ mod tests {
     #[test]
     fn aggregate_means_scalars_and_cells() {
         let agg = Metrics::aggregate(&[rep(1.0), rep(3.0)]);
-        assert_eq!(agg.value("eta"), 2.0);
+        assert_eq!(agg.require("eta").unwrap(), 2.0);
         // t(0.975, 1) = 12.7062; s = sqrt(2); half = 12.7062 * sqrt(2) / sqrt(2).
         assert!((agg.get("eta").unwrap().ci95.unwrap() - 12.7062).abs() < 1e-3);
         let t = agg.table("per_source").unwrap();
@@ -388,7 +403,7 @@ mod tests {
             rep(3.0),
             Metrics::failed(Status::Failed("boom".into())),
         ]);
-        assert_eq!(agg.value("eta"), 2.0);
+        assert_eq!(agg.require("eta").unwrap(), 2.0);
         assert_eq!(agg.table("per_source").unwrap().rows[0][1], 2.0);
         let runs = agg.runs.clone().unwrap();
         assert_eq!(
@@ -410,13 +425,13 @@ mod tests {
     #[test]
     fn no_ok_replication_gives_nan_not_garbage() {
         let agg = Metrics::aggregate(&[with_status(7.0, Status::Deadlocked("cycle".into()))]);
-        assert!(agg.value("eta").is_nan());
+        assert!(agg.require("eta").unwrap().is_nan());
         assert_eq!(agg.status.kind(), "deadlocked");
         let mixed = Metrics::aggregate(&[
             with_status(7.0, Status::DrainLimit("stuck".into())),
             with_status(9.0, Status::Failed("boom".into())),
         ]);
-        assert!(mixed.value("eta").is_nan());
+        assert!(mixed.require("eta").unwrap().is_nan());
     }
 
     /// Past saturation every replication hits the drain limit: the point keeps the mean of
@@ -427,7 +442,7 @@ mod tests {
             with_status(7.0, Status::DrainLimit("stuck".into())),
             with_status(9.0, Status::DrainLimit("stuck".into())),
         ]);
-        assert_eq!(agg.value("eta"), 8.0);
+        assert_eq!(agg.require("eta").unwrap(), 8.0);
         assert_eq!(agg.status.kind(), "drain_limit");
         assert_eq!(
             agg.runs.unwrap().label(),

@@ -346,8 +346,8 @@ mod tests {
     #[test]
     fn default_run_has_scalars_curve_and_paper_tables() {
         let m = Nic::run(&small(), 1, &NoProgress).unwrap();
-        let lat = m.value("latency_us");
-        let bw = m.value("bandwidth_mbs");
+        let lat = m.require("latency_us").unwrap();
+        let bw = m.require("bandwidth_mbs").unwrap();
         assert!(lat > 0.0 && bw > 0.0 && bw <= 250.0, "{lat} {bw}");
         let curve = m.table("curve").unwrap();
         assert_eq!(curve.columns, ["size_bytes", "latency_us", "bandwidth_mbs"]);
@@ -367,14 +367,21 @@ mod tests {
             ..small()
         };
         let m = Nic::run(&c, 1, &NoProgress).unwrap();
-        assert!(m.value("latency_us") > 0.0 && m.value("bandwidth_mbs").is_nan());
+        assert!(
+            m.require("latency_us").unwrap() > 0.0 && m.require("bandwidth_mbs").unwrap().is_nan()
+        );
         let c = Config {
             benchmark: Benchmark::Window,
             ..small()
         };
         let m = Nic::run(&c, 1, &NoProgress).unwrap();
-        assert!(m.value("latency_us").is_nan() && m.value("bandwidth_mbs") > 0.0);
-        assert!(m.value("max_bandwidth_mbs") > 0.0 && m.value("min_latency_us").is_nan());
+        assert!(
+            m.require("latency_us").unwrap().is_nan() && m.require("bandwidth_mbs").unwrap() > 0.0
+        );
+        assert!(
+            m.require("max_bandwidth_mbs").unwrap() > 0.0
+                && m.require("min_latency_us").unwrap().is_nan()
+        );
     }
 
     #[test]
@@ -452,7 +459,7 @@ mod tests {
             ..small()
         };
         let m = Nic::run(&c, 1, &NoProgress).unwrap();
-        assert!(m.value("interrupts_per_1000") > 1.0);
-        assert!(m.value("overflow_fraction") > 0.0);
+        assert!(m.require("interrupts_per_1000").unwrap() > 1.0);
+        assert!(m.require("overflow_fraction").unwrap() > 0.0);
     }
 }

@@ -24,8 +24,8 @@ fn main() {
         sim.now(),
         cfg.nodes,
         node_cycles / secs / 1e6,
-        m.value("eta"),
-        m.value("throughput_gbps"),
-        m.value("delay_mean_ns"),
+        m.require("eta").unwrap(),
+        m.require("throughput_gbps").unwrap(),
+        m.require("delay_mean_ns").unwrap(),
     );
 }

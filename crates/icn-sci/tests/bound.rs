@@ -22,7 +22,8 @@ fn saturated(nodes: usize, data_bytes: u16, bw: BandwidthAllocation) -> f64 {
     let tpc = sim
         .measure()
         .metrics("", sim.now())
-        .value("transactions_per_cycle");
+        .require("transactions_per_cycle")
+        .unwrap();
     let share = tpc / bound(data_bytes);
     println!(
         "N = {nodes:>2}, {data_bytes:>3} B, {bw:?}: {tpc:.5} transactions/cycle = {:.1} % of the bound",

@@ -33,7 +33,7 @@ fn fairness(cfg: &SciConfig, seed: u64) -> Fairness {
         .collect();
     let f = Fairness {
         competing: jain_fairness(&competing),
-        at_hot_node: m.value("hotspot_jain"),
+        at_hot_node: m.require("hotspot_jain").unwrap(),
         min_at_hot_node: at_hot.iter().copied().min().unwrap(),
     };
     println!(

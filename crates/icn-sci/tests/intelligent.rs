@@ -156,28 +156,33 @@ fn intelligent_sends_fewer_ps_disallow_packets() {
         std.measure().metrics("", std.now()),
         iab.measure().metrics("", iab.now()),
     );
-    let (s, i) = (ms.value("ps_disallow_share"), mi.value("ps_disallow_share"));
+    let (s, i) = (
+        ms.require("ps_disallow_share").unwrap(),
+        mi.require("ps_disallow_share").unwrap(),
+    );
     println!(
         "Ps-disallow share: standard {s:.3}, intelligent {i:.3}; eta {:.4} vs {:.4}",
-        ms.value("eta"),
-        mi.value("eta")
+        ms.require("eta").unwrap(),
+        mi.require("eta").unwrap()
     );
     assert!(
         s > 0.05,
         "the saturated hot spot should busy many sends for their phase: {s}"
     );
     assert!(i < 0.5 * s, "intelligent {i} vs standard {s}");
-    assert!(mi.value("notify_symbols") > 0.0 && ms.value("notify_symbols") == 0.0);
+    assert!(
+        mi.require("notify_symbols").unwrap() > 0.0 && ms.require("notify_symbols").unwrap() == 0.0
+    );
     // The paper's mechanism: fewer Ps-disallow sends ahead of the RETRY_As make the SERVE_A
     // epoch (t2 − t1) shorter. Observed here ≈ 1600 ns standard vs ≈ 220 ns intelligent.
     let (es, ei) = (
-        ms.value("serve_a_epoch_mean_ns"),
-        mi.value("serve_a_epoch_mean_ns"),
+        ms.require("serve_a_epoch_mean_ns").unwrap(),
+        mi.require("serve_a_epoch_mean_ns").unwrap(),
     );
     println!("SERVE_A epoch: standard {es:.0} ns, intelligent {ei:.0} ns");
     assert!(ei < 0.5 * es, "intelligent {ei} vs standard {es}");
     assert!(
-        mi.value("eta") > ms.value("eta"),
+        mi.require("eta").unwrap() > ms.require("eta").unwrap(),
         "R > 1 under a saturated hot spot"
     );
 }

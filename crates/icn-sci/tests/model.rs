@@ -223,13 +223,13 @@ fn traces_naming_missing_nodes_are_invalid_and_good_traces_run() {
         "good",
     );
     let m = Sci::run(&good, 1, &NoProgress).unwrap();
-    assert_eq!(m.value("transactions_per_cycle"), 4.0 / 1_000.0);
-    assert_eq!(m.value("throughput_gbps"), 4.0 * 64.0 / 2_000.0);
+    assert_eq!(m.require("transactions_per_cycle").unwrap(), 4.0 / 1_000.0);
+    assert_eq!(m.require("throughput_gbps").unwrap(), 4.0 * 64.0 / 2_000.0);
     // An uncongested send of 40 symbols from node 1 to node 2: one hop there, three back.
     assert!(
-        m.value("delay_max_ns") < 200.0,
+        m.require("delay_max_ns").unwrap() < 200.0,
         "{}",
-        m.value("delay_max_ns")
+        m.require("delay_max_ns").unwrap()
     );
 }
 
@@ -258,21 +258,24 @@ fn compare_reports_both_transmitters_and_their_ratios() {
         &NoProgress,
     )
     .unwrap();
-    assert_eq!(m.value("eta_std"), std.value("eta"));
-    assert_eq!(m.value("eta_iab"), iab.value("eta"));
-    assert_eq!(m.value("r"), iab.value("eta") / std.value("eta"));
+    assert_eq!(m.require("eta_std").unwrap(), std.require("eta").unwrap());
+    assert_eq!(m.require("eta_iab").unwrap(), iab.require("eta").unwrap());
     assert_eq!(
-        m.value("delay_ratio"),
-        iab.value("delay_mean_ns") / std.value("delay_mean_ns")
+        m.require("r").unwrap(),
+        iab.require("eta").unwrap() / std.require("eta").unwrap()
     );
     assert_eq!(
-        m.value("cycles_simulated"),
-        std.value("cycles_simulated") + iab.value("cycles_simulated")
+        m.require("delay_ratio").unwrap(),
+        iab.require("delay_mean_ns").unwrap() / std.require("delay_mean_ns").unwrap()
+    );
+    assert_eq!(
+        m.require("cycles_simulated").unwrap(),
+        std.require("cycles_simulated").unwrap() + iab.require("cycles_simulated").unwrap()
     );
     // Identical traffic: the same sends were generated in both runs.
     assert_eq!(
-        m.value("offered_load_actual_std"),
-        m.value("offered_load_actual_iab")
+        m.require("offered_load_actual_std").unwrap(),
+        m.require("offered_load_actual_iab").unwrap()
     );
     assert_eq!(m.tables, iab.tables);
     assert_eq!(Sci::work(&cfg), 2 * Sci::work(&quick()));
@@ -317,18 +320,20 @@ fn metrics_have_the_documented_names_and_sane_values() {
     );
     assert_eq!(t.rows.len(), 6);
     let sum: f64 = t.rows.iter().map(|r| r[1]).sum();
-    assert!((sum - m.value("throughput_gbps")).abs() < 1e-9);
+    assert!((sum - m.require("throughput_gbps").unwrap()).abs() < 1e-9);
     // 64-byte sends: 40 symbols carry 64 bytes, so GB/s = eta × N × 64/40 symbols... per 2 ns.
-    let expect = m.value("eta") * 6.0 * 64.0 / 40.0 / 2.0;
-    assert!((m.value("throughput_gbps") - expect).abs() < 1e-9);
+    let expect = m.require("eta").unwrap() * 6.0 * 64.0 / 40.0 / 2.0;
+    assert!((m.require("throughput_gbps").unwrap() - expect).abs() < 1e-9);
     assert!(
-        m.value("delay_p50_ns") <= m.value("delay_p99_ns")
-            && m.value("delay_p99_ns") <= m.value("delay_max_ns")
+        m.require("delay_p50_ns").unwrap() <= m.require("delay_p99_ns").unwrap()
+            && m.require("delay_p99_ns").unwrap() <= m.require("delay_max_ns").unwrap()
     );
     let cfg = quick();
-    assert!(m.value("cycles_simulated") >= (cfg.warmup_cycles + cfg.measure_cycles) as f64);
-    assert!((m.value("offered_load_actual") - 0.6).abs() < 0.05);
-    assert_eq!(m.value("notify_symbols"), 0.0);
+    assert!(
+        m.require("cycles_simulated").unwrap() >= (cfg.warmup_cycles + cfg.measure_cycles) as f64
+    );
+    assert!((m.require("offered_load_actual").unwrap() - 0.6).abs() < 0.05);
+    assert_eq!(m.require("notify_symbols").unwrap(), 0.0);
 }
 
 #[test]

@@ -104,8 +104,8 @@ fn every_topology_runs_and_is_deterministic() {
         let b = SciSwitched::run(&c, 5, &NoProgress).unwrap();
         // NaN metrics (no hot spot here) compare by their printed form.
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{topology:?}");
-        assert!(a.value("forwarded_std") > 100.0, "{topology:?}");
-        assert!(a.value("eta_remote_iab") > 0.0);
+        assert!(a.require("forwarded_std").unwrap() > 100.0, "{topology:?}");
+        assert!(a.require("eta_remote_iab").unwrap() > 0.0);
     }
 }
 
@@ -314,18 +314,18 @@ fn agents_need_a_larger_sat_quota_than_hosts() {
     };
     c.ring.measure_cycles = 30_000;
     let m = SciSwitched::run(&c, 1, &NoProgress).unwrap();
-    let offered = m.value("offered_load_actual");
+    let offered = m.require("offered_load_actual").unwrap();
     assert!(
-        m.value("eta") > 0.97 * offered,
+        m.require("eta").unwrap() > 0.97 * offered,
         "{} of {offered}",
-        m.value("eta")
+        m.require("eta").unwrap()
     );
     c.switch.sat_quota = c.ring.sat_quota;
     let m = SciSwitched::run(&c, 1, &NoProgress).unwrap();
     assert!(
-        m.value("eta") < 0.5 * offered,
+        m.require("eta").unwrap() < 0.5 * offered,
         "{} of {offered}",
-        m.value("eta")
+        m.require("eta").unwrap()
     );
 }
 

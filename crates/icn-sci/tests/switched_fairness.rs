@@ -37,9 +37,9 @@ fn remote_hot_spot(topology: TopologyKind, sat_quota: u32) -> SwitchedConfig {
 fn jain(c: &SwitchedConfig) -> f64 {
     let m = SciSwitched::run(c, 1, &NoProgress).unwrap();
     // The hot host is saturated: it accepts one send per service time (120 cycles).
-    let accepted = m.value("transactions_per_cycle");
+    let accepted = m.require("transactions_per_cycle").unwrap();
     assert!((accepted - 1.0 / 120.0).abs() < 1e-4, "{accepted}");
-    m.value("hotspot_jain_remote")
+    m.require("hotspot_jain_remote").unwrap()
 }
 
 /// Measured 0.9998 (crossbar) and 0.990 (ring of rings) with SAT quota 1.

@@ -25,12 +25,12 @@ fn main() {
         let t = Instant::now();
         let m = VcRouter::run(&cfg, 1, &NoProgress).expect("runs");
         let s = t.elapsed().as_secs_f64();
-        let rc = SCALE_ROUTERS as f64 * m.value("cycles_simulated");
+        let rc = SCALE_ROUTERS as f64 * m.require("cycles_simulated").expect("metric");
         println!(
             "scale     {:5.2} M router-cycles/s ({s:.1} s for {} cycles of {SCALE_ROUTERS} routers, setup and report included; accepted {:.3} flits/node/cycle)",
             rc / s / 1e6,
-            m.value("cycles_simulated"),
-            m.value("accepted"),
+            m.require("cycles_simulated").expect("metric"),
+            m.require("accepted").expect("metric"),
         );
         return;
     }
@@ -40,7 +40,7 @@ fn main() {
         let (m, rate, s) = timed(|| XSwitch::run(&cfg, 1, &NoProgress));
         println!(
             "xswitch   {rate:5.1} M switch-cycles/s ({s:.2} s; accepted {:.3} B/node/cycle)",
-            m.value("accepted"),
+            m.require("accepted").expect("metric"),
         );
     }
     if only != "xswitch" {
@@ -49,8 +49,8 @@ fn main() {
         let (m, rate, s) = timed(|| VcRouter::run(&cfg, 1, &NoProgress));
         println!(
             "vc-router {rate:5.1} M router-cycles/s ({s:.2} s; accepted {:.3} flits/node/cycle, latency {:.1})",
-            m.value("accepted"),
-            m.value("latency_mean"),
+            m.require("accepted").expect("metric"),
+            m.require("latency_mean").expect("metric"),
         );
     }
 }
@@ -61,6 +61,6 @@ fn timed<E: std::fmt::Debug>(run: impl FnOnce() -> Result<Metrics, E>) -> (Metri
     let t = Instant::now();
     let m = run().expect("runs");
     let s = t.elapsed().as_secs_f64();
-    let rate = ROUTERS as f64 * m.value("cycles_simulated") / s / 1e6;
+    let rate = ROUTERS as f64 * m.require("cycles_simulated").expect("metric") / s / 1e6;
     (m, rate, s)
 }

@@ -110,13 +110,13 @@ pub fn lockstep_sync(cycles: u64) -> Result<f64, ModelError> {
 /// Runs the X-Switch workload once; returns the switch-cycles simulated.
 pub fn xswitch() -> Result<f64, ModelError> {
     let m = XSwitch::run(&xswitch_config(), 1, &NoProgress)?;
-    Ok(ROUTERS as f64 * m.value("cycles_simulated"))
+    Ok(ROUTERS as f64 * m.require("cycles_simulated")?)
 }
 
 /// Runs the VC-router workload once; returns the router-cycles simulated.
 pub fn vc_router() -> Result<f64, ModelError> {
     let m = VcRouter::run(&vc_router_config(), 1, &NoProgress)?;
-    Ok(ROUTERS as f64 * m.value("cycles_simulated"))
+    Ok(ROUTERS as f64 * m.require("cycles_simulated")?)
 }
 
 #[cfg(test)]

@@ -521,16 +521,19 @@ mod tests {
         let m = VcRouter::run(&small(), 1, &NoProgress).unwrap();
         // Uniform on 4×4 with self: mean |dx| = (k² − 1)/(3k) = 1.25 per dimension, so mean
         // H = 2.5 and the zero-load mean is 7 + 5·2.5 + 4 = 23.5; queueing adds a little.
-        let lat = m.value("latency_mean");
+        let lat = m.require("latency_mean").unwrap();
         assert!((23.5..30.0).contains(&lat), "{lat}");
-        let (off, acc) = (m.value("offered"), m.value("accepted"));
+        let (off, acc) = (
+            m.require("offered").unwrap(),
+            m.require("accepted").unwrap(),
+        );
         assert!((acc - off).abs() < 0.1 * off, "{off} {acc}");
-        assert_eq!(m.value("unfinished"), 0.0);
+        assert_eq!(m.require("unfinished").unwrap(), 0.0);
         // 4×4 mesh: 2·4·3 = 24 links, 48 router-to-router channels; their mean is the scalar.
         let links = m.table("links").unwrap();
         assert_eq!(links.rows.len(), 48);
         let mean = links.rows.iter().map(|r| r[2]).sum::<f64>() / 48.0;
-        assert!((mean - m.value("link_util_mean")).abs() < 1e-12);
+        assert!((mean - m.require("link_util_mean").unwrap()).abs() < 1e-12);
     }
 
     /// A 1-VC torus (no dateline classes) under heavy long-packet traffic: with
@@ -550,7 +553,7 @@ mod tests {
             ..small()
         };
         let m = VcRouter::run(&cfg, 1, &NoProgress).unwrap();
-        let d = m.value("deadlocked");
+        let d = m.require("deadlocked").unwrap();
         assert!(d == 0.0 || (d == 1.0 && m.notes.iter().any(|n| n.contains("deadlock"))));
     }
 

@@ -275,22 +275,25 @@ mod tests {
     #[test]
     fn below_saturation_accepted_equals_offered() {
         let m = XSwitch::run(&small(), 1, &NoProgress).unwrap();
-        let (off, acc) = (m.value("offered"), m.value("accepted"));
+        let (off, acc) = (
+            m.require("offered").unwrap(),
+            m.require("accepted").unwrap(),
+        );
         assert!(
             (acc - off).abs() < 0.1 * off,
             "offered {off} accepted {acc}"
         );
-        assert_eq!(m.value("unfinished"), 0.0);
-        assert!(m.value("latency_p50") <= m.value("latency_p99"));
-        assert!(m.value("latency_p99") <= m.value("latency_max"));
+        assert_eq!(m.require("unfinished").unwrap(), 0.0);
+        assert!(m.require("latency_p50").unwrap() <= m.require("latency_p99").unwrap());
+        assert!(m.require("latency_p99").unwrap() <= m.require("latency_max").unwrap());
         // A 128-byte message is two 64-byte frames of ≥ 73 symbols each, plus a 10-cycle DMA.
         assert!(
-            m.value("latency_mean") > 146.0 + 10.0,
+            m.require("latency_mean").unwrap() > 146.0 + 10.0,
             "{}",
-            m.value("latency_mean")
+            m.require("latency_mean").unwrap()
         );
         // Few messages per source in a short window: the index is noisy but well-defined.
-        let j = m.value("jain_fairness");
+        let j = m.require("jain_fairness").unwrap();
         assert!(j > 1.0 / 16.0 && j <= 1.0, "{j}");
         assert_eq!(m.table("per_source").unwrap().rows.len(), 16);
         assert_eq!(
@@ -306,7 +309,10 @@ mod tests {
         let b = XSwitch::run(&small(), 7, &NoProgress).unwrap();
         assert_eq!(a, b);
         let c = XSwitch::run(&small(), 8, &NoProgress).unwrap();
-        assert_ne!(a.value("latency_mean"), c.value("latency_mean"));
+        assert_ne!(
+            a.require("latency_mean").unwrap(),
+            c.require("latency_mean").unwrap()
+        );
     }
 
     #[test]
@@ -316,8 +322,11 @@ mod tests {
         cfg.traffic.pattern = traffic::Pattern::Hotspot;
         cfg.traffic.hotspot_fraction = 0.5;
         let hot = XSwitch::run(&cfg, 1, &NoProgress).unwrap();
-        assert!(hot.value("stops") > 0.0, "the hot spot must back up");
-        assert!(hot.value("wait_fraction") > 0.0);
+        assert!(
+            hot.require("stops").unwrap() > 0.0,
+            "the hot spot must back up"
+        );
+        assert!(hot.require("wait_fraction").unwrap() > 0.0);
     }
 
     #[test]
@@ -369,7 +378,7 @@ mod tests {
         assert!(err.contains("Wait-for cycle"), "{err}");
         cfg.on_deadlock = OnDeadlock::Report;
         let m = XSwitch::run(&cfg, 1, &NoProgress).unwrap();
-        assert_eq!(m.value("deadlocked"), 1.0);
+        assert_eq!(m.require("deadlocked").unwrap(), 1.0);
         assert!(m.notes.iter().any(|n| n.contains("Wait-for cycle")));
         std::fs::remove_file(path).ok();
     }

@@ -87,7 +87,7 @@ fn allow_deadlock_runs_it_and_the_watchdog_still_reports() {
         ..cfg("torus:4x4x3", "dor", 1)
     };
     let m = VcRouter::run(&c, 1, &NoProgress).unwrap();
-    let d = m.value("deadlocked");
+    let d = m.require("deadlocked").unwrap();
     assert!(d == 0.0 || (d == 1.0 && m.notes.iter().any(|n| n.contains("deadlock"))));
 }
 
@@ -121,8 +121,15 @@ fn low_load_runs_deliver_everything_on_every_family() {
         ("graph:ccc:3,2", "updown_random", 1),
     ] {
         let m = VcRouter::run(&cfg(topology, routing, vcs), 2, &NoProgress).unwrap();
-        assert_eq!(m.value("unfinished"), 0.0, "{topology} {routing}");
-        let (off, acc) = (m.value("offered"), m.value("accepted"));
+        assert_eq!(
+            m.require("unfinished").unwrap(),
+            0.0,
+            "{topology} {routing}"
+        );
+        let (off, acc) = (
+            m.require("offered").unwrap(),
+            m.require("accepted").unwrap(),
+        );
         assert!(
             (acc - off).abs() < 0.1 * off,
             "{topology} {routing}: {off} {acc}"
@@ -146,7 +153,8 @@ fn dragonfly_latency_at_low_load_follows_the_hop_counts() {
         c.measure = 6_000;
         VcRouter::run(&c, 1, &NoProgress)
             .unwrap()
-            .value("latency_mean")
+            .require("latency_mean")
+            .unwrap()
     };
     let (min, val) = (lat("minimal"), lat("valiant"));
     assert!((11.0..=11.0 + 5.0 * 3.0 + 1.0).contains(&min), "{min}");
@@ -165,22 +173,26 @@ fn group_shift_and_random_permutation_traffic() {
     c.load = 0.3;
     c.drain = 2_000;
     let m = VcRouter::run(&c, 1, &NoProgress).unwrap();
-    assert!(m.value("accepted") <= 0.125, "{}", m.value("accepted"));
     assert!(
-        m.value("link_util_max") > 0.9,
+        m.require("accepted").unwrap() <= 0.125,
         "{}",
-        m.value("link_util_max")
+        m.require("accepted").unwrap()
     );
-    assert!(m.value("unfinished") > 0.0);
+    assert!(
+        m.require("link_util_max").unwrap() > 0.9,
+        "{}",
+        m.require("link_util_max").unwrap()
+    );
+    assert!(m.require("unfinished").unwrap() > 0.0);
     // Valiant spreads it over all global links: everything is delivered.
     c.routing = "valiant".into();
     c.vcs = 6;
     let m = VcRouter::run(&c, 1, &NoProgress).unwrap();
-    assert_eq!(m.value("unfinished"), 0.0);
+    assert_eq!(m.require("unfinished").unwrap(), 0.0);
     assert!(
-        m.value("link_util_max") < 0.9,
+        m.require("link_util_max").unwrap() < 0.9,
         "{}",
-        m.value("link_util_max")
+        m.require("link_util_max").unwrap()
     );
     // group_shift is a dragonfly pattern.
     let mut mesh = cfg("mesh:4x4", "", 2);
@@ -217,10 +229,19 @@ fn the_router_of_any_radix_matches_the_fast_path_on_a_mesh() {
         };
         let (fast, any) = (run("mesh:8x8"), run("mesh:8x8,1"));
         // Same seed, same sources: the same packets are offered.
-        assert_eq!(fast.value("offered"), any.value("offered"));
-        let (a, b) = (fast.value("latency_mean"), any.value("latency_mean"));
+        assert_eq!(
+            fast.require("offered").unwrap(),
+            any.require("offered").unwrap()
+        );
+        let (a, b) = (
+            fast.require("latency_mean").unwrap(),
+            any.require("latency_mean").unwrap(),
+        );
         assert!((a - b).abs() < 0.02 * a, "load {load}: {a} vs {b}");
-        let (a, b) = (fast.value("accepted"), any.value("accepted"));
+        let (a, b) = (
+            fast.require("accepted").unwrap(),
+            any.require("accepted").unwrap(),
+        );
         assert!((a - b).abs() < 0.01 * a, "load {load}: {a} vs {b}");
     }
 }

@@ -13,17 +13,16 @@
 //!
 //! [`reproduce`] writes the claims table and figure of the CCC paper for a range of (h,k).
 
-pub mod compare;
 mod draw;
 
 use anyhow::{Context, anyhow};
-use icn_bcast::bounds::theorem1;
 use icn_bcast::claims::{ClaimLimits, ClaimRow, check_ccc, markdown};
-use icn_bcast::schemes::{RunOptions, Scheme, SchemeRun, diameter_by_symmetry, run_scheme};
+use icn_bcast::compare;
+use icn_bcast::limits;
+use icn_bcast::schemes::{RunOptions, Scheme, run_scheme};
 use icn_bcast::sim::Tiebreak;
-
-use icn_topo::{Graph, parse_graph_spec};
-use serde::Serialize;
+use icn_bcast::tables::{GraphComparison, SummaryRow, claims_csv, to_csv};
+use icn_topo::parse_graph_spec;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -47,18 +46,23 @@ pub struct BcastArgs {
     /// Keep the lowest-index sender of simultaneous receptions instead of a seeded random one
     #[arg(long)]
     pub lowest_sender: bool,
-    /// Largest graph for which the exact optimum is searched
-    #[arg(long, default_value_t = 100)]
-    pub optimum_max_nodes: usize,
-    /// SAT conflict budget per solver call (the answer is "unknown" when it runs out)
-    #[arg(long, default_value_t = 200_000)]
+    /// Largest graph for which the exact optimum is searched (0 ..= 5000)
+    #[arg(long, default_value_t = 100, value_parser = in_range(limits::MAX_OPTIMUM_NODES as u64))]
+    pub optimum_max_nodes: u64,
+    /// SAT conflict budget per solver call (the answer is "unknown" when it runs out; 1 ..= 10^8)
+    #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..=limits::MAX_CONFLICTS))]
     pub conflicts: u64,
-    /// Moves of the universal-list designer
-    #[arg(long, default_value_t = 200)]
-    pub design_moves: u32,
+    /// Moves of the universal-list designer (0 ..= 10^6)
+    #[arg(long, default_value_t = 200, value_parser = in_range(limits::MAX_DESIGN_MOVES.into()))]
+    pub design_moves: u64,
     /// Directory for report.json, per_source.csv and graph.svg
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
+}
+
+/// A parser of counts `0..=max` (clap's ranged parser, one line per size flag).
+fn in_range(max: u64) -> clap::builder::RangedU64ValueParser {
+    clap::value_parser!(u64).range(0..=max)
 }
 
 /// Bad command-line input: `icnlab` exits with code 2 and this one-line message.
@@ -94,27 +98,6 @@ fn parse_models(s: &str) -> anyhow::Result<Vec<Scheme>> {
         .collect()
 }
 
-#[derive(Serialize)]
-struct ModelReport<'a> {
-    model: &'static str,
-    worst_steps: Option<u32>,
-    mean_steps: Option<f64>,
-    storage_max_entries: Option<usize>,
-    per_source: &'a [icn_bcast::schemes::SourceResult],
-    notes: &'a [String],
-}
-
-#[derive(Serialize)]
-struct Report<'a> {
-    graph: &'a str,
-    nodes: usize,
-    links: usize,
-    diameter: u32,
-    theorem1_bound: Option<u32>,
-    optimum_worst: Option<u32>,
-    models: Vec<ModelReport<'a>>,
-}
-
 fn show<T: ToString>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
 }
@@ -145,34 +128,22 @@ pub fn run(args: &BcastArgs) -> anyhow::Result<()> {
         },
         seed: args.seed,
         greedy_tries: RunOptions::default().greedy_tries,
-        design_moves: args.design_moves,
-        optimum_max_nodes: args.optimum_max_nodes,
+        // Both in range by their parsers.
+        design_moves: u32::try_from(args.design_moves).unwrap_or(u32::MAX),
+        optimum_max_nodes: usize::try_from(args.optimum_max_nodes).unwrap_or(usize::MAX),
         optimum_conflicts: args.conflicts,
     };
-    let mut runs: Vec<SchemeRun> = Vec::new();
-    for &m in &models {
-        if m == Scheme::Ilbm && g.kind() == icn_topo::Kind::File {
-            return Err(usage(
-                "--model ilbm: node algorithms exist for ccc, hypercube, ring, path, mesh and torus, not file graphs".into(),
-            ));
-        }
-        runs.push(run_scheme(&g, m, &sources, &opts).map_err(|e| anyhow!("{e}"))?);
+    if models.contains(&Scheme::Ilbm) && g.kind() == icn_topo::Kind::File {
+        return Err(usage(
+            "--model ilbm: node algorithms exist for ccc, hypercube, ring, path, mesh and torus, not file graphs".into(),
+        ));
     }
-    // The optimum column: from an `optimal` run if asked for, otherwise searched for the
-    // graph if it is small enough.
-    let optimum = match runs.iter().find(|r| r.scheme == Scheme::Optimal) {
-        Some(r) => r.worst(),
-        None if g.len() <= args.optimum_max_nodes => {
-            run_scheme(&g, Scheme::Optimal, &sources, &opts)
-                .map_err(|e| anyhow!("{e}"))?
-                .worst()
-        }
-        None => None,
-    };
-    let bound = g.ccc_params().map(|(h, k)| theorem1(h, k));
-    let diam = diameter_by_symmetry(&g);
-    println!("{}", table(&args.graph, &g, &runs, bound, diam, optimum));
-    for r in &runs {
+    // Refused before running: an all-source run on a long path used to take hours.
+    limits::check(&g, &models, &sources, &opts, limits::available_memory())
+        .map_err(|e| usage(format!("{}: {}", e.key.flag(), e.why)))?;
+    let cmp = GraphComparison::run(&g, &models, &sources, &opts).map_err(|e| anyhow!("{e}"))?;
+    println!("{}", table(&args.graph, &cmp));
+    for r in &cmp.runs {
         for n in &r.notes {
             println!("note: {n}");
         }
@@ -180,32 +151,16 @@ pub fn run(args: &BcastArgs) -> anyhow::Result<()> {
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("--out: cannot create {}", dir.display()))?;
-        let report = Report {
-            graph: &args.graph,
-            nodes: g.len(),
-            links: g.edge_count(),
-            diameter: diam,
-            theorem1_bound: bound,
-            optimum_worst: optimum,
-            models: runs
-                .iter()
-                .map(|r| ModelReport {
-                    model: r.scheme.name(),
-                    worst_steps: r.worst(),
-                    mean_steps: r.mean(),
-                    storage_max_entries: r.storage.iter().copied().max(),
-                    per_source: &r.per_source,
-                    notes: &r.notes,
-                })
-                .collect(),
-        };
+        let report = cmp.report(&args.graph);
         write(dir, "report.json", &serde_json::to_string_pretty(&report)?)?;
-        write(dir, "per_source.csv", &per_source_csv(&g, &runs))?;
+        let per_source = to_csv(cmp.per_source(&g)).map_err(|e| anyhow!("{e}"))?;
+        write(dir, "per_source.csv", &per_source)?;
         // Draw ILBM's outcome for the drawing source if it ran, else the first simulated model's.
-        let drawable = runs
+        let drawable = cmp
+            .runs
             .iter()
             .find(|r| r.scheme == Scheme::Ilbm)
-            .or_else(|| runs.iter().find(|r| r.scheme != Scheme::Optimal))
+            .or_else(|| cmp.runs.iter().find(|r| r.scheme != Scheme::Optimal))
             .map(|r| r.scheme);
         if let Some(m) = drawable {
             let one = run_scheme(&g, m, &[draw_source], &opts).map_err(|e| anyhow!("{e}"))?;
@@ -240,18 +195,11 @@ fn write(dir: &Path, name: &str, text: &str) -> anyhow::Result<()> {
     )?)
 }
 
-fn table(
-    spec: &str,
-    g: &Graph,
-    runs: &[SchemeRun],
-    bound: Option<u32>,
-    diam: u32,
-    optimum: Option<u32>,
-) -> String {
+/// The text table: one line per model.
+fn table(spec: &str, cmp: &GraphComparison) -> String {
     let mut s = format!(
-        "graph {spec}: {} nodes, {} links, diameter {diam}\n",
-        g.len(),
-        g.edge_count()
+        "graph {spec}: {} nodes, {} links, diameter {}\n",
+        cmp.nodes, cmp.links, cmp.diameter
     );
     let _ = writeln!(
         s,
@@ -267,47 +215,33 @@ fn table(
         "redundant",
         "storage"
     );
-    for r in runs {
-        let n = r.per_source.len().max(1) as f64;
-        let msgs = r.per_source.iter().map(|x| x.messages as f64).sum::<f64>() / n;
-        let red = r.per_source.iter().map(|x| x.redundant as f64).sum::<f64>() / n;
-        let lower = r.per_source.iter().map(|x| x.lower_bound).max();
+    for r in cmp.summary() {
+        let SummaryRow {
+            model,
+            worst,
+            mean,
+            bound,
+            diameter,
+            optimum,
+            lower,
+            messages,
+            redundant,
+            storage,
+        } = r;
         let _ = writeln!(
             s,
             "{:<8} {:>6} {:>7} {:>6} {:>5} {:>8} {:>6} {:>9.1} {:>10.1} {:>8}",
-            r.scheme.name(),
-            show(r.worst()),
-            r.mean().map_or("-".into(), |m| format!("{m:.2}")),
+            model,
+            show(worst),
+            mean.map_or("-".into(), |m| format!("{m:.2}")),
             show(bound),
-            diam,
+            diameter,
             show(optimum),
             show(lower),
-            msgs,
-            red,
-            show(r.storage.iter().copied().max()),
+            messages,
+            redundant,
+            show(storage),
         );
-    }
-    s
-}
-
-fn per_source_csv(g: &Graph, runs: &[SchemeRun]) -> String {
-    let mut s =
-        String::from("model,source,name,steps,eccentricity,lower_bound,messages,redundant\n");
-    for r in runs {
-        for x in &r.per_source {
-            let _ = writeln!(
-                s,
-                "{},{},\"{}\",{},{},{},{},{}",
-                r.scheme.name(),
-                x.source,
-                g.name(x.source),
-                show(x.time),
-                x.eccentricity,
-                x.lower_bound,
-                x.messages,
-                x.redundant
-            );
-        }
     }
     s
 }
@@ -344,32 +278,7 @@ pub fn reproduce(dir: &Path, quick: bool) -> anyhow::Result<()> {
     }
     write(dir, "claims.md", &markdown(&rows))?;
     write(dir, "claims.json", &serde_json::to_string_pretty(&rows)?)?;
-    let mut csv = String::from(
-        "h,k,nodes,diameter,theorem1,cccbrd_worst,single_entry_worst_lower,single_entry_worst_exact,optimum_worst_lower,optimum_worst_exact,sharp,cccbrd_k1,single_entry_k1_lower,single_entry_k1_exact,optimum_k1_lower,optimum_k1_exact,lemma1_cccbrd\n",
-    );
-    for r in &rows {
-        let _ = writeln!(
-            csv,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            r.h,
-            r.k,
-            r.nodes,
-            r.diameter,
-            r.theorem1,
-            r.cccbrd_worst,
-            r.single_entry_worst.lower(),
-            r.single_entry_worst.exact().is_some(),
-            r.optimum_worst.lower(),
-            r.optimum_worst.exact().is_some(),
-            r.sharp,
-            r.cccbrd_k1,
-            r.single_entry_k1.lower(),
-            r.single_entry_k1.exact().is_some(),
-            r.optimum_k1.lower(),
-            r.optimum_k1.exact().is_some(),
-            r.lemma1_cccbrd
-        );
-    }
+    let csv = claims_csv(&rows).map_err(|e| anyhow!("{e}"))?;
     write(dir, "claims.csv", &csv)?;
     write(dir, "claims.svg", &claims_figure(&rows)?)?;
     println!("{}", markdown(&rows));
@@ -382,9 +291,10 @@ pub fn reproduce(dir: &Path, quick: bool) -> anyhow::Result<()> {
         .filter(|r| r.k <= kcmp)
         .map(|r| (r.h, r.k, Some(r.optimum_worst)))
         .collect();
-    let cmp = compare::compare_all(&sizes, &RunOptions::default())?;
+    let cmp = compare::compare_all(&sizes, &RunOptions::default()).map_err(|e| anyhow!("{e}"))?;
     write(dir, "comparison.md", &compare::markdown(&cmp))?;
-    write(dir, "comparison.csv", &compare::csv(&cmp)?)?;
+    let csv = compare::csv(&cmp).map_err(|e| anyhow!("{e}"))?;
+    write(dir, "comparison.csv", &csv)?;
     println!("{}", compare::markdown(&cmp));
     println!("wrote {}/comparison.{{md,csv}}", dir.display());
     Ok(())

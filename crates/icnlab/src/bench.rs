@@ -65,7 +65,7 @@ fn sci_switched() -> Result<f64, String> {
         .iter()
         .map(|r| r.nodes())
         .sum();
-    Ok(nodes as f64 * m.value("cycles_simulated"))
+    Ok(nodes as f64 * m.require("cycles_simulated").map_err(|e| e.to_string())?)
 }
 
 /// CPU time consumed by this process (every thread, so parallel targets count all their

@@ -9,6 +9,7 @@ mod bench;
 mod exec;
 mod experiment;
 mod html;
+mod keys;
 mod merge;
 mod mm1;
 mod models;
@@ -107,10 +108,13 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
-    /// List a model's keys with their defaults (see docs/<model>.md for ranges and meaning).
+    /// List a model's keys: default, allowed range (from its validation), unit and meaning.
     Keys {
         /// Model name, as in `model = "..."` (see `icnlab models`).
         model: String,
+        /// Print the Markdown table that docs/<model>.md carries.
+        #[arg(long)]
+        markdown: bool,
     },
     /// List the models an experiment file can name.
     Models,
@@ -177,42 +181,6 @@ fn parse_threads(s: &str) -> Result<usize, String> {
     Ok(n)
 }
 
-/// `icnlab keys MODEL`: every key of the model's typed config with its default, flattened to
-/// dotted names, in TOML syntax (so the lines can be pasted into an experiment file).
-fn keys(model: &str) -> Result<(), ExecError> {
-    let runner = models::find(model).ok_or_else(|| {
-        ExecError::Usage(format!(
-            "unknown model \"{model}\"; available: {}",
-            models::names()
-        ))
-    })?;
-    let defaults = runner.defaults().map_err(ExecError::Failed)?;
-    fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, String)>) {
-        for (k, v) in t {
-            let key = if prefix.is_empty() {
-                k.clone()
-            } else {
-                format!("{prefix}.{k}")
-            };
-            match v {
-                toml::Value::Table(inner) if !inner.is_empty() => flatten(&key, inner, out),
-                other => out.push((key, other.to_string())),
-            }
-        }
-    }
-    let mut rows = Vec::new();
-    flatten("", &defaults, &mut rows);
-    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    println!(
-        "# model = \"{model}\": {}; keys and defaults",
-        runner.about()
-    );
-    for (k, v) in rows {
-        println!("{k:width$} = {v}", width = width + 2);
-    }
-    Ok(())
-}
-
 /// `icnlab merge`: refuses incomplete or foreign shards (exit 2) before writing anything.
 fn merge(shards: &[PathBuf], out: &std::path::Path) -> Result<(), ExecError> {
     let staging = outdir::Staging::begin(out)?;
@@ -271,7 +239,7 @@ fn main() -> ExitCode {
             println!("{}: ok ({} points)", file.path.display(), file.point_count());
             Ok(())
         }),
-        Command::Keys { model } => keys(&model),
+        Command::Keys { model, markdown } => keys::keys(&model, markdown),
         Command::Models => {
             for r in models::all() {
                 println!("{:10} {}", r.name(), r.about());

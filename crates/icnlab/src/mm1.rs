@@ -140,7 +140,10 @@ mod tests {
             customers: 200_000,
         };
         let m = Mm1::run(&cfg, 3, &NoProgress).unwrap();
-        let (sim, exact) = (m.value("sojourn_mean"), m.value("sojourn_exact"));
+        let (sim, exact) = (
+            m.require("sojourn_mean").unwrap(),
+            m.require("sojourn_exact").unwrap(),
+        );
         assert_eq!(exact, 2.0);
         assert!((sim - exact).abs() < 0.1, "simulated {sim}, exact {exact}");
     }

@@ -383,7 +383,12 @@ impl RunReport {
                 let label = p.label();
                 let values: String = shown
                     .iter()
-                    .map(|n| format!("{:>14}", fmt_num(p.metrics.value(n))))
+                    .map(|n| {
+                        format!(
+                            "{:>14}",
+                            fmt_num(p.metrics.get(n).map_or(f64::NAN, |m| m.value))
+                        )
+                    })
                     .collect();
                 let flag = match &p.metrics.runs {
                     Some(r) if !r.all_ok() => format!("  FLAGGED: {} (mean of ok runs)", r.label()),
@@ -492,7 +497,7 @@ mod tests {
         let text = serde_json::to_string(&m).unwrap();
         assert!(text.contains("null"), "{text}");
         let back: Metrics = serde_json::from_str(&text).unwrap();
-        assert!(back.value("eta").is_nan());
+        assert!(back.require("eta").unwrap().is_nan());
         assert!(back.tables[0].rows[0][0].is_nan() && back.tables[0].rows[1][0] == 1.0);
         assert!(back.tables[0].ci95[0][0].is_nan() && back.tables[0].ci95[1][0] == 0.5);
     }

@@ -243,10 +243,14 @@ impl Model for SciSwitched {
                     [std_status, iab_status],
                 )?;
                 if prep.topo.rings.len() > 1 {
-                    let ratio =
-                        |a: &str| m.value(&format!("{a}_iab")) / m.value(&format!("{a}_std"));
-                    let (rl, rr) = (ratio("eta_local"), ratio("eta_remote"));
-                    let (dl, dr) = (ratio("delay_local_mean_ns"), ratio("delay_remote_mean_ns"));
+                    let ratio = |a: &str| -> Result<f64, icn_engine::metrics::UnknownMetric> {
+                        Ok(m.require(&format!("{a}_iab"))? / m.require(&format!("{a}_std"))?)
+                    };
+                    let (rl, rr) = (ratio("eta_local")?, ratio("eta_remote")?);
+                    let (dl, dr) = (
+                        ratio("delay_local_mean_ns")?,
+                        ratio("delay_remote_mean_ns")?,
+                    );
                     m.push(
                         "r_local",
                         rl,

@@ -6,10 +6,14 @@
 //! Every model runs from every source through [`run_scheme`], which validates each schedule
 //! independently. Rows are computed in parallel and collected in size order, and every run
 //! is a pure function of (h, k, options), so the table does not depend on the thread count.
+//!
+//! Why here and not in the CLI: the rows are results of the models (the binary only
+//! schedules the sizes and writes the Markdown and CSV this module renders).
 
-use icn_bcast::bounds::theorem1;
-use icn_bcast::claims::Known;
-use icn_bcast::schemes::{RunOptions, Scheme, diameter_by_symmetry, run_scheme};
+use crate::bounds::theorem1;
+use crate::claims::Known;
+use crate::schemes::{RunOptions, Scheme, diameter_by_symmetry, run_scheme};
+use crate::tables::{BcastError, to_csv};
 use icn_topo::build::ccc;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -64,11 +68,11 @@ pub fn compare_ccc(
     k: u32,
     opts: &RunOptions,
     optimum: Option<Known>,
-) -> anyhow::Result<CompareRow> {
-    let g = ccc(h, k).map_err(|e| anyhow::anyhow!("{e}"))?;
+) -> Result<CompareRow, BcastError> {
+    let g = ccc(h, k)?;
     let sources: Vec<usize> = (0..g.len()).collect();
-    let cell = |scheme: Scheme| -> anyhow::Result<(ModelCell, u32)> {
-        let run = run_scheme(&g, scheme, &sources, opts).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let cell = |scheme: Scheme| -> Result<(ModelCell, u32), BcastError> {
+        let run = run_scheme(&g, scheme, &sources, opts)?;
         let lower = run
             .per_source
             .iter()
@@ -91,8 +95,7 @@ pub fn compare_ccc(
     let optimum = match optimum {
         Some(o) => o,
         None => {
-            let run = run_scheme(&g, Scheme::Optimal, &sources, opts)
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let run = run_scheme(&g, Scheme::Optimal, &sources, opts)?;
             match run.worst() {
                 Some(t) => Known::Exact(t),
                 None => Known::AtLeast(
@@ -124,7 +127,7 @@ pub fn compare_ccc(
 pub fn compare_all(
     sizes: &[(usize, u32, Option<Known>)],
     opts: &RunOptions,
-) -> anyhow::Result<Vec<CompareRow>> {
+) -> Result<Vec<CompareRow>, BcastError> {
     use rayon::prelude::*;
     sizes
         .par_iter()
@@ -215,12 +218,8 @@ impl From<&CompareRow> for CsvRecord {
 }
 
 /// The table as CSV (empty cell = unknown).
-pub fn csv(rows: &[CompareRow]) -> anyhow::Result<String> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for r in rows {
-        w.serialize(CsvRecord::from(r))?;
-    }
-    Ok(String::from_utf8(w.into_inner()?)?)
+pub fn csv(rows: &[CompareRow]) -> Result<String, BcastError> {
+    to_csv(rows.iter().map(CsvRecord::from))
 }
 
 #[cfg(test)]
