@@ -399,9 +399,6 @@ fn across_ranks(command: &Command) -> Option<ExitCode> {
     };
     let mut work = mpi::sweep::SweepWork::new(file, out, plan, after);
     let verdict = mpi::driver::drive(&world, &mut work);
-    if let Some(e) = verdict.error {
-        eprintln!("error: {e}");
-    }
     drop(world);
     Some(ExitCode::from(verdict.code))
 }

@@ -12,8 +12,11 @@
 //! | 4    | receive the code; ≠ 0: stop with it           | broadcast the code                             |
 //! | 5    | run its share                                 |                                                |
 //! | 6    | send `Ran(metrics)` or `Failed`               | receive ranks 1..n in rank order               |
-//! | 7    |                                              | [`decide_ran`]: any failure → its code; else write the outputs (their error → its code) |
-//! | 8    | receive the code and exit with it             | broadcast the code; print the error            |
+//! | 7    |                                              | [`decide_ran`]: any failure → its code; else write the outputs (their error → its code); print the error |
+//! | 8    | receive the code and exit with it             | broadcast the code                             |
+//!
+//! Rank 0 prints before it broadcasts: once another rank exits with a non-zero code, the
+//! launcher may end the job, rank 0 included.
 //!
 //! A failure is a value, not an early return: an error, or a panic (caught), becomes a
 //! `Failed` message and the rank carries on through the steps. A rank that dies (killed, out of
@@ -43,9 +46,11 @@ pub trait Work {
     fn run_share(&mut self) -> Result<Share, Failure>;
     /// Rank 0: every rank's share, in rank order.
     fn finish(&mut self, shares: Vec<Share>) -> Result<(), Failure>;
+    /// Rank 0: shows the job's error, before the other ranks learn the exit code.
+    fn report(&mut self, error: &str);
 }
 
-/// How a rank ends: the exit code every rank shares, and on rank 0 the error to print.
+/// How a rank ends: the exit code every rank shares, and on rank 0 the error it reported.
 #[derive(Debug, PartialEq)]
 pub struct Verdict {
     pub code: u8,
@@ -78,7 +83,14 @@ fn gather(comm: &dyn Comm, mine: Message) -> Option<Vec<Result<Message, String>>
 }
 
 /// Steps 4 and 8.
-fn share_verdict(comm: &dyn Comm, decided: Option<Result<(), Failure>>) -> Verdict {
+fn share_verdict(
+    comm: &dyn Comm,
+    work: &mut dyn Work,
+    decided: Option<Result<(), Failure>>,
+) -> Verdict {
+    if let Some(Err(f)) = &decided {
+        work.report(&f.message);
+    }
     let mut code = match &decided {
         Some(Err(f)) => f.code.max(1),
         _ => 0,
@@ -101,7 +113,7 @@ pub fn drive(comm: &dyn Comm, work: &mut dyn Work) -> Verdict {
         Err(f) => Message::Failed(f),
     };
     let decided = gather(comm, ready).map(|all| decide_ready(&all));
-    let verdict = share_verdict(comm, decided);
+    let verdict = share_verdict(comm, work, decided);
     if verdict.code != 0 {
         return verdict;
     }
@@ -111,7 +123,7 @@ pub fn drive(comm: &dyn Comm, work: &mut dyn Work) -> Verdict {
     };
     let decided = gather(comm, ran)
         .map(|all| decide_ran(all).and_then(|shares| guarded(rank, || work.finish(shares))));
-    share_verdict(comm, decided)
+    share_verdict(comm, work, decided)
 }
 
 /// One error from the failures of some ranks. When every rank failed the same way (a bad
@@ -221,6 +233,7 @@ mod tests {
         fail_finish: Option<Failure>,
         ran: bool,
         finished_with: Option<Vec<Share>>,
+        reported: Option<String>,
     }
 
     fn metric(x: f64) -> Metrics {
@@ -256,6 +269,10 @@ mod tests {
                 None => Ok(()),
             }
         }
+        fn report(&mut self, error: &str) {
+            assert!(self.reported.is_none(), "one report per job");
+            self.reported = Some(error.to_owned());
+        }
     }
 
     /// Runs one scripted rank per thread over the in-memory world; returns verdicts and
@@ -274,6 +291,12 @@ mod tests {
         });
         let mut all = out.into_inner().unwrap();
         all.sort_by_key(|(r, _, _)| *r);
+        for (_, verdict, script) in &all {
+            assert_eq!(
+                verdict.error, script.reported,
+                "what rank 0 reported, and only it"
+            );
+        }
         all.into_iter().map(|(_, v, s)| (v, s)).collect()
     }
 

@@ -145,6 +145,10 @@ impl Work for SweepWork {
         experiment::write_outputs(&report, staging)?;
         Ok((self.after)(file, &report, &self.out)?)
     }
+
+    fn report(&mut self, error: &str) {
+        eprintln!("error: {error}");
+    }
 }
 
 #[cfg(test)]
