@@ -19,7 +19,8 @@ use std::time::Instant;
 pub type After = fn(&ExperimentFile, &RunReport, &Path) -> Result<(), ExecError>;
 
 pub struct SweepWork {
-    file: Result<ExperimentFile, Option<ExecError>>,
+    /// This rank's reading of the experiment, until [`Work::prepare`] takes it.
+    input: Option<Result<ExperimentFile, ExecError>>,
     out: PathBuf,
     plan: Plan,
     after: After,
@@ -27,6 +28,7 @@ pub struct SweepWork {
 }
 
 struct Prepared {
+    file: ExperimentFile,
     runner: &'static dyn Runner,
     points: Vec<SweepPoint>,
     all: Vec<Job>,
@@ -34,6 +36,11 @@ struct Prepared {
     mine: Vec<Job>,
     /// Rank 0 only: the claimed output folder and the start of the clock.
     root: Option<(Staging, Instant)>,
+}
+
+/// A step called out of the driver's order: a bug, reported like any failure.
+fn out_of_turn(what: &str) -> Failure {
+    Failure::new(1, format!("{what} (a protocol error)"))
 }
 
 impl SweepWork {
@@ -45,37 +52,24 @@ impl SweepWork {
         after: After,
     ) -> Self {
         SweepWork {
-            file: file.map_err(Some),
+            input: Some(file),
             out,
             plan,
             after,
             state: None,
         }
     }
-
-    fn file(&self) -> &ExperimentFile {
-        self.file.as_ref().expect("prepared ranks have their file")
-    }
-
-    fn state(&mut self) -> Result<&mut Prepared, Failure> {
-        self.state
-            .as_mut()
-            .ok_or_else(|| Failure::new(1, "run before prepare (a protocol error)"))
-    }
 }
 
 impl Work for SweepWork {
     fn prepare(&mut self, rank: usize, size: usize) -> Result<String, Failure> {
-        let file = match &mut self.file {
-            Ok(file) => file,
-            Err(e) => {
-                let e = e.take().expect("prepare runs once");
-                return Err(e.into());
-            }
-        };
+        let file = self
+            .input
+            .take()
+            .ok_or_else(|| out_of_turn("prepared twice"))??;
         // Progress of rank 0's share only: one bar per terminal.
         self.plan.opts.progress &= rank == 0;
-        let (runner, points) = experiment::select(file, &self.plan)?;
+        let (runner, points) = experiment::select(&file, &self.plan)?;
         let all = all_jobs(points.len(), file.replications);
         let mine = split::share(&all, rank, size);
         let root = if rank == 0 {
@@ -91,6 +85,7 @@ impl Work for SweepWork {
             self.plan.shard.map(|s| (s.index, s.count)),
         );
         self.state = Some(Prepared {
+            file,
             runner,
             points,
             all,
@@ -105,13 +100,15 @@ impl Work for SweepWork {
         let state = self
             .state
             .as_ref()
-            .ok_or_else(|| Failure::new(1, "not prepared"))?;
-        let file = self.file();
-        let probe = experiment::plot_probe(file, &self.plan, &state.points);
-        let metrics =
-            state
-                .runner
-                .run_jobs(file, &state.points, &state.mine, self.plan.opts, &probe)?;
+            .ok_or_else(|| out_of_turn("run before prepare"))?;
+        let probe = experiment::plot_probe(&state.file, &self.plan, &state.points);
+        let metrics = state.runner.run_jobs(
+            &state.file,
+            &state.points,
+            &state.mine,
+            self.plan.opts,
+            &probe,
+        )?;
         Ok(Share {
             threads: experiment::threads(&self.plan),
             metrics,
@@ -119,27 +116,28 @@ impl Work for SweepWork {
     }
 
     fn finish(&mut self, shares: Vec<Share>) -> Result<(), Failure> {
-        let state = self.state()?;
+        let state = self
+            .state
+            .as_mut()
+            .ok_or_else(|| out_of_turn("finish before prepare"))?;
         let (staging, started) = state
             .root
             .take()
-            .ok_or_else(|| Failure::new(1, "finish on a rank other than 0"))?;
+            .ok_or_else(|| out_of_turn("finish on a rank other than 0"))?;
         let expected: Vec<usize> = (0..state.size)
             .map(|r| split::share(&state.all, r, state.size).len())
             .collect();
         let got: Vec<usize> = shares.iter().map(|s| s.metrics.len()).collect();
         if got != expected {
-            return Err(Failure::new(
-                1,
-                format!("ranks sent {got:?} results, expected {expected:?} (a protocol error)"),
-            ));
+            return Err(out_of_turn(&format!(
+                "ranks sent {got:?} results, expected {expected:?}"
+            )));
         }
-        let (runner, points) = (state.runner, std::mem::take(&mut state.points));
         let jobs = split::shares_in_rank_order(&state.all, state.size);
         let threads = shares.iter().map(|s| s.threads).sum();
         let metrics: Vec<Metrics> = shares.into_iter().flat_map(|s| s.metrics).collect();
-        let file = self.file();
-        let results = runner.assemble(file, &points, &jobs, metrics)?;
+        let file = &state.file;
+        let results = state.runner.assemble(file, &state.points, &jobs, metrics)?;
         let elapsed = started.elapsed().as_secs_f64();
         let report = experiment::report(file, &self.plan, results, elapsed, threads);
         experiment::write_outputs(&report, staging)?;
