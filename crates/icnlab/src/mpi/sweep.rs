@@ -198,14 +198,24 @@ y = ["sojourn_mean"]
 
     /// Runs over `size` thread-ranks, returning rank 0's verdict code.
     fn over_ranks(size: usize, file: &ExperimentFile, out: &Path, sweep: bool) -> Vec<u8> {
+        over_ranks_with(size, file, out, || plan(sweep))
+    }
+
+    fn over_ranks_with(
+        size: usize,
+        file: &ExperimentFile,
+        out: &Path,
+        plan: impl Fn() -> Plan + Sync,
+    ) -> Vec<u8> {
         let comms = world(size);
         std::thread::scope(|s| {
             let handles: Vec<_> = comms
                 .into_iter()
                 .map(|comm| {
                     let file = file.clone();
+                    let plan = &plan;
                     s.spawn(move || {
-                        let mut w = SweepWork::new(Ok(file), out.into(), plan(sweep), quiet);
+                        let mut w = SweepWork::new(Ok(file), out.into(), plan(), quiet);
                         drive(&comm, &mut w).code
                     })
                 })
@@ -258,6 +268,51 @@ y = ["sojourn_mean"]
         experiment::run_file(&file, &one, &plan(false)).unwrap();
         let two = dir.path().join("two");
         assert_eq!(over_ranks(2, &file, &two, false), [0, 0]);
+        assert_eq!(
+            fs::read(one.join("data.csv")).unwrap(),
+            fs::read(two.join("data.csv")).unwrap()
+        );
+    }
+
+    /// More ranks than jobs: the idle ranks send empty shares.
+    #[test]
+    fn more_ranks_than_jobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = experiment(
+            dir.path(),
+            "model = \"mm1\"\nseed = 3\nreplications = 2\ncustomers = 1000\n",
+        );
+        let one = dir.path().join("one");
+        experiment::run_file(&file, &one, &plan(false)).unwrap();
+        let five = dir.path().join("five");
+        assert_eq!(over_ranks(5, &file, &five, false), [0; 5]);
+        assert_eq!(
+            fs::read(one.join("data.csv")).unwrap(),
+            fs::read(five.join("data.csv")).unwrap()
+        );
+    }
+
+    /// `--shard 1/2` over 2 ranks: the shard's points, split again; `merge` sees a shard.
+    #[test]
+    fn a_shard_over_ranks_is_the_same_shard() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = experiment(dir.path(), MM1);
+        let sharded = || Plan {
+            shard: Some(experiment::Shard { index: 1, count: 2 }),
+            ..plan_on(true, 2)
+        };
+        let one = dir.path().join("one");
+        experiment::run_file(&file, &one, &sharded()).unwrap();
+        let two = dir.path().join("two");
+        let per_rank = || Plan {
+            shard: Some(experiment::Shard { index: 1, count: 2 }),
+            ..plan_on(true, 1)
+        };
+        assert_eq!(over_ranks_with(2, &file, &two, per_rank), [0, 0]);
+        assert_eq!(
+            without_wall_time(&one.join("report.json")),
+            without_wall_time(&two.join("report.json"))
+        );
         assert_eq!(
             fs::read(one.join("data.csv")).unwrap(),
             fs::read(two.join("data.csv")).unwrap()
