@@ -302,3 +302,70 @@ impl<M: Model> Runner for ModelRunner<M> {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm1::Mm1;
+
+    fn file() -> (tempfile::TempDir, ExperimentFile) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.toml");
+        std::fs::write(
+            &path,
+            "model = \"mm1\"\nseed = 9\nreplications = 3\ncustomers = 500\n\
+             [sweep]\narrival_rate = [0.2, 0.6]\n",
+        )
+        .unwrap();
+        let file = ExperimentFile::load(&path, false).unwrap();
+        (dir, file)
+    }
+
+    const OPTS: ExecOptions = ExecOptions {
+        threads: 1,
+        progress: false,
+    };
+
+    /// Jobs run in any order and any split give `execute`'s results.
+    #[test]
+    fn assemble_puts_jobs_back_in_place_whatever_their_order() {
+        let (_dir, file) = file();
+        let runner = ModelRunner::<Mm1>::new();
+        let points = file.points();
+        let whole = runner.execute(&file, &points, OPTS, &|_| Ok(())).unwrap();
+        let mut jobs = all_jobs(points.len(), file.replications);
+        jobs.reverse();
+        jobs.swap(0, 3);
+        let metrics = runner
+            .run_jobs(&file, &points, &jobs, OPTS, &|_| Ok(()))
+            .unwrap();
+        assert_eq!(
+            runner.assemble(&file, &points, &jobs, metrics).unwrap(),
+            whole
+        );
+    }
+
+    #[test]
+    fn assemble_refuses_a_missing_or_repeated_replication() {
+        let (_dir, file) = file();
+        let runner = ModelRunner::<Mm1>::new();
+        let points = file.points();
+        let mut jobs = all_jobs(points.len(), file.replications);
+        let m = runner
+            .run_jobs(&file, &points, &jobs, OPTS, &|_| Ok(()))
+            .unwrap();
+        let missing = runner.assemble(&file, &points, &jobs[1..], m[1..].to_vec());
+        assert!(matches!(missing, Err(ExecError::Failed(e)) if e.contains("misses")));
+        jobs[1] = jobs[0];
+        let twice = runner.assemble(&file, &points, &jobs, m);
+        assert!(matches!(twice, Err(ExecError::Failed(e)) if e.contains("ran twice")));
+    }
+
+    #[test]
+    fn run_jobs_of_nothing_is_nothing() {
+        let (_dir, file) = file();
+        let runner = ModelRunner::<Mm1>::new();
+        let none = runner.run_jobs(&file, &file.points(), &[], OPTS, &|_| Ok(()));
+        assert!(none.unwrap().is_empty());
+    }
+}
