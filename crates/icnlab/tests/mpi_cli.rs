@@ -145,6 +145,67 @@ fn sweep_on_two_ranks_writes_the_one_process_files() {
     assert_same_outputs(Path::new(&d.path("one")), Path::new(&d.path("two")));
 }
 
+/// Issue 15's topologies for the sweep path: `vc-router` on a mesh, a torus, a fat tree and a
+/// dragonfly, and `xswitch` (switch degree ≤ 4) on a mesh, a torus and a tree; 2 ranks against
+/// one process, every output file.
+const VC_TOPOLOGIES: &str = r#"
+model = "vc-router"
+seed = 2
+replications = 2
+vcs = 3
+size = 5
+warmup = 300
+measure = 1500
+drain = 10000
+[sweep]
+topology = ["mesh:4x4", "torus:4x4", "fattree:4,2", "dragonfly:2"]
+load = [0.05, 0.2]
+"#;
+
+const XSWITCH_TOPOLOGIES: &str = r#"
+model = "xswitch"
+seed = 2
+replications = 2
+on_deadlock = "report"
+size = 32
+warmup = 300
+measure = 1500
+drain = 10000
+[sweep]
+topology = ["mesh:4x4", "torus:4x4", "tree:3"]
+load = [0.05, 0.2]
+"#;
+
+#[test]
+fn vc_router_and_xswitch_topologies_match_at_two_ranks() {
+    let d = Dir::new();
+    for (name, text, points) in [("vc", VC_TOPOLOGIES, 8), ("xs", XSWITCH_TOPOLOGIES, 6)] {
+        let file = d.path(&format!("{name}-topologies.toml"));
+        fs::write(&file, text).unwrap();
+        let sweep = |out: &str, threads: &str| {
+            args(&[
+                "sweep",
+                &file,
+                "--out",
+                &d.path(out),
+                "--quiet",
+                "--threads",
+                threads,
+            ])
+        };
+        let one = icnlab(&sweep(&format!("{name}1"), "2"));
+        assert!(one.status.success(), "{}", stderr(&one));
+        let two = mpirun(&[(2, sweep(&format!("{name}2"), "1"))]);
+        assert!(two.status.success(), "{}", stderr(&two));
+        let rows = fs::read_to_string(d.path(&format!("{name}1/data.csv"))).unwrap();
+        assert_eq!(rows.lines().count(), 1 + points, "{name}: every point");
+        assert_same_outputs(
+            Path::new(&d.path(&format!("{name}1"))),
+            Path::new(&d.path(&format!("{name}2"))),
+        );
+    }
+}
+
 /// `run` (the base configuration): one point, its 5 replications split 3 + 2.
 #[test]
 fn run_on_two_ranks_writes_the_one_process_files() {
