@@ -333,7 +333,7 @@ fn vc_router_fabrics_give_the_same_cluster_metrics_at_any_thread_count() {
         cfg.workload.kind = WorkloadKind::Alltoall;
         cfg.workload.bytes = 700;
         let one = metrics(&cfg);
-        assert!(one.value("completion_us") > 0.0);
+        assert!(one.require("completion_us").unwrap() > 0.0);
         for threads in [2, 3] {
             cfg.fabric.threads = threads;
             let got = metrics(&cfg);

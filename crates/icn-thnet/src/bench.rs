@@ -86,7 +86,7 @@ pub fn parallel_config(threads: usize) -> VcRouterConfig {
 /// Runs the parallel workload once on `threads` threads; returns the router-cycles.
 pub fn vc_parallel(threads: usize) -> Result<f64, ModelError> {
     let m = VcRouter::run(&parallel_config(threads), 1, &NoProgress)?;
-    Ok(PARALLEL_ROUTERS as f64 * m.value("cycles_simulated"))
+    Ok(PARALLEL_ROUTERS as f64 * m.require("cycles_simulated")?)
 }
 
 /// The cost of one cycle of synchronisation: a 2-router network without traffic stepped

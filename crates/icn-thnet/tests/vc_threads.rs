@@ -55,10 +55,10 @@ fn same_at_1_2_4_threads(c: VcRouterConfig) -> Metrics {
 #[test]
 fn a_mesh_and_a_torus_are_bit_identical_at_any_thread_count() {
     let m = same_at_1_2_4_threads(cfg("mesh:6x6", "", 2, 0.2));
-    assert!(m.value("accepted") > 0.1);
+    assert!(m.require("accepted").unwrap() > 0.1);
     // Past saturation (unfinished packets, a drain-limited status).
     let m = same_at_1_2_4_threads(cfg("mesh:6x6", "", 2, 0.9));
-    assert!(m.value("unfinished") > 0.0);
+    assert!(m.require("unfinished").unwrap() > 0.0);
     same_at_1_2_4_threads(cfg("torus:5x4", "", 4, 0.3));
     // A 3-D torus on the router of any radix.
     same_at_1_2_4_threads(cfg("torus:4x3x3", "dor", 2, 0.2));
@@ -76,7 +76,7 @@ fn a_deadlocking_torus_deadlocks_identically() {
         ..cfg("torus:4x4", "", 1, 0.4)
     };
     let m = same_at_1_2_4_threads(c);
-    assert_eq!(m.value("deadlocked"), 1.0);
+    assert_eq!(m.require("deadlocked").unwrap(), 1.0);
 }
 
 #[test]

@@ -44,16 +44,51 @@ pub trait Runner: Sync {
     fn defaults(&self) -> Result<toml::Table, String>;
     /// Parses and validates every point, without running anything.
     fn check(&self, file: &ExperimentFile, points: &[SweepPoint]) -> Result<(), ConfigError>;
-    /// Runs every point's replications. `probe` sees the first replication's metrics before
-    /// the others start (to check what the outputs will need, e.g. plot columns); its error
-    /// stops the run.
+    /// Runs every point's replications: [`Runner::run_jobs`] of [`all_jobs`], then
+    /// [`Runner::assemble`].
     fn execute(
         &self,
         file: &ExperimentFile,
         points: &[SweepPoint],
         opts: ExecOptions,
         probe: &Probe<'_>,
+    ) -> Result<Vec<PointResult>, ExecError> {
+        let jobs = all_jobs(points.len(), file.replications);
+        let metrics = self.run_jobs(file, points, &jobs, opts, probe)?;
+        self.assemble(file, points, &jobs, metrics)
+    }
+    /// Runs `jobs` (a subset of the points' replications, e.g. one MPI rank's share) and returns
+    /// each job's metrics, status settled, in the order of `jobs`. Only the points the jobs name
+    /// are prepared. `probe` sees the first job's metrics before the others start (to check what
+    /// the outputs will need, e.g. plot columns); its error stops the run.
+    fn run_jobs(
+        &self,
+        file: &ExperimentFile,
+        points: &[SweepPoint],
+        jobs: &[Job],
+        opts: ExecOptions,
+        probe: &Probe<'_>,
+    ) -> Result<Vec<Metrics>, ExecError>;
+    /// The points' results from the metrics of `jobs` (every replication of every point, in any
+    /// order): replications are aggregated in replication order, so the result does not depend
+    /// on which process or thread ran which job.
+    fn assemble(
+        &self,
+        file: &ExperimentFile,
+        points: &[SweepPoint],
+        jobs: &[Job],
+        metrics: Vec<Metrics>,
     ) -> Result<Vec<PointResult>, ExecError>;
+}
+
+/// One replication of one point: (index into the points slice, replication number).
+pub type Job = (usize, u64);
+
+/// Every replication of `points` points, point-major: the order a one-process run uses.
+pub fn all_jobs(points: usize, replications: u32) -> Vec<Job> {
+    (0..points)
+        .flat_map(|p| (0..u64::from(replications)).map(move |r| (p, r)))
+        .collect()
 }
 
 /// See [`Runner::execute`].
@@ -142,19 +177,29 @@ impl<M: Model> Runner for ModelRunner<M> {
         toml::Table::try_from(&cfg).map_err(|e| e.to_string())
     }
 
-    fn execute(
+    fn run_jobs(
         &self,
         file: &ExperimentFile,
         points: &[SweepPoint],
+        jobs: &[Job],
         opts: ExecOptions,
         probe: &Probe<'_>,
-    ) -> Result<Vec<PointResult>, ExecError> {
-        let configs = Self::prepare(file, points)?;
-        let reps = file.replications as usize;
-        let jobs: Vec<(usize, u64)> = (0..points.len())
-            .flat_map(|p| (0..reps as u64).map(move |r| (p, r)))
-            .collect();
-        let total: u64 = configs.iter().map(|(c, _)| M::work(c)).sum::<u64>() * reps as u64;
+    ) -> Result<Vec<Metrics>, ExecError> {
+        // Only the points the jobs name, each once (a big network's preparation is costly).
+        let mut slot: Vec<Option<usize>> = vec![None; points.len()];
+        let mut needed: Vec<SweepPoint> = Vec::new();
+        for &(p, _) in jobs {
+            let point = points.get(p).ok_or_else(|| {
+                ExecError::Failed(format!("job names point {p} of {}", points.len()))
+            })?;
+            if slot[p].is_none() {
+                slot[p] = Some(needed.len());
+                needed.push(point.clone());
+            }
+        }
+        let configs = Self::prepare(file, &needed)?;
+        let prepared = |p: usize| &configs[slot[p].expect("every job's point is prepared")];
+        let total: u64 = jobs.iter().map(|&(p, _)| M::work(&prepared(p).0)).sum();
         let bar = if opts.progress {
             ProgressBar::new(total)
         } else {
@@ -171,8 +216,12 @@ impl<M: Model> Runner for ModelRunner<M> {
             .num_threads(opts.threads)
             .build()
             .map_err(|e| ExecError::Failed(format!("cannot start worker threads: {e}")))?;
-        let run = |&(p, r): &(usize, u64)| {
-            M::run_prepared(&configs[p].1, derive_seed(file.seed, r), &BarProgress(&bar))
+        let run = |&(p, r): &Job| {
+            M::run_prepared(
+                &prepared(p).1,
+                derive_seed(file.seed, r),
+                &BarProgress(&bar),
+            )
         };
         // The first replication runs alone so that the probe can refuse the run before the
         // rest of the sweep is spent; results stay in job order either way.
@@ -194,28 +243,129 @@ impl<M: Model> Runner for ModelRunner<M> {
                 .collect::<Vec<_>>()
         }));
         bar.finish_and_clear();
-
-        let mut per_point: Vec<Vec<Metrics>> = vec![Vec::with_capacity(reps); points.len()];
-        for (&(p, _), result) in jobs.iter().zip(results) {
-            per_point[p].push(
-                with_status(result)
-                    .map_err(|inner| ExecError::Config(ConfigError::invalid(&file.path, inner)))?,
-            );
-        }
-        Ok(points
-            .iter()
-            .zip(configs)
-            .zip(per_point)
-            .map(|((point, (cfg, _)), reps)| PointResult {
-                index: point.index,
-                params: point
-                    .params
-                    .iter()
-                    .map(|(k, v)| (k.clone(), crate::report::toml_to_json(v)))
-                    .collect(),
-                config: serde_json::to_value(&cfg).unwrap_or(serde_json::Value::Null),
-                metrics: Metrics::aggregate(&reps),
+        results
+            .into_iter()
+            .map(|r| {
+                with_status(r)
+                    .map_err(|inner| ExecError::Config(ConfigError::invalid(&file.path, inner)))
             })
-            .collect())
+            .collect()
+    }
+
+    fn assemble(
+        &self,
+        file: &ExperimentFile,
+        points: &[SweepPoint],
+        jobs: &[Job],
+        metrics: Vec<Metrics>,
+    ) -> Result<Vec<PointResult>, ExecError> {
+        let reps = file.replications as usize;
+        let mut per_point: Vec<Vec<Option<Metrics>>> = vec![vec![None; reps]; points.len()];
+        if jobs.len() != metrics.len() {
+            return Err(ExecError::Failed(format!(
+                "{} jobs but {} results",
+                jobs.len(),
+                metrics.len()
+            )));
+        }
+        for (&(p, r), m) in jobs.iter().zip(metrics) {
+            let cell = per_point
+                .get_mut(p)
+                .and_then(|reps| reps.get_mut(r as usize))
+                .ok_or_else(|| ExecError::Failed(format!("no replication {r} of point {p}")))?;
+            if cell.replace(m).is_some() {
+                return Err(ExecError::Failed(format!(
+                    "replication {r} of point {p} ran twice"
+                )));
+            }
+        }
+        points
+            .iter()
+            .zip(per_point)
+            .map(|(point, reps)| {
+                let reps: Vec<Metrics> =
+                    reps.into_iter().collect::<Option<_>>().ok_or_else(|| {
+                        ExecError::Failed(format!("point {} misses replications", point.index))
+                    })?;
+                let cfg: M::Config = file.typed(&point.body)?;
+                Ok(PointResult {
+                    index: point.index,
+                    params: point
+                        .params
+                        .iter()
+                        .map(|(k, v)| (k.clone(), crate::report::toml_to_json(v)))
+                        .collect(),
+                    config: serde_json::to_value(&cfg).unwrap_or(serde_json::Value::Null),
+                    metrics: Metrics::aggregate(&reps),
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm1::Mm1;
+
+    fn file() -> (tempfile::TempDir, ExperimentFile) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.toml");
+        std::fs::write(
+            &path,
+            "model = \"mm1\"\nseed = 9\nreplications = 3\ncustomers = 500\n\
+             [sweep]\narrival_rate = [0.2, 0.6]\n",
+        )
+        .unwrap();
+        let file = ExperimentFile::load(&path, false).unwrap();
+        (dir, file)
+    }
+
+    const OPTS: ExecOptions = ExecOptions {
+        threads: 1,
+        progress: false,
+    };
+
+    /// Jobs run in any order and any split give `execute`'s results.
+    #[test]
+    fn assemble_puts_jobs_back_in_place_whatever_their_order() {
+        let (_dir, file) = file();
+        let runner = ModelRunner::<Mm1>::new();
+        let points = file.points();
+        let whole = runner.execute(&file, &points, OPTS, &|_| Ok(())).unwrap();
+        let mut jobs = all_jobs(points.len(), file.replications);
+        jobs.reverse();
+        jobs.swap(0, 3);
+        let metrics = runner
+            .run_jobs(&file, &points, &jobs, OPTS, &|_| Ok(()))
+            .unwrap();
+        assert_eq!(
+            runner.assemble(&file, &points, &jobs, metrics).unwrap(),
+            whole
+        );
+    }
+
+    #[test]
+    fn assemble_refuses_a_missing_or_repeated_replication() {
+        let (_dir, file) = file();
+        let runner = ModelRunner::<Mm1>::new();
+        let points = file.points();
+        let mut jobs = all_jobs(points.len(), file.replications);
+        let m = runner
+            .run_jobs(&file, &points, &jobs, OPTS, &|_| Ok(()))
+            .unwrap();
+        let missing = runner.assemble(&file, &points, &jobs[1..], m[1..].to_vec());
+        assert!(matches!(missing, Err(ExecError::Failed(e)) if e.contains("misses")));
+        jobs[1] = jobs[0];
+        let twice = runner.assemble(&file, &points, &jobs, m);
+        assert!(matches!(twice, Err(ExecError::Failed(e)) if e.contains("ran twice")));
+    }
+
+    #[test]
+    fn run_jobs_of_nothing_is_nothing() {
+        let (_dir, file) = file();
+        let runner = ModelRunner::<Mm1>::new();
+        let none = runner.run_jobs(&file, &file.points(), &[], OPTS, &|_| Ok(()));
+        assert!(none.unwrap().is_empty());
     }
 }

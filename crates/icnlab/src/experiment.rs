@@ -2,7 +2,8 @@
 
 use crate::exec::{ExecError, ExecOptions, Runner};
 use crate::outdir::Staging;
-use crate::report::RunReport;
+use crate::report::{PointResult, RunReport};
+use icn_engine::config::SweepPoint;
 use icn_engine::{ConfigError, ExperimentFile, Invalid};
 use std::path::Path;
 use std::time::Instant;
@@ -65,6 +66,22 @@ pub fn check_file(file: &ExperimentFile) -> Result<&'static dyn Runner, ExecErro
 /// replications did not all end ok are written (flagged) like the others; [`verdict`] turns
 /// them into the run's error once the caller has shown the report.
 pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunReport, ExecError> {
+    let (runner, points) = select(file, plan)?;
+    let staging = Staging::begin(out)?;
+    let started = Instant::now();
+    let results = runner.execute(file, &points, plan.opts, &plot_probe(file, plan, &points))?;
+    let elapsed = started.elapsed().as_secs_f64();
+    let report = report(file, plan, results, elapsed, threads(plan));
+    write_outputs(&report, staging)?;
+    Ok(report)
+}
+
+/// The file's runner and the points `plan` runs (all, the shard's, or the base configuration),
+/// every point of the file checked first.
+pub fn select(
+    file: &ExperimentFile,
+    plan: &Plan,
+) -> Result<(&'static dyn Runner, Vec<SweepPoint>), ExecError> {
     let runner = check_file(file)?;
     let mut points = file.points();
     if !plan.sweep {
@@ -76,22 +93,47 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
     if let Some(s) = plan.shard {
         points.retain(|p| p.index % s.count == s.index);
     }
-    let staging = Staging::begin(out)?;
+    Ok((runner, points))
+}
 
-    let started = Instant::now();
+/// The probe of [`Runner::execute`]: a sweep's plots must find their columns in the metrics.
+pub fn plot_probe<'a>(
+    file: &'a ExperimentFile,
+    plan: &'a Plan,
+    points: &[SweepPoint],
+) -> impl Fn(&icn_engine::Metrics) -> Result<(), ConfigError> + Sync + 'a {
     let sweep_keys: Vec<String> = points
         .first()
         .map(|p| p.params.iter().map(|(k, _)| k.clone()).collect())
         .unwrap_or_default();
-    let check_plots = |sample: &icn_engine::Metrics| {
+    move |sample: &icn_engine::Metrics| {
         if !plan.sweep {
             return Ok(());
         }
         crate::plot::check_columns(&file.plots, &sweep_keys, sample)
             .map_err(|inner| ConfigError::invalid(&file.path, inner))
-    };
-    let results = runner.execute(file, &points, plan.opts, &check_plots)?;
-    let report = RunReport {
+    }
+}
+
+/// The worker threads this process runs jobs on.
+pub fn threads(plan: &Plan) -> usize {
+    if plan.opts.threads == 0 {
+        rayon::current_num_threads()
+    } else {
+        plan.opts.threads
+    }
+}
+
+/// The report of `results`, run per `plan` on `threads` worker threads (of all processes).
+/// The results do not depend on the threads; `wall_time_s` and `threads` say how it ran.
+pub fn report(
+    file: &ExperimentFile,
+    plan: &Plan,
+    results: Vec<PointResult>,
+    wall_time_s: f64,
+    threads: usize,
+) -> RunReport {
+    RunReport {
         tool: "icnlab".into(),
         version: env!("CARGO_PKG_VERSION").into(),
         model: file.model.clone(),
@@ -100,12 +142,8 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
         config_file: file.path.display().to_string(),
         seed: file.seed,
         replications: file.replications,
-        threads: if plan.opts.threads == 0 {
-            rayon::current_num_threads()
-        } else {
-            plan.opts.threads
-        },
-        wall_time_s: started.elapsed().as_secs_f64(),
+        threads,
+        wall_time_s,
         shard: plan.shard.map(|s| (s.index, s.count)),
         experiment: file.identity(),
         sweep_points: if plan.sweep { file.point_count() } else { 1 },
@@ -121,9 +159,7 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
             Vec::new()
         },
         points: results,
-    };
-    write_outputs(&report, staging)?;
-    Ok(report)
+    }
 }
 
 /// `Err` naming every point with a replication that did not end ok (deadlock, drain limit,

@@ -13,6 +13,9 @@ mod keys;
 mod merge;
 mod mm1;
 mod models;
+/// Compiled where it is used: MPI builds, and every build's tests (ranks as threads).
+#[cfg(any(feature = "mpi", test))]
+mod mpi;
 mod outdir;
 mod plot;
 mod report;
@@ -203,29 +206,42 @@ fn main() -> ExitCode {
     });
     let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&command.get_matches())
         .unwrap_or_else(|e| e.exit());
+    #[cfg(feature = "mpi")]
+    if let Some(code) = across_ranks(&cli.command) {
+        return code;
+    }
     let result = match cli.command {
         Command::Run { common, out } => common.load().and_then(|file| {
             let out = out.unwrap_or_else(|| common.default_out());
-            let report = experiment::run_file(&file, &out, &Plan { sweep: false, shard: None, opts: common.opts() })?;
-            if !file.sweep.is_empty() {
-                eprintln!("note: {} has a [sweep]; `run` ran the base configuration (use `sweep` for all points)", file.path.display());
-            }
-            print!("{}", report.summary());
-            println!("wrote {}", out.join("report.json").display());
-            experiment::verdict(&report, &out)
+            let report = experiment::run_file(&file, &out, &run_plan(&common))?;
+            after_run(&file, &report, &out)
         }),
         Command::Sweep { common, out, shard } => common.load().and_then(|file| {
             let out = out.unwrap_or_else(|| common.default_out());
-            let report = experiment::run_file(&file, &out, &Plan { sweep: true, shard, opts: common.opts() })?;
-            print!("{}", report.summary());
-            println!("wrote {}", out.display());
-            experiment::verdict(&report, &out)
+            let report = experiment::run_file(&file, &out, &sweep_plan(&common, shard))?;
+            after_sweep(&file, &report, &out)
         }),
         Command::Merge { shards, out } => merge(&shards, &out),
-        Command::Reproduce { names, out, quick, experiments, list, threads } => {
-            reproduce::reproduce(&reproduce::Request { names, out, quick, experiments, list, threads })
-        }
-        Command::Bench { targets, repeats, json } => bench::bench(&targets, repeats.into(), json),
+        Command::Reproduce {
+            names,
+            out,
+            quick,
+            experiments,
+            list,
+            threads,
+        } => reproduce::reproduce(&reproduce::Request {
+            names,
+            out,
+            quick,
+            experiments,
+            list,
+            threads,
+        }),
+        Command::Bench {
+            targets,
+            repeats,
+            json,
+        } => bench::bench(&targets, repeats.into(), json),
         Command::Via(args) => via_cmd::run(&args).map_err(|e| {
             if e.downcast_ref::<via_run::BadWorkload>().is_some() {
                 ExecError::Usage(format!("{e:#}"))
@@ -236,7 +252,11 @@ fn main() -> ExitCode {
         Command::Bcast(args) => bcast_cmd::run_cli(&args),
         Command::Check { common } => common.load().and_then(|file| {
             experiment::check_file(&file)?;
-            println!("{}: ok ({} points)", file.path.display(), file.point_count());
+            println!(
+                "{}: ok ({} points)",
+                file.path.display(),
+                file.point_count()
+            );
             Ok(())
         }),
         Command::Keys { model, markdown } => keys::keys(&model, markdown),
@@ -249,19 +269,106 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(ExecError::Config(e)) => {
+        Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
-        Err(ExecError::Usage(e)) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
-        Err(ExecError::Failed(e)) => {
-            eprintln!("error: {e}");
-            ExitCode::from(1)
+            ExitCode::from(exit_code(&e))
         }
     }
+}
+
+/// 2: the input's fault (configuration, command line); 1: a run that failed.
+fn exit_code(e: &ExecError) -> u8 {
+    match e {
+        ExecError::Config(_) | ExecError::Usage(_) => 2,
+        ExecError::Failed(_) => 1,
+    }
+}
+
+fn run_plan(common: &Common) -> Plan {
+    Plan {
+        sweep: false,
+        shard: None,
+        opts: common.opts(),
+    }
+}
+
+fn sweep_plan(common: &Common, shard: Option<Shard>) -> Plan {
+    Plan {
+        sweep: true,
+        shard,
+        opts: common.opts(),
+    }
+}
+
+/// What `run` prints once report.json is written (by this process or by MPI rank 0).
+fn after_run(
+    file: &ExperimentFile,
+    report: &report::RunReport,
+    out: &std::path::Path,
+) -> Result<(), ExecError> {
+    if !file.sweep.is_empty() {
+        eprintln!(
+            "note: {} has a [sweep]; `run` ran the base configuration (use `sweep` for all points)",
+            file.path.display()
+        );
+    }
+    print!("{}", report.summary());
+    println!("wrote {}", out.join("report.json").display());
+    experiment::verdict(report, out)
+}
+
+/// What `sweep` prints once its folder is written (by this process or by MPI rank 0).
+fn after_sweep(
+    _: &ExperimentFile,
+    report: &report::RunReport,
+    out: &std::path::Path,
+) -> Result<(), ExecError> {
+    print!("{}", report.summary());
+    println!("wrote {}", out.display());
+    experiment::verdict(report, out)
+}
+
+/// Under an MPI launcher with two ranks or more: `run` and `sweep` spread their replications
+/// over the ranks (see [`mpi`]); other commands are refused, since every rank would do the
+/// whole of it into the same files. `None`: not launched by MPI, or one rank — run as one
+/// process.
+#[cfg(feature = "mpi")]
+fn across_ranks(command: &Command) -> Option<ExitCode> {
+    use mpi::driver::Comm;
+    let world = match mpi::world::World::start() {
+        Ok(world) => world?,
+        Err(e) => {
+            eprintln!("error: cannot start MPI: {e}");
+            return Some(ExitCode::from(1));
+        }
+    };
+    let (file, out, plan, after): (_, _, _, mpi::sweep::After) = match command {
+        Command::Run { common, out } => (
+            common.load(),
+            out.clone().unwrap_or_else(|| common.default_out()),
+            run_plan(common),
+            after_run,
+        ),
+        Command::Sweep { common, out, shard } => (
+            common.load(),
+            out.clone().unwrap_or_else(|| common.default_out()),
+            sweep_plan(common, *shard),
+            after_sweep,
+        ),
+        _ => {
+            if world.rank() == 0 {
+                eprintln!(
+                    "error: only `run` and `sweep` spread over MPI ranks; start other commands \
+                     without mpirun or srun"
+                );
+            }
+            return Some(ExitCode::from(2));
+        }
+    };
+    let mut work = mpi::sweep::SweepWork::new(file, out, plan, after);
+    let verdict = mpi::driver::drive(&world, &mut work);
+    drop(world);
+    Some(ExitCode::from(verdict.code))
 }
 
 #[cfg(test)]

@@ -1,0 +1,340 @@
+//! Issue 15, item 2(a): `mpirun -np 2 icnlab sweep|run` against one process, and failing ranks.
+//!
+//! Only in `--features mpi` builds, which need an MPI library to build at all; they start
+//! `mpirun` (OpenMPI; `.ci/run` installs it). Run them with
+//! `cargo test -p icnlab --release --locked --features mpi --test mpi_cli`.
+//! Each `mpirun` runs under `timeout` so that a hang fails the test instead of the CI job
+//! (a guard, not a timed assertion: the runs take about a second).
+#![cfg(feature = "mpi")]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const ICNLAB: &str = env!("CARGO_BIN_EXE_icnlab");
+
+/// Four loads × 2 replications of a 4×4 VC-router mesh: 8 jobs, 4 per rank.
+const VC: &str = r#"
+model = "vc-router"
+title = "VC router 4x4 mesh"
+seed = 3
+replications = 2
+topology = "mesh:4x4"
+warmup = 500
+measure = 2000
+drain = 5000
+size = 5
+[sweep]
+load = [0.1, 0.2, 0.3, 0.4]
+[[plot]]
+x = "load"
+y = ["latency_mean"]
+"#;
+
+struct Dir(tempfile::TempDir);
+
+impl Dir {
+    fn new() -> Dir {
+        let d = Dir(tempfile::tempdir().unwrap());
+        fs::write(d.path("vc.toml"), VC).unwrap();
+        d
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.0.path().join(name).display().to_string()
+    }
+}
+
+/// `mpirun` with `apps` as its colon-separated app contexts (MPMD: one argument list per
+/// group of ranks), as root if need be, under a 120 s guard.
+fn mpirun(apps: &[(u32, Vec<String>)]) -> Output {
+    let mut cmd = Command::new("timeout");
+    cmd.args(["120", "mpirun", "--allow-run-as-root", "--oversubscribe"]);
+    for (i, (np, args)) in apps.iter().enumerate() {
+        if i > 0 {
+            cmd.arg(":");
+        }
+        cmd.args(["-np", &np.to_string(), ICNLAB]).args(args);
+    }
+    let out = cmd.output().expect("mpirun and timeout are installed");
+    assert_ne!(
+        out.status.code(),
+        Some(124),
+        "mpirun hung: {}",
+        stderr(&out)
+    );
+    out
+}
+
+fn icnlab(args: &[String]) -> Output {
+    Command::new(ICNLAB).args(args).output().unwrap()
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Every file of two output folders, byte for byte; report.json's `wall_time_s` line is the
+/// one line allowed to differ.
+fn assert_same_outputs(one: &Path, other: &Path) {
+    let names = |d: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = fs::read_dir(d)
+            .unwrap()
+            .map(|e| PathBuf::from(e.unwrap().file_name()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(one), names(other));
+    for name in names(one) {
+        let (a, b) = (
+            fs::read(one.join(&name)).unwrap(),
+            fs::read(other.join(&name)).unwrap(),
+        );
+        if name.as_os_str() == "report.json" {
+            let strip = |bytes: &[u8]| -> String {
+                String::from_utf8_lossy(bytes)
+                    .lines()
+                    .filter(|l| !l.trim_start().starts_with("\"wall_time_s\""))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            assert_eq!(strip(&a), strip(&b), "report.json beyond wall_time_s");
+        } else {
+            assert!(a == b, "{} differs", name.display());
+        }
+    }
+}
+
+/// Two ranks of one thread each against one process of two threads (report.json counts the
+/// threads of all ranks, so the two reports agree on that too).
+#[test]
+fn sweep_on_two_ranks_writes_the_one_process_files() {
+    let d = Dir::new();
+    let one = icnlab(&args(&[
+        "sweep",
+        &d.path("vc.toml"),
+        "--out",
+        &d.path("one"),
+        "--quiet",
+        "--threads",
+        "2",
+    ]));
+    assert!(one.status.success(), "{}", stderr(&one));
+    let two = mpirun(&[(
+        2,
+        args(&[
+            "sweep",
+            &d.path("vc.toml"),
+            "--out",
+            &d.path("two"),
+            "--quiet",
+            "--threads",
+            "1",
+        ]),
+    )]);
+    assert!(two.status.success(), "{}", stderr(&two));
+    assert!(
+        String::from_utf8_lossy(&two.stdout).contains("load=0.4"),
+        "rank 0 prints the summary"
+    );
+    assert_same_outputs(Path::new(&d.path("one")), Path::new(&d.path("two")));
+}
+
+/// Issue 15's topologies for the sweep path: `vc-router` on a mesh, a torus, a fat tree and a
+/// dragonfly, and `xswitch` (switch degree ≤ 4) on a mesh, a torus and a tree; 2 ranks against
+/// one process, every output file.
+const VC_TOPOLOGIES: &str = r#"
+model = "vc-router"
+seed = 2
+replications = 2
+vcs = 3
+size = 5
+warmup = 300
+measure = 1500
+drain = 10000
+[sweep]
+topology = ["mesh:4x4", "torus:4x4", "fattree:4,2", "dragonfly:2"]
+load = [0.05, 0.2]
+"#;
+
+const XSWITCH_TOPOLOGIES: &str = r#"
+model = "xswitch"
+seed = 2
+replications = 2
+on_deadlock = "report"
+size = 32
+warmup = 300
+measure = 1500
+drain = 10000
+[sweep]
+topology = ["mesh:4x4", "torus:4x4", "tree:3"]
+load = [0.05, 0.2]
+"#;
+
+#[test]
+fn vc_router_and_xswitch_topologies_match_at_two_ranks() {
+    let d = Dir::new();
+    for (name, text, points) in [("vc", VC_TOPOLOGIES, 8), ("xs", XSWITCH_TOPOLOGIES, 6)] {
+        let file = d.path(&format!("{name}-topologies.toml"));
+        fs::write(&file, text).unwrap();
+        let sweep = |out: &str, threads: &str| {
+            args(&[
+                "sweep",
+                &file,
+                "--out",
+                &d.path(out),
+                "--quiet",
+                "--threads",
+                threads,
+            ])
+        };
+        let one = icnlab(&sweep(&format!("{name}1"), "2"));
+        assert!(one.status.success(), "{}", stderr(&one));
+        let two = mpirun(&[(2, sweep(&format!("{name}2"), "1"))]);
+        assert!(two.status.success(), "{}", stderr(&two));
+        let rows = fs::read_to_string(d.path(&format!("{name}1/data.csv"))).unwrap();
+        assert_eq!(rows.lines().count(), 1 + points, "{name}: every point");
+        assert_same_outputs(
+            Path::new(&d.path(&format!("{name}1"))),
+            Path::new(&d.path(&format!("{name}2"))),
+        );
+    }
+}
+
+/// `run` (the base configuration): one point, its 5 replications split 3 + 2.
+#[test]
+fn run_on_two_ranks_writes_the_one_process_files() {
+    let d = Dir::new();
+    let common = |out: &str, threads: &str| {
+        args(&[
+            "run",
+            &d.path("vc.toml"),
+            "--set",
+            "replications=5",
+            "--out",
+            &d.path(out),
+            "--quiet",
+            "--threads",
+            threads,
+        ])
+    };
+    let one = icnlab(&common("one", "2"));
+    assert!(one.status.success(), "{}", stderr(&one));
+    let two = mpirun(&[(2, common("two", "1"))]);
+    assert!(two.status.success(), "{}", stderr(&two));
+    assert_same_outputs(Path::new(&d.path("one")), Path::new(&d.path("two")));
+}
+
+/// A one-rank world is the one-process path.
+#[test]
+fn one_rank_is_one_process() {
+    let d = Dir::new();
+    let sweep = |out: &str| {
+        args(&[
+            "sweep",
+            &d.path("vc.toml"),
+            "--out",
+            &d.path(out),
+            "--quiet",
+            "--threads",
+            "1",
+        ])
+    };
+    assert!(icnlab(&sweep("one")).status.success());
+    assert!(mpirun(&[(1, sweep("mpi1"))]).status.success());
+    assert_same_outputs(Path::new(&d.path("one")), Path::new(&d.path("mpi1")));
+}
+
+/// Rank 1 cannot read its file: rank 0 names it, every rank exits 2, nothing is written.
+#[test]
+fn a_rank_that_fails_stops_the_job_with_one_code() {
+    let d = Dir::new();
+    let out = d.path("out");
+    let res = mpirun(&[
+        (
+            1,
+            args(&["sweep", &d.path("vc.toml"), "--out", &out, "--quiet"]),
+        ),
+        (
+            1,
+            args(&["sweep", &d.path("missing.toml"), "--out", &out, "--quiet"]),
+        ),
+    ]);
+    assert_eq!(res.status.code(), Some(2), "{}", stderr(&res));
+    assert!(
+        stderr(&res).contains("error: rank 1 of 2: "),
+        "{}",
+        stderr(&res)
+    );
+    assert!(stderr(&res).contains("missing.toml"), "{}", stderr(&res));
+    assert!(!Path::new(&out).exists());
+}
+
+/// Ranks that would compute different experiments (here: seeds) are refused before running.
+#[test]
+fn ranks_on_different_experiments_are_refused() {
+    let d = Dir::new();
+    let out = d.path("out");
+    let sweep = |seed: &str| {
+        args(&[
+            "sweep",
+            &d.path("vc.toml"),
+            "--seed",
+            seed,
+            "--out",
+            &out,
+            "--quiet",
+        ])
+    };
+    let res = mpirun(&[(1, sweep("1")), (1, sweep("2"))]);
+    assert_eq!(res.status.code(), Some(2), "{}", stderr(&res));
+    assert!(
+        stderr(&res).contains("rank 1 of 2 would run"),
+        "{}",
+        stderr(&res)
+    );
+    assert!(!Path::new(&out).exists());
+}
+
+/// A rank that dies outside icnlab's control (here: not icnlab at all, exiting 3 at once):
+/// the launcher ends the job; rank 0 is not left waiting.
+#[test]
+fn a_rank_that_dies_does_not_leave_rank_0_waiting() {
+    let d = Dir::new();
+    let out = Command::new("timeout")
+        .args([
+            "120",
+            "mpirun",
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-np",
+            "1",
+            ICNLAB,
+        ])
+        .args([
+            "sweep",
+            &d.path("vc.toml"),
+            "--out",
+            &d.path("out"),
+            "--quiet",
+        ])
+        .args([":", "-np", "1", "sh", "-c", "exit 3"])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(124), "hung: {}", stderr(&out));
+    assert!(!out.status.success());
+}
+
+/// Every rank would write the same files: other commands are refused (exit 2).
+#[test]
+fn other_commands_are_refused_under_mpirun() {
+    let d = Dir::new();
+    let res = mpirun(&[(2, args(&["merge", &d.path("a"), "--out", &d.path("m")]))]);
+    assert_eq!(res.status.code(), Some(2));
+    assert!(stderr(&res).contains("only `run` and `sweep` spread over MPI ranks"));
+}
