@@ -60,8 +60,9 @@ pub fn payload_pad(frame_start: u64, align: u64) -> usize {
 pub const MAGIC: u16 = 0x5649;
 pub const FLAG_IMM: u8 = 1;
 pub const FLAG_ACK: u8 = 2;
-/// The payload is not in the stream: the 8 bytes after the prefix are its address in the
-/// sender's memory, to be read by cross-memory attach ([`crate::link::cma`]).
+/// The payload is not in the stream: the bytes after the prefix say where it is in the
+/// sender (a [`crate::link::SourceRef`]), to be read by cross-memory attach
+/// ([`crate::link::cma`]) or from the sender's shared region ([`crate::shared_mem`]).
 pub const FLAG_CMA: u8 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,11 +151,11 @@ impl Header {
     pub fn by_cma(&self) -> bool {
         self.flags & FLAG_CMA != 0
     }
-    /// Payload bytes of this frame in the stream: `len`, or the source address's 8 bytes
-    /// for a cross-memory-attach frame.
+    /// Payload bytes of this frame in the stream: `len`, or the source descriptor's
+    /// ([`crate::link::SourceRef`]) for a single-copy frame.
     pub fn wire_len(&self) -> usize {
         if self.by_cma() {
-            crate::link::cma::DESC_LEN
+            crate::link::source::DESC_LEN
         } else {
             self.len as usize
         }
@@ -378,7 +379,7 @@ mod tests {
             ..send(1 << 20)
         };
         assert_eq!(Header::decode(&cma.encode()), Ok(cma));
-        assert_eq!((cma.wire_len(), send(1 << 20).wire_len()), (8, 1 << 20));
+        assert_eq!((cma.wire_len(), send(1 << 20).wire_len()), (32, 1 << 20));
         assert_eq!(
             Header::decode(&Header { len: 0, ..cma }.encode()),
             Err(FrameError::Field)

@@ -693,15 +693,23 @@ fn user_memory_serves_send_receive_and_rdma_without_a_library_buffer() {
     }
 }
 
-/// RDMA writes by cross-memory attach (`cma_min` = 1 on the writer), in one process over
-/// shm: with rights the bytes land (with and without immediate data); without rights, or a
+/// RDMA writes by each single-copy path (on the writer: `cma_min` = 1, cross-memory attach;
+/// or `single_copy_min` = 1, the target copying out of the writer's shared region), in one
+/// process over shm: with rights the bytes land (with and without immediate data); without rights, or a
 /// send that finds no receive, the frame is refused like a ring frame and nothing is written
 /// (the receiver skips the copy).
 #[test]
 fn single_copy_rdma_writes_land_or_are_refused_like_ring_frames() {
+    for (cma_min, single_copy_min) in [(1, 0), (0, 1)] {
+        single_copy_rdma_writes(cma_min, single_copy_min);
+    }
+}
+
+fn single_copy_rdma_writes(cma_min: u32, single_copy_min: u32) {
     let cma = |rel| {
         move |pt| ViAttributes {
-            cma_min: 1,
+            cma_min,
+            single_copy_min,
             ..ViAttributes::new(pt, rel)
         }
     };

@@ -184,20 +184,24 @@ fn one_gib_in_one_message_round_trips_with_checksums() {
     }
 }
 
-/// The single-copy path ([`ViAttributes::cma_min`]): with it on for every non-empty send, the
-/// client's messages of every size reach another process by cross-memory attach (the echo
-/// comes back through the ring), intact, on both reliable levels; the VI counts them. With
-/// it off (the default), none go that way.
+/// The single-copy paths: with one of them on for every non-empty send, the client's
+/// messages of every size reach another process by it (cross-memory attach, or the
+/// receiver's copy out of the client's shared region), intact, on both reliable levels; the
+/// VI counts them. With both off, none go that way. (The echo comes back by the peer's
+/// defaults: through its shared regions from `SINGLE_COPY_MIN` bytes on.)
 #[test]
 fn single_copy_sends_of_every_size_arrive_intact_in_another_process() {
     for (rel, name) in [
         (Reliability::ReliableDelivery, "delivery"),
         (Reliability::ReliableReception, "reception"),
     ] {
-        for cma_min in [1u32, 0] {
+        for (cma_min, single_copy_min, path) in
+            [(1u32, 0u32, "cma"), (0, 1, "shared"), (0, 0, "ring")]
+        {
             let peer = Peer::spawn("echo", "shm", name, "");
             let c = peer.connect_with("shm", |ptag| ViAttributes {
                 cma_min,
+                single_copy_min,
                 ..ViAttributes::new(ptag, rel)
             });
             let max = 4 << 20;
@@ -219,12 +223,17 @@ fn single_copy_sends_of_every_size_arrive_intact_in_another_process() {
                     (r.status, r.length as usize),
                     (CompletionStatus::Success, n)
                 );
-                assert_eq!(back.with(|b| fnv(&b[..n])), fnv(&data), "{name} size {n}");
+                assert_eq!(
+                    back.with(|b| fnv(&b[..n])),
+                    fnv(&data),
+                    "{name} {path} size {n}"
+                );
                 assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
                 nonempty += u64::from(n > 0);
             }
-            let by_cma = c.vi.query().single_copy_sends;
-            assert_eq!(by_cma, if cma_min > 0 { nonempty } else { 0 }, "{name}");
+            let single = c.vi.query().single_copy_sends;
+            let want = if path == "ring" { 0 } else { nonempty };
+            assert_eq!(single, want, "{name} {path}");
             c.vi.disconnect().unwrap();
             peer.wait_ok();
         }

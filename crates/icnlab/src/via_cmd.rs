@@ -89,6 +89,12 @@ pub struct ViaArgs {
     /// Off by default: measured slower than the ring here (docs/via.md).
     #[arg(long, value_name = "BYTES", default_value_t = 0)]
     pub cma_min: u32,
+    /// shm: messages of at least BYTES sent from a shared region (the benchmarks' regions
+    /// are) go as a descriptor, and the receiver copies them straight out of the sender's
+    /// region (one copy) instead of through the ring (two); 0 never. The default is where
+    /// that overtook the ring when measured (docs/via.md).
+    #[arg(long, value_name = "BYTES", default_value_t = icn_via::attrs::SINGLE_COPY_MIN)]
+    pub single_copy_min: u32,
     /// Print JSON instead of OSU-style tables (one document at the end; the tables print
     /// each row as soon as it is measured).
     #[arg(long)]
@@ -124,6 +130,7 @@ impl ViaArgs {
             window: self.window,
             spin_us: self.spin_us,
             cma_min: self.cma_min,
+            single_copy_min: self.single_copy_min,
             reliability: match self.reliability {
                 Level::Unreliable => Reliability::Unreliable,
                 Level::Delivery => Reliability::ReliableDelivery,
@@ -174,6 +181,8 @@ impl ViaArgs {
             self.spin_us.to_string(),
             "--cma-min".into(),
             self.cma_min.to_string(),
+            "--single-copy-min".into(),
+            self.single_copy_min.to_string(),
         ]);
         if let Some(s) = &self.sizes {
             a.push("--sizes".into());

@@ -90,7 +90,7 @@ enum Rx {
     Cma {
         hdr: Header,
         slots: Slots,
-        addr: [u8; crate::link::cma::DESC_LEN],
+        addr: [u8; crate::link::source::DESC_LEN],
         have: usize,
         on_done: OnDone,
     },

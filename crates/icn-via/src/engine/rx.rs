@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::frame::{PREFIX_MAX, payload_pad};
-use crate::link::Record;
+use crate::link::{Record, SourceRef};
 use crate::memory::MemHandle;
 
 /// Outstanding payload bytes from which a wait reads straight into the destination.
@@ -110,7 +110,7 @@ impl ViCore {
                 else {
                     unreachable!()
                 };
-                self.copy_by_cma(&hdr, &slots, u64::from_le_bytes(addr))?;
+                self.copy_single(&hdr, &slots, SourceRef::decode(&addr)?)?;
                 if self.attrs.reliability == Reliability::ReliableDelivery {
                     self.note_delivered(hdr.seq);
                 }
@@ -120,15 +120,15 @@ impl ViCore {
         }
     }
 
-    /// The payload of a cross-memory-attach frame: `hdr.len` bytes from `src` in the
-    /// sender's memory into the destination slots (checked against the registration table
-    /// like any other destination), in one kernel copy per slot. No slots: the frame is
-    /// being discarded, nothing to copy.
-    fn copy_by_cma(
+    /// The payload of a single-copy frame: `hdr.len` bytes from `src` in the sender (its
+    /// address, or its shared region) into the destination slots (checked against the
+    /// registration table like any other destination), in one copy per slot. No slots: the
+    /// frame is being discarded, nothing to copy.
+    fn copy_single(
         &mut self,
         hdr: &Header,
         slots: &[Slot],
-        src: u64,
+        src: SourceRef,
     ) -> std::result::Result<(), String> {
         let wire = self.wire.as_mut().ok_or("link closed")?;
         let mut left = hdr.len as usize;
@@ -140,10 +140,10 @@ impl ViCore {
             let k = s.len.min(left);
             let mut mem = s.region.lock();
             wire.link
-                .cma_read(from, &mut mem[s.offset..s.offset + k])
+                .single_copy_read(from, &mut mem[s.offset..s.offset + k])
                 .map_err(io_err)?;
             left -= k;
-            from = from.wrapping_add(k as u64);
+            from = from.advance(k as u64);
         }
         if left > 0 && !slots.is_empty() {
             return Err("payload longer than its destination".into());
@@ -233,7 +233,7 @@ impl ViCore {
         }
         self.expect_seq(hdr.seq)?;
         // A cross-memory-attach frame is delivered when its copy is done: the ack releases
-        // the sender's buffer ([`ViCore::copy_by_cma`]).
+        // the sender's buffer ([`ViCore::copy_single`]).
         if self.attrs.reliability == Reliability::ReliableDelivery && !hdr.by_cma() {
             self.note_delivered(hdr.seq);
         }
@@ -515,7 +515,7 @@ impl ViCore {
             self.rx = Rx::Cma {
                 hdr,
                 slots,
-                addr: [0; crate::link::cma::DESC_LEN],
+                addr: [0; crate::link::source::DESC_LEN],
                 have: 0,
                 on_done,
             };

@@ -3,6 +3,7 @@
 //! riding along.
 
 use super::*;
+use crate::link::SourceRef;
 
 /// The header of a frame with `payload_len` payload bytes and the padding that aligns the
 /// payload ([`payload_pad`]), for a frame starting at stream offset `*tx_off`, which moves
@@ -212,17 +213,35 @@ impl ViCore {
         // Large payloads on a reliable VI go by cross-memory attach when the peer reads us
         // that way: the ring carries only the address, and the send completes on the ack
         // the receiver sends after its copy (`link::cma`).
-        let cma_min = self.attrs.cma_min as usize;
-        if cma_min > 0
-            && len >= cma_min
-            && self.attrs.reliability.is_reliable()
-            && wire.link.cma_send_ok()
-        {
+        // A payload in a shared region goes as a descriptor the peer copies from
+        // (`shared_mem`), else, if enabled, as an address it reads by cross-memory attach.
+        let reliable = self.attrs.reliability.is_reliable();
+        let at_least = |min: u32| min > 0 && len >= min as usize;
+        let source = match RegionInner::shared_source(&mem) {
+            Some((fd, serial))
+                if reliable
+                    && at_least(self.attrs.single_copy_min)
+                    && wire.link.shared_send_ok() =>
+            {
+                Some(SourceRef::Shared {
+                    fd,
+                    serial,
+                    offset: start as u64,
+                })
+            }
+            _ if reliable && at_least(self.attrs.cma_min) && wire.link.cma_send_ok() => {
+                Some(SourceRef::Cma {
+                    addr: mem[start..].as_ptr() as u64,
+                })
+            }
+            _ => None,
+        };
+        if let Some(source) = source {
             hdr.flags |= crate::frame::FLAG_CMA;
             self.single_copy_sends += 1;
-            let addr = (mem[start..].as_ptr() as u64).to_le_bytes();
-            let (prefix, n) = frame_prefix(&mut self.tx_off, self.align, hdr, addr.len());
-            let sent = wire.write_all(&[&prefix[..n], &addr], STALL_TIMEOUT);
+            let desc = source.encode();
+            let (prefix, n) = frame_prefix(&mut self.tx_off, self.align, hdr, desc.len());
+            let sent = wire.write_all(&[&prefix[..n], &desc], STALL_TIMEOUT);
             drop(mem);
             self.cma_pinned.push_back((hdr.seq, region.clone()));
             return Ok(sent);
