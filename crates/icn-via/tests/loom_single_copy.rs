@@ -114,7 +114,7 @@ fn handshake(ack_after_copy: bool) {
             // SAFETY: `p` points to the live 16-byte array in the `Arc`; `off` is 8 (decoded
             // from what the sender encoded), so the range is inside. Whether this read is
             // ordered against the sender's writes is exactly what loom checks here.
-            let got = r.with(|p| unsafe { (*p)[off..off + 8].to_vec() });
+            let got = r.with(|p| unsafe { (&(*p))[off..off + 8].to_vec() });
             if ack_after_copy {
                 write_all(&receiver_side, b"A");
             }
@@ -122,7 +122,7 @@ fn handshake(ack_after_copy: bool) {
         });
         // SAFETY: the array is live (the `Arc`); the receiver reads it only after the
         // descriptor below, which loom checks.
-        region.with_mut(|p| unsafe { (*p)[8..16].copy_from_slice(&[1; 8]) });
+        region.with_mut(|p| unsafe { (&mut (*p))[8..16].copy_from_slice(&[1; 8]) });
         write_all(&sender_side, &src.encode());
         let mut ack = [0u8; 1];
         read_exact(&sender_side, &mut ack);
@@ -130,7 +130,7 @@ fn handshake(ack_after_copy: bool) {
         // acknowledged: the buffer is the sender's again
         // SAFETY: as above; this write is ordered after the receiver's copy only through the
         // ack, which is the property under test.
-        region.with_mut(|p| unsafe { (*p)[8..16].copy_from_slice(&[2; 8]) });
+        region.with_mut(|p| unsafe { (&mut (*p))[8..16].copy_from_slice(&[2; 8]) });
         assert_eq!(
             receiver.join().unwrap(),
             [1; 8],
