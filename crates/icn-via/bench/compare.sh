@@ -18,6 +18,9 @@
 #     and OSU_DIR pointing at the directory holding osu_bw and osu_latency
 #     (default /work/osu/mpi/pt2pt).
 # Without them the OpenMPI columns are skipped (printed as "-").
+# Counts: osu_latency -i 1000 (icnlab pingpong's 1000 round trips; OSU's default 10 000 for
+# small sizes made one pair take minutes on a loaded machine), osu_bw -i 20 (its default
+# for large sizes: 20 windows of 64 messages; icnlab window moves min(2000 messages, 512 MiB)).
 #
 # Usage: crates/icn-via/bench/compare.sh [pairs]   (default 5)
 set -euo pipefail
@@ -59,7 +62,7 @@ phase() {
     mkdir -p "$dir"
     for i in $(seq "$pairs"); do
         if [ ${#mpi[@]} -gt 0 ]; then
-            bw=$("${mpi[@]}" "$osu/osu_bw")
+            bw=$("${mpi[@]}" "$osu/osu_bw" -i 20 -x 2)
             echo "$bw" | at 1048576 >>"$dir/bw1m.openmpi"
             echo "$bw" | at 4194304 >>"$dir/bw4m.openmpi"
         fi
@@ -67,7 +70,7 @@ phase() {
         echo "$bw" | at 1048576 >>"$dir/bw1m.icnvia"
         echo "$bw" | at 4194304 >>"$dir/bw4m.icnvia"
         if [ ${#mpi[@]} -gt 0 ]; then
-            lat=$("${mpi[@]}" "$osu/osu_latency")
+            lat=$("${mpi[@]}" "$osu/osu_latency" -i 1000 -x 100)
             echo "$lat" | at 65536 >>"$dir/lat64k.openmpi"
             echo "$lat" | at 8 >>"$dir/lat8.openmpi"
         fi

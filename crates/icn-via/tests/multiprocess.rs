@@ -440,6 +440,119 @@ fn rdma_write_and_read_against_another_process_with_and_without_rights() {
     }
 }
 
+/// Every VIA error case that involves the peer, between two real processes, on both
+/// providers and every reliability level it applies to; on shm both by the ring (64-byte
+/// messages) and by the single-copy path (8 KiB from a shared region). The far side
+/// (`icn-via-peer errors CASE`) checks its half and exits 1 if it differs: a too-long message
+/// completes its receive with `LengthError` and writes nothing; a refused RDMA writes
+/// nothing; a reliable VI breaks on both sides, an unreliable one stays up.
+///
+/// | case | client's send completes with | client VI |
+/// |---|---|---|
+/// | message longer than the receive | `RemoteDescriptorError` (reception), that or `Success` (delivery: acked on arrival), `Success` (unreliable) | `Error` / `Error` / `Connected` |
+/// | no receive posted | same | same |
+/// | RDMA write/read out of the region's bounds, or to an unknown handle | `RdmaProtectionError` (a write on delivery may be `Success`: acked on arrival) | `Error` |
+/// An RDMA the client makes in `every_error_case_between_two_processes`: (write?, offset,
+/// length, to an unknown handle?).
+type RdmaCase = (bool, u64, u32, bool);
+
+#[test]
+fn every_error_case_between_two_processes() {
+    use CompletionStatus::*;
+    let levels = [
+        (Reliability::Unreliable, "unreliable"),
+        (Reliability::ReliableDelivery, "delivery"),
+        (Reliability::ReliableReception, "reception"),
+    ];
+    for p in PROVIDERS {
+        for (rel, rname) in levels {
+            let mut cases: Vec<(&str, Option<RdmaCase>, u32)> = vec![
+                ("length", None, 64),
+                ("length", None, 8192),
+                ("nodesc", None, 64),
+                ("nodesc", None, 8192),
+            ];
+            if rel.is_reliable() {
+                cases.extend([
+                    ("rdma", Some((true, 4000, 200, false)), 0),
+                    ("rdma", Some((true, 0, 8192, false)), 0),
+                    ("rdma", Some((true, 0, 64, true)), 0),
+                    ("rdma", Some((false, 4090, 64, false)), 0),
+                    ("rdma", Some((false, 0, 64, true)), 0),
+                ]);
+            }
+            for (case, rdma, len) in cases {
+                let what = format!("{p} {rname} {case} {rdma:?} {len}");
+                let peer = Peer::spawn("errors", p, rname, case);
+                let c = peer.connect(p, rel);
+                let msg = c.region(4, false);
+                c.vi.post_recv(Descriptor::recv(vec![Segment::new(msg.handle(), 0, 4)]))
+                    .unwrap();
+                c.vi.recv_wait(T).unwrap().ok().unwrap();
+                let mut h = [0u8; 4];
+                msg.read(0, &mut h).unwrap();
+                let target = MemHandle::from_raw(u32::from_le_bytes(h));
+                // 64 KiB: on shm a shared region, so 8 KiB goes by the single-copy path
+                let src = c.region(64 << 10, false);
+                src.with_mut(|b| b.fill(0x11));
+                let (desc, allowed): (Descriptor, &[CompletionStatus]) = match rdma {
+                    None => (
+                        Descriptor::send(vec![Segment::new(src.handle(), 0, len)]),
+                        match rel {
+                            Reliability::ReliableReception => &[RemoteDescriptorError],
+                            Reliability::ReliableDelivery => &[RemoteDescriptorError, Success],
+                            Reliability::Unreliable => &[Success],
+                        },
+                    ),
+                    Some((write, offset, n, unknown)) => {
+                        let at = RemoteAddr {
+                            handle: if unknown {
+                                MemHandle::from_raw(target.raw() + 1000)
+                            } else {
+                                target
+                            },
+                            offset,
+                        };
+                        let seg = vec![Segment::new(src.handle(), 0, n)];
+                        if write {
+                            let ok: &[CompletionStatus] = if rel == Reliability::ReliableDelivery {
+                                &[RdmaProtectionError, Success]
+                            } else {
+                                &[RdmaProtectionError]
+                            };
+                            (Descriptor::rdma_write(at, seg), ok)
+                        } else {
+                            (Descriptor::rdma_read(at, seg), &[RdmaProtectionError])
+                        }
+                    }
+                };
+                let is_read = matches!(rdma, Some((false, ..)));
+                c.vi.post_send(desc).unwrap();
+                let st = c.vi.send_wait(T).unwrap().status;
+                assert!(allowed.contains(&st), "{what}: send completed with {st:?}");
+                if is_read {
+                    assert!(
+                        src.with(|b| b.iter().all(|&x| x == 0x11)),
+                        "{what}: refused read wrote"
+                    );
+                }
+                if rel.is_reliable() {
+                    let deadline = Instant::now() + Duration::from_secs(10);
+                    while c.vi.query().state == ViState::Connected && Instant::now() < deadline {
+                        c.vi.progress();
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    assert_eq!(c.vi.query().state, ViState::Error, "{what}");
+                } else {
+                    assert_eq!(c.vi.query().state, ViState::Connected, "{what}");
+                    c.vi.disconnect().unwrap();
+                }
+                peer.wait_ok();
+            }
+        }
+    }
+}
+
 fn shm_objects(name_part: &str) -> (usize, bool) {
     let unix = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
     let sockets = unix
