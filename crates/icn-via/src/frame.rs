@@ -221,6 +221,7 @@ impl Header {
         };
         let allowed_flags = match kind {
             Kind::Send | Kind::RdmaWrite => FLAG_IMM | FLAG_ACK | FLAG_CMA,
+            Kind::ReadResp => FLAG_CMA,
             Kind::Ack | Kind::ReadReq => FLAG_ACK,
             _ => 0,
         };
@@ -242,7 +243,11 @@ impl Header {
                     && (1..=MAX_TRANSFER_SIZE).contains(&h.handle)
             }
             Kind::ReadReq => h.aux <= MAX_TRANSFER_SIZE,
-            Kind::ReadResp => status_ok(h.aux) && (h.aux == 0 || h.len == 0),
+            Kind::ReadResp => {
+                status_ok(h.aux)
+                    && (h.aux == 0 || h.len == 0)
+                    && (h.flags & FLAG_CMA == 0 || (h.aux == 0 && h.len > 0))
+            }
             Kind::Send | Kind::RdmaWrite => h.flags & FLAG_CMA == 0 || h.len > 0,
             Kind::Nak => status_ok(h.aux) && h.aux != 0,
             _ => true,
@@ -384,14 +389,37 @@ mod tests {
             Header::decode(&Header { len: 0, ..cma }.encode()),
             Err(FrameError::Field)
         );
+        // a read response may be single-copy too, but only a successful one with data
         let cma_resp = Header {
             flags: FLAG_CMA,
             len: 8,
             ..Header::new(Kind::ReadResp)
         };
+        assert_eq!(Header::decode(&cma_resp.encode()), Ok(cma_resp));
         assert_eq!(
-            Header::decode(&cma_resp.encode()),
-            Err(FrameError::Flags(FLAG_CMA))
+            Header::decode(&Header { len: 0, ..cma_resp }.encode()),
+            Err(FrameError::Field)
+        );
+        assert_eq!(
+            Header::decode(
+                &Header {
+                    len: 0,
+                    aux: CompletionStatus::RdmaProtectionError.code(),
+                    ..cma_resp
+                }
+                .encode()
+            ),
+            Err(FrameError::Field)
+        );
+        assert_eq!(
+            Header::decode(
+                &Header {
+                    flags: FLAG_IMM,
+                    ..cma_resp
+                }
+                .encode()
+            ),
+            Err(FrameError::Flags(FLAG_IMM))
         );
         let ack_no_flag = Header::new(Kind::Ack);
         assert_eq!(

@@ -747,6 +747,30 @@ fn single_copy_rdma_writes(cma_min: u32, single_copy_min: u32) {
         assert!(t[..1000].iter().all(|&b| b == 0));
         assert!(t[101_000..150_000].iter().all(|&b| b == 0));
     });
+    // an RDMA read of the (shared) target: the server answers with a descriptor (its
+    // default single_copy_min) and the client copies straight out of the target region
+    let back = c.region(120_000, false);
+    c.vi.post_send(Descriptor::rdma_read(
+        at(1000),
+        [seg(&back, 10_000, 100_000)],
+    ))
+    .unwrap();
+    let r = loop {
+        s.vi.progress();
+        if let Some(r) = c.vi.send_done() {
+            break r;
+        }
+    };
+    assert_eq!(r.status, CompletionStatus::Success);
+    assert_eq!(
+        s.vi.query().single_copy_sends,
+        1,
+        "read answered by descriptor"
+    );
+    back.with(|b| {
+        assert_eq!(&b[10_000..110_000], &data[..]);
+        assert!(b[..10_000].iter().chain(&b[110_000..]).all(|&x| x == 0));
+    });
     // no rights: refused, nothing written, both VIs break
     let (c, s) = pair_with("shm", cma(rel), plain(rel));
     let src = c.region(data.len(), false);

@@ -142,6 +142,9 @@ pub(crate) struct ViCore {
     /// The regions of those not yet acknowledged, by sequence number, oldest first: kept
     /// alive (a deregistered region's bytes are not freed) until the peer has copied them.
     cma_pinned: VecDeque<(u32, Arc<RegionInner>)>,
+    /// Shared regions an RDMA read was answered from by descriptor, by serial: kept alive
+    /// until the VI ends (`engine::rx`, `answer_read_single_copy`).
+    read_pinned: HashMap<u64, Arc<RegionInner>>,
 }
 
 /// How a fault reason starts when the link says the peer is gone; [`ViCore::fault`] names
@@ -189,6 +192,7 @@ impl ViCore {
             peer: "(unknown)".into(),
             single_copy_sends: 0,
             cma_pinned: VecDeque::new(),
+            read_pinned: HashMap::new(),
         }
     }
 

@@ -111,7 +111,10 @@ impl ViCore {
                     unreachable!()
                 };
                 self.copy_single(&hdr, &slots, SourceRef::decode(&addr)?)?;
-                if self.attrs.reliability == Reliability::ReliableDelivery {
+                // (a read response is not a sequenced frame of the peer's: nothing to ack)
+                if self.attrs.reliability == Reliability::ReliableDelivery
+                    && hdr.kind != Kind::ReadResp
+                {
                     self.note_delivered(hdr.seq);
                 }
                 self.on_payload(hdr, on_done)?;
@@ -563,6 +566,9 @@ impl ViCore {
                     len: req.aux,
                     ..Header::new(Kind::ReadResp)
                 };
+                if let Some(sent) = self.answer_read_single_copy(resp, &slot) {
+                    return sent.map_err(io_err);
+                }
                 self.send_frame(&resp, &[slot]).map_err(io_err)
             }
             Err(st) => {
@@ -575,6 +581,43 @@ impl ViCore {
                 Err(format!("refused RDMA read with {st:?}"))
             }
         }
+    }
+
+    /// Answers an RDMA read with a descriptor of the source instead of its bytes when the
+    /// source is in a shared region the peer maps and the read is large enough: the
+    /// requester copies straight from our region into its own ([`crate::shared_mem`]).
+    /// `None`: answer through the ring.
+    ///
+    /// A read response is not acknowledged, so the region is pinned (kept alive, with its
+    /// fd open, even if deregistered meanwhile) until the VI ends: an fd number is never
+    /// reused for another region while the peer may still open it.
+    fn answer_read_single_copy(&mut self, resp: Header, slot: &Slot) -> Option<io::Result<()>> {
+        let min = self.attrs.single_copy_min as usize;
+        if min == 0 || slot.len < min {
+            return None;
+        }
+        let (fd, serial) = RegionInner::shared_source(&slot.region.lock())?;
+        let wire = self.wire.as_mut()?;
+        if !wire.link.shared_send_ok() {
+            return None;
+        }
+        let desc = SourceRef::Shared {
+            fd,
+            serial,
+            offset: slot.offset as u64,
+        }
+        .encode();
+        let hdr = Header {
+            flags: crate::frame::FLAG_CMA,
+            ..resp
+        };
+        let (prefix, n) = frame_prefix(&mut self.tx_off, self.align, &hdr, desc.len());
+        let sent = wire.write_all(&[&prefix[..n], &desc], STALL_TIMEOUT);
+        self.single_copy_sends += 1;
+        self.read_pinned
+            .entry(serial)
+            .or_insert_with(|| slot.region.clone());
+        Some(sent)
     }
 
     fn on_payload(&mut self, hdr: Header, on_done: OnDone) -> std::result::Result<(), String> {
