@@ -340,14 +340,57 @@ fn rdma_write_and_read_against_another_process_with_and_without_rights() {
     for p in PROVIDERS {
         let peer = Peer::spawn("rdma", p, "reception", "");
         let c = peer.connect(p, Reliability::ReliableReception);
-        let msg = c.region(8, false);
-        c.vi.post_recv(Descriptor::recv(vec![Segment::new(msg.handle(), 0, 8)]))
+        let msg = c.region(12, false);
+        c.vi.post_recv(Descriptor::recv(vec![Segment::new(msg.handle(), 0, 12)]))
             .unwrap();
         c.vi.recv_wait(T).unwrap().ok().unwrap();
-        let mut h = [0u8; 8];
+        let mut h = [0u8; 12];
         msg.read(0, &mut h).unwrap();
         let open = MemHandle::from_raw(u32::from_le_bytes(h[..4].try_into().unwrap()));
-        let closed = MemHandle::from_raw(u32::from_le_bytes(h[4..].try_into().unwrap()));
+        let closed = MemHandle::from_raw(u32::from_le_bytes(h[4..8].try_into().unwrap()));
+        let big = MemHandle::from_raw(u32::from_le_bytes(h[8..].try_into().unwrap()));
+        // 200 KiB out of the peer's 256 KiB region (on shm: a shared region, so the peer
+        // answers with a descriptor and we copy straight out of it), then written back
+        // 100 KiB further on from our own (shared, on shm) region and read again
+        let mine = c.region(256 << 10, false);
+        let n = 200 << 10;
+        let want = |i: usize| (i * 13 + 5) as u8;
+        c.vi.post_send(Descriptor::rdma_read(
+            RemoteAddr {
+                handle: big,
+                offset: 1000,
+            },
+            vec![Segment::new(mine.handle(), 0, n as u32)],
+        ))
+        .unwrap();
+        assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+        mine.with(|b| assert!((0..n).all(|i| b[i] == want(i + 1000)), "{p}: big read"));
+        c.vi.post_send(Descriptor::rdma_write(
+            RemoteAddr {
+                handle: big,
+                offset: 0,
+            },
+            vec![Segment::new(mine.handle(), 0, 50_000)],
+        ))
+        .unwrap();
+        assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+        c.vi.post_send(Descriptor::rdma_read(
+            RemoteAddr {
+                handle: big,
+                offset: 0,
+            },
+            vec![Segment::new(mine.handle(), 100_000, 60_000)],
+        ))
+        .unwrap();
+        assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+        mine.with(|b| {
+            // [0, 50 000) now holds what we wrote (bytes 1000.. of the original), the rest
+            // the original
+            assert!((0..50_000).all(|i| b[100_000 + i] == want(i + 1000)), "{p}");
+            assert!((50_000..60_000).all(|i| b[100_000 + i] == want(i)), "{p}");
+        });
+        let single = c.vi.query().single_copy_sends;
+        assert_eq!(single, if p == "shm" { 1 } else { 0 }, "{p}: the write");
         // read the open region
         let local = c.region(4096, false);
         c.vi.post_send(Descriptor::rdma_read(
@@ -415,12 +458,12 @@ fn rdma_write_and_read_against_another_process_with_and_without_rights() {
         // RDMA read without rights, on a fresh connection
         let peer = Peer::spawn("rdma", p, "delivery", "");
         let c = peer.connect(p, Reliability::ReliableDelivery);
-        let msg = c.region(8, false);
-        c.vi.post_recv(Descriptor::recv(vec![Segment::new(msg.handle(), 0, 8)]))
+        let msg = c.region(12, false);
+        c.vi.post_recv(Descriptor::recv(vec![Segment::new(msg.handle(), 0, 12)]))
             .unwrap();
         c.vi.recv_wait(T).unwrap().ok().unwrap();
         msg.read(0, &mut h).unwrap();
-        let closed = MemHandle::from_raw(u32::from_le_bytes(h[4..].try_into().unwrap()));
+        let closed = MemHandle::from_raw(u32::from_le_bytes(h[4..8].try_into().unwrap()));
         let local = c.region(64, false);
         c.vi.post_send(Descriptor::rdma_read(
             RemoteAddr {

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `echo [MAX]` | receives messages of up to MAX bytes (default 4 MiB) and sends each back unchanged, until disconnect |
 //! | `sink N` | receives N 16-byte messages `(index, checksum)` and replies with one 24-byte report `(received, in_order, bad)` |
-//! | `rdma` | registers a 4 KiB region with RDMA rights and one without, sends their handles, serves RDMA until disconnect |
+//! | `rdma` | registers a 4 KiB region with RDMA rights, one without, and a 256 KiB one with (`(i·13+5) mod 256`), sends their handles, serves RDMA until disconnect |
 //! | `stall` | accepts and then only sleeps (to be killed by the test) |
 //! | `errors CASE` | sends the handle of a 4 KiB RDMA region, then checks its side of error case CASE (`length`: its 16-byte receive completes with `LengthError`, nothing written; `nodesc`: no receive posted; `rdma`: the client's RDMA is refused) — the VI breaks (stays up if unreliable) and the RDMA region is untouched; exits 1 if anything differs |
 //!
@@ -200,16 +200,24 @@ fn rdma(nic: &Nic, ptag: Ptag, vi: &Vi) -> Result<()> {
             .enumerate()
             .for_each(|(i, x)| *x = (i * 7) as u8)
     });
-    let msg = nic.register_mem(8, MemAttributes::local(ptag))?;
+    // 256 KiB: on shm a shared region, read and written by the single-copy path
+    let big = nic.register_mem(256 << 10, MemAttributes::rdma(ptag))?;
+    big.with_mut(|b| {
+        b.iter_mut()
+            .enumerate()
+            .for_each(|(i, x)| *x = (i * 13 + 5) as u8)
+    });
+    let msg = nic.register_mem(12, MemAttributes::local(ptag))?;
     msg.write(
         0,
         &[
             open.handle().raw().to_le_bytes(),
             closed.handle().raw().to_le_bytes(),
+            big.handle().raw().to_le_bytes(),
         ]
         .concat(),
     )?;
-    vi.post_send(Descriptor::send(vec![Segment::new(msg.handle(), 0, 8)]))?;
+    vi.post_send(Descriptor::send(vec![Segment::new(msg.handle(), 0, 12)]))?;
     vi.send_wait(T)?.ok()?;
     // The client finishes by sending a message with the checksum of the open region it
     // expects; we reply with our actual checksum and never touched `closed`.
