@@ -93,8 +93,8 @@ pub struct ViaArgs {
     /// Off by default: measured slower than the ring here (docs/via.md).
     #[arg(long, value_name = "BYTES", default_value_t = 0)]
     pub cma_min: u32,
-    /// shm: messages of at least BYTES sent from a shared region (the benchmarks' regions
-    /// are) go as a descriptor, and the receiver copies them straight out of the sender's
+    /// shm: messages of at least BYTES sent from a shared region (library-owned regions of
+    /// at least 64 KiB are; the benchmarks' are when the largest size is) go as a descriptor, and the receiver copies them straight out of the sender's
     /// region (one copy) instead of through the ring (two); 0 never. The default is where
     /// that overtook the ring when measured (docs/via.md).
     #[arg(long, value_name = "BYTES", default_value_t = icn_via::attrs::SINGLE_COPY_MIN)]
