@@ -291,7 +291,9 @@ pub struct ViQuery {
     pub send_posted: usize,
     /// Receive descriptors posted and not yet consumed.
     pub recv_posted: usize,
-    /// Sends and RDMA writes that moved by cross-memory attach, one copy
+    /// Sends, RDMA writes and RDMA read responses whose payload the peer copied straight
+    /// out of this side's memory, one copy: from a shared region
+    /// ([`ViAttributes::single_copy_min`]) or by cross-memory attach
     /// ([`ViAttributes::cma_min`]).
     pub single_copy_sends: u64,
 }

@@ -210,11 +210,10 @@ impl ViCore {
         };
         let (start, len) = (seg.offset as usize, seg.len as usize);
         let mem = region.lock();
-        // Large payloads on a reliable VI go by cross-memory attach when the peer reads us
-        // that way: the ring carries only the address, and the send completes on the ack
-        // the receiver sends after its copy (`link::cma`).
-        // A payload in a shared region goes as a descriptor the peer copies from
-        // (`shared_mem`), else, if enabled, as an address it reads by cross-memory attach.
+        // Large payloads on a reliable VI go with one copy, by the receiver, when the peer
+        // announced it can: from a shared region as a descriptor of it (`shared_mem`), else,
+        // if enabled, as an address it reads by cross-memory attach (`link::cma`). The ring
+        // carries only that, and the send completes on the ack sent after the copy.
         let reliable = self.attrs.reliability.is_reliable();
         let at_least = |min: u32| min > 0 && len >= min as usize;
         let source = match RegionInner::shared_source(&mem) {
