@@ -596,6 +596,47 @@ fn every_error_case_between_two_processes() {
     }
 }
 
+/// Connection errors across processes, both providers: a request whose reliability level
+/// differs from the accepting VI's is rejected (the client sees `Rejected`, the far side's
+/// accept fails and it exits 1), and a request to an address nobody listens on fails at
+/// once.
+#[test]
+fn a_reliability_mismatch_is_rejected_across_processes() {
+    for p in PROVIDERS {
+        let mut peer = Peer::spawn("echo", p, "delivery", "");
+        let nic = Nic::open(&client_url(p)).unwrap();
+        let ptag = nic.create_ptag();
+        let vi = nic
+            .create_vi(
+                ViAttributes::new(ptag, Reliability::ReliableReception),
+                None,
+                None,
+            )
+            .unwrap();
+        let e = nic.connect_request(&vi, &peer.addr, b"peer", T);
+        assert!(matches!(e, Err(ViaError::Rejected)), "{p}: {e:?}");
+        assert_eq!(vi.query().state, ViState::Idle, "{p}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(st) = peer.child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(Instant::now() < deadline, "{p}: peer did not exit");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(status.code(), Some(1), "{p}: the far side's accept failed");
+        drop(peer);
+        // the same address again: nobody listens any more
+        let vi = nic
+            .create_vi(ViAttributes::new(ptag, Reliability::Unreliable), None, None)
+            .unwrap();
+        let addr = Peer::spawn("stall", p, "unreliable", "").addr.clone();
+        // (that peer is killed when dropped at the end of the statement above)
+        let e = nic.connect_request(&vi, &addr, b"peer", Some(Duration::from_secs(5)));
+        assert!(e.is_err(), "{p}: {e:?}");
+    }
+}
+
 fn shm_objects(name_part: &str) -> (usize, bool) {
     let unix = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
     let sockets = unix
