@@ -131,7 +131,7 @@ pub struct ViAttributes {
 pub const SHARED_REGION_MIN: usize = crate::shared_mem::SHARED_REGION_MIN;
 
 /// Default [`ViAttributes::single_copy_min`] (measured: docs/via.md, "The single-copy path").
-pub const SINGLE_COPY_MIN: u32 = 4 << 10;
+pub const SINGLE_COPY_MIN: u32 = 2 << 10;
 
 impl ViAttributes {
     /// Reliable-delivery VI with RDMA enabled and the largest transfer size.
