@@ -118,7 +118,20 @@ pub struct ViAttributes {
     /// `process_vm_readv` copies at a fifth of `memcpy`'s speed and the two-copy ring path is
     /// faster at every size (docs/via.md); on machines where it is not, turn it on.
     pub cma_min: u32,
+    /// Sends and RDMA writes of at least this many bytes from a region in shared memory
+    /// (library-owned regions of at least [`SHARED_REGION_MIN`] bytes on `shm`) put only a
+    /// descriptor in the ring, and the receiver copies the payload straight from the sender's
+    /// region into its own with one `memcpy` ([`crate::shared_mem`]), when the VI is reliable
+    /// and the peer maps our regions; 0 never. The default, [`SINGLE_COPY_MIN`], is where the
+    /// single-copy path overtook the ring in the measurement in docs/via.md.
+    pub single_copy_min: u32,
 }
+
+/// Library-owned regions of at least this many bytes live in shared memory on `shm` NICs.
+pub const SHARED_REGION_MIN: usize = crate::shared_mem::SHARED_REGION_MIN;
+
+/// Default [`ViAttributes::single_copy_min`] (measured: docs/via.md, "The single-copy path").
+pub const SINGLE_COPY_MIN: u32 = 2 << 10;
 
 impl ViAttributes {
     /// Reliable-delivery VI with RDMA enabled and the largest transfer size.
@@ -132,6 +145,7 @@ impl ViAttributes {
             queue_depth: 1024,
             spin: crate::link::backoff::DEFAULT_SPIN,
             cma_min: 0,
+            single_copy_min: SINGLE_COPY_MIN,
         }
     }
 

@@ -60,8 +60,9 @@ pub fn payload_pad(frame_start: u64, align: u64) -> usize {
 pub const MAGIC: u16 = 0x5649;
 pub const FLAG_IMM: u8 = 1;
 pub const FLAG_ACK: u8 = 2;
-/// The payload is not in the stream: the 8 bytes after the prefix are its address in the
-/// sender's memory, to be read by cross-memory attach ([`crate::link::cma`]).
+/// The payload is not in the stream: the bytes after the prefix say where it is in the
+/// sender (a [`crate::link::SourceRef`]), to be read by cross-memory attach
+/// ([`crate::link::cma`]) or from the sender's shared region ([`crate::shared_mem`]).
 pub const FLAG_CMA: u8 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,11 +151,11 @@ impl Header {
     pub fn by_cma(&self) -> bool {
         self.flags & FLAG_CMA != 0
     }
-    /// Payload bytes of this frame in the stream: `len`, or the source address's 8 bytes
-    /// for a cross-memory-attach frame.
+    /// Payload bytes of this frame in the stream: `len`, or the source descriptor's
+    /// ([`crate::link::SourceRef`]) for a single-copy frame.
     pub fn wire_len(&self) -> usize {
         if self.by_cma() {
-            crate::link::cma::DESC_LEN
+            crate::link::source::DESC_LEN
         } else {
             self.len as usize
         }
@@ -220,6 +221,7 @@ impl Header {
         };
         let allowed_flags = match kind {
             Kind::Send | Kind::RdmaWrite => FLAG_IMM | FLAG_ACK | FLAG_CMA,
+            Kind::ReadResp => FLAG_CMA,
             Kind::Ack | Kind::ReadReq => FLAG_ACK,
             _ => 0,
         };
@@ -241,7 +243,11 @@ impl Header {
                     && (1..=MAX_TRANSFER_SIZE).contains(&h.handle)
             }
             Kind::ReadReq => h.aux <= MAX_TRANSFER_SIZE,
-            Kind::ReadResp => status_ok(h.aux) && (h.aux == 0 || h.len == 0),
+            Kind::ReadResp => {
+                status_ok(h.aux)
+                    && (h.aux == 0 || h.len == 0)
+                    && (h.flags & FLAG_CMA == 0 || (h.aux == 0 && h.len > 0))
+            }
             Kind::Send | Kind::RdmaWrite => h.flags & FLAG_CMA == 0 || h.len > 0,
             Kind::Nak => status_ok(h.aux) && h.aux != 0,
             _ => true,
@@ -378,19 +384,42 @@ mod tests {
             ..send(1 << 20)
         };
         assert_eq!(Header::decode(&cma.encode()), Ok(cma));
-        assert_eq!((cma.wire_len(), send(1 << 20).wire_len()), (8, 1 << 20));
+        assert_eq!((cma.wire_len(), send(1 << 20).wire_len()), (32, 1 << 20));
         assert_eq!(
             Header::decode(&Header { len: 0, ..cma }.encode()),
             Err(FrameError::Field)
         );
+        // a read response may be single-copy too, but only a successful one with data
         let cma_resp = Header {
             flags: FLAG_CMA,
             len: 8,
             ..Header::new(Kind::ReadResp)
         };
+        assert_eq!(Header::decode(&cma_resp.encode()), Ok(cma_resp));
         assert_eq!(
-            Header::decode(&cma_resp.encode()),
-            Err(FrameError::Flags(FLAG_CMA))
+            Header::decode(&Header { len: 0, ..cma_resp }.encode()),
+            Err(FrameError::Field)
+        );
+        assert_eq!(
+            Header::decode(
+                &Header {
+                    len: 0,
+                    aux: CompletionStatus::RdmaProtectionError.code(),
+                    ..cma_resp
+                }
+                .encode()
+            ),
+            Err(FrameError::Field)
+        );
+        assert_eq!(
+            Header::decode(
+                &Header {
+                    flags: FLAG_IMM,
+                    ..cma_resp
+                }
+                .encode()
+            ),
+            Err(FrameError::Flags(FLAG_IMM))
         );
         let ack_no_flag = Header::new(Kind::Ack);
         assert_eq!(

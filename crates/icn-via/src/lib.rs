@@ -59,7 +59,7 @@
 //! * [`bench`]: pingpong and window programs and raw socket baselines.
 
 // `unsafe` is allowed only in the shared-memory ring and its mapping (`ring`, `link::shm`),
-// the single-copy path (`link::cma`), and the caller's memory lent to a registration
+// the single-copy paths (`link::cma`, `shared_mem`), and the caller's memory lent to a registration
 // (`user_mem`).
 #![deny(unsafe_code)]
 
@@ -77,6 +77,7 @@ mod nic;
 pub mod provider;
 pub mod ring;
 pub mod rx_rules;
+mod shared_mem;
 pub mod tracker;
 mod user_mem;
 pub mod vi_state;

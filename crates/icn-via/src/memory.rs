@@ -59,6 +59,14 @@ pub(crate) struct RegionInner {
 }
 
 impl RegionInner {
+    /// Where a peer finds this region's bytes (fd, serial), if they are in shared memory.
+    pub(crate) fn shared_source(bytes: &Bytes) -> Option<(u32, u64)> {
+        match bytes {
+            Bytes::Shared(m) => Some(m.source()),
+            _ => None,
+        }
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, Bytes> {
         // A poisoned lock only means another thread panicked mid-copy; bytes are still bytes.
         self.data.lock().unwrap_or_else(|e| e.into_inner())
@@ -126,6 +134,9 @@ impl std::hash::Hasher for IdHasher {
 /// The NIC's registration table.
 #[derive(Default)]
 pub(crate) struct RegionTable {
+    /// Library-owned regions of at least this many bytes live in shared memory (`shm` NICs,
+    /// [`crate::shared_mem`]); `None`: none do.
+    shared_min: Option<usize>,
     map: RwLock<HashMap<u32, Arc<RegionInner>, BuildIdHasher>>,
     next: AtomicU32,
     /// Bumped on every deregistration: a [`TranslationCache`] entry taken under an older
@@ -146,13 +157,30 @@ pub(crate) struct TranslationCache {
 }
 
 impl RegionTable {
+    /// A table whose regions of at least `min` bytes live in shared memory.
+    pub(crate) fn with_shared_regions(min: usize) -> Self {
+        RegionTable {
+            shared_min: Some(min.max(1)),
+            ..Default::default()
+        }
+    }
+
     pub(crate) fn register(
         self: &Arc<Self>,
         len: usize,
         attrs: MemAttributes,
     ) -> Result<MemRegion> {
         check_len(len)?;
-        let (handle, inner) = self.insert(attrs, Bytes::Owned(vec![0; len]));
+        // Shared memory is only a faster path: a process out of fds (one per shared region)
+        // or memfds gets an ordinary region, which moves through the ring.
+        let shared = match self.shared_min {
+            Some(min) if len >= min => {
+                crate::shared_mem::SharedMem::new(len, "icnlab-via-region").ok()
+            }
+            _ => None,
+        };
+        let bytes = shared.map_or_else(|| Bytes::Owned(vec![0; len]), Bytes::Shared);
+        let (handle, inner) = self.insert(attrs, bytes);
         Ok(MemRegion {
             handle,
             inner,

@@ -46,11 +46,18 @@ impl Nic {
     pub fn open(url: &str) -> Result<Nic> {
         let addr = Address::parse(url)?;
         let (listener, url) = Listener::bind(&addr)?;
+        // On shm, large regions live in shared memory so a peer can copy straight out of
+        // them (the single-copy path, `shared_mem`).
+        let table = Arc::new(if addr.provider() == "shm" {
+            RegionTable::with_shared_regions(crate::shared_mem::SHARED_REGION_MIN)
+        } else {
+            RegionTable::default()
+        });
         Ok(Nic {
             shared: Arc::new(NicShared {
                 addr,
                 url,
-                table: Arc::new(RegionTable::default()),
+                table,
                 next_ptag: AtomicU32::new(1),
                 next_vi: AtomicU32::new(1),
                 listener: Mutex::new(listener),
@@ -284,7 +291,9 @@ pub struct ViQuery {
     pub send_posted: usize,
     /// Receive descriptors posted and not yet consumed.
     pub recv_posted: usize,
-    /// Sends and RDMA writes that moved by cross-memory attach, one copy
+    /// Sends, RDMA writes and RDMA read responses whose payload the peer copied straight
+    /// out of this side's memory, one copy: from a shared region
+    /// ([`ViAttributes::single_copy_min`]) or by cross-memory attach
     /// ([`ViAttributes::cma_min`]).
     pub single_copy_sends: u64,
 }

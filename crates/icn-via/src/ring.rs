@@ -23,6 +23,7 @@
 //! | 1536 + 128·s | side s: CPU it last waited on + 1, 0 = unknown (u64; a hint for the peer's waits, [`crate::link::backoff`]) |
 //! | 1544 + 128·s | side s: the address of the area in its own process (u64; the peer's cross-memory-attach probe reads the magic there) |
 //! | 1552 + 128·s | side s: 1 if it can read the peer's memory by cross-memory attach (u64; [`crate::link::cma`]) |
+//! | 1560 + 128·s | side s: 1 if it maps the peer's shared regions (u64; [`crate::shared_mem`]) |
 //! | 4096 + cap·r | ring r data, `cap` bytes of records |
 //!
 //! A record at absolute position `p` (a multiple of 64) occupies `round_up(16 + len, 64)`
@@ -77,6 +78,9 @@ fn addr_off(s: usize) -> usize {
 }
 fn cma_off(s: usize) -> usize {
     cpu_off(s) + 16
+}
+fn maps_off(s: usize) -> usize {
+    cpu_off(s) + 24
 }
 fn round_up(n: usize) -> usize {
     n.div_ceil(LINE) * LINE
@@ -450,6 +454,16 @@ impl<M: Words> Ring<M> {
     /// True if the peer announced it reads our payloads by cross-memory attach.
     pub fn peer_cma_ok(&self) -> bool {
         self.mem.load(cma_off(1 - self.side), Ordering::Relaxed) == 1
+    }
+
+    /// Announces that this side maps the peer's shared regions (single-copy descriptors).
+    pub fn set_maps_ok(&self) {
+        self.mem.store(maps_off(self.side), 1, Ordering::Relaxed);
+    }
+
+    /// True if the peer announced it maps our shared regions.
+    pub fn peer_maps_ok(&self) -> bool {
+        self.mem.load(maps_off(1 - self.side), Ordering::Relaxed) == 1
     }
 
     /// This side announces it is about to sleep (`true`) or awake (`false`); see
@@ -831,6 +845,9 @@ mod tests {
         assert!(!a.peer_cma_ok() && !b.peer_cma_ok());
         b.set_cma_ok();
         assert!(a.peer_cma_ok() && !b.peer_cma_ok());
+        assert!(!a.peer_maps_ok() && !b.peer_maps_ok());
+        a.set_maps_ok();
+        assert!(b.peer_maps_ok() && !a.peer_maps_ok() && !b.peer_cma_ok());
         assert_eq!((a.peer_cpu(), b.peer_cpu()), (Some(7), Some(3)));
         assert_eq!(a.my_bell().load(Ordering::SeqCst), 0);
     }

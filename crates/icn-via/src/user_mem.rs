@@ -28,6 +28,8 @@ use std::ptr::NonNull;
 pub(crate) enum Bytes {
     Owned(Vec<u8>),
     Lent(Lent),
+    /// Library-owned, in a memfd a peer may map ([`crate::shared_mem`]).
+    Shared(crate::shared_mem::SharedMem),
 }
 
 /// The caller's slice, lent for the duration of a registration scope.
@@ -66,6 +68,7 @@ impl Deref for Bytes {
     fn deref(&self) -> &[u8] {
         match self {
             Bytes::Owned(v) => v,
+            Bytes::Shared(m) => m,
             // SAFETY: `ptr`/`len` come from a live `&mut [u8]` (see `lend`): valid, aligned,
             // initialised, and not used elsewhere until `revoke`, which replaces this variant
             // before the borrow ends. Reached only through the region's mutex guard, so the
@@ -79,6 +82,7 @@ impl DerefMut for Bytes {
     fn deref_mut(&mut self) -> &mut [u8] {
         match self {
             Bytes::Owned(v) => v,
+            Bytes::Shared(m) => m,
             // SAFETY: as in `deref`; `&mut self` (under the mutex) makes this borrow unique.
             Bytes::Lent(l) => unsafe { std::slice::from_raw_parts_mut(l.ptr.as_ptr(), l.len) },
         }

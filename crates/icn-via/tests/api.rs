@@ -693,15 +693,23 @@ fn user_memory_serves_send_receive_and_rdma_without_a_library_buffer() {
     }
 }
 
-/// RDMA writes by cross-memory attach (`cma_min` = 1 on the writer), in one process over
-/// shm: with rights the bytes land (with and without immediate data); without rights, or a
+/// RDMA writes by each single-copy path (on the writer: `cma_min` = 1, cross-memory attach;
+/// or `single_copy_min` = 1, the target copying out of the writer's shared region), in one
+/// process over shm: with rights the bytes land (with and without immediate data); without rights, or a
 /// send that finds no receive, the frame is refused like a ring frame and nothing is written
 /// (the receiver skips the copy).
 #[test]
 fn single_copy_rdma_writes_land_or_are_refused_like_ring_frames() {
+    for (cma_min, single_copy_min) in [(1, 0), (0, 1)] {
+        single_copy_rdma_writes(cma_min, single_copy_min);
+    }
+}
+
+fn single_copy_rdma_writes(cma_min: u32, single_copy_min: u32) {
     let cma = |rel| {
         move |pt| ViAttributes {
-            cma_min: 1,
+            cma_min,
+            single_copy_min,
             ..ViAttributes::new(pt, rel)
         }
     };
@@ -738,6 +746,30 @@ fn single_copy_rdma_writes_land_or_are_refused_like_ring_frames() {
         assert_eq!(&t[150_000..190_000], &data[..40_000]);
         assert!(t[..1000].iter().all(|&b| b == 0));
         assert!(t[101_000..150_000].iter().all(|&b| b == 0));
+    });
+    // an RDMA read of the (shared) target: the server answers with a descriptor (its
+    // default single_copy_min) and the client copies straight out of the target region
+    let back = c.region(120_000, false);
+    c.vi.post_send(Descriptor::rdma_read(
+        at(1000),
+        [seg(&back, 10_000, 100_000)],
+    ))
+    .unwrap();
+    let r = loop {
+        s.vi.progress();
+        if let Some(r) = c.vi.send_done() {
+            break r;
+        }
+    };
+    assert_eq!(r.status, CompletionStatus::Success);
+    assert_eq!(
+        s.vi.query().single_copy_sends,
+        1,
+        "read answered by descriptor"
+    );
+    back.with(|b| {
+        assert_eq!(&b[10_000..110_000], &data[..]);
+        assert!(b[..10_000].iter().chain(&b[110_000..]).all(|&x| x == 0));
     });
     // no rights: refused, nothing written, both VIs break
     let (c, s) = pair_with("shm", cma(rel), plain(rel));

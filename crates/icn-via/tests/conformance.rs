@@ -1,8 +1,9 @@
 //! Conformance checks in the spirit of libfabric's fabtests, on both providers (two threads
 //! of one process, loopback): queue limits, messages beyond the posted receives under each
 //! reliability level, posting from several threads, immediate data without payload, and
-//! completion-queue overflow. (Between two processes: `tests/multiprocess.rs`; error cases
-//! of single descriptors: `tests/api.rs`.)
+//! completion-queue overflow. (Between two processes: `tests/multiprocess.rs`, including
+//! `every_error_case_between_two_processes` for each error a peer causes; error cases of
+//! single descriptors in one process: `tests/api.rs`.)
 
 mod common;
 

@@ -184,20 +184,24 @@ fn one_gib_in_one_message_round_trips_with_checksums() {
     }
 }
 
-/// The single-copy path ([`ViAttributes::cma_min`]): with it on for every non-empty send, the
-/// client's messages of every size reach another process by cross-memory attach (the echo
-/// comes back through the ring), intact, on both reliable levels; the VI counts them. With
-/// it off (the default), none go that way.
+/// The single-copy paths: with one of them on for every non-empty send, the client's
+/// messages of every size reach another process by it (cross-memory attach, or the
+/// receiver's copy out of the client's shared region), intact, on both reliable levels; the
+/// VI counts them. With both off, none go that way. (The echo comes back by the peer's
+/// defaults: through its shared regions from `SINGLE_COPY_MIN` bytes on.)
 #[test]
 fn single_copy_sends_of_every_size_arrive_intact_in_another_process() {
     for (rel, name) in [
         (Reliability::ReliableDelivery, "delivery"),
         (Reliability::ReliableReception, "reception"),
     ] {
-        for cma_min in [1u32, 0] {
+        for (cma_min, single_copy_min, path) in
+            [(1u32, 0u32, "cma"), (0, 1, "shared"), (0, 0, "ring")]
+        {
             let peer = Peer::spawn("echo", "shm", name, "");
             let c = peer.connect_with("shm", |ptag| ViAttributes {
                 cma_min,
+                single_copy_min,
                 ..ViAttributes::new(ptag, rel)
             });
             let max = 4 << 20;
@@ -219,12 +223,17 @@ fn single_copy_sends_of_every_size_arrive_intact_in_another_process() {
                     (r.status, r.length as usize),
                     (CompletionStatus::Success, n)
                 );
-                assert_eq!(back.with(|b| fnv(&b[..n])), fnv(&data), "{name} size {n}");
+                assert_eq!(
+                    back.with(|b| fnv(&b[..n])),
+                    fnv(&data),
+                    "{name} {path} size {n}"
+                );
                 assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
                 nonempty += u64::from(n > 0);
             }
-            let by_cma = c.vi.query().single_copy_sends;
-            assert_eq!(by_cma, if cma_min > 0 { nonempty } else { 0 }, "{name}");
+            let single = c.vi.query().single_copy_sends;
+            let want = if path == "ring" { 0 } else { nonempty };
+            assert_eq!(single, want, "{name} {path}");
             c.vi.disconnect().unwrap();
             peer.wait_ok();
         }
@@ -331,14 +340,57 @@ fn rdma_write_and_read_against_another_process_with_and_without_rights() {
     for p in PROVIDERS {
         let peer = Peer::spawn("rdma", p, "reception", "");
         let c = peer.connect(p, Reliability::ReliableReception);
-        let msg = c.region(8, false);
-        c.vi.post_recv(Descriptor::recv(vec![Segment::new(msg.handle(), 0, 8)]))
+        let msg = c.region(12, false);
+        c.vi.post_recv(Descriptor::recv(vec![Segment::new(msg.handle(), 0, 12)]))
             .unwrap();
         c.vi.recv_wait(T).unwrap().ok().unwrap();
-        let mut h = [0u8; 8];
+        let mut h = [0u8; 12];
         msg.read(0, &mut h).unwrap();
         let open = MemHandle::from_raw(u32::from_le_bytes(h[..4].try_into().unwrap()));
-        let closed = MemHandle::from_raw(u32::from_le_bytes(h[4..].try_into().unwrap()));
+        let closed = MemHandle::from_raw(u32::from_le_bytes(h[4..8].try_into().unwrap()));
+        let big = MemHandle::from_raw(u32::from_le_bytes(h[8..].try_into().unwrap()));
+        // 200 KiB out of the peer's 256 KiB region (on shm: a shared region, so the peer
+        // answers with a descriptor and we copy straight out of it), then written back
+        // 100 KiB further on from our own (shared, on shm) region and read again
+        let mine = c.region(256 << 10, false);
+        let n = 200 << 10;
+        let want = |i: usize| (i * 13 + 5) as u8;
+        c.vi.post_send(Descriptor::rdma_read(
+            RemoteAddr {
+                handle: big,
+                offset: 1000,
+            },
+            vec![Segment::new(mine.handle(), 0, n as u32)],
+        ))
+        .unwrap();
+        assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+        mine.with(|b| assert!((0..n).all(|i| b[i] == want(i + 1000)), "{p}: big read"));
+        c.vi.post_send(Descriptor::rdma_write(
+            RemoteAddr {
+                handle: big,
+                offset: 0,
+            },
+            vec![Segment::new(mine.handle(), 0, 50_000)],
+        ))
+        .unwrap();
+        assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+        c.vi.post_send(Descriptor::rdma_read(
+            RemoteAddr {
+                handle: big,
+                offset: 0,
+            },
+            vec![Segment::new(mine.handle(), 100_000, 60_000)],
+        ))
+        .unwrap();
+        assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
+        mine.with(|b| {
+            // [0, 50 000) now holds what we wrote (bytes 1000.. of the original), the rest
+            // the original
+            assert!((0..50_000).all(|i| b[100_000 + i] == want(i + 1000)), "{p}");
+            assert!((50_000..60_000).all(|i| b[100_000 + i] == want(i)), "{p}");
+        });
+        let single = c.vi.query().single_copy_sends;
+        assert_eq!(single, if p == "shm" { 1 } else { 0 }, "{p}: the write");
         // read the open region
         let local = c.region(4096, false);
         c.vi.post_send(Descriptor::rdma_read(
@@ -406,12 +458,12 @@ fn rdma_write_and_read_against_another_process_with_and_without_rights() {
         // RDMA read without rights, on a fresh connection
         let peer = Peer::spawn("rdma", p, "delivery", "");
         let c = peer.connect(p, Reliability::ReliableDelivery);
-        let msg = c.region(8, false);
-        c.vi.post_recv(Descriptor::recv(vec![Segment::new(msg.handle(), 0, 8)]))
+        let msg = c.region(12, false);
+        c.vi.post_recv(Descriptor::recv(vec![Segment::new(msg.handle(), 0, 12)]))
             .unwrap();
         c.vi.recv_wait(T).unwrap().ok().unwrap();
         msg.read(0, &mut h).unwrap();
-        let closed = MemHandle::from_raw(u32::from_le_bytes(h[4..].try_into().unwrap()));
+        let closed = MemHandle::from_raw(u32::from_le_bytes(h[4..8].try_into().unwrap()));
         let local = c.region(64, false);
         c.vi.post_send(Descriptor::rdma_read(
             RemoteAddr {
@@ -428,6 +480,160 @@ fn rdma_write_and_read_against_another_process_with_and_without_rights() {
         );
         local.with(|b| assert!(b.iter().all(|&x| x == 0)));
         peer.wait_ok();
+    }
+}
+
+/// Every VIA error case that involves the peer, between two real processes, on both
+/// providers and every reliability level it applies to; on shm both by the ring (64-byte
+/// messages) and by the single-copy path (8 KiB from a shared region). The far side
+/// (`icn-via-peer errors CASE`) checks its half and exits 1 if it differs: a too-long message
+/// completes its receive with `LengthError` and writes nothing; a refused RDMA writes
+/// nothing; a reliable VI breaks on both sides, an unreliable one stays up.
+///
+/// | case | client's send completes with | client VI |
+/// |---|---|---|
+/// | message longer than the receive | `RemoteDescriptorError` (reception), that or `Success` (delivery: acked on arrival), `Success` (unreliable) | `Error` / `Error` / `Connected` |
+/// | no receive posted | same | same |
+/// | RDMA write/read out of the region's bounds, or to an unknown handle | `RdmaProtectionError` (a write on delivery may be `Success`: acked on arrival) | `Error` |
+/// An RDMA the client makes in `every_error_case_between_two_processes`: (write?, offset,
+/// length, to an unknown handle?).
+type RdmaCase = (bool, u64, u32, bool);
+
+#[test]
+fn every_error_case_between_two_processes() {
+    use CompletionStatus::*;
+    let levels = [
+        (Reliability::Unreliable, "unreliable"),
+        (Reliability::ReliableDelivery, "delivery"),
+        (Reliability::ReliableReception, "reception"),
+    ];
+    for p in PROVIDERS {
+        for (rel, rname) in levels {
+            let mut cases: Vec<(&str, Option<RdmaCase>, u32)> = vec![
+                ("length", None, 64),
+                ("length", None, 8192),
+                ("nodesc", None, 64),
+                ("nodesc", None, 8192),
+            ];
+            if rel.is_reliable() {
+                cases.extend([
+                    ("rdma", Some((true, 4000, 200, false)), 0),
+                    ("rdma", Some((true, 0, 8192, false)), 0),
+                    ("rdma", Some((true, 0, 64, true)), 0),
+                    ("rdma", Some((false, 4090, 64, false)), 0),
+                    ("rdma", Some((false, 0, 64, true)), 0),
+                ]);
+            }
+            for (case, rdma, len) in cases {
+                let what = format!("{p} {rname} {case} {rdma:?} {len}");
+                let peer = Peer::spawn("errors", p, rname, case);
+                let c = peer.connect(p, rel);
+                let msg = c.region(4, false);
+                c.vi.post_recv(Descriptor::recv(vec![Segment::new(msg.handle(), 0, 4)]))
+                    .unwrap();
+                c.vi.recv_wait(T).unwrap().ok().unwrap();
+                let mut h = [0u8; 4];
+                msg.read(0, &mut h).unwrap();
+                let target = MemHandle::from_raw(u32::from_le_bytes(h));
+                // 64 KiB: on shm a shared region, so 8 KiB goes by the single-copy path
+                let src = c.region(64 << 10, false);
+                src.with_mut(|b| b.fill(0x11));
+                let (desc, allowed): (Descriptor, &[CompletionStatus]) = match rdma {
+                    None => (
+                        Descriptor::send(vec![Segment::new(src.handle(), 0, len)]),
+                        match rel {
+                            Reliability::ReliableReception => &[RemoteDescriptorError],
+                            Reliability::ReliableDelivery => &[RemoteDescriptorError, Success],
+                            Reliability::Unreliable => &[Success],
+                        },
+                    ),
+                    Some((write, offset, n, unknown)) => {
+                        let at = RemoteAddr {
+                            handle: if unknown {
+                                MemHandle::from_raw(target.raw() + 1000)
+                            } else {
+                                target
+                            },
+                            offset,
+                        };
+                        let seg = vec![Segment::new(src.handle(), 0, n)];
+                        if write {
+                            let ok: &[CompletionStatus] = if rel == Reliability::ReliableDelivery {
+                                &[RdmaProtectionError, Success]
+                            } else {
+                                &[RdmaProtectionError]
+                            };
+                            (Descriptor::rdma_write(at, seg), ok)
+                        } else {
+                            (Descriptor::rdma_read(at, seg), &[RdmaProtectionError])
+                        }
+                    }
+                };
+                let is_read = matches!(rdma, Some((false, ..)));
+                c.vi.post_send(desc).unwrap();
+                let st = c.vi.send_wait(T).unwrap().status;
+                assert!(allowed.contains(&st), "{what}: send completed with {st:?}");
+                if is_read {
+                    assert!(
+                        src.with(|b| b.iter().all(|&x| x == 0x11)),
+                        "{what}: refused read wrote"
+                    );
+                }
+                if rel.is_reliable() {
+                    let deadline = Instant::now() + Duration::from_secs(10);
+                    while c.vi.query().state == ViState::Connected && Instant::now() < deadline {
+                        c.vi.progress();
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    assert_eq!(c.vi.query().state, ViState::Error, "{what}");
+                } else {
+                    assert_eq!(c.vi.query().state, ViState::Connected, "{what}");
+                    c.vi.disconnect().unwrap();
+                }
+                peer.wait_ok();
+            }
+        }
+    }
+}
+
+/// Connection errors across processes, both providers: a request whose reliability level
+/// differs from the accepting VI's is rejected (the client sees `Rejected`, the far side's
+/// accept fails and it exits 1), and a request to an address nobody listens on fails at
+/// once.
+#[test]
+fn a_reliability_mismatch_is_rejected_across_processes() {
+    for p in PROVIDERS {
+        let mut peer = Peer::spawn("echo", p, "delivery", "");
+        let nic = Nic::open(&client_url(p)).unwrap();
+        let ptag = nic.create_ptag();
+        let vi = nic
+            .create_vi(
+                ViAttributes::new(ptag, Reliability::ReliableReception),
+                None,
+                None,
+            )
+            .unwrap();
+        let e = nic.connect_request(&vi, &peer.addr, b"peer", T);
+        assert!(matches!(e, Err(ViaError::Rejected)), "{p}: {e:?}");
+        assert_eq!(vi.query().state, ViState::Idle, "{p}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(st) = peer.child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(Instant::now() < deadline, "{p}: peer did not exit");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(status.code(), Some(1), "{p}: the far side's accept failed");
+        drop(peer);
+        // the same address again: nobody listens any more
+        let vi = nic
+            .create_vi(ViAttributes::new(ptag, Reliability::Unreliable), None, None)
+            .unwrap();
+        let addr = Peer::spawn("stall", p, "unreliable", "").addr.clone();
+        // (that peer is killed when dropped at the end of the statement above)
+        let e = nic.connect_request(&vi, &addr, b"peer", Some(Duration::from_secs(5)));
+        assert!(e.is_err(), "{p}: {e:?}");
     }
 }
 

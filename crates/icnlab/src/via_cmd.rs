@@ -22,6 +22,9 @@ pub enum Program {
     Window,
     /// A cluster workload (experiment file or trace) run for real, one process per rank.
     Run,
+    /// Single-core copy bandwidth: memcpy against the shm single-copy paths' copies
+    /// (out of a shared region as a peer maps it; process_vm_readv), at --sizes.
+    Copy,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,8 +42,9 @@ pub enum Level {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ViaArgs {
-    /// pingpong (one-way latency), window (streaming bandwidth), or run WORKLOAD (a cluster
-    /// workload for real, beside its simulated prediction).
+    /// pingpong (one-way latency), window (streaming bandwidth), run WORKLOAD (a cluster
+    /// workload for real, beside its simulated prediction), or copy (memcpy against the shm
+    /// single-copy path's copy, one core).
     #[arg(value_enum)]
     pub program: Program,
     /// run: the cluster experiment file (`model = "cluster"`) or trace file.
@@ -89,6 +93,12 @@ pub struct ViaArgs {
     /// Off by default: measured slower than the ring here (docs/via.md).
     #[arg(long, value_name = "BYTES", default_value_t = 0)]
     pub cma_min: u32,
+    /// shm: messages of at least BYTES sent from a shared region (library-owned regions of
+    /// at least 64 KiB are; the benchmarks' are when the largest size is) go as a descriptor, and the receiver copies them straight out of the sender's
+    /// region (one copy) instead of through the ring (two); 0 never. The default is where
+    /// that overtook the ring when measured (docs/via.md).
+    #[arg(long, value_name = "BYTES", default_value_t = icn_via::attrs::SINGLE_COPY_MIN)]
+    pub single_copy_min: u32,
     /// Print JSON instead of OSU-style tables (one document at the end; the tables print
     /// each row as soon as it is measured).
     #[arg(long)]
@@ -107,8 +117,8 @@ impl ViaArgs {
     fn kind(&self) -> Kind {
         match self.program {
             Program::Pingpong => Kind::Pingpong,
-            // `run` never reaches the benchmark paths (dispatched first in `run`).
-            Program::Window | Program::Run => Kind::Window,
+            // `run` and `copy` never reach the benchmark paths (dispatched first in `run`).
+            Program::Window | Program::Run | Program::Copy => Kind::Window,
         }
     }
     fn provider(&self) -> &'static str {
@@ -124,6 +134,7 @@ impl ViaArgs {
             window: self.window,
             spin_us: self.spin_us,
             cma_min: self.cma_min,
+            single_copy_min: self.single_copy_min,
             reliability: match self.reliability {
                 Level::Unreliable => Reliability::Unreliable,
                 Level::Delivery => Reliability::ReliableDelivery,
@@ -174,6 +185,8 @@ impl ViaArgs {
             self.spin_us.to_string(),
             "--cma-min".into(),
             self.cma_min.to_string(),
+            "--single-copy-min".into(),
+            self.single_copy_min.to_string(),
         ]);
         if let Some(s) = &self.sizes {
             a.push("--sizes".into());
@@ -188,6 +201,39 @@ impl ViaArgs {
     }
 }
 
+/// `icnlab via copy`: [`bench::copy_bandwidth`] per size, one row as soon as it is measured.
+fn copy(args: &ViaArgs) -> Result<()> {
+    let sizes = args
+        .sizes
+        .clone()
+        .unwrap_or_else(|| vec![64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20]);
+    let mut rows = Vec::new();
+    if !args.json {
+        println!("# icnlab via copy — single-core copy bandwidth, best of 3 passes");
+        println!(
+            "# Size      memcpy (MB/s)  shared region (MB/s)  process_vm_readv (MB/s)  shared/memcpy"
+        );
+    }
+    for size in sizes {
+        let r = bench::copy_bandwidth(size).with_context(|| format!("copy of {size} B"))?;
+        if args.json {
+            rows.push(r);
+        } else {
+            println!(
+                "{size:<10}{:>15.0}{:>22.0}{:>25.0}{:>15.2}",
+                r.memcpy_mbs,
+                r.shared_region_mbs,
+                r.process_vm_readv_mbs,
+                r.shared_region_mbs / r.memcpy_mbs
+            );
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    }
+    Ok(())
+}
+
 fn url(provider: &str, addr: &str) -> String {
     if addr.contains("://") {
         addr.to_string()
@@ -199,6 +245,9 @@ fn url(provider: &str, addr: &str) -> String {
 pub fn run(args: &ViaArgs) -> Result<()> {
     if args.program == Program::Run {
         return crate::via_run::run(args);
+    }
+    if args.program == Program::Copy {
+        return copy(args);
     }
     let cfg = args.config();
     cfg.validate()?;

@@ -326,3 +326,40 @@ fn single_copy_runs_complete_including_the_reply_sent_just_before_exit() {
         assert_eq!(rows, 3, "{program}");
     }
 }
+
+/// `icnlab via copy`: one row per size with the three copy figures and their ratio; a size
+/// outside 1..=1 GiB is refused naming the range (exit 1, one error line).
+#[test]
+fn the_copy_figure_prints_a_row_per_size_and_refuses_sizes_out_of_range() {
+    let out = icnlab()
+        .args(["via", "copy", "--sizes", "65536,131072"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert_eq!((rows[0][0], rows[1][0]), ("65536", "131072"));
+    for r in &rows {
+        assert_eq!(r.len(), 5, "size, three figures, ratio: {text}");
+        let v: Vec<f64> = r[1..].iter().map(|x| x.parse().unwrap()).collect();
+        assert!(v.iter().all(|&x| x > 0.0), "{text}");
+        assert!(
+            (v[3] - v[1] / v[0]).abs() < 0.01,
+            "ratio = shared / memcpy: {text}"
+        );
+    }
+    for bad in ["0", "1073741825"] {
+        let out = icnlab()
+            .args(["via", "copy", "--sizes", bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("1..=1073741824"), "{bad}: {err}");
+    }
+}

@@ -19,7 +19,9 @@ use crate::error::{CompletionStatus, Result, ViaError};
 use crate::memory::MemRegion;
 use crate::nic::{Nic, Vi};
 
+mod copy;
 mod raw;
+pub use copy::{CopyRow, copy_bandwidth};
 pub use raw::{RawSocket, raw_client, raw_server, run_raw};
 
 /// Which program.
@@ -48,6 +50,10 @@ pub struct BenchConfig {
     /// ([`crate::ViAttributes::cma_min`]).
     #[serde(default)]
     pub cma_min: u32,
+    /// Sends from a shared region of at least this many bytes go by the receiver's copy out
+    /// of it on shm, 0 never ([`crate::ViAttributes::single_copy_min`]).
+    #[serde(default = "default_single_copy_min")]
+    pub single_copy_min: u32,
     /// Spin budget of each side's waits in µs ([`crate::ViAttributes::spin`]).
     #[serde(default = "default_spin_us")]
     pub spin_us: u64,
@@ -72,8 +78,13 @@ impl Default for BenchConfig {
             pin: true,
             spin_us: default_spin_us(),
             cma_min: 0,
+            single_copy_min: default_single_copy_min(),
         }
     }
+}
+
+fn default_single_copy_min() -> u32 {
+    crate::attrs::SINGLE_COPY_MIN
 }
 
 fn default_spin_us() -> u64 {
@@ -91,6 +102,7 @@ impl BenchConfig {
         ViAttributes {
             spin: Duration::from_micros(self.spin_us),
             cma_min: self.cma_min,
+            single_copy_min: self.single_copy_min,
             // the window receiver keeps two windows and a sync receive posted
             queue_depth: crate::attrs::MAX_QUEUE_DEPTH,
             ..ViAttributes::new(ptag, self.reliability)

@@ -8,8 +8,9 @@
 //! |---|---|
 //! | `echo [MAX]` | receives messages of up to MAX bytes (default 4 MiB) and sends each back unchanged, until disconnect |
 //! | `sink N` | receives N 16-byte messages `(index, checksum)` and replies with one 24-byte report `(received, in_order, bad)` |
-//! | `rdma` | registers a 4 KiB region with RDMA rights and one without, sends their handles, serves RDMA until disconnect |
+//! | `rdma` | registers a 4 KiB region with RDMA rights, one without, and a 256 KiB one with (`(i·13+5) mod 256`), sends their handles, serves RDMA until disconnect |
 //! | `stall` | accepts and then only sleeps (to be killed by the test) |
+//! | `errors CASE` | sends the handle of a 4 KiB RDMA region, then checks its side of error case CASE (`length`: its 16-byte receive completes with `LengthError`, nothing written; `nodesc`: no receive posted; `rdma`: the client's RDMA is refused) — the VI breaks (stays up if unreliable) and the RDMA region is untouched; exits 1 if anything differs |
 //!
 //! Exit status 0 on a clean disconnect, 1 on any error.
 
@@ -78,6 +79,13 @@ fn run() -> Result<()> {
         ),
         // The test ends the RDMA role by breaking the VI on purpose.
         "rdma" => rdma(&nic, ptag, &vi).or_else(|e| if finished(&e) { Ok(()) } else { Err(e) }),
+        "errors" => errors(
+            &nic,
+            ptag,
+            &vi,
+            rel,
+            args.get(4).map(String::as_str).unwrap_or(""),
+        ),
         "stall" => loop {
             std::thread::sleep(Duration::from_secs(1));
         },
@@ -192,16 +200,24 @@ fn rdma(nic: &Nic, ptag: Ptag, vi: &Vi) -> Result<()> {
             .enumerate()
             .for_each(|(i, x)| *x = (i * 7) as u8)
     });
-    let msg = nic.register_mem(8, MemAttributes::local(ptag))?;
+    // 256 KiB: on shm a shared region, read and written by the single-copy path
+    let big = nic.register_mem(256 << 10, MemAttributes::rdma(ptag))?;
+    big.with_mut(|b| {
+        b.iter_mut()
+            .enumerate()
+            .for_each(|(i, x)| *x = (i * 13 + 5) as u8)
+    });
+    let msg = nic.register_mem(12, MemAttributes::local(ptag))?;
     msg.write(
         0,
         &[
             open.handle().raw().to_le_bytes(),
             closed.handle().raw().to_le_bytes(),
+            big.handle().raw().to_le_bytes(),
         ]
         .concat(),
     )?;
-    vi.post_send(Descriptor::send(vec![Segment::new(msg.handle(), 0, 8)]))?;
+    vi.post_send(Descriptor::send(vec![Segment::new(msg.handle(), 0, 12)]))?;
     vi.send_wait(T)?.ok()?;
     // The client finishes by sending a message with the checksum of the open region it
     // expects; we reply with our actual checksum and never touched `closed`.
@@ -224,5 +240,58 @@ fn rdma(nic: &Nic, ptag: Ptag, vi: &Vi) -> Result<()> {
     vi.post_send(Descriptor::send(vec![Segment::new(ck.handle(), 0, 16)]))?;
     vi.send_wait(T)?.ok()?;
     let _ = vi.recv_wait(Some(Duration::from_secs(5)));
+    Ok(())
+}
+
+/// The far side of one VIA error case (`tests/multiprocess.rs`,
+/// `every_error_case_between_two_processes`): see the role table.
+fn errors(nic: &Nic, ptag: Ptag, vi: &Vi, rel: Reliability, case: &str) -> Result<()> {
+    let fail = |what: String| Err(ViaError::InvalidParameter(format!("errors {case}: {what}")));
+    let target = nic.register_mem(4096, MemAttributes::rdma(ptag))?;
+    target.with_mut(|b| b.fill(0xee));
+    let small = nic.register_mem(16, MemAttributes::local(ptag))?;
+    small.with_mut(|b| b.fill(0xee));
+    // The short receive is posted before the handle goes out: the client sends only once it
+    // has the handle, so its message cannot arrive before the receive.
+    match case {
+        "length" => vi.post_recv(Descriptor::recv(vec![Segment::new(small.handle(), 0, 16)]))?,
+        "nodesc" | "rdma" => {}
+        _ => return fail("unknown case".into()),
+    }
+    let msg = nic.register_mem(4, MemAttributes::local(ptag))?;
+    msg.write(0, &target.handle().raw().to_le_bytes())?;
+    vi.post_send(Descriptor::send(vec![Segment::new(msg.handle(), 0, 4)]))?;
+    vi.send_wait(T)?.ok()?;
+    if case == "length" {
+        let c = vi.recv_wait(T)?;
+        if c.status != CompletionStatus::LengthError {
+            return fail(format!("receive completed with {:?}", c.status));
+        }
+    }
+    // Reliable VIs break on every one of these errors; an unreliable one stays up and the
+    // client ends it by disconnecting.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let state = loop {
+        vi.progress();
+        let st = vi.query().state;
+        if st != ViState::Connected || std::time::Instant::now() > deadline {
+            break st;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    let want = if rel.is_reliable() {
+        ViState::Error
+    } else {
+        ViState::Idle
+    };
+    if state != want {
+        return fail(format!("VI ended {state:?}, expected {want:?}"));
+    }
+    if !small.with(|b| b.iter().all(|&x| x == 0xee)) {
+        return fail("bytes written into the too-short receive".into());
+    }
+    if !target.with(|b| b.iter().all(|&x| x == 0xee)) {
+        return fail("refused RDMA wrote into the region".into());
+    }
     Ok(())
 }

@@ -90,7 +90,7 @@ enum Rx {
     Cma {
         hdr: Header,
         slots: Slots,
-        addr: [u8; crate::link::cma::DESC_LEN],
+        addr: [u8; crate::link::source::DESC_LEN],
         have: usize,
         on_done: OnDone,
     },
@@ -137,11 +137,16 @@ pub(crate) struct ViCore {
     pub break_reason: Option<String>,
     /// The peer as errors name it: its URL (client side) or `(client of <our URL>)`.
     pub peer: String,
-    /// Frames sent by cross-memory attach ([`crate::link::cma`]).
+    /// Frames whose payload the peer copied straight out of our memory: from a shared
+    /// region ([`crate::shared_mem`]) or by cross-memory attach ([`crate::link::cma`]).
     pub single_copy_sends: u64,
-    /// The regions of those not yet acknowledged, by sequence number, oldest first: kept
-    /// alive (a deregistered region's bytes are not freed) until the peer has copied them.
+    /// The regions of those not yet acknowledged (sends and RDMA writes), by sequence
+    /// number, oldest first: kept alive (a deregistered region's bytes are not freed) until
+    /// the peer has copied them.
     cma_pinned: VecDeque<(u32, Arc<RegionInner>)>,
+    /// Shared regions an RDMA read was answered from by descriptor, by serial: kept alive
+    /// until the VI ends (`engine::rx`, `answer_read_single_copy`).
+    read_pinned: HashMap<u64, Arc<RegionInner>>,
 }
 
 /// How a fault reason starts when the link says the peer is gone; [`ViCore::fault`] names
@@ -189,6 +194,7 @@ impl ViCore {
             peer: "(unknown)".into(),
             single_copy_sends: 0,
             cma_pinned: VecDeque::new(),
+            read_pinned: HashMap::new(),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::frame::{PREFIX_MAX, payload_pad};
-use crate::link::Record;
+use crate::link::{Record, SourceRef};
 use crate::memory::MemHandle;
 
 /// Outstanding payload bytes from which a wait reads straight into the destination.
@@ -110,8 +110,11 @@ impl ViCore {
                 else {
                     unreachable!()
                 };
-                self.copy_by_cma(&hdr, &slots, u64::from_le_bytes(addr))?;
-                if self.attrs.reliability == Reliability::ReliableDelivery {
+                self.copy_single(&hdr, &slots, SourceRef::decode(&addr)?)?;
+                // (a read response is not a sequenced frame of the peer's: nothing to ack)
+                if self.attrs.reliability == Reliability::ReliableDelivery
+                    && hdr.kind != Kind::ReadResp
+                {
                     self.note_delivered(hdr.seq);
                 }
                 self.on_payload(hdr, on_done)?;
@@ -120,15 +123,15 @@ impl ViCore {
         }
     }
 
-    /// The payload of a cross-memory-attach frame: `hdr.len` bytes from `src` in the
-    /// sender's memory into the destination slots (checked against the registration table
-    /// like any other destination), in one kernel copy per slot. No slots: the frame is
-    /// being discarded, nothing to copy.
-    fn copy_by_cma(
+    /// The payload of a single-copy frame: `hdr.len` bytes from `src` in the sender (its
+    /// address, or its shared region) into the destination slots (checked against the
+    /// registration table like any other destination), in one copy per slot. No slots: the
+    /// frame is being discarded, nothing to copy.
+    fn copy_single(
         &mut self,
         hdr: &Header,
         slots: &[Slot],
-        src: u64,
+        src: SourceRef,
     ) -> std::result::Result<(), String> {
         let wire = self.wire.as_mut().ok_or("link closed")?;
         let mut left = hdr.len as usize;
@@ -140,10 +143,10 @@ impl ViCore {
             let k = s.len.min(left);
             let mut mem = s.region.lock();
             wire.link
-                .cma_read(from, &mut mem[s.offset..s.offset + k])
+                .single_copy_read(from, &mut mem[s.offset..s.offset + k])
                 .map_err(io_err)?;
             left -= k;
-            from = from.wrapping_add(k as u64);
+            from = from.advance(k as u64);
         }
         if left > 0 && !slots.is_empty() {
             return Err("payload longer than its destination".into());
@@ -233,7 +236,7 @@ impl ViCore {
         }
         self.expect_seq(hdr.seq)?;
         // A cross-memory-attach frame is delivered when its copy is done: the ack releases
-        // the sender's buffer ([`ViCore::copy_by_cma`]).
+        // the sender's buffer ([`ViCore::copy_single`]).
         if self.attrs.reliability == Reliability::ReliableDelivery && !hdr.by_cma() {
             self.note_delivered(hdr.seq);
         }
@@ -515,7 +518,7 @@ impl ViCore {
             self.rx = Rx::Cma {
                 hdr,
                 slots,
-                addr: [0; crate::link::cma::DESC_LEN],
+                addr: [0; crate::link::source::DESC_LEN],
                 have: 0,
                 on_done,
             };
@@ -563,6 +566,9 @@ impl ViCore {
                     len: req.aux,
                     ..Header::new(Kind::ReadResp)
                 };
+                if let Some(sent) = self.answer_read_single_copy(resp, &slot) {
+                    return sent.map_err(io_err);
+                }
                 self.send_frame(&resp, &[slot]).map_err(io_err)
             }
             Err(st) => {
@@ -575,6 +581,43 @@ impl ViCore {
                 Err(format!("refused RDMA read with {st:?}"))
             }
         }
+    }
+
+    /// Answers an RDMA read with a descriptor of the source instead of its bytes when the
+    /// source is in a shared region the peer maps and the read is large enough: the
+    /// requester copies straight from our region into its own ([`crate::shared_mem`]).
+    /// `None`: answer through the ring.
+    ///
+    /// A read response is not acknowledged, so the region is pinned (kept alive, with its
+    /// fd open, even if deregistered meanwhile) until the VI ends: an fd number is never
+    /// reused for another region while the peer may still open it.
+    fn answer_read_single_copy(&mut self, resp: Header, slot: &Slot) -> Option<io::Result<()>> {
+        let min = self.attrs.single_copy_min as usize;
+        if min == 0 || slot.len < min {
+            return None;
+        }
+        let (fd, serial) = RegionInner::shared_source(&slot.region.lock())?;
+        let wire = self.wire.as_mut()?;
+        if !wire.link.shared_send_ok() {
+            return None;
+        }
+        let desc = SourceRef::Shared {
+            fd,
+            serial,
+            offset: slot.offset as u64,
+        }
+        .encode();
+        let hdr = Header {
+            flags: crate::frame::FLAG_CMA,
+            ..resp
+        };
+        let (prefix, n) = frame_prefix(&mut self.tx_off, self.align, &hdr, desc.len());
+        let sent = wire.write_all(&[&prefix[..n], &desc], STALL_TIMEOUT);
+        self.single_copy_sends += 1;
+        self.read_pinned
+            .entry(serial)
+            .or_insert_with(|| slot.region.clone());
+        Some(sent)
     }
 
     fn on_payload(&mut self, hdr: Header, on_done: OnDone) -> std::result::Result<(), String> {

@@ -3,6 +3,7 @@
 //! riding along.
 
 use super::*;
+use crate::link::SourceRef;
 
 /// The header of a frame with `payload_len` payload bytes and the padding that aligns the
 /// payload ([`payload_pad`]), for a frame starting at stream offset `*tx_off`, which moves
@@ -209,20 +210,37 @@ impl ViCore {
         };
         let (start, len) = (seg.offset as usize, seg.len as usize);
         let mem = region.lock();
-        // Large payloads on a reliable VI go by cross-memory attach when the peer reads us
-        // that way: the ring carries only the address, and the send completes on the ack
-        // the receiver sends after its copy (`link::cma`).
-        let cma_min = self.attrs.cma_min as usize;
-        if cma_min > 0
-            && len >= cma_min
-            && self.attrs.reliability.is_reliable()
-            && wire.link.cma_send_ok()
-        {
+        // Large payloads on a reliable VI go with one copy, by the receiver, when the peer
+        // announced it can: from a shared region as a descriptor of it (`shared_mem`), else,
+        // if enabled, as an address it reads by cross-memory attach (`link::cma`). The ring
+        // carries only that, and the send completes on the ack sent after the copy.
+        let reliable = self.attrs.reliability.is_reliable();
+        let at_least = |min: u32| min > 0 && len >= min as usize;
+        let source = match RegionInner::shared_source(&mem) {
+            Some((fd, serial))
+                if reliable
+                    && at_least(self.attrs.single_copy_min)
+                    && wire.link.shared_send_ok() =>
+            {
+                Some(SourceRef::Shared {
+                    fd,
+                    serial,
+                    offset: start as u64,
+                })
+            }
+            _ if reliable && at_least(self.attrs.cma_min) && wire.link.cma_send_ok() => {
+                Some(SourceRef::Cma {
+                    addr: mem[start..].as_ptr() as u64,
+                })
+            }
+            _ => None,
+        };
+        if let Some(source) = source {
             hdr.flags |= crate::frame::FLAG_CMA;
             self.single_copy_sends += 1;
-            let addr = (mem[start..].as_ptr() as u64).to_le_bytes();
-            let (prefix, n) = frame_prefix(&mut self.tx_off, self.align, hdr, addr.len());
-            let sent = wire.write_all(&[&prefix[..n], &addr], STALL_TIMEOUT);
+            let desc = source.encode();
+            let (prefix, n) = frame_prefix(&mut self.tx_off, self.align, hdr, desc.len());
+            let sent = wire.write_all(&[&prefix[..n], &desc], STALL_TIMEOUT);
             drop(mem);
             self.cma_pinned.push_back((hdr.seq, region.clone()));
             return Ok(sent);

@@ -4,7 +4,7 @@
 //! Through the ring a payload is copied twice (sender into the ring, ring into the receive);
 //! OpenMPI's vader moves large messages with one copy, by cross-memory attach. Here a send
 //! or RDMA write of at least [`crate::ViAttributes::cma_min`] bytes (0, the default: never)
-//! on a reliable VI puts only its source address in the ring (an 8-byte frame payload,
+//! on a reliable VI puts only its source address in the ring (a [`super::SourceRef`],
 //! header flag `FLAG_CMA`); the receiver checks the frame like any other, translates its
 //! destination against its own registration table, and has the kernel copy the bytes
 //! straight from the sender's registered memory into it. The sender's descriptor completes
@@ -23,9 +23,6 @@
 #![allow(unsafe_code)]
 
 use std::io;
-
-/// Bytes a CMA frame carries in the stream: the source address (little-endian u64).
-pub const DESC_LEN: usize = 8;
 
 /// Copies `dst.len()` bytes from address `remote` of process `pid` into `dst`.
 pub fn read(pid: i32, remote: u64, dst: &mut [u8]) -> io::Result<()> {

@@ -8,9 +8,12 @@
 use std::io;
 use std::time::Duration;
 
+pub use source::SourceRef;
+
 pub mod backoff;
 pub mod cma;
 pub mod shm;
+pub mod source;
 pub mod tcp;
 
 /// What [`Link::read_record`] found.
@@ -78,13 +81,18 @@ pub trait Link: Send {
     fn cma_send_ok(&self) -> bool {
         false
     }
-    /// Copies `dst.len()` bytes from address `addr` of the peer process into `dst` (the
-    /// payload of a cross-memory-attach frame). Links without it refuse.
-    fn cma_read(&mut self, addr: u64, dst: &mut [u8]) -> io::Result<()> {
-        let _ = (addr, dst);
+    /// True if a large payload in a shared region may go as a descriptor: the peer announced
+    /// it maps our regions ([`crate::shared_mem`]).
+    fn shared_send_ok(&self) -> bool {
+        false
+    }
+    /// Copies `dst.len()` bytes from `src` in the peer into `dst` (the payload of a
+    /// single-copy frame). Links without it refuse.
+    fn single_copy_read(&mut self, src: SourceRef, dst: &mut [u8]) -> io::Result<()> {
+        let _ = (src, dst);
         Err(io::Error::new(
             io::ErrorKind::InvalidData,
-            "cross-memory-attach frame on a link without it",
+            "single-copy frame on a link without it",
         ))
     }
     /// Sets the spin budget of this link's waits ([`crate::ViAttributes::spin`]); links whose

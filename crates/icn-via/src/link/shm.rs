@@ -171,8 +171,10 @@ pub struct ShmLink {
     sock: UnixStream,
     backoff: Backoff,
     /// The peer process, from the kernel (`SO_PEERCRED`): whose memory a cross-memory read
-    /// reads ([`super::cma`]).
+    /// reads ([`super::cma`]), whose shared regions we map ([`crate::shared_mem`]).
     peer_pid: Option<i32>,
+    /// The peer's shared regions mapped so far.
+    peer_maps: crate::shared_mem::PeerMaps,
 }
 
 impl ShmLink {
@@ -187,6 +189,7 @@ impl ShmLink {
             sock,
             backoff: Backoff::default(),
             peer_pid,
+            peer_maps: Default::default(),
         })
     }
 
@@ -345,12 +348,17 @@ impl Link for ShmLink {
         self.backoff.spin = spin;
     }
 
-    /// Probes cross-memory attach: reads the magic where the peer says it maps the area.
-    /// Only if that works does this side announce that it reads the peer's payloads so.
+    /// Probes the two single-copy paths: whether the kernel lets us list the peer's fds
+    /// (what opening one of its shared regions through `/proc` needs), and whether it lets
+    /// us read the magic where the peer says it maps the area (cross-memory attach). Each
+    /// is announced only if it works, and a sender uses only what its peer announced.
     fn on_connected(&mut self) {
         let (Some(pid), addr) = (self.peer_pid, self.ring.peer_area_addr()) else {
             return;
         };
+        if std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok() {
+            self.ring.set_maps_ok();
+        }
         let mut magic = [0u8; 8];
         if addr != 0
             && super::cma::read(pid, addr, &mut magic).is_ok()
@@ -364,13 +372,24 @@ impl Link for ShmLink {
         self.ring.peer_cma_ok()
     }
 
-    fn cma_read(&mut self, addr: u64, dst: &mut [u8]) -> io::Result<()> {
+    fn shared_send_ok(&self) -> bool {
+        self.ring.peer_maps_ok()
+    }
+
+    fn single_copy_read(&mut self, src: super::SourceRef, dst: &mut [u8]) -> io::Result<()> {
         let pid = self.peer_pid.ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidData, "cross-memory attach not set up")
+            io::Error::new(io::ErrorKind::InvalidData, "single-copy path not set up")
         })?;
-        super::cma::read(pid, addr, dst).map_err(|e| match e.raw_os_error() {
+        let r = match src {
+            super::SourceRef::Cma { addr } => super::cma::read(pid, addr, dst),
+            super::SourceRef::Shared { fd, serial, offset } => {
+                self.peer_maps.read(pid, fd, serial, offset, dst)
+            }
+        };
+        r.map_err(|e| match e.raw_os_error() {
             // the process is gone
             Some(libc::ESRCH) => closed(),
+            _ if self.peer_gone() => closed(),
             _ => e,
         })
     }
