@@ -246,9 +246,6 @@ proptest! {
 }
 
 fn check_system(cfg: &SwitchedConfig, intelligent: bool, seed: u64) -> Result<(), TestCaseError> {
-    // Known open issue (docs/sci.md): intelligent transmitters with 1-packet switch queues
-    // can deadlock; see `intelligent_aging_with_one_packet_switch_queues`.
-    prop_assume!(!(intelligent && cfg.switch.queue_depth == 1));
     {
         let topo = Topology::build(cfg).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let mut sys = System::new(cfg, &topo, seed, intelligent)
@@ -403,17 +400,18 @@ fn sources_hold_back_sends_a_remote_target_would_refuse() {
     }
 }
 
-/// Known open issue, found by `switched_conservation_heavy`: with intelligent transmitters and
-/// 1-packet switch queues this crossbar (5 rings of 2 hosts) stops moving during the drain;
-/// standard A/B aging, or 2-packet queues, drain it. Diagnosis (event logs): on ring 1 host 0
-/// re-sends its oldest send (RETRY_B to the ring's agent, whose input queue is full) every
-/// time its BUSY echo returns — before its 40-symbol transmission even ends — so its younger
-/// RETRY_A to host 1, the reservation host 1 waits for in SERVE_A, is never sent; the agent's
-/// one-packet send queue holds a send for host 1 that the intelligent transmitter holds back
-/// while host 1 is in SERVE_A, so no switch can forward onto ring 1, and the agents' full input
-/// queues close the cycle (docs/sci.md).
+/// Found by `switched_conservation_heavy`: with intelligent transmitters and 1-packet switch
+/// queues this crossbar (5 rings of 2 hosts) stopped moving during the drain under
+/// oldest-first retries (standard A/B aging, or 2-packet queues, drained it). Diagnosis (event
+/// logs): on ring 1 host 0 re-sent its oldest send (RETRY_B to the ring's agent, whose input
+/// queue is full) every time its BUSY echo returned — before its 40-symbol transmission even
+/// ended — so its younger RETRY_A to host 1, the reservation host 1 waited for in SERVE_A, was
+/// never sent; the agent's one-packet send queue held a send for host 1 that the intelligent
+/// transmitter holds back while host 1 is in SERVE_A, so no switch could forward onto ring 1,
+/// and the agents' full input queues closed the cycle. Fixed by least-recently-transmitted
+/// retry order on switched rings (`Agents::lrt_retries`, docs/sci.md); with oldest-first
+/// retries this test fails again (drain limit).
 #[test]
-#[ignore = "known open issue: intelligent aging with 1-packet switch queues can deadlock"]
 fn intelligent_aging_with_one_packet_switch_queues() {
     let mut c = SwitchedConfig {
         topology: TopologyKind::Crossbar,

@@ -57,6 +57,9 @@ pub struct ActiveSend {
     /// Order of first transmission among this node's sends (0, 1, 2, ...): the tie-break of
     /// "oldest first" between sends created in the same cycle.
     pub started: u64,
+    /// Order of this send's latest transmission (first try or retry) among all transmissions
+    /// of this node: the key of least-recently-transmitted retry order (switched rings).
+    pub sent: u64,
 }
 
 /// Misuse of the active buffers (a simulator bug, reported rather than panicking).
@@ -77,6 +80,7 @@ pub struct ActiveBuffers {
     free: usize,
     ready: usize,
     started: u64,
+    sent: u64,
 }
 
 const EMPTY: ActiveSend = ActiveSend {
@@ -88,6 +92,7 @@ const EMPTY: ActiveSend = ActiveSend {
     transmissions: 0,
     state: SlotState::Free,
     started: 0,
+    sent: 0,
 };
 
 impl ActiveBuffers {
@@ -97,6 +102,7 @@ impl ActiveBuffers {
             free: capacity,
             ready: 0,
             started: 0,
+            sent: 0,
         }
     }
 
@@ -147,8 +153,10 @@ impl ActiveBuffers {
             transmissions: 1,
             state: SlotState::InFlight,
             started: self.started,
+            sent: self.sent,
         };
         self.started += 1;
+        self.sent += 1;
         self.free -= 1;
         Ok(slot)
     }
@@ -161,6 +169,8 @@ impl ActiveBuffers {
         }
         s.state = SlotState::InFlight;
         s.transmissions += 1;
+        s.sent = self.sent;
+        self.sent += 1;
         self.ready -= 1;
         Ok(s)
     }
@@ -226,6 +236,25 @@ mod tests {
         // The freed slot is reused; the number keeps counting.
         let s2 = b.start(2, 0, 5, 12).unwrap();
         assert_eq!((s2, b.get(s2).started), (s0, 2));
+    }
+
+    /// `sent` numbers every transmission, first tries and retries alike, so the busied send
+    /// transmitted longest ago has the smallest `sent` whatever its age.
+    #[test]
+    fn every_transmission_is_numbered() {
+        let mut b = ActiveBuffers::new(2);
+        let old = b.start(1, 0, 5, 10).unwrap();
+        let young = b.start(2, 0, 6, 11).unwrap();
+        assert_eq!((b.get(old).sent, b.get(young).sent), (0, 1));
+        b.echo(old, Echo::BusyA).unwrap();
+        b.echo(young, Echo::BusyB).unwrap();
+        b.retransmit(old).unwrap();
+        assert_eq!(b.get(old).sent, 2);
+        b.echo(old, Echo::BusyA).unwrap();
+        // Now the younger send is the least recently transmitted.
+        assert!(b.get(young).sent < b.get(old).sent);
+        b.retransmit(young).unwrap();
+        assert_eq!((b.get(young).sent, b.get(young).started), (3, 1));
     }
 
     #[test]

@@ -79,6 +79,9 @@ pub enum Outbox {
 #[derive(Clone, Debug, Default)]
 pub(super) struct Agents {
     external: bool,
+    /// The ring has a switch agent: its nodes retry busied sends least recently transmitted
+    /// first ([`Agents::lrt_retries`]).
+    joined: bool,
     is_agent: Vec<bool>,
     params: Option<AgentParams>,
     fwd: Vec<VecDeque<Fwd>>,
@@ -105,6 +108,23 @@ impl Agents {
     #[inline]
     pub(super) fn external(&self) -> bool {
         self.external
+    }
+
+    /// Whether busied sends are retried least recently transmitted first rather than oldest
+    /// first: on every ring of a multi-ring system, never on a plain ring or the degenerate
+    /// single ring (which stay the `sci` model bit for bit).
+    ///
+    /// Why: with oldest-first a node re-sends its oldest busied send every time its BUSY echo
+    /// returns; on a short ring that is before its next transmit opportunity, so a younger
+    /// busied send — possibly the reservation another target in SERVE_A/B waits for — is never
+    /// sent. One ring always drains that (its targets consume), but behind a switch the
+    /// oldest send's target can be an agent whose queue waits for that very reservation: with
+    /// one-packet switch queues and intelligent hold-back the cycle closes and the system
+    /// deadlocks (test `intelligent_aging_with_one_packet_switch_queues`). Least recently
+    /// transmitted first sends every busied send once per round of its node's busied sends.
+    #[inline]
+    pub(super) fn lrt_retries(&self) -> bool {
+        self.joined
     }
 
     pub(super) fn depth(&self) -> usize {
@@ -150,6 +170,7 @@ impl Sim {
         }
         sim.agents = Agents {
             external: true,
+            joined: agents.iter().any(|&a| a),
             is_agent: agents.to_vec(),
             params: Some(params),
             fwd: vec![VecDeque::new(); sim.n],
