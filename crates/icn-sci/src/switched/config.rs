@@ -41,6 +41,26 @@ pub enum Arbitration {
     Fixed,
 }
 
+/// In which order the nodes of a multi-ring system send their busied sends (retries) and
+/// their new sends (docs/sci.md, "Transmit order on switched rings").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetryOrder {
+    /// Least recently transmitted first (default): a busied send queues again behind the
+    /// sends created before its last transmission, so every node keeps up to
+    /// `ring.active_buffers` sends busied at a congested target, each holding an A/B
+    /// reservation. Fair across switches, and free of the intelligent 1-packet-queue deadlock.
+    #[default]
+    LeastRecent,
+    /// The `sci` ring's order: the oldest send first, by creation, so a busied send is re-sent
+    /// whenever it is ready and a new send starts only when none is. A node then takes new
+    /// reservations only when it gets two transmit opportunities within one echo round trip,
+    /// which SAT quota 2 gives to nodes with an empty bypass FIFO: unfair (Jain 0.86 into a
+    /// remote hot spot), and it can deadlock with intelligent hold-back behind 1-packet
+    /// switch queues. Kept to show both.
+    Oldest,
+}
+
 /// `[switch]`: the switches' agents.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -96,6 +116,10 @@ pub struct SwitchedConfig {
     /// generate traffic. `false` makes the hot spot purely *remote*: every send reaching it
     /// crossed a switch (the no-starvation experiment of issue 17).
     pub hot_ring_sends: bool,
+    /// `least-recent` (default) or `oldest`: the transmit order of every node on a ring with a
+    /// switch agent (a plain ring, and `topology = "single"`, keep the `sci` model's oldest
+    /// first).
+    pub retry_order: RetryOrder,
     pub switch: SwitchConfig,
     pub ring: SciConfig,
 }
@@ -110,6 +134,7 @@ impl Default for SwitchedConfig {
             local_fraction: None,
             remote_status: true,
             hot_ring_sends: true,
+            retry_order: RetryOrder::LeastRecent,
             switch: SwitchConfig::default(),
             ring: SciConfig::default(),
         }

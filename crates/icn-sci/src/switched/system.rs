@@ -15,7 +15,7 @@
 //! an ordinary send from its hop's source to its hop's target, so every ring-level check
 //! (echo matching, phases, exactly one acceptance per ring) applies per hop.
 
-use super::config::{Arbitration, SwitchedConfig};
+use super::config::{Arbitration, RetryOrder, SwitchedConfig};
 use super::remote::Relay;
 use super::topology::Topology;
 use crate::config::{Pattern, SciConfig};
@@ -108,6 +108,7 @@ impl System {
             service_time: cfg.switch.service_time,
             policy: cfg.switch.receiver,
             sat_quota: cfg.switch.sat_quota,
+            least_recent: cfg.retry_order == RetryOrder::LeastRecent,
         };
         let mut rings = Vec::with_capacity(topo.rings.len());
         for layout in &topo.rings {

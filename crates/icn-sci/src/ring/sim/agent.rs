@@ -43,6 +43,9 @@ pub struct AgentParams {
     pub policy: Policy,
     /// Own sends an agent may start per SAT visit (hosts: the ring config's `sat_quota`).
     pub sat_quota: u32,
+    /// Every node of a ring with an agent transmits least recently transmitted first
+    /// ([`Agents::least_recent`]); `false`: the `sci` ring's oldest first.
+    pub least_recent: bool,
 }
 
 /// A send held in an agent's input queue. Its creation time stays with the switched system:
@@ -79,9 +82,8 @@ pub enum Outbox {
 #[derive(Clone, Debug, Default)]
 pub(super) struct Agents {
     external: bool,
-    /// The ring has a switch agent: its nodes retry busied sends least recently transmitted
-    /// first ([`Agents::lrt_retries`]).
-    joined: bool,
+    /// The ring has a switch agent and least-recently-transmitted order is asked for.
+    least_recent: bool,
     is_agent: Vec<bool>,
     params: Option<AgentParams>,
     fwd: Vec<VecDeque<Fwd>>,
@@ -110,21 +112,27 @@ impl Agents {
         self.external
     }
 
-    /// Whether busied sends are retried least recently transmitted first rather than oldest
-    /// first: on every ring of a multi-ring system, never on a plain ring or the degenerate
-    /// single ring (which stay the `sci` model bit for bit).
+    /// Whether this ring's nodes transmit least recently transmitted first: a busied send
+    /// ranks by the cycle of its last transmission (as if queued again at the tail), a new
+    /// send by its creation. Only on the rings of a multi-ring system (and unless
+    /// `retry_order = "oldest"`); a plain ring and the degenerate single ring keep the `sci`
+    /// model's oldest first, bit for bit.
     ///
-    /// Why: with oldest-first a node re-sends its oldest busied send every time its BUSY echo
-    /// returns; on a short ring that is before its next transmit opportunity, so a younger
-    /// busied send — possibly the reservation another target in SERVE_A/B waits for — is never
-    /// sent. One ring always drains that (its targets consume), but behind a switch the
-    /// oldest send's target can be an agent whose queue waits for that very reservation: with
-    /// one-packet switch queues and intelligent hold-back the cycle closes and the system
-    /// deadlocks (test `intelligent_aging_with_one_packet_switch_queues`). Least recently
-    /// transmitted first sends every busied send once per round of its node's busied sends.
+    /// Why (docs/sci.md): with oldest first a node re-sends its oldest busied send whenever
+    /// it is ready, and starts a new send only while all its busied sends are in flight.
+    /// (1) *Fairness*: A/B reservations are taken by new sends, so under a saturated target
+    /// a node takes new reservations only if it gets a second transmit opportunity within an
+    /// echo round trip — with SAT quota 2, the nodes whose bypass FIFO is empty (just
+    /// downstream of the target) — and the others' share halves (Jain 0.86 into a remote hot
+    /// spot, test `switched_fairness`). In this order every node keeps up to its active
+    /// buffers busied, each holding a reservation, and A/B aging shares per node. (2)
+    /// *Deadlock*: a short ring's BUSY echo returns before the next opportunity, so a
+    /// younger busied send — the reservation another target in SERVE_A/B waits for — is
+    /// never re-sent; behind one-packet switch queues with intelligent hold-back the wait
+    /// closes a cycle (test `intelligent_aging_with_one_packet_switch_queues`).
     #[inline]
-    pub(super) fn lrt_retries(&self) -> bool {
-        self.joined
+    pub(super) fn least_recent(&self) -> bool {
+        self.least_recent
     }
 
     pub(super) fn depth(&self) -> usize {
@@ -170,7 +178,7 @@ impl Sim {
         }
         sim.agents = Agents {
             external: true,
-            joined: agents.iter().any(|&a| a),
+            least_recent: params.least_recent && agents.iter().any(|&a| a),
             is_agent: agents.to_vec(),
             params: Some(params),
             fwd: vec![VecDeque::new(); sim.n],

@@ -23,9 +23,8 @@ impl Sim {
     /// The transmitter's choice at a packet boundary: nothing unless the bypass FIFO is empty
     /// (register insertion); a pending NOTIFY first; else, within the SAT quota, the oldest
     /// eligible send (busied retries and queued new sends compete by creation time; new sends
-    /// need a free active buffer; on the rings of a multi-ring system the retry re-sends the
-    /// least recently transmitted busied send instead of the oldest, see
-    /// `Agents::lrt_retries`). The intelligent transmitter skips held-back sends instead of
+    /// need a free active buffer; on the rings of a multi-ring system least recently
+    /// transmitted first instead, see `Agents::least_recent`). The intelligent transmitter skips held-back sends instead of
     /// waiting behind them (skip-ahead over the send queue), so a send held for one target
     /// never blocks sends to other targets.
     pub(super) fn pick_own(&mut self, i: usize, p: &mut Port, measuring: bool) -> Option<Wire> {
@@ -65,35 +64,32 @@ impl Sim {
         // per cycle, so the second key only orders an agent's sends forwarded in the same
         // cycle — there the slot index used to decide, and a busied send holding the target's
         // current reservation could lose every time to one holding the next (livelock).
-        // Whether to retry at all is decided by the oldest eligible busied send; which one is
-        // re-sent is that one, or on switched rings the least recently transmitted
-        // (`Agents::lrt_retries`).
-        let lrt = self.agents.lrt_retries();
+        // Least recent first (switched rings, `Agents::least_recent`): a busied send by its
+        // last transmission, a new send by its creation, a busied send first on a tie (one
+        // transmission per node and cycle makes the busied sends' keys distinct).
+        let least_recent = self.agents.least_recent();
         let mut best: Option<((u64, u64), Pick)> = None;
         if self.active[i].ready_count() > 0 {
-            let mut oldest = (u64::MAX, u64::MAX);
-            let mut retry: Option<((u64, u64), usize)> = None;
             for (slot, s) in self.active[i].slots().iter().enumerate() {
                 if s.state != SlotState::Ready || !self.eligible(i, s.target, s.phase) {
                     continue;
                 }
-                let age = (s.created, s.started);
-                oldest = oldest.min(age);
-                let rank = if lrt { (s.sent, 0) } else { age };
-                if retry.is_none_or(|(r, _)| rank < r) {
-                    retry = Some((rank, slot));
+                let key = if least_recent {
+                    (s.sent_at, 0)
+                } else {
+                    (s.created, s.started)
+                };
+                if best.as_ref().is_none_or(|(t, _)| key < *t) {
+                    best = Some((key, Pick::Retry(slot)));
                 }
             }
-            best = retry.map(|(_, slot)| (oldest, Pick::Retry(slot)));
         }
         if self.active[i].free_count() > 0 {
             for (k, q) in self.sendq[i].iter().enumerate() {
                 if self.eligible(i, q.dst, Phase::NoTry) && self.remote_allows(i, q.fin) {
-                    if best
-                        .as_ref()
-                        .is_none_or(|(t, _)| (q.created, u64::MAX) < *t)
-                    {
-                        best = Some(((q.created, u64::MAX), Pick::New(k)));
+                    let key = (q.created, if least_recent { 1 } else { u64::MAX });
+                    if best.as_ref().is_none_or(|(t, _)| key < *t) {
+                        best = Some((key, Pick::New(k)));
                     }
                     break;
                 }
@@ -107,11 +103,13 @@ impl Sim {
             return None;
         };
         let started = match pick {
-            Pick::Retry(slot) => self.active[i].retransmit(slot).map(|s| (slot, *s)),
+            Pick::Retry(slot) => self.active[i]
+                .retransmit(slot, self.now)
+                .map(|s| (slot, *s)),
             Pick::New(k) => {
                 let q = self.sendq[i].remove(k)?;
                 self.active[i]
-                    .start(q.dst, q.size_class, q.created, q.seq)
+                    .start(q.dst, q.size_class, q.created, q.seq, self.now)
                     .map(|slot| (slot, *self.active[i].get(slot)))
             }
         };
