@@ -126,6 +126,17 @@ fn bad_keys_are_named() {
     c.switch.sat_quota = 0;
     assert_eq!(key(&c), "switch.sat_quota");
     let mut c = base.clone();
+    c.sat_quota = 0;
+    assert_eq!(key(&c), "sat_quota");
+    // A multi-ring system takes its hosts' quota from `sat_quota`, and says so.
+    let mut c = base.clone();
+    c.ring.sat_quota = 1;
+    let e = SciSwitched::validate(&c).unwrap_err();
+    assert!(
+        e.key == "ring.sat_quota" && e.to_string().contains("top-level `sat_quota`"),
+        "{e}"
+    );
+    let mut c = base.clone();
     c.local_fraction = Some(1.5);
     assert_eq!(key(&c), "local_fraction");
     let mut c = base.clone();
@@ -176,7 +187,12 @@ fn random_system(
             any::<bool>(),
             prop::sample::select(vec![Policy::Ab, Policy::NoAging, Policy::CountedAb]),
             any::<bool>(),
-            any::<bool>(),
+            prop::sample::select(vec![
+                RetryOrder::BusiedFirst,
+                RetryOrder::Oldest,
+                RetryOrder::LeastRecent,
+            ]),
+            1u32..=3,
         ),
     )
         .prop_map(
@@ -185,7 +201,7 @@ fn random_system(
                 (sw_depth, sw_service, local),
                 (load, pattern, frac, depth, active, service, sizes),
                 (intelligent, remote, seed),
-                (fixed, sw_policy, hot_ring_sends, oldest),
+                (fixed, sw_policy, hot_ring_sends, retry_order, sat_quota),
             )| {
                 let mut c = SwitchedConfig {
                     topology,
@@ -199,9 +215,8 @@ fn random_system(
                 c.switch.queue_depth = sw_depth;
                 c.switch.receiver = sw_policy;
                 c.hot_ring_sends = hot_ring_sends;
-                if oldest {
-                    c.retry_order = RetryOrder::Oldest;
-                }
+                c.retry_order = retry_order;
+                c.sat_quota = sat_quota;
                 if fixed {
                     c.switch.arbitration = icn_sci::switched::Arbitration::Fixed;
                 }
@@ -253,10 +268,13 @@ proptest! {
 
 fn check_system(cfg: &SwitchedConfig, intelligent: bool, seed: u64) -> Result<(), TestCaseError> {
     // The `sci` ring's oldest-first order can deadlock intelligent transmitters behind
-    // 1-packet switch queues (`intelligent_aging_with_one_packet_switch_queues`): that is why
-    // switched rings default to least recent first.
+    // 1-packet switch queues (`intelligent_aging_with_one_packet_switch_queues`), and with
+    // plain busy/retry at the switch queues it can starve a send for ever (found here at SAT
+    // quota 3): that is why switched rings default to busied first, least recent among them.
     prop_assume!(
-        !(cfg.retry_order == RetryOrder::Oldest && intelligent && cfg.switch.queue_depth == 1)
+        !(cfg.retry_order == RetryOrder::Oldest
+            && (cfg.switch.receiver == Policy::NoAging
+                || (intelligent && cfg.switch.queue_depth == 1)))
     );
     {
         let topo = Topology::build(cfg).map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -329,7 +347,7 @@ fn agents_need_a_larger_sat_quota_than_hosts() {
         "{} of {offered}",
         m.value("eta")
     );
-    c.switch.sat_quota = c.ring.sat_quota;
+    c.switch.sat_quota = c.sat_quota;
     let m = SciSwitched::run(&c, 1, &NoProgress).unwrap();
     assert!(
         m.value("eta") < 0.5 * offered,
@@ -434,6 +452,8 @@ fn intelligent_aging_with_one_packet_switch_queues() {
     };
     c.switch.queue_depth = 1;
     c.switch.service_time = 26;
+    // Found with the hosts at SAT quota 2 (at the default 1 this case happens to drain).
+    c.sat_quota = 2;
     c.ring = SciConfig {
         nodes: 2,
         load: 0.6566089503243355,

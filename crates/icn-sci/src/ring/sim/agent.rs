@@ -26,6 +26,7 @@ use crate::protocol::{ActiveSend, Phase, Policy, Receiver, ServeState, Sst, Stat
 use crate::ring::events::Event;
 use crate::ring::traffic::Arrival;
 use crate::ring::wire::{Kind, Wire};
+use crate::switched::RetryOrder;
 use icn_engine::ModelError;
 use std::collections::VecDeque;
 
@@ -43,9 +44,8 @@ pub struct AgentParams {
     pub policy: Policy,
     /// Own sends an agent may start per SAT visit (hosts: the ring config's `sat_quota`).
     pub sat_quota: u32,
-    /// Every node of a ring with an agent transmits least recently transmitted first
-    /// ([`Agents::least_recent`]); `false`: the `sci` ring's oldest first.
-    pub least_recent: bool,
+    /// The transmit order of every node of a ring with an agent ([`Agents::order`]).
+    pub order: RetryOrder,
 }
 
 /// A send held in an agent's input queue. Its creation time stays with the switched system:
@@ -82,8 +82,9 @@ pub enum Outbox {
 #[derive(Clone, Debug, Default)]
 pub(super) struct Agents {
     external: bool,
-    /// The ring has a switch agent and least-recently-transmitted order is asked for.
-    least_recent: bool,
+    /// The transmit order asked for a ring with a switch agent; `None` (a plain ring, which
+    /// uses `Agents::default()`, or a ring without agents): the `sci` ring's `Oldest`.
+    order: Option<RetryOrder>,
     is_agent: Vec<bool>,
     params: Option<AgentParams>,
     fwd: Vec<VecDeque<Fwd>>,
@@ -112,27 +113,20 @@ impl Agents {
         self.external
     }
 
-    /// Whether this ring's nodes transmit least recently transmitted first: a busied send
-    /// ranks by the cycle of its last transmission (as if queued again at the tail), a new
-    /// send by its creation. Only on the rings of a multi-ring system (and unless
-    /// `retry_order = "oldest"`); a plain ring and the degenerate single ring keep the `sci`
-    /// model's oldest first, bit for bit.
+    /// This ring's transmit order (`retry_order`, `RetryOrder` documents the three): as asked
+    /// on the rings of a multi-ring system; a plain ring and the degenerate single ring keep
+    /// the `sci` model's oldest first, bit for bit.
     ///
-    /// Why (docs/sci.md): with oldest first a node re-sends its oldest busied send whenever
-    /// it is ready, and starts a new send only while all its busied sends are in flight.
-    /// (1) *Fairness*: A/B reservations are taken by new sends, so under a saturated target
-    /// a node takes new reservations only if it gets a second transmit opportunity within an
-    /// echo round trip — with SAT quota 2, the nodes whose bypass FIFO is empty (just
-    /// downstream of the target) — and the others' share halves (Jain 0.86 into a remote hot
-    /// spot, test `switched_fairness`). In this order every node keeps up to its active
-    /// buffers busied, each holding a reservation, and A/B aging shares per node. (2)
-    /// *Deadlock*: a short ring's BUSY echo returns before the next opportunity, so a
-    /// younger busied send — the reservation another target in SERVE_A/B waits for — is
-    /// never re-sent; behind one-packet switch queues with intelligent hold-back the wait
-    /// closes a cycle (test `intelligent_aging_with_one_packet_switch_queues`).
+    /// Why not oldest first across switches (docs/sci.md): a node re-sends its oldest busied
+    /// send every time it is ready; on a short ring the BUSY echo returns before the next
+    /// transmit opportunity, so a younger busied send — the reservation another target in
+    /// SERVE_A/B waits for — is never re-sent. One ring drains that (its targets consume);
+    /// behind one-packet switch queues with intelligent hold-back the wait closes a cycle
+    /// (test `intelligent_aging_with_one_packet_switch_queues`). Busied first (the default)
+    /// re-sends the least recently transmitted busied send instead.
     #[inline]
-    pub(super) fn least_recent(&self) -> bool {
-        self.least_recent
+    pub(super) fn order(&self) -> RetryOrder {
+        self.order.unwrap_or(RetryOrder::Oldest)
     }
 
     pub(super) fn depth(&self) -> usize {
@@ -178,7 +172,7 @@ impl Sim {
         }
         sim.agents = Agents {
             external: true,
-            least_recent: params.least_recent && agents.iter().any(|&a| a),
+            order: agents.iter().any(|&a| a).then_some(params.order),
             is_agent: agents.to_vec(),
             params: Some(params),
             fwd: vec![VecDeque::new(); sim.n],
