@@ -58,7 +58,7 @@ pub struct ActiveSend {
     /// "oldest first" between sends created in the same cycle.
     pub started: u64,
     /// Cycle of this send's latest transmission (first try or retry): a busied send's place in
-    /// least-recently-transmitted order (switched rings, `Agents::least_recent`).
+    /// least-recently-transmitted order (switched rings, `retry_order`).
     pub sent_at: u64,
 }
 

@@ -25,9 +25,9 @@ impl Sim {
     /// (register insertion); a pending NOTIFY first; else, within the SAT quota, the oldest
     /// eligible send (busied retries and queued new sends compete by creation time; new sends
     /// need a free active buffer; on the rings of a multi-ring system the order asked by
-    /// `retry_order`, see `Agents::order`). The intelligent transmitter skips held-back sends instead of
-    /// waiting behind them (skip-ahead over the send queue), so a send held for one target
-    /// never blocks sends to other targets.
+    /// `retry_order`, see `Agents::order`). The intelligent transmitter skips held-back sends
+    /// instead of waiting behind them (skip-ahead over the send queue), so a send held for one
+    /// target never blocks sends to other targets.
     pub(super) fn pick_own(&mut self, i: usize, p: &mut Port, measuring: bool) -> Option<Wire> {
         if !p.fifo.is_empty() {
             return None;
