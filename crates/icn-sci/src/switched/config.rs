@@ -210,13 +210,18 @@ impl SwitchedConfig {
         )?;
         // A multi-ring system takes its hosts' quota from `sat_quota`; a changed
         // `ring.sat_quota` would be silently ignored, so it is refused.
-        Invalid::check(
-            self.topology == TopologyKind::Single
-                || self.ring.sat_quota == SciConfig::default().sat_quota,
-            "ring.sat_quota",
-            "left unset in a system of several rings (set the top-level `sat_quota`)",
-            self.ring.sat_quota,
-        )?;
+        if self.topology != TopologyKind::Single
+            && self.ring.sat_quota != SciConfig::default().sat_quota
+        {
+            return Err(Invalid::new(
+                "ring.sat_quota",
+                format!(
+                    "is not used by a system of several rings (got {}): set the top-level \
+                     `sat_quota` (hosts and transit agents) or `switch.sat_quota` instead",
+                    self.ring.sat_quota
+                ),
+            ));
+        }
         Invalid::check(
             self.ring.traffic.pattern != Pattern::Trace,
             "ring.traffic.pattern",
