@@ -481,3 +481,72 @@ fn intelligent_aging_with_one_packet_switch_queues() {
     assert!(e.contains("drain did not finish"), "{e}");
     assert!(!sys.quiescent() && sys.fault().is_none());
 }
+
+/// Counts, over every ring's event log, the retries that re-sent a busied send although the
+/// same node had another busied send ready that it had transmitted longer ago (standard
+/// transmitters: every ready send is eligible). Also returns the number of retries.
+fn retries_out_of_least_recent_order(c: &SwitchedConfig) -> (usize, usize) {
+    use icn_sci::protocol::Echo;
+    use icn_sci::ring::Event;
+    use std::collections::HashMap;
+    let topo = Topology::build(c).unwrap();
+    let mut sys = System::new(c, &topo, 3, false).unwrap();
+    sys.enable_log();
+    sys.run(&NoProgress).unwrap();
+    let (mut retries, mut out_of_order) = (0, 0);
+    for r in 0..sys.rings().len() {
+        // Per node: its busied sends ready to be re-sent, with their last transmission.
+        let mut ready: HashMap<u8, HashMap<u64, u64>> = HashMap::new();
+        let mut last_tx: HashMap<u64, u64> = HashMap::new();
+        for e in sys.ring_events(r) {
+            match *e {
+                Event::Transmit {
+                    cycle,
+                    seq,
+                    src,
+                    phase,
+                    ..
+                } => {
+                    let mine = ready.entry(src).or_default();
+                    if phase != icn_sci::protocol::Phase::NoTry {
+                        retries += 1;
+                        let sent = mine.remove(&seq).expect("a retry of a ready busied send");
+                        if mine.values().any(|&other| other < sent) {
+                            out_of_order += 1;
+                        }
+                    }
+                    last_tx.insert(seq, cycle);
+                }
+                Event::EchoReceived {
+                    seq, node, echo, ..
+                } if echo != Echo::Done => {
+                    ready.entry(node).or_default().insert(seq, last_tx[&seq]);
+                }
+                _ => {}
+            }
+        }
+    }
+    (retries, out_of_order)
+}
+
+/// The transmit order itself, replayed from the event logs of a congested crossbar: with
+/// `busied-first` (the default) every retry re-sends the node's least recently transmitted
+/// busied send (measured: 0 of 3720 retries out of that order); with the `sci` ring's
+/// `oldest` some retries do not (190 of 3680: that is how a younger reservation holder waited
+/// for ever in the deadlock above).
+#[test]
+fn busied_first_retries_the_least_recently_transmitted_send() {
+    let mut c = small(TopologyKind::Crossbar);
+    c.ring.load = 0.8;
+    c.ring.traffic.pattern = Pattern::Hotspot;
+    c.ring.traffic.hotspot_fraction = 0.5;
+    let (retries, out_of_order) = retries_out_of_least_recent_order(&c);
+    assert!(retries > 1000, "{retries} retries: not congested enough");
+    assert_eq!(out_of_order, 0, "of {retries} retries");
+    c.retry_order = RetryOrder::Oldest;
+    let (retries, out_of_order) = retries_out_of_least_recent_order(&c);
+    assert!(
+        out_of_order > 0,
+        "oldest first: {out_of_order} of {retries} retries"
+    );
+}
