@@ -73,6 +73,7 @@ impl SciRingFabric {
             service_time: 0,
             policy: Policy::default(),
             sat_quota: 1,
+            order: crate::switched::RetryOrder::Oldest,
         };
         let sim = Sim::new_switched(cfg, 1, intelligent, &vec![false; n], params)
             .map_err(|e| Invalid::new("fabric", format!("cannot build the SCI ring: {e}")))?;

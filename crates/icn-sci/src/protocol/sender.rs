@@ -57,6 +57,9 @@ pub struct ActiveSend {
     /// Order of first transmission among this node's sends (0, 1, 2, ...): the tie-break of
     /// "oldest first" between sends created in the same cycle.
     pub started: u64,
+    /// Cycle of this send's latest transmission (first try or retry): a busied send's place in
+    /// least-recently-transmitted order (switched rings, `retry_order`).
+    pub sent_at: u64,
 }
 
 /// Misuse of the active buffers (a simulator bug, reported rather than panicking).
@@ -88,6 +91,7 @@ const EMPTY: ActiveSend = ActiveSend {
     transmissions: 0,
     state: SlotState::Free,
     started: 0,
+    sent_at: 0,
 };
 
 impl ActiveBuffers {
@@ -125,13 +129,15 @@ impl ActiveBuffers {
         &self.slots
     }
 
-    /// Takes a free buffer for a new send (first try, NOTRY) that is transmitted now.
+    /// Takes a free buffer for a new send (first try, NOTRY) that is transmitted now (cycle
+    /// `now`).
     pub fn start(
         &mut self,
         target: u8,
         size_class: u8,
         created: u64,
         seq: u64,
+        now: u64,
     ) -> Result<usize, SenderError> {
         let slot = self
             .slots
@@ -147,20 +153,22 @@ impl ActiveBuffers {
             transmissions: 1,
             state: SlotState::InFlight,
             started: self.started,
+            sent_at: now,
         };
         self.started += 1;
         self.free -= 1;
         Ok(slot)
     }
 
-    /// Retransmits the busied send in `slot`.
-    pub fn retransmit(&mut self, slot: usize) -> Result<&ActiveSend, SenderError> {
+    /// Retransmits the busied send in `slot` at cycle `now`.
+    pub fn retransmit(&mut self, slot: usize, now: u64) -> Result<&ActiveSend, SenderError> {
         let s = &mut self.slots[slot];
         if s.state != SlotState::Ready {
             return Err(SenderError::NotReady(slot));
         }
         s.state = SlotState::InFlight;
         s.transmissions += 1;
+        s.sent_at = now;
         self.ready -= 1;
         Ok(s)
     }
@@ -209,30 +217,49 @@ mod tests {
     #[test]
     fn first_try_is_notry_and_buffers_are_bounded() {
         let mut b = ActiveBuffers::new(2);
-        let s0 = b.start(1, 0, 10, 0).unwrap();
+        let s0 = b.start(1, 0, 10, 0, 10).unwrap();
         assert_eq!(b.get(s0).phase, Phase::NoTry);
-        b.start(2, 0, 11, 1).unwrap();
-        assert_eq!(b.start(3, 0, 12, 2), Err(SenderError::Full));
+        b.start(2, 0, 11, 1, 11).unwrap();
+        assert_eq!(b.start(3, 0, 12, 2, 12), Err(SenderError::Full));
         assert_eq!(b.free_count(), 0);
     }
 
     #[test]
     fn first_transmissions_are_numbered_in_order() {
         let mut b = ActiveBuffers::new(2);
-        let s0 = b.start(1, 0, 5, 10).unwrap();
-        let s1 = b.start(1, 0, 5, 11).unwrap();
+        let s0 = b.start(1, 0, 5, 10, 5).unwrap();
+        let s1 = b.start(1, 0, 5, 11, 5).unwrap();
         assert_eq!((b.get(s0).started, b.get(s1).started), (0, 1));
         b.echo(s0, Echo::Done).unwrap();
         // The freed slot is reused; the number keeps counting.
-        let s2 = b.start(2, 0, 5, 12).unwrap();
+        let s2 = b.start(2, 0, 5, 12, 5).unwrap();
         assert_eq!((s2, b.get(s2).started), (s0, 2));
+    }
+
+    /// `sent_at` is the cycle of the latest transmission, first try or retry, so the busied
+    /// send transmitted longest ago has the smallest `sent_at` whatever its age.
+    #[test]
+    fn every_transmission_is_time_stamped() {
+        let mut b = ActiveBuffers::new(2);
+        let old = b.start(1, 0, 5, 10, 7).unwrap();
+        let young = b.start(2, 0, 6, 11, 9).unwrap();
+        assert_eq!((b.get(old).sent_at, b.get(young).sent_at), (7, 9));
+        b.echo(old, Echo::BusyA).unwrap();
+        b.echo(young, Echo::BusyB).unwrap();
+        b.retransmit(old, 20).unwrap();
+        assert_eq!(b.get(old).sent_at, 20);
+        b.echo(old, Echo::BusyA).unwrap();
+        // Now the younger send is the least recently transmitted.
+        assert!(b.get(young).sent_at < b.get(old).sent_at);
+        b.retransmit(young, 30).unwrap();
+        assert_eq!((b.get(young).sent_at, b.get(young).created), (30, 6));
     }
 
     #[test]
     fn busy_then_retry_then_done_frees() {
         let mut b = ActiveBuffers::new(1);
-        let s = b.start(4, 0, 0, 9).unwrap();
-        assert_eq!(b.retransmit(s).err(), Some(SenderError::NotReady(s)));
+        let s = b.start(4, 0, 0, 9, 0).unwrap();
+        assert_eq!(b.retransmit(s, 50).err(), Some(SenderError::NotReady(s)));
         let (out, _) = b.echo(s, Echo::BusyB).unwrap();
         assert_eq!(out, EchoOutcome::Retry(Phase::RetryB));
         assert_eq!(b.ready_count(), 1);
@@ -241,13 +268,13 @@ mod tests {
             b.echo(s, Echo::Done).err(),
             Some(SenderError::UnexpectedEcho(s))
         );
-        assert_eq!(b.retransmit(s).unwrap().phase, Phase::RetryB);
+        assert_eq!(b.retransmit(s, 50).unwrap().phase, Phase::RetryB);
         let (out, was) = b.echo(s, Echo::BusyA).unwrap();
         assert_eq!(
             (out, was.phase),
             (EchoOutcome::Retry(Phase::RetryA), Phase::RetryB)
         );
-        b.retransmit(s).unwrap();
+        b.retransmit(s, 50).unwrap();
         let (out, was) = b.echo(s, Echo::Done).unwrap();
         assert_eq!(out, EchoOutcome::Free);
         assert_eq!(

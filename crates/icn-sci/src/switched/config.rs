@@ -41,6 +41,30 @@ pub enum Arbitration {
     Fixed,
 }
 
+/// In which order the nodes of a multi-ring system send their busied sends (retries) and
+/// their new sends (docs/sci.md, "Transmit order on switched rings"). A plain ring and
+/// `topology = "single"` always use the `sci` ring's order (`oldest`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetryOrder {
+    /// Busied sends first, as on the `sci` ring (a new send starts only while no busied send
+    /// is ready), but among them the least recently transmitted rather than the oldest
+    /// (default): every busied send is re-sent once per round of its node's busied sends.
+    #[default]
+    BusiedFirst,
+    /// The `sci` ring's order, oldest first: a node re-sends its oldest busied send every time
+    /// it is ready, so a younger one — possibly the reservation another target waits for —
+    /// can wait for ever; with intelligent hold-back behind 1-packet switch queues the system
+    /// deadlocks (test `intelligent_aging_with_one_packet_switch_queues`).
+    Oldest,
+    /// Least recently transmitted first, busied and new sends alike: a busied send queues
+    /// again behind the sends created before its last transmission. Every node then keeps up
+    /// to `ring.active_buffers` sends busied at a congested target, each holding an A/B
+    /// reservation: fair under a saturated hot spot even at SAT quota 2, but standard A/B
+    /// aging then carries about 40 % less under a saturated hot spot (docs/sci.md).
+    LeastRecent,
+}
+
 /// `[switch]`: the switches' agents.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -96,6 +120,16 @@ pub struct SwitchedConfig {
     /// generate traffic. `false` makes the hot spot purely *remote*: every send reaching it
     /// crossed a switch (the no-starvation experiment of issue 17).
     pub hot_ring_sends: bool,
+    /// `busied-first` (default), `oldest` or `least-recent`: the transmit order of every node
+    /// on a ring with a switch agent.
+    pub retry_order: RetryOrder,
+    /// Own sends per SAT visit of every host and of the agents on transit rings, 1..=1024
+    /// (agents on host rings: `switch.sat_quota`), in a system of several rings; replaces
+    /// `ring.sat_quota`, which only `topology = "single"` (the `sci` model) uses. Default 1:
+    /// with 2, nodes with an empty bypass FIFO start two sends per SAT round and the others
+    /// one, and under a saturated target standard A/B aging turns that into a 2 : 1 share
+    /// (docs/sci.md, "No starvation").
+    pub sat_quota: u32,
     pub switch: SwitchConfig,
     pub ring: SciConfig,
 }
@@ -110,6 +144,8 @@ impl Default for SwitchedConfig {
             local_fraction: None,
             remote_status: true,
             hot_ring_sends: true,
+            retry_order: RetryOrder::BusiedFirst,
+            sat_quota: 1,
             switch: SwitchConfig::default(),
             ring: SciConfig::default(),
         }
@@ -166,6 +202,26 @@ impl SwitchedConfig {
             "1 ..= 1024",
             self.switch.sat_quota,
         )?;
+        Invalid::check(
+            (1..=1024).contains(&self.sat_quota),
+            "sat_quota",
+            "1 ..= 1024",
+            self.sat_quota,
+        )?;
+        // A multi-ring system takes its hosts' quota from `sat_quota`; a changed
+        // `ring.sat_quota` would be silently ignored, so it is refused.
+        if self.topology != TopologyKind::Single
+            && self.ring.sat_quota != SciConfig::default().sat_quota
+        {
+            return Err(Invalid::new(
+                "ring.sat_quota",
+                format!(
+                    "is not used by a system of several rings (got {}): set the top-level \
+                     `sat_quota` (hosts and transit agents) or `switch.sat_quota` instead",
+                    self.ring.sat_quota
+                ),
+            ));
+        }
         Invalid::check(
             self.ring.traffic.pattern != Pattern::Trace,
             "ring.traffic.pattern",

@@ -15,7 +15,7 @@ pub mod remote;
 pub mod system;
 pub mod topology;
 
-pub use config::{Arbitration, SwitchConfig, SwitchedConfig, TopologyKind};
+pub use config::{Arbitration, RetryOrder, SwitchConfig, SwitchedConfig, TopologyKind};
 pub use system::System;
 pub use topology::Topology;
 

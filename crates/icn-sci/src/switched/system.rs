@@ -15,7 +15,7 @@
 //! an ordinary send from its hop's source to its hop's target, so every ring-level check
 //! (echo matching, phases, exactly one acceptance per ring) applies per hop.
 
-use super::config::{Arbitration, SwitchedConfig};
+use super::config::{Arbitration, SwitchedConfig, TopologyKind};
 use super::remote::Relay;
 use super::topology::Topology;
 use crate::config::{Pattern, SciConfig};
@@ -108,11 +108,20 @@ impl System {
             service_time: cfg.switch.service_time,
             policy: cfg.switch.receiver,
             sat_quota: cfg.switch.sat_quota,
+            order: cfg.retry_order,
         };
         let mut rings = Vec::with_capacity(topo.rings.len());
+        // The hosts' (and transit agents') SAT quota: the top-level key, except in the
+        // single-ring system, which is the `sci` model.
+        let quota = if cfg.topology == TopologyKind::Single {
+            cfg.ring.sat_quota
+        } else {
+            cfg.sat_quota
+        };
         for layout in &topo.rings {
             let mut rc = SciConfig {
                 nodes: layout.nodes(),
+                sat_quota: quota,
                 ..cfg.ring.clone()
             };
             rc.traffic.pattern = Pattern::Uniform;
@@ -123,7 +132,7 @@ impl System {
                 sat_quota: if layout.hosts > 0 {
                     cfg.switch.sat_quota
                 } else {
-                    cfg.ring.sat_quota
+                    quota
                 },
                 ..params
             };

@@ -26,6 +26,7 @@ use crate::protocol::{ActiveSend, Phase, Policy, Receiver, ServeState, Sst, Stat
 use crate::ring::events::Event;
 use crate::ring::traffic::Arrival;
 use crate::ring::wire::{Kind, Wire};
+use crate::switched::RetryOrder;
 use icn_engine::ModelError;
 use std::collections::VecDeque;
 
@@ -43,6 +44,8 @@ pub struct AgentParams {
     pub policy: Policy,
     /// Own sends an agent may start per SAT visit (hosts: the ring config's `sat_quota`).
     pub sat_quota: u32,
+    /// The transmit order of every node of a ring with an agent ([`Agents::order`]).
+    pub order: RetryOrder,
 }
 
 /// A send held in an agent's input queue. Its creation time stays with the switched system:
@@ -79,6 +82,9 @@ pub enum Outbox {
 #[derive(Clone, Debug, Default)]
 pub(super) struct Agents {
     external: bool,
+    /// The transmit order asked for a ring with a switch agent; `None` (a plain ring, which
+    /// uses `Agents::default()`, or a ring without agents): the `sci` ring's `Oldest`.
+    order: Option<RetryOrder>,
     is_agent: Vec<bool>,
     params: Option<AgentParams>,
     fwd: Vec<VecDeque<Fwd>>,
@@ -105,6 +111,22 @@ impl Agents {
     #[inline]
     pub(super) fn external(&self) -> bool {
         self.external
+    }
+
+    /// This ring's transmit order (`retry_order`, `RetryOrder` documents the three): as asked
+    /// on the rings of a multi-ring system; a plain ring and the degenerate single ring keep
+    /// the `sci` model's oldest first, bit for bit.
+    ///
+    /// Why not oldest first across switches (docs/sci.md): a node re-sends its oldest busied
+    /// send every time it is ready; on a short ring the BUSY echo returns before the next
+    /// transmit opportunity, so a younger busied send — the reservation another target in
+    /// SERVE_A/B waits for — is never re-sent. One ring drains that (its targets consume);
+    /// behind one-packet switch queues with intelligent hold-back the wait closes a cycle
+    /// (test `intelligent_aging_with_one_packet_switch_queues`). Busied first (the default)
+    /// re-sends the least recently transmitted busied send instead.
+    #[inline]
+    pub(super) fn order(&self) -> RetryOrder {
+        self.order.unwrap_or(RetryOrder::Oldest)
     }
 
     pub(super) fn depth(&self) -> usize {
@@ -150,6 +172,7 @@ impl Sim {
         }
         sim.agents = Agents {
             external: true,
+            order: agents.iter().any(|&a| a).then_some(params.order),
             is_agent: agents.to_vec(),
             params: Some(params),
             fwd: vec![VecDeque::new(); sim.n],

@@ -5,6 +5,7 @@ use crate::protocol::packet::ECHO_SYMBOLS;
 use crate::protocol::{Phase, SlotState, allowed};
 use crate::ring::events::Event;
 use crate::ring::wire::{Kind, Wire};
+use crate::switched::RetryOrder;
 
 /// What the transmitter picked.
 enum Pick {
@@ -23,9 +24,10 @@ impl Sim {
     /// The transmitter's choice at a packet boundary: nothing unless the bypass FIFO is empty
     /// (register insertion); a pending NOTIFY first; else, within the SAT quota, the oldest
     /// eligible send (busied retries and queued new sends compete by creation time; new sends
-    /// need a free active buffer). The intelligent transmitter skips held-back sends instead of
-    /// waiting behind them (skip-ahead over the send queue), so a send held for one target
-    /// never blocks sends to other targets.
+    /// need a free active buffer; on the rings of a multi-ring system the order asked by
+    /// `retry_order`, see `Agents::order`). The intelligent transmitter skips held-back sends
+    /// instead of waiting behind them (skip-ahead over the send queue), so a send held for one
+    /// target never blocks sends to other targets.
     pub(super) fn pick_own(&mut self, i: usize, p: &mut Port, measuring: bool) -> Option<Wire> {
         if !p.fifo.is_empty() {
             return None;
@@ -63,27 +65,52 @@ impl Sim {
         // per cycle, so the second key only orders an agent's sends forwarded in the same
         // cycle — there the slot index used to decide, and a busied send holding the target's
         // current reservation could lose every time to one holding the next (livelock).
+        // Switched rings (`Agents::order`): busied first re-sends the least recently
+        // transmitted busied send, but decides retry against new send by the oldest, as
+        // above; least recent first ranks a busied send by its last transmission, a new send
+        // by its creation, a busied send first on a tie (one transmission per node and cycle
+        // makes the busied sends' keys distinct).
+        let order = self.agents.order();
         let mut best: Option<((u64, u64), Pick)> = None;
         if self.active[i].ready_count() > 0 {
+            let mut oldest = (u64::MAX, u64::MAX);
+            let mut retry: Option<((u64, u64), usize)> = None;
             for (slot, s) in self.active[i].slots().iter().enumerate() {
-                if s.state == SlotState::Ready
-                    && self.eligible(i, s.target, s.phase)
-                    && best
-                        .as_ref()
-                        .is_none_or(|(t, _)| (s.created, s.started) < *t)
-                {
-                    best = Some(((s.created, s.started), Pick::Retry(slot)));
+                if s.state != SlotState::Ready || !self.eligible(i, s.target, s.phase) {
+                    continue;
+                }
+                let age = (s.created, s.started);
+                oldest = oldest.min(age);
+                let rank = match order {
+                    RetryOrder::Oldest => age,
+                    RetryOrder::LeastRecent | RetryOrder::BusiedFirst => (s.sent_at, 0),
+                };
+                if retry.is_none_or(|(r, _)| rank < r) {
+                    retry = Some((rank, slot));
                 }
             }
+            // Busied first and oldest first: a busied send competes with new sends by the age
+            // of the oldest busied send; least recent first: by its own last transmission.
+            best = retry.map(|(rank, slot)| {
+                let key = if order == RetryOrder::LeastRecent {
+                    rank
+                } else {
+                    oldest
+                };
+                (key, Pick::Retry(slot))
+            });
         }
         if self.active[i].free_count() > 0 {
             for (k, q) in self.sendq[i].iter().enumerate() {
                 if self.eligible(i, q.dst, Phase::NoTry) && self.remote_allows(i, q.fin) {
-                    if best
-                        .as_ref()
-                        .is_none_or(|(t, _)| (q.created, u64::MAX) < *t)
-                    {
-                        best = Some(((q.created, u64::MAX), Pick::New(k)));
+                    let tie = if order == RetryOrder::LeastRecent {
+                        1
+                    } else {
+                        u64::MAX
+                    };
+                    let key = (q.created, tie);
+                    if best.as_ref().is_none_or(|(t, _)| key < *t) {
+                        best = Some((key, Pick::New(k)));
                     }
                     break;
                 }
@@ -97,11 +124,13 @@ impl Sim {
             return None;
         };
         let started = match pick {
-            Pick::Retry(slot) => self.active[i].retransmit(slot).map(|s| (slot, *s)),
+            Pick::Retry(slot) => self.active[i]
+                .retransmit(slot, self.now)
+                .map(|s| (slot, *s)),
             Pick::New(k) => {
                 let q = self.sendq[i].remove(k)?;
                 self.active[i]
-                    .start(q.dst, q.size_class, q.created, q.seq)
+                    .start(q.dst, q.size_class, q.created, q.seq, self.now)
                     .map(|slot| (slot, *self.active[i].get(slot)))
             }
         };
