@@ -413,8 +413,13 @@ impl Network {
         }
 
         // 2b. NIAs (each sends to its own switch: never to another partition).
-        for k in 0..self.own_nias.len() {
-            let n = self.own_nias[k] as usize;
+        // A whole network visits NIAs by index: no table to read in the hot loop.
+        let (whole, count) = match self.own_nias.len() {
+            _ if self.remote_to.is_empty() => (true, self.nias.len()),
+            k => (false, k),
+        };
+        for k in 0..count {
+            let n = if whole { k } else { self.own_nias[k] as usize };
             let nia = &mut self.nias[n];
             if let Some(f) = nia.start_frame(now, &self.topo) {
                 self.in_flight += 1;
