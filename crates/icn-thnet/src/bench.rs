@@ -89,6 +89,28 @@ pub fn vc_parallel(threads: usize) -> Result<f64, ModelError> {
     Ok(PARALLEL_ROUTERS as f64 * m.require("cycles_simulated")?)
 }
 
+/// Switches of the parallel X-Switch workload: a 32×32 mesh.
+pub const XPARALLEL_SWITCHES: u64 = 1024;
+
+/// Parallel speed of the X-Switch (issue 15): the X-Switch workload on a 32×32 mesh (0.3
+/// payload bytes/node/cycle, 256-byte messages in 64-byte frames), 10^3 warm-up + 9·10^3
+/// measured cycles, no drain, on `threads` threads (same results at any count).
+pub fn xswitch_parallel_config(threads: usize) -> XSwitchConfig {
+    XSwitchConfig {
+        topology: "mesh:32x32".into(),
+        warmup: 1_000,
+        measure: 9_000,
+        threads,
+        ..xswitch_config()
+    }
+}
+
+/// Runs the parallel X-Switch workload once on `threads` threads; returns the switch-cycles.
+pub fn xswitch_parallel(threads: usize) -> Result<f64, ModelError> {
+    let m = XSwitch::run(&xswitch_parallel_config(threads), 1, &NoProgress)?;
+    Ok(XPARALLEL_SWITCHES as f64 * m.value("cycles_simulated"))
+}
+
 /// The cost of one cycle of synchronisation: a 2-router network without traffic stepped
 /// `cycles` times in two partitions (each partition's cycle is a few nanoseconds of work, so
 /// the time per cycle is the barrier and exchange). Returns the cycles stepped.

@@ -6,12 +6,14 @@
 //! completion events back into [`Delivery`]s in picoseconds (`cycle × cycle_ps`).
 
 use crate::nia::{Delivered, Started};
+use crate::symbol::Port;
 use crate::topology::Grid;
 use crate::topology::Topology;
 use crate::vcnet::par::{ParNet, ParVcNet};
 use crate::vcnet::{PacketDone, VcNet, VcObserver, VcParams};
 use crate::vcnet_any::VcAnyNet;
-use crate::xnet::{NetParams, Network, Observer};
+use crate::xnet::par::ParNetwork;
+use crate::xnet::{Counters, NetParams, Network, Observer};
 use icn_engine::{Invalid, ModelError};
 use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};
 use std::collections::{HashMap, VecDeque};
@@ -26,9 +28,101 @@ fn fabric_error(deadlocked: bool, e: ModelError) -> FabricError {
     }
 }
 
-/// An X-Switch network ([`Network`]) as a fabric: one packet = one X-NIA message.
+/// The X-Switch network on one thread, or in partitions over several (same results).
+// The sequential network stays inline (no pointer to follow per cycle); there is one per fabric.
+#[allow(clippy::large_enum_variant)]
+pub enum XEngine {
+    Seq(Network),
+    Par(Box<ParNetwork>),
+}
+
+impl XEngine {
+    pub fn now(&self) -> u64 {
+        match self {
+            XEngine::Seq(n) => n.now,
+            XEngine::Par(n) => n.now,
+        }
+    }
+
+    pub fn nias(&self) -> usize {
+        match self {
+            XEngine::Seq(n) => n.nias.len(),
+            XEngine::Par(n) => n.nias(),
+        }
+    }
+
+    pub fn topo(&self) -> &Topology {
+        match self {
+            XEngine::Seq(n) => &n.topo,
+            XEngine::Par(n) => &n.topo,
+        }
+    }
+
+    pub fn deadlocked(&self) -> bool {
+        match self {
+            XEngine::Seq(n) => n.deadlocked,
+            XEngine::Par(n) => n.deadlocked,
+        }
+    }
+
+    pub fn measuring(&self) -> bool {
+        match self {
+            XEngine::Seq(n) => n.measuring,
+            XEngine::Par(n) => n.measuring(),
+        }
+    }
+
+    pub fn set_measuring(&mut self, on: bool) {
+        match self {
+            XEngine::Seq(n) => n.measuring = on,
+            XEngine::Par(n) => n.set_measuring(on),
+        }
+    }
+
+    /// Message `size` bytes from NIA `src` to `dst`, created now.
+    pub fn submit(&mut self, src: usize, dst: usize, size: u32) {
+        match self {
+            XEngine::Seq(n) => n.nias[src].submit(dst, size, n.now),
+            XEngine::Par(n) => n.submit(src, dst, size),
+        }
+    }
+
+    pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), ModelError> {
+        match self {
+            XEngine::Seq(n) => n.step(obs),
+            XEngine::Par(n) => n.step(obs),
+        }
+    }
+
+    /// The counters of the whole network.
+    pub fn counters(&self) -> std::borrow::Cow<'_, Counters> {
+        match self {
+            XEngine::Seq(n) => std::borrow::Cow::Borrowed(&n.counters),
+            XEngine::Par(n) => std::borrow::Cow::Owned(n.counters()),
+        }
+    }
+
+    /// Logs the grants of output port `o`.
+    pub fn log_grants(&mut self, o: usize) {
+        match self {
+            XEngine::Seq(n) => n.grant_log = Some((o, Vec::new())),
+            XEngine::Par(n) => n.log_grants(o),
+        }
+    }
+
+    /// The grants of the port given to [`XEngine::log_grants`], as (cycle, input port).
+    pub fn grant_log(&self) -> Option<(usize, Vec<(u64, Port)>)> {
+        match self {
+            XEngine::Seq(n) => n.grant_log.clone(),
+            XEngine::Par(n) => n.grant_log(),
+        }
+    }
+}
+
+/// An X-Switch network ([`Network`] or [`ParNetwork`]) as a fabric: one packet = one X-NIA
+/// message.
 pub struct XSwitchFabric {
-    pub net: Network,
+    pub net: XEngine,
     cycle_ps: Ps,
     /// Per source: packets not yet completely framed, in submission order (an NIA sends
     /// its messages strictly in order, so the next "last frame" of a source is the front's).
@@ -40,10 +134,27 @@ pub struct XSwitchFabric {
 }
 
 impl XSwitchFabric {
+    /// The sequential network.
     pub fn new(topo: Topology, p: NetParams, cycle_ps: Ps) -> Result<XSwitchFabric, Invalid> {
+        Self::with_threads(topo, p, 1, cycle_ps)
+    }
+
+    /// Simulated by `threads` threads (1: the sequential network; more: [`ParNetwork`], same
+    /// results).
+    pub fn with_threads(
+        topo: Topology,
+        p: NetParams,
+        threads: usize,
+        cycle_ps: Ps,
+    ) -> Result<XSwitchFabric, Invalid> {
         let n = topo.nias();
+        let net = if threads <= 1 {
+            XEngine::Seq(Network::new(topo, p)?)
+        } else {
+            XEngine::Par(Box::new(ParNetwork::new(topo, p, threads)?))
+        };
         Ok(XSwitchFabric {
-            net: Network::new(topo, p)?,
+            net,
             cycle_ps,
             framing: vec![VecDeque::new(); n],
             last_frames: HashMap::new(),
@@ -90,7 +201,7 @@ impl Observer for FrameTracker<'_> {
 
 impl Fabric for XSwitchFabric {
     fn endpoints(&self) -> usize {
-        self.net.nias.len()
+        self.net.nias()
     }
 
     fn cycle_ps(&self) -> Ps {
@@ -98,7 +209,7 @@ impl Fabric for XSwitchFabric {
     }
 
     fn now(&self) -> Ps {
-        self.net.now * self.cycle_ps
+        self.net.now() * self.cycle_ps
     }
 
     fn max_packet_bytes(&self) -> u32 {
@@ -106,26 +217,26 @@ impl Fabric for XSwitchFabric {
     }
 
     fn inject(&mut self, p: Packet) {
-        let now = self.net.now;
-        self.net.nias[p.src].submit(p.dst, p.bytes.max(1), now);
+        let now = self.net.now();
+        self.net.submit(p.src, p.dst, p.bytes.max(1));
         self.framing[p.src].push_back((p, now * self.cycle_ps));
         self.in_flight += 1;
     }
 
     fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError> {
-        while self.net.now * self.cycle_ps < until {
+        while self.net.now() * self.cycle_ps < until {
             let before = out.len();
             let mut tracker = FrameTracker {
                 framing: &mut self.framing,
                 last_frames: &mut self.last_frames,
                 accepted: &mut self.accepted,
-                measuring: self.net.measuring,
+                measuring: self.net.measuring(),
                 cycle_ps: self.cycle_ps,
                 out,
             };
             let stepped = self.net.step(&mut tracker);
             self.in_flight -= (out.len() - before) as u64;
-            stepped.map_err(|e| fabric_error(self.net.deadlocked, e))?;
+            stepped.map_err(|e| fabric_error(self.net.deadlocked(), e))?;
         }
         Ok(())
     }
@@ -135,7 +246,7 @@ impl Fabric for XSwitchFabric {
     }
 
     fn set_measuring(&mut self, on: bool) {
-        self.net.measuring = on;
+        self.net.set_measuring(on);
     }
 
     fn accepted(&self) -> &[u64] {
@@ -143,12 +254,15 @@ impl Fabric for XSwitchFabric {
     }
 
     fn channel_loads(&self) -> Vec<ChannelLoad> {
-        self.net
-            .inter_switch_channels()
+        let counters = self.net.counters();
+        let nports = self.net.topo().switches * PORTS;
+        let topo = self.net.topo();
+        (0..nports)
+            .filter(|&c| matches!(topo.links[c], Some(crate::topology::End::Switch { .. })))
             .map(|ch| ChannelLoad {
                 router: ch / PORTS,
                 port: ch % PORTS,
-                busy: self.net.counters.busy[ch],
+                busy: counters.busy[ch],
             })
             .collect()
     }

@@ -24,6 +24,8 @@ use crate::outport::{Head, OutAction, OutState, OutView, OutputFsm};
 use crate::symbol::{PORTS, Port, Symbol, port_name};
 use crate::topology::{End, Topology};
 use icn_engine::{Invalid, ModelError};
+use std::ops::Range;
+use std::sync::Arc;
 
 /// Link and switch parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,7 +93,8 @@ pub struct Counters {
 const NONE: u32 = u32::MAX;
 
 pub struct Network {
-    pub topo: Topology,
+    /// Shared by the partitions of a [`ParNetwork`](par::ParNetwork) (its routes are large).
+    pub topo: Arc<Topology>,
     p: NetParams,
     pub now: u64,
     nports: usize,
@@ -108,8 +111,19 @@ pub struct Network {
     fsm: Vec<OutputFsm>,
     stopped: Vec<bool>,
     pub nias: Vec<Nia>,
-    in_flight: u64,
+    /// Frames started here minus frames delivered here: in a partition the two happen in
+    /// different partitions, so only the sum over partitions is the network's count.
+    in_flight: i64,
     last_move: u64,
+    /// Switch ports (`lo·5 .. hi·5`) and NIAs simulated here: all of them, or a partition's
+    /// switches with their NIAs ([`Network::partition`]). Every vector keeps the whole
+    /// network's indexing, so a partition visits channels in the sequential order.
+    own_ports: Range<usize>,
+    own_nias: Vec<u32>,
+    /// Partitions only (empty in a whole network): per switch output, the partition its
+    /// link leads to (`NONE`: this one), and the symbols sent to other partitions this cycle.
+    remote_to: Vec<u32>,
+    sent: Vec<(u32, Symbol)>,
     pub measuring: bool,
     pub counters: Counters,
     /// When set to an output port index, its grants are logged as (cycle, input port).
@@ -121,17 +135,46 @@ pub struct Network {
 impl Network {
     pub fn new(topo: Topology, p: NetParams) -> Result<Network, Invalid> {
         p.validate()?;
-        Ok(Self::build(topo, p))
+        Ok(Self::build(Arc::new(topo), p, 1, 0))
+    }
+
+    /// Switches `k·S/parts .. (k+1)·S/parts` of the topology's `S` with the NIAs attached to
+    /// them, as partition `k` of `parts` for [`icn_engine::lockstep`]: a symbol (frame
+    /// character or STOP/GO) sent on a link to another partition's switch becomes an
+    /// [`XMsg`] and lands there `link_delay` cycles later, as on the delay line.
+    pub fn partition(
+        topo: Arc<Topology>,
+        p: NetParams,
+        parts: usize,
+        k: usize,
+    ) -> Result<Network, Invalid> {
+        p.validate()?;
+        let s = topo.switches;
+        Invalid::check(
+            (1..=s).contains(&parts) && k < parts,
+            "threads",
+            &format!("1 ..= {s} (one switch per thread at least)"),
+            parts,
+        )?;
+        Ok(Self::build(topo, p, parts, k))
     }
 
     /// Without the parameter check: only for tests that show what the check prevents.
     #[cfg(test)]
     pub(crate) fn new_unchecked(topo: Topology, p: NetParams) -> Network {
-        Self::build(topo, p)
+        Self::build(Arc::new(topo), p, 1, 0)
     }
 
-    fn build(topo: Topology, p: NetParams) -> Network {
+    /// The first switch of partition `k` of `parts` (`switches` for `k = parts`).
+    pub(crate) fn bound(switches: usize, parts: usize, k: usize) -> usize {
+        k * switches / parts
+    }
+
+    fn build(topo: Arc<Topology>, p: NetParams, parts: usize, k: usize) -> Network {
         let nports = topo.switches * PORTS;
+        let bound = |k| Self::bound(topo.switches, parts, k);
+        let (lo, hi) = (bound(k), bound(k + 1));
+        let part_of = |sw: usize| (0..parts).rfind(|&q| bound(q) <= sw).unwrap_or(0);
         let nn = topo.nias();
         let mut dest = vec![NONE; nports + nn];
         for (o, link) in topo.links.iter().enumerate() {
@@ -144,10 +187,34 @@ impl Network {
         for (n, &(sw, port)) in topo.nia_at.iter().enumerate() {
             dest[nports + n] = (sw * PORTS + usize::from(port)) as u32;
         }
-        let nias = (0..nn)
-            .map(|n| Nia::new(n, nn, p.frame_size, p.check, p.dma_delay))
+        // An NIA lives with its switch; the others' are placeholders without sequence tables.
+        let own_nias: Vec<u32> = (0..nn)
+            .filter(|&n| (lo..hi).contains(&topo.nia_at[n].0))
+            .map(|n| n as u32)
             .collect();
+        let mut nias: Vec<Nia> = (0..nn)
+            .map(|n| Nia::new(n, 0, p.frame_size, p.check, p.dma_delay))
+            .collect();
+        for &n in &own_nias {
+            nias[n as usize] = Nia::new(n as usize, nn, p.frame_size, p.check, p.dma_delay);
+        }
+        let remote_to = if parts > 1 {
+            (0..nports)
+                .map(|o| match dest[o] as usize {
+                    to if to < nports && !(lo..hi).contains(&(to / PORTS)) => {
+                        part_of(to / PORTS) as u32
+                    }
+                    _ => NONE,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Network {
+            own_ports: lo * PORTS..hi * PORTS,
+            own_nias,
+            remote_to,
+            sent: Vec::new(),
             nports,
             line: vec![Symbol::IDLE; dest.len() * p.link_delay],
             lpend: vec![0; dest.len().div_ceil(64) * p.link_delay],
@@ -176,7 +243,20 @@ impl Network {
 
     /// Frames started by an NIA and not yet accepted by their destination.
     pub fn in_flight(&self) -> u64 {
-        self.in_flight
+        self.in_flight as u64
+    }
+
+    /// The last cycle a frame symbol moved here (for the watchdog of a partitioned network).
+    pub(crate) fn last_move(&self) -> u64 {
+        self.last_move
+    }
+
+    /// True when no NIA simulated here has a message to send or a frame under way.
+    pub fn sources_idle(&self) -> bool {
+        self.own_nias.iter().all(|&n| {
+            let n = &self.nias[n as usize];
+            n.backlog() == 0 && !n.mid_frame()
+        })
     }
 
     /// Channel index → (is switch-to-switch). For link-utilisation summaries.
@@ -253,7 +333,7 @@ impl Network {
 
         // 2a. Switch outputs.
         let measuring = self.measuring;
-        for o in 0..nports {
+        for o in self.own_ports.clone() {
             if self.dest[o] == NONE {
                 continue;
             }
@@ -322,13 +402,24 @@ impl Network {
                 self.counters.wait_cycles += 1;
             }
             if sym != Symbol::IDLE {
-                self.line[o * d + slot] = sym;
-                self.lpend[slot * self.lwords + o / 64] |= 1 << (o % 64);
+                if self.remote_to.get(o).is_some_and(|&q| q != NONE) {
+                    // To another partition, which puts it on its delay line (`par`).
+                    self.sent.push((o as u32, sym));
+                } else {
+                    self.line[o * d + slot] = sym;
+                    self.lpend[slot * self.lwords + o / 64] |= 1 << (o % 64);
+                }
             }
         }
 
-        // 2b. NIAs.
-        for n in 0..self.nias.len() {
+        // 2b. NIAs (each sends to its own switch: never to another partition).
+        // A whole network visits NIAs by index: no table to read in the hot loop.
+        let (whole, count) = match self.own_nias.len() {
+            _ if self.remote_to.is_empty() => (true, self.nias.len()),
+            k => (false, k),
+        };
+        for k in 0..count {
+            let n = if whole { k } else { self.own_nias[k] as usize };
             let nia = &mut self.nias[n];
             if let Some(f) = nia.start_frame(now, &self.topo) {
                 self.in_flight += 1;
@@ -351,7 +442,11 @@ impl Network {
             self.counters.cycles += 1;
         }
 
-        if self.in_flight > 0 && now - self.last_move >= self.p.watchdog {
+        // A partition's watchdog is its driver's, over the whole network.
+        if self.remote_to.is_empty()
+            && self.in_flight > 0
+            && now - self.last_move >= self.p.watchdog
+        {
             self.deadlocked = true;
             return Err(ModelError::Failed(self.diagnose()));
         }
@@ -360,11 +455,33 @@ impl Network {
     }
 
     /// Who waits on whom, as a wait-for graph over switch inputs; reports a cycle if any.
-    ///
+    pub fn diagnose(&self) -> String {
+        WaitFor {
+            bound: &self.bound,
+            fsm: &self.fsm,
+            stopped: &self.stopped,
+            fifo: &self.fifo,
+            dest: &self.dest,
+        }
+        .diagnose(self.now - self.last_move, self.now, self.in_flight as u64)
+    }
+}
+
+/// The switch state the wait-for diagnosis reads, per port of the whole network (a
+/// partitioned network assembles it from its partitions).
+pub(crate) struct WaitFor<'a> {
+    pub bound: &'a [bool],
+    pub fsm: &'a [OutputFsm],
+    pub stopped: &'a [bool],
+    pub fifo: &'a [Fifo],
+    pub dest: &'a [u32],
+}
+
+impl WaitFor<'_> {
     /// Edges: an unbound input whose head asks for output X waits on the input bound to X;
     /// an input bound to output X that is stopped waits on the downstream input of X.
-    pub fn diagnose(&self) -> String {
-        let n = self.nports;
+    pub(crate) fn diagnose(&self, still: u64, now: u64, in_flight: u64) -> String {
+        let n = self.bound.len();
         let mut next = vec![usize::MAX; n];
         let mut why = vec![String::new(); n];
         for i in 0..n {
@@ -397,10 +514,7 @@ impl Network {
             }
         }
         let mut text = format!(
-            "deadlock: no frame symbol moved for {} cycles (cycle {}) while {} frames are in flight.",
-            self.now - self.last_move,
-            self.now,
-            self.in_flight
+            "deadlock: no frame symbol moved for {still} cycles (cycle {now}) while {in_flight} frames are in flight."
         );
         let mut colour = vec![0u32; n];
         for start in 0..n {
@@ -439,3 +553,10 @@ pub fn port_label(i: usize) -> String {
 #[cfg(test)]
 #[path = "xnet_tests.rs"]
 mod tests;
+
+#[path = "xnet_par.rs"]
+pub mod par;
+
+#[cfg(test)]
+#[path = "xnet_par_tests.rs"]
+mod par_tests;

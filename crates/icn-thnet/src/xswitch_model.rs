@@ -9,12 +9,12 @@
 //! keeps the traffic going until they are all delivered (or `drain` cycles pass, in which
 //! case the point is past saturation and `unfinished` says how many were not delivered).
 
-use crate::fabric::XSwitchFabric;
+use crate::fabric::{XEngine, XSwitchFabric};
 use crate::frame::Check;
 use crate::harness::{self, OpenLoop};
 use crate::topology::Topology;
 use crate::traffic::{self, Sizes, TrafficConfig};
-use crate::xnet::{NetParams, Network};
+use crate::xnet::NetParams;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +60,8 @@ pub struct XSwitchConfig {
     pub on_deadlock: OnDeadlock,
     /// An output port (`s0.D`) whose grants are returned as table `grants`; empty: none.
     pub trace_port: String,
+    /// Threads simulating one replication (0: every core); results are the same at any count.
+    pub threads: usize,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,11 +94,20 @@ impl Default for XSwitchConfig {
             drain: 100_000,
             on_deadlock: OnDeadlock::Error,
             trace_port: String::new(),
+            threads: 1,
         }
     }
 }
 
 impl XSwitchConfig {
+    /// The `threads` key with 0 resolved to the machine's cores.
+    fn thread_count(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+
     fn params(&self) -> NetParams {
         NetParams {
             link_delay: self.link_delay,
@@ -143,6 +154,18 @@ impl Model for XSwitch {
         let topo = Topology::from_spec(&cfg.topology)?;
         cfg.params().validate()?;
         Invalid::check(
+            cfg.threads <= 1024,
+            "threads",
+            "0 (every core) ..= 1024",
+            cfg.threads,
+        )?;
+        Invalid::check(
+            cfg.thread_count() <= topo.switches,
+            "threads",
+            &format!("at most one thread per switch ({})", topo.switches),
+            cfg.thread_count(),
+        )?;
+        Invalid::check(
             cfg.load > 0.0 && cfg.load <= 1.0,
             "load",
             "(0, 1] bytes/node/cycle",
@@ -170,8 +193,15 @@ impl Model for XSwitch {
         progress: &dyn Progress,
     ) -> Result<Metrics, ModelError> {
         let cfg = &point.cfg;
-        let mut fabric = XSwitchFabric::new(point.topo.clone(), cfg.params(), CYCLE_PS)?;
-        fabric.net.grant_log = point.traced.map(|o| (o, Vec::new()));
+        let mut fabric = XSwitchFabric::with_threads(
+            point.topo.clone(),
+            cfg.params(),
+            cfg.thread_count(),
+            CYCLE_PS,
+        )?;
+        if let Some(o) = point.traced {
+            fabric.net.log_grants(o);
+        }
         let w = OpenLoop {
             load: cfg.load,
             sizes: cfg.sizes(),
@@ -221,8 +251,8 @@ fn trace_port(cfg: &XSwitchConfig, topo: &Topology) -> Result<Option<usize>, Inv
 }
 
 /// The X-Switch's own metrics beside the harness's: flow control and output-port waits.
-fn switch_metrics(net: &Network, m: f64, out: &mut Metrics) {
-    let c = &net.counters;
+fn switch_metrics(net: &XEngine, m: f64, out: &mut Metrics) {
+    let c = net.counters();
     out.push(
         "stops",
         c.stops as f64,
@@ -235,14 +265,14 @@ fn switch_metrics(net: &Network, m: f64, out: &mut Metrics) {
         "",
         "ID-GO characters sent in the window",
     );
-    let outputs = net.topo.links.iter().filter(|l| l.is_some()).count() as f64;
+    let outputs = net.topo().links.iter().filter(|l| l.is_some()).count() as f64;
     out.push(
         "wait_fraction",
         c.wait_cycles as f64 / (outputs * m),
         "",
         "output-port time in Wait states",
     );
-    if let Some((_, log)) = &net.grant_log {
+    if let Some((_, log)) = &net.grant_log() {
         out.tables.push(Table {
             name: "grants".into(),
             columns: ["order", "cycle", "input"].map(String::from).to_vec(),

@@ -123,6 +123,18 @@ pub fn targets() -> Vec<Target> {
             run: || icn_thnet::bench::vc_parallel(2).map_err(|e| e.to_string()),
         },
         Target {
+            name: "xswitch-mesh32",
+            workload: "X-Switch 32x32 mesh, uniform, load 0.3 B/node/cycle, 256-B messages, 10^3 + 9·10^3 cycles, 1 thread",
+            unit: "switch-cycles",
+            run: || icn_thnet::bench::xswitch_parallel(1).map_err(|e| e.to_string()),
+        },
+        Target {
+            name: "xswitch-mesh32-2t",
+            workload: "the xswitch-mesh32 workload on 2 threads (partitions of 16 rows, a barrier per cycle)",
+            unit: "switch-cycles",
+            run: || icn_thnet::bench::xswitch_parallel(2).map_err(|e| e.to_string()),
+        },
+        Target {
             name: "lockstep-sync",
             workload: "2 partitions of an idle 2-router network, 10^6 cycles: the cost of one cycle's barrier and exchange",
             unit: "cycles",

@@ -1,0 +1,368 @@
+//! The X-Switch network partitioned over threads: [`ParNetwork`].
+//!
+//! Each partition is a [`Network`] of a contiguous range of switches with the NIAs attached
+//! to them ([`Network::partition`]), run by [`icn_engine::lockstep`]. A symbol sent in cycle
+//! `t` on an X-Link is received in cycle `t + link_delay` (`link_delay ≥ 1`, checked by
+//! [`NetParams::validate`]): that delay line is the lookahead. A frame character or a
+//! STOP/GO sent to another partition's switch is an [`XMsg`], taken in before the receiver's
+//! next cycle and put on its copy of the delay line in the slot it would have had, so the
+//! receiver reads it in cycle `t + link_delay` as the sequential network does. An NIA and
+//! its switch are always in the same partition.
+//!
+//! **Why the results are the sequential run's, bit for bit.** Every partition keeps the
+//! whole network's port and channel indexing (vectors of the whole size; it touches only its
+//! own entries), so it visits its channels and ports in the sequential order. Within a cycle
+//! the sequential network does: (1) receive, in channel order — a switch input's FIFO, or its
+//! output's stopped flag, is fed by one channel only, so only the NIA deliveries depend on
+//! the order; (2a) switch outputs in port order, each reading and changing its own switch
+//! only; (2b) NIAs in index order, each changing only itself. A partition does the same for
+//! its switches and NIAs. The observer's events of a cycle come out in the sequential order:
+//! deliveries by the index of the channel they arrived on, then frame starts by NIA index;
+//! the partitions' events are merged by that key ([`XDone::key`]). The watchdog looks at the
+//! whole network: frames started minus delivered over all partitions, and the latest cycle
+//! any of them moved a frame symbol; its diagnosis is computed on the switch state
+//! assembled from the partitions, so it is the same text. Tests: `xnet_par_tests.rs`.
+
+use super::*;
+use icn_engine::lockstep::{Lockstep, Partition};
+
+/// What a partition of a [`Network`] receives: a symbol sent on one of its incoming links
+/// in the cycle just simulated (by the channel's global index), or a message submitted to one
+/// of its NIAs by the driver.
+#[derive(Clone, Copy, Debug)]
+pub enum XMsg {
+    Symbol {
+        channel: u32,
+        sym: Symbol,
+    },
+    Submit {
+        nia: u32,
+        dst: u32,
+        size: u32,
+        created: u64,
+    },
+}
+
+/// An observer event of a partition's cycle, to be replayed in the sequential order.
+#[derive(Clone, Copy, Debug)]
+pub enum XDone {
+    /// A frame accepted by NIA `dst` from channel `channel` (the switch output feeding it).
+    Delivered {
+        channel: u32,
+        now: u64,
+        dst: u32,
+        f: Delivered,
+    },
+    /// A frame started by NIA `src`.
+    Started { now: u64, src: u32, f: Started },
+}
+
+impl XDone {
+    /// The sequential network's order within a cycle: deliveries in channel order (receive
+    /// phase), then frame starts in NIA order (the NIA phase).
+    fn key(&self) -> (u8, u32) {
+        match *self {
+            XDone::Delivered { channel, .. } => (0, channel),
+            XDone::Started { src, .. } => (1, src),
+        }
+    }
+}
+
+/// Collects a partition's observer events with their sort key.
+struct Collect<'a> {
+    done: &'a mut Vec<XDone>,
+    /// Per NIA, the channel that feeds it.
+    feed: &'a [u32],
+}
+
+impl Observer for Collect<'_> {
+    fn started(&mut self, now: u64, src: usize, f: &Started) {
+        self.done.push(XDone::Started {
+            now,
+            src: src as u32,
+            f: *f,
+        });
+    }
+    fn delivered(&mut self, now: u64, dst: usize, f: &Delivered) {
+        self.done.push(XDone::Delivered {
+            channel: self.feed[dst],
+            now,
+            dst: dst as u32,
+            f: *f,
+        });
+    }
+}
+
+/// Per NIA, the switch output channel that feeds it.
+fn feeding_channels(topo: &Topology) -> Vec<u32> {
+    let mut feed = vec![NONE; topo.nias()];
+    for (c, link) in topo.links.iter().enumerate() {
+        if let Some(End::Nia(n)) = *link {
+            feed[n] = c as u32;
+        }
+    }
+    feed
+}
+
+impl Network {
+    /// Takes in what the driver and the other partitions sent during the last cycle.
+    fn absorb(&mut self, inbox: &mut Vec<XMsg>) {
+        let d = self.p.link_delay;
+        for m in inbox.drain(..) {
+            match m {
+                XMsg::Submit {
+                    nia,
+                    dst,
+                    size,
+                    created,
+                } => self.nias[nia as usize].submit(dst as usize, size, created),
+                XMsg::Symbol { channel, sym } => {
+                    // Sent in cycle `now − 1`, into the slot read again in `now − 1 + d`.
+                    let slot = ((self.now - 1) % d as u64) as usize;
+                    let c = channel as usize;
+                    self.line[c * d + slot] = sym;
+                    self.lpend[slot * self.lwords + c / 64] |= 1 << (c % 64);
+                }
+            }
+        }
+    }
+
+    /// Sends the symbols of the cycle just simulated to the partitions they lead to.
+    fn send(&mut self, outbox: &mut [Vec<XMsg>]) {
+        for (channel, sym) in self.sent.drain(..) {
+            let q = self.remote_to[channel as usize] as usize;
+            outbox[q].push(XMsg::Symbol { channel, sym });
+        }
+    }
+}
+
+/// A partition with the table that keys its deliveries.
+pub struct XPart {
+    net: Network,
+    feed: Arc<Vec<u32>>,
+}
+
+impl Partition for XPart {
+    type Message = XMsg;
+    type Done = XDone;
+    type Error = ModelError;
+
+    fn cycle(
+        &mut self,
+        inbox: &mut Vec<XMsg>,
+        outbox: &mut [Vec<XMsg>],
+        done: &mut Vec<XDone>,
+    ) -> Result<(), ModelError> {
+        self.net.absorb(inbox);
+        let stepped = self.net.step(&mut Collect {
+            done,
+            feed: &self.feed,
+        });
+        self.net.send(outbox);
+        stepped
+    }
+
+    fn panicked(why: String) -> ModelError {
+        ModelError::Failed(format!(
+            "a partition of the X-Switch network panicked: {why}"
+        ))
+    }
+}
+
+/// An X-Switch network simulated by several threads, with [`Network`]'s interface and results.
+pub struct ParNetwork {
+    parts: Lockstep<XPart>,
+    pub topo: Arc<Topology>,
+    /// Partition of each NIA.
+    nia_part: Vec<u32>,
+    /// First switch of each partition, then the switch count.
+    bounds: Vec<usize>,
+    watchdog: u64,
+    pub now: u64,
+    /// Frames started and not yet delivered, over the whole network.
+    in_flight: i64,
+    measuring: bool,
+    pub deadlocked: bool,
+    done: Vec<XDone>,
+}
+
+impl ParNetwork {
+    /// `topo` in `threads` partitions of (nearly) equal switch counts, each on its own thread.
+    pub fn new(topo: Topology, p: NetParams, threads: usize) -> Result<ParNetwork, Invalid> {
+        let topo = Arc::new(topo);
+        let feed = Arc::new(feeding_channels(&topo));
+        let watchdog = p.watchdog;
+        let parts = (0..threads)
+            .map(|k| {
+                Network::partition(topo.clone(), p.clone(), threads, k).map(|net| XPart {
+                    net,
+                    feed: feed.clone(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let bounds: Vec<usize> = (0..=threads)
+            .map(|k| Network::bound(topo.switches, threads, k))
+            .collect();
+        let nia_part = topo
+            .nia_at
+            .iter()
+            .map(|&(sw, _)| (bounds.partition_point(|&b| b <= sw) - 1) as u32)
+            .collect();
+        Ok(ParNetwork {
+            parts: Lockstep::new(parts),
+            topo,
+            nia_part,
+            bounds,
+            watchdog,
+            now: 0,
+            in_flight: 0,
+            measuring: false,
+            deadlocked: false,
+            done: Vec::new(),
+        })
+    }
+
+    pub fn threads(&self) -> usize {
+        self.parts.len()
+    }
+
+    pub fn nias(&self) -> usize {
+        self.nia_part.len()
+    }
+
+    fn part_of(&self, sw: usize) -> usize {
+        self.bounds.partition_point(|&b| b <= sw) - 1
+    }
+
+    pub fn measuring(&self) -> bool {
+        self.measuring
+    }
+
+    pub fn set_measuring(&mut self, on: bool) {
+        if on != self.measuring {
+            self.measuring = on;
+            for k in 0..self.parts.len() {
+                self.parts.part(k).net.measuring = on;
+            }
+        }
+    }
+
+    /// Frames started and not yet delivered.
+    pub fn in_flight(&self) -> u64 {
+        self.in_flight as u64
+    }
+
+    /// True when no NIA has a message to send or a frame under way.
+    pub fn sources_idle(&self) -> bool {
+        (0..self.parts.len()).all(|k| self.parts.part(k).net.sources_idle())
+    }
+
+    /// As [`Nia::submit`] on NIA `src` now: taken in before the next cycle.
+    pub fn submit(&mut self, src: usize, dst: usize, size: u32) {
+        let k = self.nia_part[src] as usize;
+        self.parts.post(
+            k,
+            XMsg::Submit {
+                nia: src as u32,
+                dst: dst as u32,
+                size,
+                created: self.now,
+            },
+        );
+    }
+
+    /// One clock of the whole network (as [`Network::step`]).
+    pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), ModelError> {
+        let stepped = self.parts.cycle(&mut self.done);
+        // Each partition's events are in the sequential order already; merge them.
+        self.done.sort_by_key(XDone::key);
+        for e in self.done.drain(..) {
+            match e {
+                XDone::Delivered { now, dst, f, .. } => {
+                    self.in_flight -= 1;
+                    obs.delivered(now, dst as usize, &f);
+                }
+                XDone::Started { now, src, f } => {
+                    self.in_flight += 1;
+                    obs.started(now, src as usize, &f);
+                }
+            }
+        }
+        stepped?;
+        let now = self.now;
+        if self.in_flight > 0 {
+            let moved = (0..self.parts.len())
+                .map(|k| self.parts.part(k).net.last_move())
+                .fold(0, u64::max);
+            if now - moved >= self.watchdog {
+                self.deadlocked = true;
+                return Err(ModelError::Failed(self.diagnose(now - moved)));
+            }
+        }
+        self.now += 1;
+        Ok(())
+    }
+
+    /// The wait-for diagnosis of [`Network::diagnose`] over the whole network.
+    fn diagnose(&self, still: u64) -> String {
+        let n = self.topo.switches * PORTS;
+        let mut bound = vec![false; n];
+        let mut fsm = vec![OutputFsm::default(); n];
+        let mut stopped = vec![false; n];
+        let mut fifo = vec![Fifo::new(1); n];
+        let mut dest = Vec::new();
+        for k in 0..self.parts.len() {
+            let part = self.parts.part(k);
+            let net = &part.net;
+            let r = net.own_ports.clone();
+            bound[r.clone()].copy_from_slice(&net.bound[r.clone()]);
+            fsm[r.clone()].copy_from_slice(&net.fsm[r.clone()]);
+            stopped[r.clone()].copy_from_slice(&net.stopped[r.clone()]);
+            fifo[r.clone()].clone_from_slice(&net.fifo[r]);
+            if k == 0 {
+                dest = net.dest.clone();
+            }
+        }
+        WaitFor {
+            bound: &bound,
+            fsm: &fsm,
+            stopped: &stopped,
+            fifo: &fifo,
+            dest: &dest,
+        }
+        .diagnose(still, self.now, self.in_flight as u64)
+    }
+
+    /// The counters of the whole network (sums over the partitions; each channel is counted
+    /// by the partition that sends on it).
+    pub fn counters(&self) -> Counters {
+        let mut c = Counters::default();
+        for k in 0..self.parts.len() {
+            let part = self.parts.part(k);
+            let p = &part.net.counters;
+            c.stops += p.stops;
+            c.gos += p.gos;
+            c.wait_cycles += p.wait_cycles;
+            c.cycles = p.cycles;
+            if c.busy.is_empty() {
+                c.busy = p.busy.clone();
+            } else {
+                for (a, b) in c.busy.iter_mut().zip(&p.busy) {
+                    *a += b;
+                }
+            }
+        }
+        c
+    }
+
+    /// Logs the grants of output port `o` (as [`Network::grant_log`]).
+    pub fn log_grants(&mut self, o: usize) {
+        let k = self.part_of(o / PORTS);
+        self.parts.part(k).net.grant_log = Some((o, Vec::new()));
+    }
+
+    /// The grant log set by [`ParNetwork::log_grants`].
+    pub fn grant_log(&self) -> Option<(usize, Vec<(u64, Port)>)> {
+        (0..self.parts.len()).find_map(|k| self.parts.part(k).net.grant_log.clone())
+    }
+}
