@@ -150,8 +150,8 @@ pub struct FabricConfig {
     pub sci_data_bytes: u16,
     /// sci-ring: intelligent A/B aging instead of standard A/B aging.
     pub intelligent: bool,
-    /// vc-router: threads simulating the fabric (0: every core); results are the same at any
-    /// count.
+    /// xswitch, vc-router: threads simulating the fabric (0: every core); results are the
+    /// same at any count.
     pub threads: usize,
 }
 
@@ -354,7 +354,7 @@ impl FabricConfig {
                 &[VcRouter],
             ),
             ("vcs", self.vcs != d.vcs, &[VcRouter]),
-            ("threads", self.threads != d.threads, &[VcRouter]),
+            ("threads", self.threads != d.threads, &[Xswitch, VcRouter]),
             ("buf", self.buf != d.buf, &[VcRouter]),
             (
                 "watchdog",
@@ -439,6 +439,12 @@ impl FabricConfig {
                     None => self.topology.clone(),
                 };
                 let t = Topology::from_spec(&spec).map_err(named)?;
+                Invalid::check(
+                    self.threads <= 1024 && self.thread_count() <= t.switches,
+                    "fabric.threads",
+                    "0 (every core) ..= 1024, at most one thread per switch",
+                    self.threads,
+                )?;
                 Ok(Checked {
                     endpoints: t.nias(),
                     topo: Some(t),
@@ -508,9 +514,10 @@ impl ClusterPoint {
         let f = &self.cfg.fabric;
         Ok(match f.kind {
             FabricKind::Ideal => Box::new(f.ideal().build()?),
-            FabricKind::Xswitch => Box::new(XSwitchFabric::new(
+            FabricKind::Xswitch => Box::new(XSwitchFabric::with_threads(
                 self.topo.clone().expect("prepared"),
                 f.xswitch_params(),
+                f.thread_count(),
                 f.cycle_ps()?,
             )?),
             FabricKind::SciRing => Box::new(SciRingFabric::new(&f.sci()?, f.intelligent)?),

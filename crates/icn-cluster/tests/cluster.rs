@@ -322,13 +322,17 @@ fn ccc_of_vc_routers_runs_every_broadcast() {
     assert_eq!(outcome.message_ps, 2 * u128::from(one));
 }
 
-/// Issue 15: a cluster over VC routers simulated by 1, 2 or 3 threads gives the same metrics
-/// bit for bit (the grid fast path and the router of any radix on a CCC).
+/// Issue 15: a cluster over VC routers or X-Switches simulated by 1, 2 or 3 threads gives the
+/// same metrics bit for bit (the grid fast path and the router of any radix on a CCC).
 #[test]
 fn vc_router_fabrics_give_the_same_cluster_metrics_at_any_thread_count() {
-    for topology in ["mesh:4x4", "ccc:3,3"] {
+    for (kind, topology) in [
+        (FabricKind::VcRouter, "mesh:4x4"),
+        (FabricKind::VcRouter, "ccc:3,3"),
+        (FabricKind::Xswitch, "mesh:4x4"),
+    ] {
         let mut cfg = ClusterConfig::default();
-        cfg.fabric.kind = FabricKind::VcRouter;
+        cfg.fabric.kind = kind;
         cfg.fabric.topology = topology.into();
         cfg.workload.kind = WorkloadKind::Alltoall;
         cfg.workload.bytes = 700;

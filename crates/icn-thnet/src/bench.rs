@@ -108,7 +108,7 @@ pub fn xswitch_parallel_config(threads: usize) -> XSwitchConfig {
 /// Runs the parallel X-Switch workload once on `threads` threads; returns the switch-cycles.
 pub fn xswitch_parallel(threads: usize) -> Result<f64, ModelError> {
     let m = XSwitch::run(&xswitch_parallel_config(threads), 1, &NoProgress)?;
-    Ok(XPARALLEL_SWITCHES as f64 * m.value("cycles_simulated"))
+    Ok(XPARALLEL_SWITCHES as f64 * m.require("cycles_simulated")?)
 }
 
 /// The cost of one cycle of synchronisation: a 2-router network without traffic stepped

@@ -227,7 +227,7 @@ fn model_metrics_are_the_same_at_any_thread_count() {
             ..XSwitchConfig::default()
         };
         let one = XSwitch::run(&cfg, 5, &NoProgress).unwrap();
-        assert!(one.value("accepted") > 0.1, "{topology}");
+        assert!(one.require("accepted").unwrap() > 0.1, "{topology}");
         assert!(!one.table("grants").unwrap().rows.is_empty());
         for threads in 2..=4 {
             let got = XSwitch::run(
@@ -271,7 +271,7 @@ fn deadlocking_torus_reports_the_same_at_any_thread_count() {
     cfg.traffic.pattern = crate::traffic::Pattern::Trace;
     cfg.traffic.trace_file = path.display().to_string();
     let one = XSwitch::run(&cfg, 1, &NoProgress).unwrap();
-    assert_eq!(one.value("deadlocked"), 1.0);
+    assert_eq!(one.require("deadlocked").unwrap(), 1.0);
     assert!(
         one.notes.iter().any(|n| n.contains("Wait-for cycle")),
         "{:?}",
