@@ -13,9 +13,9 @@
 //! ```
 //!
 //! The generator's seed is fixed (1) so that runs are reproducible; `ICNLAB_FUZZ_SEED=N`
-//! explores other inputs. Known failure (2026-11-25, seed 1, 10 000 cases): `topology =
-//! "mesh:64x64"` in a vc-router file aborts in `icn_thnet::topology::Topology::all_routes`
-//! (n² routes, > 2 GiB) — icn-thnet's topology sizes are not bounded yet (issue 14, Build 4).
+//! explores other inputs. The failure it found on 2026-11-25 (`topology = "mesh:64x64"` in a
+//! vc-router file aborted in the X-Switch topology module's all-pairs route table) is gone: routes are
+//! no longer stored per pair.
 //!
 //! Every child runs under `ulimit -v` (2 GiB) and a 20 s deadline, so an input that would
 //! exhaust memory or never finish is reported as a failure instead of taking the machine down.
