@@ -25,6 +25,42 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// `items` (routers, switches) split into `parts` contiguous ranges of nearly equal size, in
+/// index order: the partitioning every model of this workspace uses, so that partition order is
+/// the sequential index order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Split {
+    pub items: usize,
+    pub parts: usize,
+}
+
+impl Split {
+    /// The first item of part `k` (`items` for `k = parts`).
+    pub fn start(&self, k: usize) -> usize {
+        k * self.items / self.parts
+    }
+
+    /// The items of part `k`.
+    pub fn range(&self, k: usize) -> std::ops::Range<usize> {
+        self.start(k)..self.start(k + 1)
+    }
+
+    /// The part holding item `i` (`i < items`).
+    pub fn part_of(&self, i: usize) -> usize {
+        // The last part starting at or before `i` (starts grow with the part).
+        let (mut lo, mut hi) = (0, self.parts);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if self.start(mid) <= i {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
 /// One part of a partitioned model: it simulates one cycle at a time.
 pub trait Partition: Send + 'static {
     /// What one partition sends another (delivered before the receiver's next cycle).
@@ -384,6 +420,26 @@ mod tests {
             for w in got.chunks(parts) {
                 let order: Vec<usize> = w.iter().map(|d| d.0).collect();
                 assert!(order.windows(2).all(|p| p[0] < p[1]), "partition order");
+            }
+        }
+    }
+
+    #[test]
+    fn a_split_covers_every_item_once_in_order() {
+        for items in 1..40 {
+            for parts in 1..=items {
+                let split = Split { items, parts };
+                let mut next = 0;
+                for k in 0..parts {
+                    let r = split.range(k);
+                    assert_eq!(r.start, next);
+                    assert!(!r.is_empty(), "{items} items in {parts} parts");
+                    for i in r.clone() {
+                        assert_eq!(split.part_of(i), k);
+                    }
+                    next = r.end;
+                }
+                assert_eq!(next, items);
             }
         }
     }

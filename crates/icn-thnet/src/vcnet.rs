@@ -351,9 +351,8 @@ impl VcNet {
             &format!("1 ..= {all} (one router per thread at least)"),
             parts,
         )?;
-        let bound = |k: usize| k * all / parts;
-        let part_of = |g: usize| (0..parts).rfind(|&q| bound(q) <= g).unwrap_or(0);
-        let (lo, hi) = (bound(k), bound(k + 1));
+        let split = icn_engine::lockstep::Split { items: all, parts };
+        let (lo, hi) = (split.start(k), split.start(k + 1));
         let routers = hi - lo;
         let ports = routers * P;
         // The neighbour of router `r` through port `o` (+x, −x, +y, −y); leaving by `o` lands
@@ -372,16 +371,13 @@ impl VcNet {
                 _ => None,
             }
         };
-        // A port `port` of global router `g` as a local index, or a new remote link entry.
-        let place = |g: usize, port: usize, table: &mut Vec<(u32, u32)>| -> u32 {
-            if (lo..hi).contains(&g) {
-                (((g - lo) * P + port) * v) as u32
-            } else {
-                let q = part_of(g);
-                table.push((q as u32, (((g - bound(q)) * P + port) * v) as u32));
-                REMOTE | ((table.len() - 1) * v) as u32
-            }
+        let placer = par::PortPlacer {
+            split,
+            k,
+            radix: P,
+            v,
         };
+        let place = |g, port, table: &mut Vec<(u32, u32)>| placer.place(g, port, table);
         let (mut remote_flit, mut remote_cred) = (Vec::new(), Vec::new());
         let mut rp = vec![Ports::default(); routers];
         for (r, ports_of) in rp.iter_mut().enumerate() {

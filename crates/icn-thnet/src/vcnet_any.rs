@@ -279,9 +279,8 @@ impl VcAnyNet {
             &format!("1 ..= {all} (one router per thread at least)"),
             parts,
         )?;
-        let bound = |q: usize| q * all / parts;
-        let part_of = |g: usize| (0..parts).rfind(|&q| bound(q) <= g).unwrap_or(0);
-        let (lo, hi) = (bound(k), bound(k + 1));
+        let split = icn_engine::lockstep::Split { items: all, parts };
+        let (lo, hi) = (split.start(k), split.start(k + 1));
         let routers = hi - lo;
         let ports = routers * radix;
         // This partition's terminals, numbered here in increasing global order.
@@ -293,16 +292,8 @@ impl VcAnyNet {
                 terminals += 1;
             }
         }
-        // Port `port` of global router `g` as a local port's VC 0, or a new remote entry.
-        let place = |g: usize, port: usize, table: &mut Vec<(u32, u32)>| -> u32 {
-            if (lo..hi).contains(&g) {
-                (((g - lo) * radix + port) * v) as u32
-            } else {
-                let q = part_of(g);
-                table.push((q as u32, (((g - bound(q)) * radix + port) * v) as u32));
-                REMOTE | ((table.len() - 1) * v) as u32
-            }
-        };
+        let placer = crate::vcnet::par::PortPlacer { split, k, radix, v };
+        let place = |g, port, table: &mut Vec<(u32, u32)>| placer.place(g, port, table);
         let (mut remote_flit, mut remote_cred) = (Vec::new(), Vec::new());
         let extra = global_delay.saturating_sub(p.channel_delay);
         let mut down = vec![EJECT; ports];

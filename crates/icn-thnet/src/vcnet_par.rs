@@ -19,7 +19,33 @@
 //! cycle any of them moved a flit. Tests: `vcnet_par_tests.rs`.
 
 use super::*;
-use icn_engine::lockstep::{Lockstep, Partition};
+use icn_engine::lockstep::{Lockstep, Partition, Split};
+
+/// Where a router port is, seen from partition `k` of a VC network with `radix` ports per
+/// router and `v` VCs: its VC 0 as a local index, or a new entry (partition, its local VC 0)
+/// of a remote table, returned as [`REMOTE`]` | entry · v` (flit targets and credit counters
+/// add the VC to either).
+pub(crate) struct PortPlacer {
+    pub split: Split,
+    pub k: usize,
+    pub radix: usize,
+    pub v: usize,
+}
+
+impl PortPlacer {
+    pub fn place(&self, router: usize, port: usize, remote: &mut Vec<(u32, u32)>) -> u32 {
+        let here = self.split.range(self.k);
+        let local =
+            |q: usize| (((router - self.split.start(q)) * self.radix + port) * self.v) as u32;
+        if here.contains(&router) {
+            local(self.k)
+        } else {
+            let q = self.split.part_of(router);
+            remote.push((q as u32, local(q)));
+            REMOTE | ((remote.len() - 1) * self.v) as u32
+        }
+    }
+}
 
 impl VcNet {
     /// Takes in what other partitions sent during the last cycle.

@@ -165,16 +165,14 @@ impl Network {
         Self::build(Arc::new(topo), p, 1, 0)
     }
 
-    /// The first switch of partition `k` of `parts` (`switches` for `k = parts`).
-    pub(crate) fn bound(switches: usize, parts: usize, k: usize) -> usize {
-        k * switches / parts
-    }
-
     fn build(topo: Arc<Topology>, p: NetParams, parts: usize, k: usize) -> Network {
         let nports = topo.switches * PORTS;
-        let bound = |k| Self::bound(topo.switches, parts, k);
-        let (lo, hi) = (bound(k), bound(k + 1));
-        let part_of = |sw: usize| (0..parts).rfind(|&q| bound(q) <= sw).unwrap_or(0);
+        let split = icn_engine::lockstep::Split {
+            items: topo.switches,
+            parts,
+        };
+        let (lo, hi) = (split.start(k), split.start(k + 1));
+        let part_of = |sw: usize| split.part_of(sw);
         let nn = topo.nias();
         let mut dest = vec![NONE; nports + nn];
         for (o, link) in topo.links.iter().enumerate() {

@@ -200,9 +200,11 @@ impl ParNetwork {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let bounds: Vec<usize> = (0..=threads)
-            .map(|k| Network::bound(topo.switches, threads, k))
-            .collect();
+        let split = icn_engine::lockstep::Split {
+            items: topo.switches,
+            parts: threads,
+        };
+        let bounds: Vec<usize> = (0..=threads).map(|k| split.start(k)).collect();
         let nia_part = topo
             .nia_at
             .iter()
