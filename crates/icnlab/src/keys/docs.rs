@@ -289,6 +289,16 @@ const SCI_SWITCHED: Docs = &[
         "sends",
         "own sends an agent on a ring with hosts may start per SAT visit",
     ),
+    (
+        "sat_quota",
+        "sends",
+        "own sends a host or transit-ring agent may start per SAT visit in a multi-ring system",
+    ),
+    (
+        "retry_order",
+        "",
+        "which busied send a node re-sends first in a multi-ring system: `busied-first`, `oldest` or `least-recent`",
+    ),
 ];
 
 const XSWITCH: Docs = &[
@@ -375,6 +385,11 @@ const XSWITCH: Docs = &[
         "",
         "an output port (`s0.D`) whose grants are returned as table `grants`; empty: none",
     ),
+    (
+        "threads",
+        "threads",
+        "threads simulating one replication (0: every core); results are the same at any count",
+    ),
 ];
 
 const VC_ROUTER: Docs = &[
@@ -424,6 +439,11 @@ const VC_ROUTER: Docs = &[
     ("vc_alloc", "", "VC allocator (BookSim2 names)"),
     ("sw_alloc", "", "switch allocator (BookSim2 names)"),
     ("on_deadlock", "", "`error` or `report`, as for `xswitch`"),
+    (
+        "threads",
+        "threads",
+        "threads simulating one replication (0: every core); results are the same at any count",
+    ),
 ];
 
 const NIC: Docs = &[
@@ -704,6 +724,11 @@ const CLUSTER: Docs = &[
         "fabric.intelligent",
         "",
         "sci-ring: intelligent A/B aging instead of standard A/B aging",
+    ),
+    (
+        "fabric.threads",
+        "threads",
+        "xswitch, vc-router: threads simulating the fabric (0: every core); same results at any count",
     ),
 ];
 
