@@ -39,8 +39,7 @@ pub const MAX_DESIGN_MOVES: u32 = 1_000_000;
 pub const MAX_OPTIMUM_NODES: usize = 5_000;
 /// Largest SAT conflict budget per call (learned clauses grow with it).
 pub const MAX_CONFLICTS: u64 = 100_000_000;
-/// Memory assumed available when `/proc/meminfo` cannot be read.
-pub const FALLBACK_MEMORY: u64 = 4 << 30;
+pub use icn_engine::memory::{FALLBACK_MEMORY, available_memory};
 
 /// An option of a run, spelt as the CLI flag or the experiment-file key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,22 +88,6 @@ pub struct Refused {
 pub struct Estimate {
     pub visits: u128,
     pub bytes: u64,
-}
-
-/// Bytes of memory available to a new run: `MemAvailable` of `/proc/meminfo`, else
-/// [`FALLBACK_MEMORY`].
-pub fn available_memory() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| mem_available(&t))
-        .unwrap_or(FALLBACK_MEMORY)
-}
-
-/// `MemAvailable` in bytes from the text of `/proc/meminfo`.
-fn mem_available(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
 }
 
 /// Universal-list designer moves actually made on `n` nodes (as [`crate::schemes::run_scheme`]).
@@ -293,13 +276,5 @@ mod tests {
         let e = check(&g, &[Scheme::Ilbm], &[0], &RunOptions::default(), need - 1).unwrap_err();
         assert_eq!(e.key, Key::Graph);
         assert!(e.why.contains("MB are available"), "{}", e.why);
-    }
-
-    #[test]
-    fn mem_available_is_read_from_meminfo() {
-        let text = "MemTotal:       8000000 kB\nMemFree:  100 kB\nMemAvailable:    2048 kB\n";
-        assert_eq!(mem_available(text), Some(2 << 20));
-        assert_eq!(mem_available("MemTotal: 1 kB\n"), None);
-        assert!(available_memory() > 0);
     }
 }

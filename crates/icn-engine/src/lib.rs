@@ -14,6 +14,7 @@
 
 pub mod config;
 pub mod lockstep;
+pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod rng;

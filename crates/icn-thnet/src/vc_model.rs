@@ -372,6 +372,27 @@ fn deadlock_check(
     }
 }
 
+/// Refuses a network whose router state alone (buffers, VC state, credits, allocator
+/// pointers, wiring: `radix × (V × (4·buf + 32) + 64) + 64` bytes per router, 256 per
+/// endpoint; see [`VcAnyNet::bytes_per_router`]) exceeds the memory available, before it is
+/// built. Packets in flight and source queues come on top and grow with the load.
+fn check_state_fits(cfg: &VcRouterConfig, net: &Net, endpoints: usize) -> Result<(), Invalid> {
+    let (routers, radix) = match net {
+        Net::Grid(g) => (g.x * g.y, 5),
+        Net::Any { net, .. } => (net.routers() as usize, usize::from(net.radix())),
+    };
+    let per_router = radix * (cfg.vcs * (4 * cfg.buf + 32) + 64) + 64;
+    icn_engine::memory::check_fits(
+        "topology",
+        &format!(
+            "the router state of {routers} routers of radix {radix} ({} VCs × {} flits)",
+            cfg.vcs, cfg.buf
+        ),
+        routers as u128 * per_router as u128 + endpoints as u128 * 256,
+        icn_engine::memory::available_memory(),
+    )
+}
+
 /// Largest packet (flits).
 pub const MAX_SIZE: u32 = 65_536;
 
@@ -403,6 +424,7 @@ impl Model for VcRouter {
             Net::Grid(g) => g.x * g.y,
             Net::Any { net, .. } => net.terminals() as usize,
         };
+        check_state_fits(&cfg, &net, endpoints)?;
         if let Some((tnet, routing)) = &checked {
             deadlock_check(&cfg, tnet, routing.as_ref())?;
             cfg.traffic.bind(tnet)?;

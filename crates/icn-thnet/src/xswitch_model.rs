@@ -175,6 +175,21 @@ impl Model for XSwitch {
         let trace = traffic::validate(&cfg.traffic, topo.nias(), topo.grid, MAX_SIZE)?;
         traffic::check_windows(cfg.warmup, cfg.measure, cfg.drain)?;
         let traced = trace_port(&cfg, &topo)?;
+        // Per port a FIFO of symbols, a delay line and the output machine; every partition
+        // keeps whole-network port vectors (`xnet_par.rs`), so the state grows with threads.
+        // Frames in flight and source queues come on top and grow with the load.
+        let ports = (topo.switches * crate::symbol::PORTS + topo.nias()) as u128;
+        let per_port = 8 * (cfg.fifo_size + cfg.link_delay) as u128 + 128;
+        icn_engine::memory::check_fits(
+            "topology",
+            &format!(
+                "the network's state ({} switches, {} threads)",
+                topo.switches,
+                cfg.thread_count()
+            ),
+            ports * per_port * cfg.thread_count() as u128 + topo.nias() as u128 * 512,
+            icn_engine::memory::available_memory(),
+        )?;
         Ok(XSwitchPoint {
             cfg,
             topo,

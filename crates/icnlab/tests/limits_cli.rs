@@ -154,3 +154,30 @@ fn bad_plot_columns_are_refused_before_the_sweep_runs() {
         "key `plot[0].table`: the model writes no table `per_source`",
     );
 }
+
+/// Issue 14, item 4: a network whose state alone exceeds the machine's memory is refused before
+/// it is built, naming `topology` (a 2048×2048 mesh of 16-VC routers: ≈ 340 GB; an X-Switch
+/// 64×64 mesh with 64 K-symbol FIFOs and 1 024-cycle links on 1 024 threads: ≈ 12 TB).
+#[test]
+fn networks_the_machine_cannot_hold_are_refused_naming_the_topology() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    fs::write(
+        p("vc.toml"),
+        "model = \"vc-router\"\ntopology = \"mesh:2048x2048\"\nrouting = \"dor\"\nvcs = 16\nbuf = 255\n",
+    )
+    .unwrap();
+    refused(
+        &["check", &p("vc.toml")],
+        "vc.toml: key `topology`: the router state of 4194304 routers",
+    );
+    fs::write(
+        p("xs.toml"),
+        "model = \"xswitch\"\ntopology = \"mesh:64x64\"\nthreads = 1024\nfifo_size = 65536\nstop_threshold = 60000\ngo_threshold = 100\nlink_delay = 1024\n",
+    )
+    .unwrap();
+    refused(
+        &["check", &p("xs.toml")],
+        "xs.toml: key `topology`: the network's state (4096 switches, 1024 threads) needs about",
+    );
+}
