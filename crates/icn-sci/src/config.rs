@@ -326,6 +326,59 @@ impl SciConfig {
             "1 ..= 10^10",
             self.drain_limit_cycles,
         )?;
-        Ok(())
+        self.check_memory(icn_engine::memory::available_memory())
+    }
+
+    /// The delay of every send accepted in the window is kept (8 bytes each) for exact
+    /// percentiles: at most `nodes × measure_cycles × load / (symbols of the shortest send)`
+    /// sends, twice with `transmitter = "compare"`. Refused, naming `measure_cycles`, when that
+    /// exceeds the memory available (64 nodes at load 1 for 10^10 cycles: ≈ 130 GB).
+    pub fn check_memory(&self, available: u64) -> Result<(), Invalid> {
+        let shortest = self
+            .data_bytes
+            .iter()
+            .map(|&b| send_symbols(b, self.crc_outside_header))
+            .min()
+            .unwrap_or(1)
+            .max(1);
+        let runs = if self.transmitter == Transmitter::Compare {
+            2.0
+        } else {
+            1.0
+        };
+        let sends = self.nodes as f64 * self.measure_cycles as f64 * self.load.clamp(0.0, 1.0)
+            / shortest as f64;
+        icn_engine::memory::check_fits(
+            "measure_cycles",
+            &format!(
+                "keeping the delay of every send of the window ({} cycles × {} nodes)",
+                self.measure_cycles, self.nodes
+            ),
+            (8.0 * sends * runs) as u128,
+            available,
+        )
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+
+    /// 64 nodes at load 1 with 64-byte sends (40 symbols) for 10^10 cycles keep ≈ 1.6·10^10
+    /// delays (≈ 130 GB): refused naming `measure_cycles`; the default window (8 nodes, 2·10^5
+    /// cycles, load 0.5: ≈ 20 000 sends, 0.16 MB) fits in 1 MB but not in 100 KB.
+    #[test]
+    fn a_window_whose_delays_the_machine_cannot_hold_is_refused() {
+        let cfg = SciConfig {
+            nodes: 64,
+            load: 1.0,
+            measure_cycles: 10_000_000_000,
+            ..SciConfig::default()
+        };
+        let e = cfg.check_memory(24 << 30).unwrap_err();
+        assert_eq!(e.key, "measure_cycles");
+        assert!(e.message.contains("MB are available"), "{}", e.message);
+        SciConfig::default().check_memory(1 << 20).unwrap();
+        assert!(SciConfig::default().check_memory(100 << 10).is_err());
     }
 }
