@@ -477,11 +477,6 @@ impl VcNet {
         self.in_network
     }
 
-    /// The last cycle a flit moved here (for the watchdog of a partitioned network).
-    pub fn last_move(&self) -> u64 {
-        self.last_move
-    }
-
     /// The first router of this partition (0 for a whole network) and its router count.
     pub fn routers(&self) -> std::ops::Range<usize> {
         self.lo..self.lo + self.routers

@@ -142,14 +142,12 @@ impl ParNet<VcAnyNet> {
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let split = icn_engine::lockstep::Split {
+            items: net.routers() as usize,
+            parts: threads,
+        };
         let terminal_part = (0..net.terminals())
-            .map(|t| {
-                let r = net.terminal_at(t).0 as usize;
-                parts
-                    .iter()
-                    .position(|n| n.router_range().contains(&r))
-                    .expect("partitions cover every router") as u32
-            })
+            .map(|t| split.part_of(net.terminal_at(t).0 as usize) as u32)
             .collect();
         Ok(ParNet::from_parts(
             parts,

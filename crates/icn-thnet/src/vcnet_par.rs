@@ -176,8 +176,8 @@ impl VcPartition for VcNet {
 /// results: [`ParVcNet`] (the grid) or `ParNet<VcAnyNet>` (any network).
 pub struct ParNet<N: VcPartition> {
     parts: Lockstep<N>,
-    /// First router of each partition, then the router count.
-    bounds: Vec<usize>,
+    /// Which routers each partition holds.
+    split: Split,
     /// Per terminal: its partition.
     terminal_part: Vec<u32>,
     watchdog: u64,
@@ -202,11 +202,12 @@ impl ParNet<VcNet> {
             .map(|k| VcNet::partition(grid, p.clone(), threads, k))
             .collect::<Result<Vec<_>, _>>()?;
         let routers = grid.x * grid.y;
-        let bounds: Vec<usize> = parts.iter().map(|n| n.routers().start).collect();
+        let split = Split {
+            items: routers,
+            parts: threads,
+        };
         // One terminal per router.
-        let terminal_part = (0..routers)
-            .map(|r| (bounds.partition_point(|&b| b <= r) - 1) as u32)
-            .collect();
+        let terminal_part = (0..routers).map(|r| split.part_of(r) as u32).collect();
         Ok(Self::from_parts(parts, routers, terminal_part, watchdog))
     }
 }
@@ -220,11 +221,17 @@ impl<N: VcPartition> ParNet<N> {
         terminal_part: Vec<u32>,
         watchdog: u64,
     ) -> ParNet<N> {
-        let mut bounds: Vec<usize> = parts.iter().map(|n| n.router_range().start).collect();
-        bounds.push(routers);
+        let split = Split {
+            items: routers,
+            parts: parts.len(),
+        };
+        debug_assert!(
+            (0..parts.len()).all(|k| parts[k].router_range() == split.range(k)),
+            "partitions follow the split"
+        );
         ParNet {
             parts: Lockstep::new(parts),
-            bounds,
+            split,
             terminal_part,
             watchdog,
             now: 0,
@@ -234,10 +241,6 @@ impl<N: VcPartition> ParNet<N> {
             deadlocked: false,
             done: Vec::new(),
         }
-    }
-
-    pub fn threads(&self) -> usize {
-        self.parts.len()
     }
 
     /// Ports per router (channel `router · radix + port`).
@@ -251,7 +254,7 @@ impl<N: VcPartition> ParNet<N> {
     }
 
     fn part_of(&self, router: usize) -> usize {
-        self.bounds.partition_point(|&b| b <= router) - 1
+        self.split.part_of(router)
     }
 
     pub fn measuring(&self) -> bool {

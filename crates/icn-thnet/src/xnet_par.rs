@@ -175,8 +175,8 @@ pub struct ParNetwork {
     pub topo: Arc<Topology>,
     /// Partition of each NIA.
     nia_part: Vec<u32>,
-    /// First switch of each partition, then the switch count.
-    bounds: Vec<usize>,
+    /// Which switches each partition holds.
+    split: icn_engine::lockstep::Split,
     watchdog: u64,
     pub now: u64,
     /// Frames started and not yet delivered, over the whole network.
@@ -204,17 +204,17 @@ impl ParNetwork {
             items: topo.switches,
             parts: threads,
         };
-        let bounds: Vec<usize> = (0..=threads).map(|k| split.start(k)).collect();
+
         let nia_part = topo
             .nia_at
             .iter()
-            .map(|&(sw, _)| (bounds.partition_point(|&b| b <= sw) - 1) as u32)
+            .map(|&(sw, _)| split.part_of(sw) as u32)
             .collect();
         Ok(ParNetwork {
             parts: Lockstep::new(parts),
             topo,
             nia_part,
-            bounds,
+            split,
             watchdog,
             now: 0,
             in_flight: 0,
@@ -224,16 +224,12 @@ impl ParNetwork {
         })
     }
 
-    pub fn threads(&self) -> usize {
-        self.parts.len()
-    }
-
     pub fn nias(&self) -> usize {
         self.nia_part.len()
     }
 
     fn part_of(&self, sw: usize) -> usize {
-        self.bounds.partition_point(|&b| b <= sw) - 1
+        self.split.part_of(sw)
     }
 
     pub fn measuring(&self) -> bool {
