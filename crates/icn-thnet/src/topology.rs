@@ -10,6 +10,15 @@
 //! | `star`        | 1        | 5         | ports A..E → endpoints 0..4                          | direct              |
 //! | `tree:D`      | (3^D−1)/2| same      | A → parent, B/C/D → children, E → endpoint           | shortest (via the common ancestor) |
 //! | `file:PATH`   | any      | any       | a graph file (see [`parse_graph`])                   | shortest (BFS), or listed routes |
+//! | `fattree:K,N`, `dragonfly:P,A,H`, `hypercube:D`, `flatfly:..` | icn-topo's | its | port `i` of icn-topo's router → port `A + i` (routers of radix ≤ 5 only) | shortest (BFS) |
+//!
+//! The last row takes the large-cluster families of `icn_topo::network` (the VC router's
+//! topologies) wherever their routers fit a 5-port X-Switch: a 2-ary n-tree fat tree
+//! (`fattree:2,N`: two endpoints or two children down, two parents up), the one dragonfly with
+//! a = 2, h = 1 and one endpoint per router (`dragonfly:1,2,1`: 3 groups of 2), hypercubes up to
+//! dimension 4. Shortest routes on a k-ary n-tree go up to a nearest common ancestor and down,
+//! so they are free of deadlock like the VC router's up/down routes; on a dragonfly they are
+//! minimal routes with no VC to break their cycles (the watchdog diagnoses a deadlock).
 //!
 //! Endpoint `n` of a grid sits at switch `n`, with coordinates `(n mod X, n div X)`. This is
 //! kept inside the TH-Net crate on purpose (the shared `icn-topo` crate was being written at
@@ -53,6 +62,9 @@ pub struct Topology {
 
 /// Largest next-hop table (`switches²` bytes) a topology may build.
 pub const ROUTE_TABLE_LIMIT: u128 = 512 << 20;
+
+/// Most switches a topology off a grid may have (graph files, icn-topo networks).
+const MAX_SWITCHES: usize = 4096;
 
 /// A `toward` entry for a switch that cannot reach the destination.
 const NO_PORT: Port = Port::MAX;
@@ -124,6 +136,7 @@ impl Topology {
             "star" if arg.is_empty() => star(),
             "ccc" => return ccc(arg, spec),
             "tree" => tree(count(arg, 1, 6)?),
+            "fattree" | "dragonfly" | "hypercube" | "flatfly" => return from_network(spec),
             "file" => {
                 let text = std::fs::read_to_string(arg)
                     .map_err(|e| bad(format!("cannot read graph file `{arg}`: {e}")))?;
@@ -131,7 +144,8 @@ impl Topology {
             }
             _ => {
                 return Err(bad(format!(
-                    "unknown `{spec}`: use ring:N, mesh:XxY, torus:XxY, star, tree:D, ccc:H,K or file:PATH"
+                    "unknown `{spec}`: use ring:N, mesh:XxY, torus:XxY, star, tree:D, ccc:H,K, \
+                     fattree:2,N, dragonfly:1,2,1, hypercube:D, flatfly:.. or file:PATH"
                 )));
             }
         };
@@ -453,6 +467,56 @@ fn ccc(arg: &str, spec: &str) -> Result<Topology, Invalid> {
     parse_graph(&text)
 }
 
+/// A network of `icn_topo::network` (see the table at the top) as X-Switches: port `i` of a
+/// router is port `A + i` of its switch, terminal `t` is endpoint `n{t}`.
+fn from_network(spec: &str) -> Result<Topology, Invalid> {
+    let net = icn_topo::network::spec::parse_network_spec(spec)
+        .map_err(|e| Invalid::new("topology", e.to_string()))?;
+    if usize::from(net.radix()) > PORTS {
+        return Err(Invalid::new(
+            "topology",
+            format!(
+                "`{spec}` needs routers of {} ports; an X-Switch has {PORTS} (A..E): \
+                 use fattree:2,N, dragonfly:1,2,1 or hypercube:D with D ≤ 4, \
+                 or the vc-router model",
+                net.radix()
+            ),
+        ));
+    }
+    let switches = net.routers() as usize;
+    if switches > MAX_SWITCHES {
+        return Err(Invalid::range(
+            "topology",
+            &format!("at most {MAX_SWITCHES} switches off a grid"),
+            spec,
+        ));
+    }
+    let mut t = Topology::empty(switches);
+    for r in 0..net.routers() {
+        for (p, end) in net.ports(r).iter().enumerate() {
+            let here = End::Switch {
+                sw: r as usize,
+                port: p as Port,
+            };
+            match *end {
+                icn_topo::network::End::Unused => {}
+                icn_topo::network::End::Terminal(n) => t.connect(here, End::Nia(n as usize))?,
+                // Each link once, from its lower end.
+                icn_topo::network::End::Router { router, port } if (router, port) > (r, p as u16) => {
+                    let there = End::Switch {
+                        sw: router as usize,
+                        port: port as Port,
+                    };
+                    t.connect(here, there)?;
+                }
+                icn_topo::network::End::Router { .. } => {}
+            }
+        }
+    }
+    t.build_routes(HashMap::new())?;
+    Ok(t)
+}
+
 /// Parses a graph file:
 ///
 /// ```text
@@ -477,8 +541,8 @@ pub fn parse_graph(text: &str) -> Result<Topology, Invalid> {
                 let n = words
                     .get(1)
                     .and_then(|w| w.parse::<usize>().ok())
-                    .filter(|n| (1..=4096).contains(n))
-                    .ok_or_else(|| at("`switches N` needs 1 ≤ N ≤ 4096".into()))?;
+                    .filter(|n| (1..=MAX_SWITCHES).contains(n))
+                    .ok_or_else(|| at(format!("`switches N` needs 1 ≤ N ≤ {MAX_SWITCHES}")))?;
                 t = Some(Topology::empty(n));
             }
             ("switches", Some(_)) => return Err(at("`switches` given twice".into())),
@@ -633,7 +697,7 @@ mod tests {
         }
         assert!(Topology::from_spec("mesh:0x4").is_err());
         assert!(
-            Topology::from_spec("hypercube:3")
+            Topology::from_spec("butterfly:3")
                 .unwrap_err()
                 .message
                 .contains("unknown")
@@ -655,6 +719,44 @@ mod tests {
             }
         }
         assert_eq!(Topology::from_spec("ccc:2,3").unwrap_err().key, "topology");
+    }
+
+    /// icn-topo's fat tree, dragonfly and hypercube as X-Switches: every switch and endpoint
+    /// icn-topo has, every pair routed to its destination along a shortest path (a route is
+    /// one output port per switch it crosses: on a 2-ary 3-tree 1 between the two endpoints of
+    /// a leaf, 5 through a root; on the dragonfly local, global, local and out: 4).
+    #[test]
+    fn large_cluster_families_fit_five_ports() {
+        for (spec, switches, nias, diameter) in [
+            ("fattree:2,3", 12, 8, 5),
+            ("dragonfly:1,2,1", 6, 6, 4),
+            ("hypercube:4", 16, 16, 5),
+        ] {
+            let t = Topology::from_spec(spec).unwrap();
+            assert_eq!((t.switches, t.nias()), (switches, nias), "{spec}");
+            let mut longest = 0;
+            for a in 0..nias {
+                for b in 0..nias {
+                    let r = t.route(a, b);
+                    assert_eq!(t.walk(a, &r).unwrap(), b, "{spec}: {a}->{b}");
+                    longest = longest.max(r.len());
+                }
+            }
+            assert_eq!(longest, diameter, "{spec}: ports on the longest route");
+        }
+        // Endpoints 0 and 1 share a leaf of the fat tree: into the switch, out of it.
+        assert_eq!(Topology::from_spec("fattree:2,3").unwrap().route(0, 1).len(), 1);
+    }
+
+    #[test]
+    fn families_too_wide_for_an_x_switch_are_refused_naming_the_radix() {
+        for (spec, radix) in [("fattree:4,2", 8), ("dragonfly:2", 7), ("hypercube:5", 6)] {
+            let e = Topology::from_spec(spec).unwrap_err();
+            assert_eq!(e.key, "topology");
+            assert!(e.message.contains(&format!("{radix} ports")), "{spec}: {e}");
+        }
+        let e = Topology::from_spec("fattree:2,13").unwrap_err();
+        assert!(e.to_string().contains("4096 switches"), "{e}");
     }
 
     /// Routes are not stored per pair any more: the grids that needed 3.4–7.7 GB of routes

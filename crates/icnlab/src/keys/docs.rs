@@ -305,7 +305,7 @@ const XSWITCH: Docs = &[
     (
         "topology",
         "",
-        "the network of X-Switches: `ring:N`, `mesh:XxY`, `torus:XxY`, `star`, `tree:D`, `ccc:H,K` or `file:PATH`",
+        "the network of X-Switches: `ring:N`, `mesh:XxY`, `torus:XxY`, `star`, `tree:D`, `ccc:H,K`, `fattree:2,N`, `dragonfly:1,2,1`, `hypercube:D` (D ≤ 4) or `file:PATH`",
     ),
     (
         "load",
