@@ -543,6 +543,8 @@ impl<P: Partition> Lockstep<P> {
 
 /// The end of a cycle of a spread model: this rank's reports to every rank, every rank's
 /// completions into `done` and messages into this rank's inboxes, both in partition order.
+/// Out of line: the one-process [`Lockstep::cycle`] keeps only the branch to it.
+#[inline(never)]
 fn exchange_between_ranks<P: Partition>(
     spread: &mut Spread<P>,
     first: usize,

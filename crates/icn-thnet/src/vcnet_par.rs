@@ -17,6 +17,11 @@
 //! port and VC ([`VcNet::route`]), not from state carried by the packet. The watchdog looks at
 //! the whole network: packets created minus delivered over all partitions, and the latest
 //! cycle any of them moved a flit. Tests: `vcnet_par_tests.rs`.
+//!
+//! **Across processes.** [`ParNet::spread`] (and `ParNet::any_spread`) build only this MPI
+//! rank's block of `ranks × threads` partitions; the driver below runs replicated on every
+//! rank, fed every partition's deliveries by [`Lockstep::spread`], and its whole-network
+//! queries ([`ParNet::router_channel_loads`]) are collective. Tests: `tests/spread_ranks.rs`.
 
 use super::*;
 use icn_engine::lockstep::{Exchange, Lockstep, Partition, Split};

@@ -22,6 +22,12 @@
 //! whole network: frames started minus delivered over all partitions, and the latest cycle
 //! any of them moved a frame symbol; its diagnosis is computed on the switch state
 //! assembled from the partitions, so it is the same text. Tests: `xnet_par_tests.rs`.
+//!
+//! **Across processes.** [`ParNetwork::spread`] builds only this MPI rank's block of
+//! `ranks × threads` partitions; the driver runs replicated on every rank (fed every
+//! partition's events by [`Lockstep::spread`]), and the queries that read partitions —
+//! counters, grant log, sources idle, the deadlock diagnosis — gather them from every rank.
+//! Tests: `tests/spread_ranks.rs`.
 
 use super::*;
 use icn_engine::lockstep::{Exchange, Lockstep, Partition};
