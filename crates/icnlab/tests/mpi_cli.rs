@@ -447,3 +447,40 @@ fn a_network_that_cannot_be_spread_stops_every_rank_with_code_2() {
         stderr(&res)
     );
 }
+
+/// A replication that fails at run time (a torus without dateline classes deadlocks, found by
+/// the watchdog in the same cycle on both ranks): flagged and written as one process writes it,
+/// exit 1 from every rank.
+#[test]
+fn a_network_spread_over_two_ranks_deadlocks_as_one_process() {
+    let d = Dir::new();
+    let file = d.path("deadlock.toml");
+    fs::write(
+        &file,
+        r#"
+model = "vc-router"
+seed = 4
+replications = 2
+topology = "torus:4x4"
+vcs = 1
+allow_deadlock = true
+watchdog = 1000
+load = 0.4
+warmup = 500
+measure = 3000
+drain = 20000
+"#,
+    )
+    .unwrap();
+    let run = |out: &str| args(&["run", &file, "--out", &d.path(out), "--quiet"]);
+    let mut one_args = run("one");
+    one_args.extend(args(&["--threads", "2"]));
+    let one = icnlab(&one_args);
+    assert_eq!(one.status.code(), Some(1), "{}", stderr(&one));
+    let mut spread = run("net");
+    spread.extend(args(&["--spread", "network"]));
+    let two = mpirun(&[(2, spread)]);
+    assert_eq!(two.status.code(), Some(1), "{}", stderr(&two));
+    assert!(stderr(&two).contains("deadlock"), "{}", stderr(&two));
+    assert_same_outputs(Path::new(&d.path("one")), Path::new(&d.path("net")));
+}
