@@ -393,20 +393,22 @@ impl VcFabric {
         Ok(Self::wrap(net, cycle_ps, flit_bytes, max_packet_flits))
     }
 
-    /// As [`VcFabric::new`] with one-cycle, one-flit units (the `vc-router` model), and with
-    /// `ranks`, `threads` partitions per rank of the network spread over them.
+    /// As [`VcFabric::new`], and with `ranks`, `threads` partitions per rank of the network
+    /// spread over them ([`ParVcNet::spread`]).
     pub fn spread(
         grid: Grid,
         p: VcParams,
         threads: usize,
         ranks: Option<Arc<dyn Exchange>>,
+        cycle_ps: Ps,
+        flit_bytes: u32,
         max_packet_flits: u32,
     ) -> Result<VcFabric, Invalid> {
         if ranks.is_none() {
-            return Self::new(grid, p, threads, 1, 1, max_packet_flits);
+            return Self::new(grid, p, threads, cycle_ps, flit_bytes, max_packet_flits);
         }
         let net = VcEngine::GridParallel(Box::new(ParVcNet::spread(grid, p, threads, ranks)?));
-        Ok(Self::wrap(net, 1, 1, max_packet_flits))
+        Ok(Self::wrap(net, cycle_ps, flit_bytes, max_packet_flits))
     }
 
     /// Routers of any radix on any network ([`VcAnyNet`]).

@@ -507,6 +507,8 @@ impl Model for VcRouter {
                     cfg.params(),
                     point.threads,
                     point.ranks.clone(),
+                    1,
+                    1,
                     MAX_SIZE,
                 )?,
                 Some(*g),

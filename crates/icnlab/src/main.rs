@@ -51,7 +51,7 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Under mpirun/srun: spread the replications over the ranks (`runs`), or partition
-        /// each replication's network over them (`network`: vc-router, xswitch). One process: ignored.
+        /// each replication's network over them (`network`: vc-router, xswitch, cluster). One process: ignored.
         #[arg(long, value_enum, default_value_t = Spread::Runs)]
         spread: Spread,
     },
@@ -66,7 +66,7 @@ enum Command {
         #[arg(long, value_name = "i/n")]
         shard: Option<Shard>,
         /// Under mpirun/srun: spread the replications over the ranks (`runs`), or partition
-        /// each replication's network over them (`network`: vc-router, xswitch). One process: ignored.
+        /// each replication's network over them (`network`: vc-router, xswitch, cluster). One process: ignored.
         #[arg(long, value_enum, default_value_t = Spread::Runs)]
         spread: Spread,
     },

@@ -398,7 +398,35 @@ fn a_network_spread_over_two_ranks_writes_the_one_process_files() {
     let two = mpirun(&[(2, spread)]);
     assert!(two.status.success(), "{}", stderr(&two));
     assert_same_outputs(Path::new(&d.path("run-one")), Path::new(&d.path("run-net")));
+    // The cluster model's fabric: an all-to-all over VC routers on a CCC (router of any radix).
+    let cluster = d.path("cluster.toml");
+    fs::write(&cluster, CLUSTER).unwrap();
+    let run = |out: &str| args(&["run", &cluster, "--out", &d.path(out), "--quiet"]);
+    let mut one_args = run("cluster-one");
+    one_args.extend(args(&["--threads", "2"]));
+    assert!(icnlab(&one_args).status.success());
+    let mut spread = run("cluster-net");
+    spread.extend(args(&["--spread", "network"]));
+    let two = mpirun(&[(2, spread)]);
+    assert!(two.status.success(), "{}", stderr(&two));
+    assert_same_outputs(
+        Path::new(&d.path("cluster-one")),
+        Path::new(&d.path("cluster-net")),
+    );
 }
+
+/// A cluster whose fabric is a network of VC routers of radix 4 on a CCC.
+const CLUSTER: &str = r#"
+model = "cluster"
+seed = 3
+replications = 2
+[fabric]
+kind = "vc-router"
+topology = "ccc:3,3"
+[workload]
+kind = "alltoall"
+bytes = 700
+"#;
 
 /// `--spread network` that cannot be: a model without a network to spread, and more
 /// partitions (2 ranks × 9 threads) than the mesh has routers. Every rank exits 2, rank 0

@@ -101,7 +101,8 @@ impl Work for SweepWork {
             return Err(Failure::new(
                 2,
                 format!(
-                    "model `{}` cannot spread one network over MPI ranks (--spread network:                      vc-router, xswitch); use --spread runs",
+                    "model `{}` cannot spread one network over MPI ranks (--spread network: \
+                     vc-router, xswitch, cluster); use --spread runs",
                     runner.name()
                 ),
             ));
