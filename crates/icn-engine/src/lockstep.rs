@@ -14,8 +14,8 @@
 //! messages within a cycle commute (or are ordered by index), gives the sequential run's
 //! results bit for bit at any partition count, whatever the threads' timing.
 //!
-//! **Threads.** Partition 0 runs on the caller's thread, every other one on a worker of its
-//! own, created once. A worker spins for a short while waiting for the next cycle (the caller
+//! **Threads.** Partition 0 (the first of this rank's block, when spread over ranks) runs on
+//! the caller's thread, every other one on a worker of its own, created once. A worker spins for a short while waiting for the next cycle (the caller
 //! spends a few microseconds between cycles injecting traffic and collecting completions),
 //! then parks; a partition that panics is reported as an error, never a hang.
 //!
