@@ -19,6 +19,7 @@ use crate::patterns;
 use crate::program::{self, Program};
 use crate::sim::{Cluster as Sim, Outcome, RunError};
 use icn_bcast::schemes::Scheme;
+use icn_engine::lockstep::Exchange;
 use icn_engine::stats::Histogram;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
 use icn_fabric::ideal::IdealConfig;
@@ -211,6 +212,11 @@ pub struct ClusterPoint {
     vc_any: Option<(Arc<Network>, Arc<dyn Routing>)>,
     /// Step count of the broadcast scheme (bcast with an icn-bcast algorithm).
     pub scheme_steps: Option<u32>,
+    /// Threads (partitions) simulating an xswitch or vc-router fabric in this process.
+    threads: usize,
+    /// `Some`: an xswitch or vc-router fabric is spread over these ranks
+    /// ([`Context::network`]); the other fabrics run whole on every rank.
+    ranks: Option<Arc<dyn Exchange>>,
 }
 
 impl FabricConfig {
@@ -514,22 +520,24 @@ impl ClusterPoint {
         let f = &self.cfg.fabric;
         Ok(match f.kind {
             FabricKind::Ideal => Box::new(f.ideal().build()?),
-            FabricKind::Xswitch => Box::new(XSwitchFabric::with_threads(
+            FabricKind::Xswitch => Box::new(XSwitchFabric::spread(
                 self.topo.clone().expect("prepared"),
                 f.xswitch_params(),
-                f.thread_count(),
+                self.threads,
+                self.ranks.clone(),
                 f.cycle_ps()?,
             )?),
             FabricKind::SciRing => Box::new(SciRingFabric::new(&f.sci()?, f.intelligent)?),
             FabricKind::VcRouter => match &self.vc_any {
-                Some((net, routing)) if f.thread_count() > 1 => {
-                    let any = ParNet::any(
+                Some((net, routing)) if self.threads > 1 || self.ranks.is_some() => {
+                    let any = ParNet::any_spread(
                         net.clone(),
                         routing.clone(),
                         f.vc_params(),
                         1,
                         1,
-                        f.thread_count(),
+                        self.threads,
+                        self.ranks.clone(),
                     )?;
                     Box::new(VcFabric::any_parallel(
                         any,
@@ -547,10 +555,11 @@ impl ClusterPoint {
                         f.max_packet_flits,
                     ))
                 }
-                None => Box::new(VcFabric::new(
+                None => Box::new(VcFabric::spread(
                     self.topo.as_ref().and_then(|t| t.grid).expect("prepared"),
                     f.vc_params(),
-                    f.thread_count(),
+                    self.threads,
+                    self.ranks.clone(),
                     f.cycle_ps()?,
                     f.flit_bytes,
                     f.max_packet_flits,
@@ -823,6 +832,8 @@ fn report<F: Fabric + ?Sized>(o: &Outcome, f: &F, point: &ClusterPoint) -> Metri
 impl Model for Cluster {
     const NAME: &'static str = "cluster";
     const ABOUT: &'static str = "a program's messages through host/NIC endpoints into any fabric (ideal, xswitch, vc-router, sci-ring)";
+    /// Its xswitch and vc-router fabrics; the ideal and sci-ring fabrics run whole on every rank.
+    const SPREADS_NETWORK: bool = true;
     type Config = ClusterConfig;
     type Prepared = ClusterPoint;
 
@@ -865,6 +876,32 @@ impl Model for Cluster {
             ),
             packets,
         )?;
+        // Spread over ranks, `threads = 0` is one partition per rank (every rank must count
+        // the same partitions; ranks may run on machines of other sizes).
+        let threads = match (cfg.fabric.threads, &ctx.network) {
+            (0, Some(_)) => 1,
+            _ => cfg.fabric.thread_count(),
+        };
+        let ranks = match cfg.fabric.kind {
+            FabricKind::Xswitch | FabricKind::VcRouter => ctx.network.clone(),
+            FabricKind::Ideal | FabricKind::SciRing => None,
+        };
+        if let Some(x) = &ranks {
+            let routers = vc_any
+                .as_ref()
+                .map(|(net, _)| net.routers() as usize)
+                .or(topo.as_ref().map(|t| t.switches))
+                .unwrap_or(0);
+            Invalid::check(
+                threads * x.size() <= routers,
+                "fabric.threads",
+                &format!(
+                    "at most one partition per router ({routers}): {} ranks × threads",
+                    x.size()
+                ),
+                threads,
+            )?;
+        }
         Ok(ClusterPoint {
             cfg: cfg.clone(),
             program,
@@ -872,6 +909,8 @@ impl Model for Cluster {
             topo,
             vc_any,
             scheme_steps,
+            threads,
+            ranks,
         })
     }
 

@@ -322,6 +322,54 @@ fn ccc_of_vc_routers_runs_every_broadcast() {
     assert_eq!(outcome.message_ps, 2 * u128::from(one));
 }
 
+/// Issue 15, item 2(b): the cluster's VC-router (grid and any radix) and X-Switch fabrics spread
+/// over thread-ranks (2 ranks of 1 and 2 threads): every rank computes the one-process
+/// metrics bit for bit; an ideal fabric runs whole on every rank, with the same metrics too.
+#[test]
+fn fabrics_spread_over_ranks_give_the_one_process_cluster_metrics() {
+    for (kind, topology) in [
+        (FabricKind::VcRouter, "mesh:4x4"),
+        (FabricKind::VcRouter, "ccc:3,3"),
+        (FabricKind::Xswitch, "mesh:4x4"),
+        (FabricKind::Ideal, "mesh:4x4"),
+    ] {
+        let mut cfg = ClusterConfig::default();
+        cfg.fabric.kind = kind;
+        cfg.fabric.topology = topology.into();
+        cfg.workload.kind = WorkloadKind::Alltoall;
+        cfg.workload.bytes = 700;
+        let one = metrics(&cfg);
+        // `threads` does not apply to the ideal fabric.
+        let counts: &[usize] = if matches!(kind, FabricKind::Ideal) {
+            &[1]
+        } else {
+            &[1, 2]
+        };
+        for &threads in counts {
+            cfg.fabric.threads = threads;
+            let ranks: Vec<_> = icn_engine::lockstep::ThreadRanks::new(2)
+                .into_iter()
+                .map(|rank| {
+                    let cfg = cfg.clone();
+                    std::thread::spawn(move || {
+                        let ctx = Context::default().spread_over(std::sync::Arc::new(rank));
+                        let point = Cluster::prepare(&cfg, &ctx).unwrap();
+                        Cluster::run_prepared(&point, 1, &NoProgress).unwrap()
+                    })
+                })
+                .collect();
+            for (r, h) in ranks.into_iter().enumerate() {
+                let got = h.join().unwrap();
+                assert_eq!(
+                    format!("{:?}{:?}{:?}", got.scalars, got.tables, got.status),
+                    format!("{:?}{:?}{:?}", one.scalars, one.tables, one.status),
+                    "{topology} ({kind:?}): rank {r} of 2 at {threads} threads"
+                );
+            }
+        }
+    }
+}
+
 /// Issue 15: a cluster over VC routers or X-Switches simulated by 1, 2 or 3 threads gives the
 /// same metrics bit for bit (the grid fast path and the router of any radix on a CCC).
 #[test]

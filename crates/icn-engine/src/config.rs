@@ -34,7 +34,7 @@ mod reference;
 pub use reference::{MAX_REFERENCES, MAX_VERDICT_CHARS, RefX, Reference};
 
 /// An invalid value in a configuration: names the key and says what is allowed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error("key `{key}`: {message}")]
 pub struct Invalid {
     pub key: String,

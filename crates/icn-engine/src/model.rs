@@ -13,9 +13,11 @@
 //! every input error is reported up front and the expensive parsing happens once.
 
 use crate::config::Invalid;
+use crate::lockstep::Exchange;
 use crate::metrics::Metrics;
 use serde::{Serialize, de::DeserializeOwned};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Receives progress ticks from a running model; must be cheap and thread-safe.
 pub trait Progress: Sync {
@@ -32,7 +34,9 @@ impl Progress for NoProgress {
 
 /// A failure while running a valid configuration (e.g. a deadlock the model detected, or a
 /// trace file that cannot be read). Invalid configurations are [`Invalid`] instead.
-#[derive(Debug, thiserror::Error)]
+/// Serializable: a partition of a network spread over MPI ranks reports its error to every
+/// rank ([`crate::lockstep`]).
+#[derive(Debug, thiserror::Error, Serialize, serde::Deserialize)]
 pub enum ModelError {
     #[error(transparent)]
     Invalid(#[from] Invalid),
@@ -41,11 +45,17 @@ pub enum ModelError {
 }
 
 /// Where a configuration came from: relative file names in it (topology files, traces,
-/// profiles) are resolved against the experiment file's folder, not the working directory.
+/// profiles) are resolved against the experiment file's folder, not the working directory;
+/// and, when one network is spread over the ranks of an MPI job, how the ranks reach each
+/// other.
 #[derive(Clone, Debug, Default)]
 pub struct Context {
     /// Folder of the experiment file; `None` (tests, library use): the working directory.
     pub base_dir: Option<PathBuf>,
+    /// `Some`: every replication's network is partitioned over these ranks (`icnlab
+    /// --spread network`), every rank running the same replication together; a model that
+    /// supports it keeps this in its prepared point. `None`: one process simulates it.
+    pub network: Option<Arc<dyn Exchange>>,
 }
 
 impl Context {
@@ -53,7 +63,14 @@ impl Context {
     pub fn for_file(path: &Path) -> Context {
         Context {
             base_dir: path.parent().map(Path::to_path_buf),
+            network: None,
         }
+    }
+
+    /// This context with the network spread over `ranks`.
+    pub fn spread_over(mut self, ranks: Arc<dyn Exchange>) -> Context {
+        self.network = Some(ranks);
+        self
     }
 
     /// `name` resolved against [`Context::base_dir`] (absolute names are kept).
@@ -71,6 +88,9 @@ pub trait Model: Sync {
     const NAME: &'static str;
     /// One line for `icnlab models` and reports.
     const ABOUT: &'static str;
+    /// Whether [`Model::prepare`] spreads each replication's network over the ranks of
+    /// [`Context::network`] (`icnlab --spread network`); a model that does not ignores it.
+    const SPREADS_NETWORK: bool = false;
 
     /// The typed configuration: `#[serde(deny_unknown_fields)]`, defaults that reproduce the
     /// paper's set-up.

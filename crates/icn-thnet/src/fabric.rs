@@ -14,9 +14,11 @@ use crate::vcnet::{PacketDone, VcNet, VcObserver, VcParams};
 use crate::vcnet_any::VcAnyNet;
 use crate::xnet::par::ParNetwork;
 use crate::xnet::{Counters, NetParams, Network, Observer};
+use icn_engine::lockstep::Exchange;
 use icn_engine::{Invalid, ModelError};
 use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 /// Ports per switch or router (both are 5-port devices), for channel → (router, port).
 const PORTS: usize = crate::symbol::PORTS;
@@ -147,11 +149,23 @@ impl XSwitchFabric {
         threads: usize,
         cycle_ps: Ps,
     ) -> Result<XSwitchFabric, Invalid> {
+        Self::spread(topo, p, threads, None, cycle_ps)
+    }
+
+    /// As [`XSwitchFabric::with_threads`], and with `ranks`, `threads` partitions per rank of
+    /// the network spread over them ([`ParNetwork::spread`]).
+    pub fn spread(
+        topo: Topology,
+        p: NetParams,
+        threads: usize,
+        ranks: Option<Arc<dyn Exchange>>,
+        cycle_ps: Ps,
+    ) -> Result<XSwitchFabric, Invalid> {
         let n = topo.nias();
-        let net = if threads <= 1 {
+        let net = if threads <= 1 && ranks.is_none() {
             XEngine::Seq(Network::new(topo, p)?)
         } else {
-            XEngine::Par(Box::new(ParNetwork::new(topo, p, threads)?))
+            XEngine::Par(Box::new(ParNetwork::spread(topo, p, threads, ranks)?))
         };
         Ok(XSwitchFabric {
             net,
@@ -379,6 +393,24 @@ impl VcFabric {
         Ok(Self::wrap(net, cycle_ps, flit_bytes, max_packet_flits))
     }
 
+    /// As [`VcFabric::new`], and with `ranks`, `threads` partitions per rank of the network
+    /// spread over them ([`ParVcNet::spread`]).
+    pub fn spread(
+        grid: Grid,
+        p: VcParams,
+        threads: usize,
+        ranks: Option<Arc<dyn Exchange>>,
+        cycle_ps: Ps,
+        flit_bytes: u32,
+        max_packet_flits: u32,
+    ) -> Result<VcFabric, Invalid> {
+        if ranks.is_none() {
+            return Self::new(grid, p, threads, cycle_ps, flit_bytes, max_packet_flits);
+        }
+        let net = VcEngine::GridParallel(Box::new(ParVcNet::spread(grid, p, threads, ranks)?));
+        Ok(Self::wrap(net, cycle_ps, flit_bytes, max_packet_flits))
+    }
+
     /// Routers of any radix on any network ([`VcAnyNet`]).
     pub fn any(net: VcAnyNet, cycle_ps: Ps, flit_bytes: u32, max_packet_flits: u32) -> VcFabric {
         Self::wrap(
@@ -519,22 +551,22 @@ impl Fabric for VcFabric {
                 })
                 .collect(),
             VcEngine::GridParallel(net) => net
-                .inter_router_channels()
+                .router_channel_loads()
                 .into_iter()
-                .map(|ch| ChannelLoad {
+                .map(|(ch, busy)| ChannelLoad {
                     router: ch / PORTS,
                     port: ch % PORTS,
-                    busy: net.busy(ch),
+                    busy,
                 })
                 .collect(),
             VcEngine::AnyParallel(net) => {
                 let radix = net.ports_per_router();
-                net.inter_router_channels()
+                net.router_channel_loads()
                     .into_iter()
-                    .map(|ch| ChannelLoad {
+                    .map(|(ch, busy)| ChannelLoad {
                         router: ch / radix,
                         port: ch % radix,
-                        busy: net.busy(ch),
+                        busy,
                     })
                     .collect()
             }

@@ -26,7 +26,7 @@ use crate::symbol::Symbol;
 use icn_engine::Invalid;
 
 /// A fixed-capacity ring buffer of symbols (no allocation after construction).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Fifo {
     buf: Box<[Symbol]>,
     head: usize,

@@ -35,7 +35,7 @@ struct Msg {
 }
 
 /// A frame the NIA has just started to send.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Started {
     pub dst: usize,
     pub seq: u32,
@@ -46,7 +46,7 @@ pub struct Started {
 }
 
 /// A frame the NIA has accepted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Delivered {
     pub src: usize,
     pub seq: u32,

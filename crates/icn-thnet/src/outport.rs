@@ -25,7 +25,7 @@
 
 use crate::symbol::{PORTS, Port};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum OutState {
     Poll(Port),
     Tran(Port),
@@ -66,7 +66,7 @@ pub enum OutAction {
     Forward(Port),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OutputFsm {
     pub state: OutState,
 }

@@ -28,7 +28,9 @@ pub fn port_name(p: Port) -> char {
 }
 
 /// A raw 9-bit symbol as it travels on a channel (stored in a `u16`, bits 9..15 zero).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub struct Symbol(pub u16);
 
 /// A decoded symbol.

@@ -16,6 +16,7 @@ use crate::vcnet::VcParams;
 use crate::vcnet::par::ParNet;
 use crate::vcnet_any::VcAnyNet;
 pub use crate::xswitch_model::OnDeadlock;
+use icn_engine::lockstep::Exchange;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress};
 use icn_topo::routing::Routing;
 use icn_topo::{Network, Shape, cdg};
@@ -42,6 +43,10 @@ pub struct VcRouterPoint {
     pub cfg: VcRouterConfig,
     net: Net,
     trace: Vec<traffic::TraceRow>,
+    /// Partitions simulated by this process (its threads).
+    threads: usize,
+    /// `Some`: each replication's network is spread over these ranks ([`Context::network`]).
+    ranks: Option<Arc<dyn Exchange>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -124,6 +129,16 @@ impl VcRouterConfig {
         match self.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
+        }
+    }
+
+    /// Partitions per process: the `threads` key, where 0 is the machine's cores in one process
+    /// and 1 per rank when spread over ranks (every rank must count the same partitions, and
+    /// ranks may run on machines of different sizes).
+    fn threads_per_process(&self, ctx: &Context) -> usize {
+        match (self.threads, &ctx.network) {
+            (0, Some(_)) => 1,
+            _ => self.thread_count(),
         }
     }
 
@@ -399,6 +414,7 @@ pub const MAX_SIZE: u32 = 65_536;
 impl Model for VcRouter {
     const NAME: &'static str = "vc-router";
     const ABOUT: &'static str = "input-queued virtual-channel router network with BookSim2 iq conventions (comparison for TH-Net)";
+    const SPREADS_NETWORK: bool = true;
     type Config = VcRouterConfig;
     type Prepared = VcRouterPoint;
 
@@ -443,11 +459,17 @@ impl Model for VcRouter {
             Net::Grid(g) => g.x * g.y,
             Net::Any { net, .. } => net.routers() as usize,
         };
+        let threads = cfg.threads_per_process(ctx);
+        let ranks = ctx.network.as_ref().map_or(1, |x| x.size());
         Invalid::check(
-            cfg.thread_count() <= routers,
+            threads * ranks <= routers,
             "threads",
-            &format!("at most one thread per router ({routers})"),
-            cfg.thread_count(),
+            &if ranks > 1 {
+                format!("at most one partition per router ({routers}): {ranks} ranks × threads")
+            } else {
+                format!("at most one thread per router ({routers})")
+            },
+            threads,
         )?;
         Invalid::check(
             cfg.load > 0.0 && cfg.load <= 1.0,
@@ -458,7 +480,13 @@ impl Model for VcRouter {
         cfg.sizes().validate(MAX_SIZE)?;
         let trace = traffic::validate(&cfg.traffic, endpoints, grid, MAX_SIZE)?;
         traffic::check_windows(cfg.warmup, cfg.measure, cfg.drain)?;
-        Ok(VcRouterPoint { cfg, net, trace })
+        Ok(VcRouterPoint {
+            cfg,
+            net,
+            trace,
+            threads,
+            ranks: ctx.network.clone(),
+        })
     }
 
     fn work(cfg: &VcRouterConfig) -> u64 {
@@ -474,7 +502,15 @@ impl Model for VcRouter {
         // Sizes are flits here: one "byte" of the fabric interface is one flit.
         let (mut fabric, grid) = match &point.net {
             Net::Grid(g) => (
-                VcFabric::new(*g, cfg.params(), cfg.thread_count(), 1, 1, MAX_SIZE)?,
+                VcFabric::spread(
+                    *g,
+                    cfg.params(),
+                    point.threads,
+                    point.ranks.clone(),
+                    1,
+                    1,
+                    MAX_SIZE,
+                )?,
                 Some(*g),
             ),
             Net::Any { net, routing } => {
@@ -484,21 +520,22 @@ impl Model for VcRouter {
                 };
                 // The routers' random choices get their own stream of the replication's seed.
                 let rseed = icn_engine::rng::derive_seed(seed, u64::MAX - 1);
-                let fabric = match cfg.thread_count() {
-                    1 => VcFabric::any(
+                let fabric = match (point.threads, &point.ranks) {
+                    (1, None) => VcFabric::any(
                         VcAnyNet::new(net.clone(), routing.clone(), cfg.params(), global, rseed)?,
                         1,
                         1,
                         MAX_SIZE,
                     ),
-                    threads => VcFabric::any_parallel(
-                        ParNet::any(
+                    (threads, ranks) => VcFabric::any_parallel(
+                        ParNet::any_spread(
                             net.clone(),
                             routing.clone(),
                             cfg.params(),
                             global,
                             rseed,
                             threads,
+                            ranks.clone(),
                         )?,
                         1,
                         1,

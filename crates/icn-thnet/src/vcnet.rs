@@ -121,7 +121,7 @@ impl VcParams {
 }
 
 /// A delivered packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PacketDone {
     pub src: usize,
     pub dst: usize,
@@ -175,7 +175,7 @@ pub(crate) const REMOTE: u32 = 1 << 31;
 /// another: a flit landing in, or a credit returning to, one of its routers at cycle `at`
 /// (local indices of the receiver). A head flit carries its packet's record `R`, which the
 /// receiver keeps under an id of its own until the tail leaves.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum VcMsg<R = PacketDone> {
     Flit {
         at: u64,

@@ -11,7 +11,7 @@
 use super::*;
 use crate::vcnet::par::{ParNet, VcPartition};
 use crate::vcnet::{REMOTE, VcMsg};
-use icn_engine::lockstep::Partition;
+use icn_engine::lockstep::{Exchange, Lockstep, Partition};
 
 /// What a head flit takes to another partition.
 type Record = (PacketDone, Header);
@@ -94,6 +94,10 @@ impl Partition for VcAnyNet {
     fn panicked(why: String) -> ModelError {
         ModelError::Failed(format!("a partition of the VC network panicked: {why}"))
     }
+
+    fn last_active(&self) -> u64 {
+        self.last_move
+    }
 }
 
 impl VcPartition for VcAnyNet {
@@ -103,9 +107,6 @@ impl VcPartition for VcAnyNet {
     }
     fn ports_per_router(&self) -> usize {
         self.radix
-    }
-    fn moved_last(&self) -> u64 {
-        self.last_move
     }
     fn set_measuring(&mut self, on: bool) {
         self.measuring = on;
@@ -128,8 +129,23 @@ impl ParNet<VcAnyNet> {
         seed: u64,
         threads: usize,
     ) -> Result<ParNet<VcAnyNet>, Invalid> {
+        Self::any_spread(net, routing, p, global_delay, seed, threads, None)
+    }
+
+    /// As [`ParNet::any`], or with `ranks`, `ranks × threads` partitions of which this
+    /// process builds and simulates its rank's `threads`.
+    pub fn any_spread(
+        net: Arc<Network>,
+        routing: Arc<dyn Routing>,
+        p: VcParams,
+        global_delay: u64,
+        seed: u64,
+        threads: usize,
+        ranks: Option<Arc<dyn Exchange>>,
+    ) -> Result<ParNet<VcAnyNet>, Invalid> {
         let watchdog = p.watchdog;
-        let parts = (0..threads)
+        let total = threads * ranks.as_ref().map_or(1, |x| x.size());
+        let parts = Lockstep::<VcAnyNet>::local_block(total, ranks.as_deref())
             .map(|k| {
                 VcAnyNet::partition(
                     net.clone(),
@@ -137,23 +153,25 @@ impl ParNet<VcAnyNet> {
                     p.clone(),
                     global_delay,
                     seed,
-                    threads,
+                    total,
                     k,
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;
         let split = icn_engine::lockstep::Split {
             items: net.routers() as usize,
-            parts: threads,
+            parts: total,
         };
         let terminal_part = (0..net.terminals())
             .map(|t| split.part_of(net.terminal_at(t).0 as usize) as u32)
             .collect();
-        Ok(ParNet::from_parts(
+        Ok(ParNet::from_block(
             parts,
+            total,
             net.routers() as usize,
             terminal_part,
             watchdog,
+            ranks,
         ))
     }
 }

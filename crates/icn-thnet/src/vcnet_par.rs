@@ -17,9 +17,16 @@
 //! port and VC ([`VcNet::route`]), not from state carried by the packet. The watchdog looks at
 //! the whole network: packets created minus delivered over all partitions, and the latest
 //! cycle any of them moved a flit. Tests: `vcnet_par_tests.rs`.
+//!
+//! **Across processes.** [`ParNet::spread`] (and `ParNet::any_spread`) build only this MPI
+//! rank's block of `ranks × threads` partitions; the driver below runs replicated on every
+//! rank, fed every partition's deliveries by [`Lockstep::spread`], and its whole-network
+//! queries ([`ParNet::router_channel_loads`]) are collective. Tests: `tests/spread_ranks.rs`.
 
 use super::*;
-use icn_engine::lockstep::{Lockstep, Partition, Split};
+use icn_engine::lockstep::{Exchange, Lockstep, Partition, Split};
+use serde::{Serialize, de::DeserializeOwned};
+use std::sync::Arc;
 
 /// Where a router port is, seen from partition `k` of a VC network with `radix` ports per
 /// router and `v` VCs: its VC 0 as a local index, or a new entry (partition, its local VC 0)
@@ -129,20 +136,22 @@ impl Partition for VcNet {
     fn panicked(why: String) -> ModelError {
         ModelError::Failed(format!("a partition of the VC network panicked: {why}"))
     }
+
+    fn last_active(&self) -> u64 {
+        self.last_move
+    }
 }
 
 /// What the driver needs of a partition of a VC network besides [`Partition`].
 pub trait VcPartition:
     Partition<Message = VcMsg<Self::Record>, Done = (u64, PacketDone), Error = ModelError>
 {
-    /// What a head flit carries to another partition.
-    type Record: Send + 'static;
+    /// What a head flit carries to another partition (or rank).
+    type Record: Send + Serialize + DeserializeOwned + 'static;
     /// The global routers simulated here.
     fn router_range(&self) -> std::ops::Range<usize>;
     /// Ports per router (channel `router · radix + port`).
     fn ports_per_router(&self) -> usize;
-    /// The last cycle a flit moved here.
-    fn moved_last(&self) -> u64;
     fn set_measuring(&mut self, on: bool);
     /// Flits sent on local channel `c` while measuring.
     fn channel_busy(&self, c: usize) -> u64;
@@ -158,9 +167,6 @@ impl VcPartition for VcNet {
     fn ports_per_router(&self) -> usize {
         P
     }
-    fn moved_last(&self) -> u64 {
-        self.last_move
-    }
     fn set_measuring(&mut self, on: bool) {
         self.measuring = on;
     }
@@ -172,12 +178,12 @@ impl VcPartition for VcNet {
     }
 }
 
-/// A VC network simulated by several threads, with the sequential network's interface and
-/// results: [`ParVcNet`] (the grid) or `ParNet<VcAnyNet>` (any network).
+/// A VC network simulated by several threads, possibly of several processes (MPI ranks),
+/// with the sequential network's interface and results: [`ParVcNet`] (the grid) or
+/// `ParNet<VcAnyNet>` (any network). Spread over ranks, every rank drives the whole network
+/// the same way (this driver is replicated) and simulates its block of the partitions.
 pub struct ParNet<N: VcPartition> {
     parts: Lockstep<N>,
-    /// Which routers each partition holds.
-    split: Split,
     /// Per terminal: its partition.
     terminal_part: Vec<u32>,
     watchdog: u64,
@@ -197,41 +203,65 @@ pub type ParVcNet = ParNet<VcNet>;
 impl ParNet<VcNet> {
     /// `grid` in `threads` partitions of (nearly) equal router counts, each on its own thread.
     pub fn new(grid: Grid, p: VcParams, threads: usize) -> Result<ParVcNet, Invalid> {
+        Self::spread(grid, p, threads, None)
+    }
+
+    /// As [`ParNet::new`], or with `ranks`, `ranks × threads` partitions of which this
+    /// process builds and simulates its rank's `threads`.
+    pub fn spread(
+        grid: Grid,
+        p: VcParams,
+        threads: usize,
+        ranks: Option<Arc<dyn Exchange>>,
+    ) -> Result<ParVcNet, Invalid> {
         let watchdog = p.watchdog;
-        let parts = (0..threads)
-            .map(|k| VcNet::partition(grid, p.clone(), threads, k))
+        let total = threads * ranks.as_ref().map_or(1, |x| x.size());
+        let parts = Lockstep::<VcNet>::local_block(total, ranks.as_deref())
+            .map(|k| VcNet::partition(grid, p.clone(), total, k))
             .collect::<Result<Vec<_>, _>>()?;
         let routers = grid.x * grid.y;
         let split = Split {
             items: routers,
-            parts: threads,
+            parts: total,
         };
         // One terminal per router.
         let terminal_part = (0..routers).map(|r| split.part_of(r) as u32).collect();
-        Ok(Self::from_parts(parts, routers, terminal_part, watchdog))
+        Ok(Self::from_block(
+            parts,
+            total,
+            routers,
+            terminal_part,
+            watchdog,
+            ranks,
+        ))
     }
 }
 
 impl<N: VcPartition> ParNet<N> {
-    /// Runs `parts` (partitions of contiguous router ranges covering `routers`, in order),
-    /// with `terminal_part` the partition of each terminal.
-    pub fn from_parts(
+    /// Runs `parts`, this process's block of `total` partitions of contiguous router ranges
+    /// covering `routers` in order (all of them unless spread over `ranks`), with
+    /// `terminal_part` the partition of each terminal.
+    pub fn from_block(
         parts: Vec<N>,
+        total: usize,
         routers: usize,
         terminal_part: Vec<u32>,
         watchdog: u64,
+        ranks: Option<Arc<dyn Exchange>>,
     ) -> ParNet<N> {
         let split = Split {
             items: routers,
-            parts: parts.len(),
+            parts: total,
         };
+        let parts = Lockstep::new_or_spread(parts, total, ranks);
         debug_assert!(
-            (0..parts.len()).all(|k| parts[k].router_range() == split.range(k)),
+            parts
+                .local()
+                .all(|k| parts.part(k).router_range() == split.range(k)),
             "partitions follow the split"
         );
         ParNet {
-            parts: Lockstep::new(parts),
-            split,
+            parts,
             terminal_part,
             watchdog,
             now: 0,
@@ -245,16 +275,12 @@ impl<N: VcPartition> ParNet<N> {
 
     /// Ports per router (channel `router · radix + port`).
     pub fn ports_per_router(&self) -> usize {
-        self.parts.part(0).ports_per_router()
+        self.parts.part(self.parts.local().start).ports_per_router()
     }
 
     /// Terminals (endpoints).
     pub fn nodes(&self) -> usize {
         self.terminal_part.len()
-    }
-
-    fn part_of(&self, router: usize) -> usize {
-        self.split.part_of(router)
     }
 
     pub fn measuring(&self) -> bool {
@@ -264,9 +290,7 @@ impl<N: VcPartition> ParNet<N> {
     pub fn set_measuring(&mut self, on: bool) {
         if on != self.measuring {
             self.measuring = on;
-            for k in 0..self.parts.len() {
-                self.parts.part(k).set_measuring(on);
-            }
+            self.parts.for_each_local(|part| part.set_measuring(on));
         }
     }
 
@@ -296,9 +320,7 @@ impl<N: VcPartition> ParNet<N> {
         stepped?;
         let now = self.now;
         if self.in_network > 0 && now >= self.watchdog {
-            let moved = (0..self.parts.len())
-                .map(|k| self.parts.part(k).moved_last())
-                .fold(self.idle_reset, u64::max);
+            let moved = self.parts.last_active().max(self.idle_reset);
             if now - moved >= self.watchdog {
                 self.deadlocked = true;
                 return Err(ModelError::Failed(format!(
@@ -311,25 +333,19 @@ impl<N: VcPartition> ParNet<N> {
         Ok(())
     }
 
-    /// Output channels that join two routers (global `router · radix + port`).
-    pub fn inter_router_channels(&self) -> Vec<usize> {
-        (0..self.parts.len())
-            .flat_map(|k| {
-                let part = self.parts.part(k);
+    /// Output channels that join two routers (global `router · radix + port`, ascending)
+    /// with the flits sent on each while measuring. Collective when spread over ranks.
+    pub fn router_channel_loads(&self) -> Vec<(usize, u64)> {
+        self.parts
+            .gather(|part| {
                 let lo = part.router_range().start * part.ports_per_router();
                 part.router_channels()
                     .into_iter()
-                    .map(|c| lo + c)
+                    .map(|c| (lo + c, part.channel_busy(c)))
                     .collect::<Vec<_>>()
             })
+            .into_iter()
+            .flatten()
             .collect()
-    }
-
-    /// Flits sent on output channel `router · radix + port` while measuring.
-    pub fn busy(&self, channel: usize) -> u64 {
-        let radix = self.ports_per_router();
-        let k = self.part_of(channel / radix);
-        let part = self.parts.part(k);
-        part.channel_busy(channel - part.router_range().start * radix)
     }
 }

@@ -57,10 +57,7 @@ impl Net for ParVcNet {
         ParVcNet::in_network(self)
     }
     fn busy(&self) -> Vec<(usize, u64)> {
-        self.inter_router_channels()
-            .into_iter()
-            .map(|c| (c, ParVcNet::busy(self, c)))
-            .collect()
+        self.router_channel_loads()
     }
 }
 

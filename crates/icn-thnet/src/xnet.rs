@@ -79,7 +79,7 @@ pub trait Observer {
 impl Observer for () {}
 
 /// Counters accumulated while `measuring` is on.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Counters {
     pub stops: u64,
     pub gos: u64,

@@ -22,14 +22,20 @@
 //! whole network: frames started minus delivered over all partitions, and the latest cycle
 //! any of them moved a frame symbol; its diagnosis is computed on the switch state
 //! assembled from the partitions, so it is the same text. Tests: `xnet_par_tests.rs`.
+//!
+//! **Across processes.** [`ParNetwork::spread`] builds only this MPI rank's block of
+//! `ranks × threads` partitions; the driver runs replicated on every rank (fed every
+//! partition's events by [`Lockstep::spread`]), and the queries that read partitions —
+//! counters, grant log, sources idle, the deadlock diagnosis — gather them from every rank.
+//! Tests: `tests/spread_ranks.rs`.
 
 use super::*;
-use icn_engine::lockstep::{Lockstep, Partition};
+use icn_engine::lockstep::{Exchange, Lockstep, Partition};
 
 /// What a partition of a [`Network`] receives: a symbol sent on one of its incoming links
 /// in the cycle just simulated (by the channel's global index), or a message submitted to one
 /// of its NIAs by the driver.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub enum XMsg {
     Symbol {
         channel: u32,
@@ -44,7 +50,7 @@ pub enum XMsg {
 }
 
 /// An observer event of a partition's cycle, to be replayed in the sequential order.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub enum XDone {
     /// A frame accepted by NIA `dst` from channel `channel` (the switch output feeding it).
     Delivered {
@@ -167,16 +173,21 @@ impl Partition for XPart {
             "a partition of the X-Switch network panicked: {why}"
         ))
     }
+
+    fn last_active(&self) -> u64 {
+        self.net.last_move()
+    }
 }
 
-/// An X-Switch network simulated by several threads, with [`Network`]'s interface and results.
+/// An X-Switch network simulated by several threads, possibly of several processes (MPI
+/// ranks), with [`Network`]'s interface and results. Spread over ranks, every rank drives the
+/// whole network the same way (this driver is replicated) and simulates its block of the
+/// partitions; the queries that read partitions ([`ParNetwork::counters`], …) are collective.
 pub struct ParNetwork {
     parts: Lockstep<XPart>,
     pub topo: Arc<Topology>,
     /// Partition of each NIA.
     nia_part: Vec<u32>,
-    /// Which switches each partition holds.
-    split: icn_engine::lockstep::Split,
     watchdog: u64,
     pub now: u64,
     /// Frames started and not yet delivered, over the whole network.
@@ -186,15 +197,37 @@ pub struct ParNetwork {
     done: Vec<XDone>,
 }
 
+/// What the deadlock diagnosis needs of one partition: its switches' ports.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct PortState {
+    own: std::ops::Range<usize>,
+    bound: Vec<bool>,
+    fsm: Vec<OutputFsm>,
+    stopped: Vec<bool>,
+    fifo: Vec<Fifo>,
+}
+
 impl ParNetwork {
     /// `topo` in `threads` partitions of (nearly) equal switch counts, each on its own thread.
     pub fn new(topo: Topology, p: NetParams, threads: usize) -> Result<ParNetwork, Invalid> {
+        Self::spread(topo, p, threads, None)
+    }
+
+    /// As [`ParNetwork::new`], or with `ranks`, `ranks × threads` partitions of which this
+    /// process builds and simulates its rank's `threads`.
+    pub fn spread(
+        topo: Topology,
+        p: NetParams,
+        threads: usize,
+        ranks: Option<Arc<dyn Exchange>>,
+    ) -> Result<ParNetwork, Invalid> {
         let topo = Arc::new(topo);
         let feed = Arc::new(feeding_channels(&topo));
         let watchdog = p.watchdog;
-        let parts = (0..threads)
+        let total = threads * ranks.as_ref().map_or(1, |x| x.size());
+        let parts = Lockstep::<XPart>::local_block(total, ranks.as_deref())
             .map(|k| {
-                Network::partition(topo.clone(), p.clone(), threads, k).map(|net| XPart {
+                Network::partition(topo.clone(), p.clone(), total, k).map(|net| XPart {
                     net,
                     feed: feed.clone(),
                 })
@@ -202,19 +235,17 @@ impl ParNetwork {
             .collect::<Result<Vec<_>, _>>()?;
         let split = icn_engine::lockstep::Split {
             items: topo.switches,
-            parts: threads,
+            parts: total,
         };
-
         let nia_part = topo
             .nia_at
             .iter()
             .map(|&(sw, _)| split.part_of(sw) as u32)
             .collect();
         Ok(ParNetwork {
-            parts: Lockstep::new(parts),
+            parts: Lockstep::new_or_spread(parts, total, ranks),
             topo,
             nia_part,
-            split,
             watchdog,
             now: 0,
             in_flight: 0,
@@ -228,10 +259,6 @@ impl ParNetwork {
         self.nia_part.len()
     }
 
-    fn part_of(&self, sw: usize) -> usize {
-        self.split.part_of(sw)
-    }
-
     pub fn measuring(&self) -> bool {
         self.measuring
     }
@@ -239,9 +266,7 @@ impl ParNetwork {
     pub fn set_measuring(&mut self, on: bool) {
         if on != self.measuring {
             self.measuring = on;
-            for k in 0..self.parts.len() {
-                self.parts.part(k).net.measuring = on;
-            }
+            self.parts.for_each_local(|part| part.net.measuring = on);
         }
     }
 
@@ -250,9 +275,12 @@ impl ParNetwork {
         self.in_flight as u64
     }
 
-    /// True when no NIA has a message to send or a frame under way.
+    /// True when no NIA has a message to send or a frame under way. Collective when spread.
     pub fn sources_idle(&self) -> bool {
-        (0..self.parts.len()).all(|k| self.parts.part(k).net.sources_idle())
+        self.parts
+            .gather(|part| part.net.sources_idle())
+            .into_iter()
+            .all(|idle| idle)
     }
 
     /// As [`Nia::submit`] on NIA `src` now: taken in before the next cycle.
@@ -289,9 +317,7 @@ impl ParNetwork {
         stepped?;
         let now = self.now;
         if self.in_flight > 0 {
-            let moved = (0..self.parts.len())
-                .map(|k| self.parts.part(k).net.last_move())
-                .fold(0, u64::max);
+            let moved = self.parts.last_active();
             if now - moved >= self.watchdog {
                 self.deadlocked = true;
                 return Err(ModelError::Failed(self.diagnose(now - moved)));
@@ -308,19 +334,26 @@ impl ParNetwork {
         let mut fsm = vec![OutputFsm::default(); n];
         let mut stopped = vec![false; n];
         let mut fifo = vec![Fifo::new(1); n];
-        let mut dest = Vec::new();
-        for k in 0..self.parts.len() {
-            let part = self.parts.part(k);
+        let states = self.parts.gather(|part| {
             let net = &part.net;
             let r = net.own_ports.clone();
-            bound[r.clone()].copy_from_slice(&net.bound[r.clone()]);
-            fsm[r.clone()].copy_from_slice(&net.fsm[r.clone()]);
-            stopped[r.clone()].copy_from_slice(&net.stopped[r.clone()]);
-            fifo[r.clone()].clone_from_slice(&net.fifo[r]);
-            if k == 0 {
-                dest = net.dest.clone();
+            PortState {
+                own: r.clone(),
+                bound: net.bound[r.clone()].to_vec(),
+                fsm: net.fsm[r.clone()].to_vec(),
+                stopped: net.stopped[r.clone()].to_vec(),
+                fifo: net.fifo[r].to_vec(),
             }
+        });
+        for s in states {
+            let r = s.own;
+            bound[r.clone()].copy_from_slice(&s.bound);
+            fsm[r.clone()].copy_from_slice(&s.fsm);
+            stopped[r.clone()].copy_from_slice(&s.stopped);
+            fifo[r].clone_from_slice(&s.fifo);
         }
+        // Every partition has the whole network's destinations.
+        let dest = self.parts.part(self.parts.local().start).net.dest.clone();
         WaitFor {
             bound: &bound,
             fsm: &fsm,
@@ -332,18 +365,16 @@ impl ParNetwork {
     }
 
     /// The counters of the whole network (sums over the partitions; each channel is counted
-    /// by the partition that sends on it).
+    /// by the partition that sends on it). Collective when spread.
     pub fn counters(&self) -> Counters {
         let mut c = Counters::default();
-        for k in 0..self.parts.len() {
-            let part = self.parts.part(k);
-            let p = &part.net.counters;
+        for p in self.parts.gather(|part| part.net.counters.clone()) {
             c.stops += p.stops;
             c.gos += p.gos;
             c.wait_cycles += p.wait_cycles;
             c.cycles = p.cycles;
             if c.busy.is_empty() {
-                c.busy = p.busy.clone();
+                c.busy = p.busy;
             } else {
                 for (a, b) in c.busy.iter_mut().zip(&p.busy) {
                     *a += b;
@@ -355,12 +386,18 @@ impl ParNetwork {
 
     /// Logs the grants of output port `o` (as [`Network::grant_log`]).
     pub fn log_grants(&mut self, o: usize) {
-        let k = self.part_of(o / PORTS);
-        self.parts.part(k).net.grant_log = Some((o, Vec::new()));
+        self.parts.for_each_local(|part| {
+            if part.net.own_ports.contains(&o) {
+                part.net.grant_log = Some((o, Vec::new()));
+            }
+        });
     }
 
-    /// The grant log set by [`ParNetwork::log_grants`].
+    /// The grant log set by [`ParNetwork::log_grants`]. Collective when spread.
     pub fn grant_log(&self) -> Option<(usize, Vec<(u64, Port)>)> {
-        (0..self.parts.len()).find_map(|k| self.parts.part(k).net.grant_log.clone())
+        self.parts
+            .gather(|part| part.net.grant_log.clone())
+            .into_iter()
+            .find_map(|log| log)
     }
 }

@@ -15,8 +15,10 @@ use crate::harness::{self, OpenLoop};
 use crate::topology::Topology;
 use crate::traffic::{self, Sizes, TrafficConfig};
 use crate::xnet::NetParams;
+use icn_engine::lockstep::Exchange;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 pub struct XSwitch;
 
@@ -27,6 +29,10 @@ pub struct XSwitchPoint {
     topo: Topology,
     trace: Vec<traffic::TraceRow>,
     traced: Option<usize>,
+    /// Partitions simulated by this process (its threads).
+    threads: usize,
+    /// `Some`: each replication's network is spread over these ranks ([`Context::network`]).
+    ranks: Option<Arc<dyn Exchange>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -142,6 +148,7 @@ impl Model for XSwitch {
     const NAME: &'static str = "xswitch";
     const ABOUT: &'static str = "TH-Net X-Switch network at symbol level: STOP/GO FIFOs, circulating-priority outputs, frame splitting";
     type Config = XSwitchConfig;
+    const SPREADS_NETWORK: bool = true;
     type Prepared = XSwitchPoint;
 
     fn validate(cfg: &XSwitchConfig) -> Result<(), Invalid> {
@@ -159,11 +166,25 @@ impl Model for XSwitch {
             "0 (every core) ..= 1024",
             cfg.threads,
         )?;
+        // 0 is the machine's cores in one process, 1 per rank when spread over ranks (every
+        // rank must count the same partitions, and ranks may run on machines of other sizes).
+        let threads = match (cfg.threads, &ctx.network) {
+            (0, Some(_)) => 1,
+            _ => cfg.thread_count(),
+        };
+        let ranks = ctx.network.as_ref().map_or(1, |x| x.size());
         Invalid::check(
-            cfg.thread_count() <= topo.switches,
+            threads * ranks <= topo.switches,
             "threads",
-            &format!("at most one thread per switch ({})", topo.switches),
-            cfg.thread_count(),
+            &if ranks > 1 {
+                format!(
+                    "at most one partition per switch ({}): {ranks} ranks × threads",
+                    topo.switches
+                )
+            } else {
+                format!("at most one thread per switch ({})", topo.switches)
+            },
+            threads,
         )?;
         Invalid::check(
             cfg.load > 0.0 && cfg.load <= 1.0,
@@ -184,10 +205,9 @@ impl Model for XSwitch {
             "topology",
             &format!(
                 "the network's state ({} switches, {} threads)",
-                topo.switches,
-                cfg.thread_count()
+                topo.switches, threads
             ),
-            ports * per_port * cfg.thread_count() as u128 + topo.nias() as u128 * 512,
+            ports * per_port * threads as u128 + topo.nias() as u128 * 512,
             icn_engine::memory::available_memory(),
         )?;
         Ok(XSwitchPoint {
@@ -195,6 +215,8 @@ impl Model for XSwitch {
             topo,
             trace,
             traced,
+            threads,
+            ranks: ctx.network.clone(),
         })
     }
 
@@ -208,10 +230,11 @@ impl Model for XSwitch {
         progress: &dyn Progress,
     ) -> Result<Metrics, ModelError> {
         let cfg = &point.cfg;
-        let mut fabric = XSwitchFabric::with_threads(
+        let mut fabric = XSwitchFabric::spread(
             point.topo.clone(),
             cfg.params(),
-            cfg.thread_count(),
+            point.threads,
+            point.ranks.clone(),
             CYCLE_PS,
         )?;
         if let Some(o) = point.traced {

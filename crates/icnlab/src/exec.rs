@@ -9,12 +9,14 @@
 
 use crate::report::PointResult;
 use icn_engine::config::{ExperimentFile, SweepPoint};
+use icn_engine::lockstep::Exchange;
 use icn_engine::model::ModelError;
 use icn_engine::rng::derive_seed;
 use icn_engine::{ConfigError, Context, Metrics, Model, Progress, Status};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 /// How to execute: threads (0 = all cores), progress bar on or off.
 #[derive(Clone, Copy, Debug)]
@@ -69,6 +71,23 @@ pub trait Runner: Sync {
         opts: ExecOptions,
         probe: &Probe<'_>,
     ) -> Result<Vec<Metrics>, ExecError>;
+    /// Whether the model can spread one replication's network over ranks
+    /// ([`icn_engine::Model::SPREADS_NETWORK`]).
+    #[cfg_attr(not(any(feature = "mpi", test)), allow(dead_code))]
+    fn spreads_network(&self) -> bool;
+    /// As [`Runner::run_jobs`], on one rank of a job whose ranks all run every job together,
+    /// each replication's network spread over `ranks`: the jobs run one after another on the
+    /// calling thread (the only one that may call MPI), every rank in the same order.
+    #[cfg_attr(not(any(feature = "mpi", test)), allow(dead_code))]
+    fn run_jobs_over_ranks(
+        &self,
+        file: &ExperimentFile,
+        points: &[SweepPoint],
+        jobs: &[Job],
+        ranks: Arc<dyn Exchange>,
+        progress: bool,
+        probe: &Probe<'_>,
+    ) -> Result<Vec<Metrics>, ExecError>;
     /// The points' results from the metrics of `jobs` (every replication of every point, in any
     /// order): replications are aggregated in replication order, so the result does not depend
     /// on which process or thread ran which job.
@@ -112,12 +131,19 @@ impl<M: Model> ModelRunner<M> {
         file: &ExperimentFile,
         points: &[SweepPoint],
     ) -> Result<Vec<PreparedPoint<M>>, ConfigError> {
-        let ctx = Context::for_file(&file.path);
+        Self::prepare_in(file, points, &Context::for_file(&file.path))
+    }
+
+    fn prepare_in(
+        file: &ExperimentFile,
+        points: &[SweepPoint],
+        ctx: &Context,
+    ) -> Result<Vec<PreparedPoint<M>>, ConfigError> {
         points
             .iter()
             .map(|p| {
                 let cfg: M::Config = file.typed(&p.body)?;
-                let prepared = M::prepare(&cfg, &ctx).map_err(|mut inner| {
+                let prepared = M::prepare(&cfg, ctx).map_err(|mut inner| {
                     if !p.params.is_empty() {
                         inner.message.push_str(&format!(
                             " (sweep point {})",
@@ -130,6 +156,42 @@ impl<M: Model> ModelRunner<M> {
             })
             .collect()
     }
+}
+
+/// The points `jobs` name, each once (a big network's preparation is costly), and per point
+/// of `points` its place among them.
+fn needed_points(
+    points: &[SweepPoint],
+    jobs: &[Job],
+) -> Result<(Vec<Option<usize>>, Vec<SweepPoint>), ExecError> {
+    let mut slot: Vec<Option<usize>> = vec![None; points.len()];
+    let mut needed: Vec<SweepPoint> = Vec::new();
+    for &(p, _) in jobs {
+        let point = points
+            .get(p)
+            .ok_or_else(|| ExecError::Failed(format!("job names point {p} of {}", points.len())))?;
+        if slot[p].is_none() {
+            slot[p] = Some(needed.len());
+            needed.push(point.clone());
+        }
+    }
+    Ok((slot, needed))
+}
+
+fn progress_bar(show: bool, total: u64, file: &ExperimentFile, runs: usize) -> ProgressBar {
+    let bar = if show {
+        ProgressBar::new(total)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg} [{elapsed_precise}] {wide_bar} {percent:>3}% eta {eta}",
+        )
+        .expect("static template"),
+    );
+    bar.set_message(format!("{} × {} runs", file.title, runs));
+    bar
 }
 
 /// One replication's metrics with its [`Status`] settled: a run that failed becomes a failed
@@ -185,33 +247,11 @@ impl<M: Model> Runner for ModelRunner<M> {
         opts: ExecOptions,
         probe: &Probe<'_>,
     ) -> Result<Vec<Metrics>, ExecError> {
-        // Only the points the jobs name, each once (a big network's preparation is costly).
-        let mut slot: Vec<Option<usize>> = vec![None; points.len()];
-        let mut needed: Vec<SweepPoint> = Vec::new();
-        for &(p, _) in jobs {
-            let point = points.get(p).ok_or_else(|| {
-                ExecError::Failed(format!("job names point {p} of {}", points.len()))
-            })?;
-            if slot[p].is_none() {
-                slot[p] = Some(needed.len());
-                needed.push(point.clone());
-            }
-        }
+        let (slot, needed) = needed_points(points, jobs)?;
         let configs = Self::prepare(file, &needed)?;
         let prepared = |p: usize| &configs[slot[p].expect("every job's point is prepared")];
         let total: u64 = jobs.iter().map(|&(p, _)| M::work(&prepared(p).0)).sum();
-        let bar = if opts.progress {
-            ProgressBar::new(total)
-        } else {
-            ProgressBar::hidden()
-        };
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{msg} [{elapsed_precise}] {wide_bar} {percent:>3}% eta {eta}",
-            )
-            .expect("static template"),
-        );
-        bar.set_message(format!("{} × {} runs", file.title, jobs.len()));
+        let bar = progress_bar(opts.progress, total, file, jobs.len());
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(opts.threads)
             .build()
@@ -250,6 +290,49 @@ impl<M: Model> Runner for ModelRunner<M> {
                     .map_err(|inner| ExecError::Config(ConfigError::invalid(&file.path, inner)))
             })
             .collect()
+    }
+
+    fn spreads_network(&self) -> bool {
+        M::SPREADS_NETWORK
+    }
+
+    fn run_jobs_over_ranks(
+        &self,
+        file: &ExperimentFile,
+        points: &[SweepPoint],
+        jobs: &[Job],
+        ranks: Arc<dyn Exchange>,
+        progress: bool,
+        probe: &Probe<'_>,
+    ) -> Result<Vec<Metrics>, ExecError> {
+        let (slot, needed) = needed_points(points, jobs)?;
+        let ctx = Context::for_file(&file.path).spread_over(ranks);
+        let configs = Self::prepare_in(file, &needed, &ctx)?;
+        let prepared = |p: usize| &configs[slot[p].expect("every job's point is prepared")];
+        let total: u64 = jobs.iter().map(|&(p, _)| M::work(&prepared(p).0)).sum();
+        let bar = progress_bar(progress, total, file, jobs.len());
+        let mut metrics = Vec::with_capacity(jobs.len());
+        for (i, &(p, r)) in jobs.iter().enumerate() {
+            let result = M::run_prepared(
+                &prepared(p).1,
+                derive_seed(file.seed, r),
+                &BarProgress(&bar),
+            );
+            // As `run_jobs`: the first replication's metrics checked before the rest runs
+            // (the same on every rank, which all computed the same metrics).
+            if i == 0
+                && let Ok(m) = &result
+                && !m.scalars.is_empty()
+            {
+                probe(m).inspect_err(|_| bar.finish_and_clear())?;
+            }
+            metrics.push(
+                with_status(result)
+                    .map_err(|inner| ExecError::Config(ConfigError::invalid(&file.path, inner)))?,
+            );
+        }
+        bar.finish_and_clear();
+        Ok(metrics)
     }
 
     fn assemble(

@@ -50,6 +50,10 @@ enum Command {
         /// Output directory for report.json and CSVs [default: out/<config name>].
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Under mpirun/srun: spread the replications over the ranks (`runs`), or partition
+        /// each replication's network over them (`network`: vc-router, xswitch, cluster). One process: ignored.
+        #[arg(long, value_enum, default_value_t = Spread::Runs)]
+        spread: Spread,
     },
     /// Run every point of the file's [sweep] table on all cores; writes data.csv, report.json, plot.svg.
     Sweep {
@@ -61,6 +65,10 @@ enum Command {
         /// Run only points i, i+n, i+2n, ... (for batch schedulers); join with `icnlab merge`.
         #[arg(long, value_name = "i/n")]
         shard: Option<Shard>,
+        /// Under mpirun/srun: spread the replications over the ranks (`runs`), or partition
+        /// each replication's network over them (`network`: vc-router, xswitch, cluster). One process: ignored.
+        #[arg(long, value_enum, default_value_t = Spread::Runs)]
+        spread: Spread,
     },
     /// Join the output directories of sharded sweeps into one (data, report, plot).
     Merge {
@@ -121,6 +129,17 @@ enum Command {
     },
     /// List the models an experiment file can name.
     Models,
+}
+
+/// What the ranks of an MPI job share out (`--spread`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Spread {
+    /// Each rank runs its share of the replications, each network in one process.
+    Runs,
+    /// Every rank runs every replication together with the others, each network partitioned
+    /// over the ranks (`threads` partitions per rank): for one network too big or too slow for
+    /// one machine. Results are the same bit for bit.
+    Network,
 }
 
 #[derive(Args)]
@@ -211,12 +230,14 @@ fn main() -> ExitCode {
         return code;
     }
     let result = match cli.command {
-        Command::Run { common, out } => common.load().and_then(|file| {
+        Command::Run { common, out, .. } => common.load().and_then(|file| {
             let out = out.unwrap_or_else(|| common.default_out());
             let report = experiment::run_file(&file, &out, &run_plan(&common))?;
             after_run(&file, &report, &out)
         }),
-        Command::Sweep { common, out, shard } => common.load().and_then(|file| {
+        Command::Sweep {
+            common, out, shard, ..
+        } => common.load().and_then(|file| {
             let out = out.unwrap_or_else(|| common.default_out());
             let report = experiment::run_file(&file, &out, &sweep_plan(&common, shard))?;
             after_sweep(&file, &report, &out)
@@ -342,18 +363,29 @@ fn across_ranks(command: &Command) -> Option<ExitCode> {
             return Some(ExitCode::from(1));
         }
     };
-    let (file, out, plan, after): (_, _, _, mpi::sweep::After) = match command {
-        Command::Run { common, out } => (
+    let (file, out, plan, after, spread): (_, _, _, mpi::sweep::After, _) = match command {
+        Command::Run {
+            common,
+            out,
+            spread,
+        } => (
             common.load(),
             out.clone().unwrap_or_else(|| common.default_out()),
             run_plan(common),
             after_run,
+            *spread,
         ),
-        Command::Sweep { common, out, shard } => (
+        Command::Sweep {
+            common,
+            out,
+            shard,
+            spread,
+        } => (
             common.load(),
             out.clone().unwrap_or_else(|| common.default_out()),
             sweep_plan(common, *shard),
             after_sweep,
+            *spread,
         ),
         _ => {
             if world.rank() == 0 {
@@ -366,6 +398,9 @@ fn across_ranks(command: &Command) -> Option<ExitCode> {
         }
     };
     let mut work = mpi::sweep::SweepWork::new(file, out, plan, after);
+    if spread == Spread::Network {
+        work = work.spreading_network(world.network());
+    }
     let verdict = mpi::driver::drive(&world, &mut work);
     drop(world);
     Some(ExitCode::from(verdict.code))

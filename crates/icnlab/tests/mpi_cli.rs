@@ -1,4 +1,6 @@
-//! Issue 15, item 2(a): `mpirun -np 2 icnlab sweep|run` against one process, and failing ranks.
+//! Issue 15, item 2(a): `mpirun -np 2 icnlab sweep|run` against one process, and failing ranks;
+//! item 2(b): the same with `--spread network` (each replication's network partitioned over
+//! the two ranks).
 //!
 //! Only in `--features mpi` builds, which need an MPI library to build at all; they start
 //! `mpirun` (OpenMPI; `.ci/run` installs it). Run them with
@@ -337,4 +339,176 @@ fn other_commands_are_refused_under_mpirun() {
     let res = mpirun(&[(2, args(&["merge", &d.path("a"), "--out", &d.path("m")]))]);
     assert_eq!(res.status.code(), Some(2));
     assert!(stderr(&res).contains("only `run` and `sweep` spread over MPI ranks"));
+}
+
+/// Item 2(b): `--spread network`, each replication's network partitioned over the 2 ranks
+/// (`threads` partitions per rank), on issue 15's topologies: every output file as one process
+/// writes it. The one process runs 2 replications at a time, the ranks 1 each: report.json
+/// counts 2 threads both ways.
+#[test]
+fn a_network_spread_over_two_ranks_writes_the_one_process_files() {
+    let d = Dir::new();
+    for (name, text, threads) in [("vc", VC_TOPOLOGIES, "2"), ("xs", XSWITCH_TOPOLOGIES, "1")] {
+        let file = d.path(&format!("{name}-net.toml"));
+        // Shorter runs: every cycle of a spread network is an exchange between the ranks.
+        fs::write(&file, text.replace("measure = 1500", "measure = 600")).unwrap();
+        let sweep = |out: &str| {
+            args(&[
+                "sweep",
+                &file,
+                "--out",
+                &d.path(out),
+                "--quiet",
+                "--set",
+                &format!("threads={threads}"),
+            ])
+        };
+        let mut one_args = sweep(&format!("{name}-one"));
+        one_args.extend(args(&["--threads", "2"]));
+        let one = icnlab(&one_args);
+        assert!(one.status.success(), "{}", stderr(&one));
+        let mut spread = sweep(&format!("{name}-net"));
+        spread.extend(args(&["--spread", "network"]));
+        let two = mpirun(&[(2, spread)]);
+        assert!(two.status.success(), "{name}: {}", stderr(&two));
+        assert_same_outputs(
+            Path::new(&d.path(&format!("{name}-one"))),
+            Path::new(&d.path(&format!("{name}-net"))),
+        );
+    }
+    // `run`: the base configuration's replications, one after another over both ranks.
+    let run = |out: &str| {
+        args(&[
+            "run",
+            &d.path("vc.toml"),
+            "--set",
+            "replications=3",
+            "--set",
+            "measure=800",
+            "--out",
+            &d.path(out),
+            "--quiet",
+        ])
+    };
+    let mut one_args = run("run-one");
+    one_args.extend(args(&["--threads", "2"]));
+    assert!(icnlab(&one_args).status.success());
+    let mut spread = run("run-net");
+    spread.extend(args(&["--spread", "network"]));
+    let two = mpirun(&[(2, spread)]);
+    assert!(two.status.success(), "{}", stderr(&two));
+    assert_same_outputs(Path::new(&d.path("run-one")), Path::new(&d.path("run-net")));
+    // The cluster model's fabric: an all-to-all over VC routers on a CCC (router of any radix).
+    let cluster = d.path("cluster.toml");
+    fs::write(&cluster, CLUSTER).unwrap();
+    let run = |out: &str| args(&["run", &cluster, "--out", &d.path(out), "--quiet"]);
+    let mut one_args = run("cluster-one");
+    one_args.extend(args(&["--threads", "2"]));
+    assert!(icnlab(&one_args).status.success());
+    let mut spread = run("cluster-net");
+    spread.extend(args(&["--spread", "network"]));
+    let two = mpirun(&[(2, spread)]);
+    assert!(two.status.success(), "{}", stderr(&two));
+    assert_same_outputs(
+        Path::new(&d.path("cluster-one")),
+        Path::new(&d.path("cluster-net")),
+    );
+}
+
+/// A cluster whose fabric is a network of VC routers of radix 4 on a CCC.
+const CLUSTER: &str = r#"
+model = "cluster"
+seed = 3
+replications = 2
+[fabric]
+kind = "vc-router"
+topology = "ccc:3,3"
+[workload]
+kind = "alltoall"
+bytes = 700
+"#;
+
+/// `--spread network` that cannot be: a model without a network to spread, and more
+/// partitions (2 ranks × 9 threads) than the mesh has routers. Every rank exits 2, rank 0
+/// names the problem, nothing is written.
+#[test]
+fn a_network_that_cannot_be_spread_stops_every_rank_with_code_2() {
+    let d = Dir::new();
+    fs::write(d.path("mm1.toml"), "model = \"mm1\"\ncustomers = 1000\n").unwrap();
+    let res = mpirun(&[(
+        2,
+        args(&[
+            "run",
+            &d.path("mm1.toml"),
+            "--out",
+            &d.path("mm1"),
+            "--quiet",
+            "--spread",
+            "network",
+        ]),
+    )]);
+    assert_eq!(res.status.code(), Some(2), "{}", stderr(&res));
+    assert!(
+        stderr(&res).contains("model `mm1` cannot spread one network"),
+        "{}",
+        stderr(&res)
+    );
+    assert!(!Path::new(&d.path("mm1")).exists());
+    let res = mpirun(&[(
+        2,
+        args(&[
+            "sweep",
+            &d.path("vc.toml"),
+            "--set",
+            "threads=9",
+            "--out",
+            &d.path("wide"),
+            "--quiet",
+            "--spread",
+            "network",
+        ]),
+    )]);
+    assert_eq!(res.status.code(), Some(2), "{}", stderr(&res));
+    assert!(
+        stderr(&res).contains("at most one partition per router (16): 2 ranks"),
+        "{}",
+        stderr(&res)
+    );
+}
+
+/// A replication that fails at run time (a torus without dateline classes deadlocks, found by
+/// the watchdog in the same cycle on both ranks): flagged and written as one process writes it,
+/// exit 1 from every rank.
+#[test]
+fn a_network_spread_over_two_ranks_deadlocks_as_one_process() {
+    let d = Dir::new();
+    let file = d.path("deadlock.toml");
+    fs::write(
+        &file,
+        r#"
+model = "vc-router"
+seed = 4
+replications = 2
+topology = "torus:4x4"
+vcs = 1
+allow_deadlock = true
+watchdog = 1000
+load = 0.4
+warmup = 500
+measure = 3000
+drain = 20000
+"#,
+    )
+    .unwrap();
+    let run = |out: &str| args(&["run", &file, "--out", &d.path(out), "--quiet"]);
+    let mut one_args = run("one");
+    one_args.extend(args(&["--threads", "2"]));
+    let one = icnlab(&one_args);
+    assert_eq!(one.status.code(), Some(1), "{}", stderr(&one));
+    let mut spread = run("net");
+    spread.extend(args(&["--spread", "network"]));
+    let two = mpirun(&[(2, spread)]);
+    assert_eq!(two.status.code(), Some(1), "{}", stderr(&two));
+    assert!(stderr(&two).contains("deadlock"), "{}", stderr(&two));
+    assert_same_outputs(Path::new(&d.path("one")), Path::new(&d.path("net")));
 }

@@ -35,7 +35,7 @@ pub const NO_VIA: u32 = u32::MAX;
 
 /// The routing state a packet carries: 12 bytes, copied into the packet at injection and
 /// updated at every hop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Header {
     /// Destination terminal.
     pub dst: TerminalId,

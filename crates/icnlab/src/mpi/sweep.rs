@@ -1,6 +1,12 @@
 //! `run` and `sweep` as [`Work`] for the ranks: each rank prepares the whole file and runs its
 //! [`split::share`] of the replications; rank 0 claims `--out` first (so a bad folder stops the
 //! job before anything runs), aggregates, and writes what the one-process command writes.
+//!
+//! With `--spread network` ([`SweepWork::spreading_network`]) every rank runs every
+//! replication instead, one after another on its main thread, together with the other ranks:
+//! each replication's network is partitioned over the ranks ([`icn_engine::lockstep`]), every
+//! rank computes the same metrics, and rank 0 checks that they are the same before it writes
+//! its own — the outputs of one process.
 
 use super::driver::Work;
 use super::split;
@@ -10,8 +16,10 @@ use crate::experiment::{self, Plan};
 use crate::outdir::Staging;
 use crate::report::RunReport;
 use icn_engine::config::SweepPoint;
+use icn_engine::lockstep::Exchange;
 use icn_engine::{ExperimentFile, Metrics};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What rank 0 does with the written report: print it as the one-process command does and
@@ -25,6 +33,8 @@ pub struct SweepWork {
     plan: Plan,
     after: After,
     state: Option<Prepared>,
+    /// `Some`: `--spread network` over these ranks; `None`: the replications are spread.
+    network: Option<Arc<dyn Exchange>>,
 }
 
 struct Prepared {
@@ -57,7 +67,24 @@ impl SweepWork {
             plan,
             after,
             state: None,
+            network: None,
         }
+    }
+
+    /// Every rank runs every replication, its network spread over `ranks` (`--spread network`).
+    pub fn spreading_network(mut self, ranks: Arc<dyn Exchange>) -> Self {
+        self.network = Some(ranks);
+        self
+    }
+}
+
+/// The jobs of `all` whose metrics rank `rank` of `size` sends to rank 0.
+fn reported(spread_network: bool, all: &[Job], rank: usize, size: usize) -> Vec<Job> {
+    if spread_network {
+        // Every rank runs and sends every job (rank 0 checks they agree).
+        all.to_vec()
+    } else {
+        split::share(all, rank, size)
     }
 }
 
@@ -70,19 +97,34 @@ impl Work for SweepWork {
         // Progress of rank 0's share only: one bar per terminal.
         self.plan.opts.progress &= rank == 0;
         let (runner, points) = experiment::select(&file, &self.plan)?;
+        if self.network.is_some() && !runner.spreads_network() {
+            return Err(Failure::new(
+                2,
+                format!(
+                    "model `{}` cannot spread one network over MPI ranks (--spread network: \
+                     vc-router, xswitch, cluster); use --spread runs",
+                    runner.name()
+                ),
+            ));
+        }
         let all = all_jobs(points.len(), file.replications);
-        let mine = split::share(&all, rank, size);
+        let mine = reported(self.network.is_some(), &all, rank, size);
         let root = if rank == 0 {
             Some((Staging::begin(&self.out)?, Instant::now()))
         } else {
             None
         };
         let fingerprint = format!(
-            "icnlab {} experiment {} {} shard {:?}",
+            "icnlab {} experiment {} {} shard {:?} spread {}",
             env!("CARGO_PKG_VERSION"),
             file.identity(),
             if self.plan.sweep { "sweep" } else { "run" },
             self.plan.shard.map(|s| (s.index, s.count)),
+            if self.network.is_some() {
+                "network"
+            } else {
+                "runs"
+            },
         );
         self.state = Some(Prepared {
             file,
@@ -102,6 +144,21 @@ impl Work for SweepWork {
             .as_ref()
             .ok_or_else(|| out_of_turn("run before prepare"))?;
         let probe = experiment::plot_probe(&state.file, &self.plan, &state.points);
+        if let Some(ranks) = &self.network {
+            let metrics = state.runner.run_jobs_over_ranks(
+                &state.file,
+                &state.points,
+                &state.mine,
+                ranks.clone(),
+                self.plan.opts.progress,
+                &probe,
+            )?;
+            // One replication at a time on each rank.
+            return Ok(Share {
+                threads: 1,
+                metrics,
+            });
+        }
         let metrics = state.runner.run_jobs(
             &state.file,
             &state.points,
@@ -125,7 +182,7 @@ impl Work for SweepWork {
             .take()
             .ok_or_else(|| out_of_turn("finish on a rank other than 0"))?;
         let expected: Vec<usize> = (0..state.size)
-            .map(|r| split::share(&state.all, r, state.size).len())
+            .map(|r| reported(self.network.is_some(), &state.all, r, state.size).len())
             .collect();
         let got: Vec<usize> = shares.iter().map(|s| s.metrics.len()).collect();
         if got != expected {
@@ -133,9 +190,15 @@ impl Work for SweepWork {
                 "ranks sent {got:?} results, expected {expected:?}"
             )));
         }
-        let jobs = split::shares_in_rank_order(&state.all, state.size);
         let threads = shares.iter().map(|s| s.threads).sum();
-        let metrics: Vec<Metrics> = shares.into_iter().flat_map(|s| s.metrics).collect();
+        let (jobs, metrics): (Vec<Job>, Vec<Metrics>) = if self.network.is_some() {
+            (state.all.clone(), agreed_metrics(shares)?)
+        } else {
+            (
+                split::shares_in_rank_order(&state.all, state.size),
+                shares.into_iter().flat_map(|s| s.metrics).collect(),
+            )
+        };
         let file = &state.file;
         let results = state.runner.assemble(file, &state.points, &jobs, metrics)?;
         let elapsed = started.elapsed().as_secs_f64();
@@ -147,6 +210,28 @@ impl Work for SweepWork {
     fn report(&mut self, error: &str) {
         eprintln!("error: {error}");
     }
+}
+
+/// `--spread network`: rank 0's metrics, once every rank's are found to be the same (every
+/// rank ran the same replications of the same spread networks; a difference is a determinism
+/// bug, reported rather than written). Compared as `{:?}` text: exact for every f64, NaN too.
+fn agreed_metrics(shares: Vec<Share>) -> Result<Vec<Metrics>, Failure> {
+    let mut shares = shares.into_iter();
+    let root = shares.next().map(|s| s.metrics).unwrap_or_default();
+    let text = |m: &[Metrics]| format!("{m:?}");
+    let expected = text(&root);
+    for (r, share) in shares.enumerate() {
+        if text(&share.metrics) != expected {
+            return Err(Failure::new(
+                1,
+                format!(
+                    "rank {} computed other metrics than rank 0 for the same spread networks                      (a determinism bug)",
+                    r + 1
+                ),
+            ));
+        }
+    }
+    Ok(root)
 }
 
 #[cfg(test)]
@@ -356,5 +441,94 @@ y = ["sojourn_mean"]
         });
         assert_eq!(codes, [2, 2]);
         assert!(!out.exists(), "rank 0 released the folder it had claimed");
+    }
+
+    /// A small vc-router sweep: 2 loads × 2 replications of a 4×4 mesh, 2 threads per rank.
+    const VC: &str = r#"
+model = "vc-router"
+title = "vc spread"
+seed = 5
+replications = 2
+topology = "mesh:4x4"
+threads = 2
+warmup = 100
+measure = 400
+drain = 1000
+[sweep]
+load = [0.1, 0.4]
+[[plot]]
+x = "load"
+y = ["latency_mean"]
+"#;
+
+    /// `--spread network` over `size` thread-ranks (each also a rank of the network).
+    fn network_over_ranks(size: usize, file: &ExperimentFile, out: &Path) -> Vec<u8> {
+        let comms = world(size);
+        let nets = icn_engine::lockstep::ThreadRanks::new(size);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = comms
+                .into_iter()
+                .zip(nets)
+                .map(|(comm, net)| {
+                    let file = file.clone();
+                    s.spawn(move || {
+                        let mut w = SweepWork::new(Ok(file), out.into(), plan(true), quiet)
+                            .spreading_network(Arc::new(net));
+                        drive(&comm, &mut w).code
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    /// `--spread network` at 2 and 3 ranks writes the one-process files byte for byte
+    /// (report.json up to its wall time and thread count).
+    #[test]
+    fn a_network_spread_over_ranks_writes_what_one_process_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = experiment(dir.path(), VC);
+        let one = dir.path().join("one");
+        experiment::run_file(&file, &one, &plan(true)).unwrap();
+        for size in [2, 3] {
+            let out = dir.path().join(format!("np{size}"));
+            assert_eq!(network_over_ranks(size, &file, &out), vec![0; size]);
+            for name in ["data.csv", "plot.svg"] {
+                assert_eq!(
+                    fs::read(one.join(name)).unwrap(),
+                    fs::read(out.join(name)).unwrap(),
+                    "{name} at {size} ranks"
+                );
+            }
+            let strip = |p: &Path| {
+                let mut v = without_wall_time(p);
+                v.as_object_mut().unwrap().remove("threads");
+                v
+            };
+            assert_eq!(
+                strip(&one.join("report.json")),
+                strip(&out.join("report.json"))
+            );
+        }
+    }
+
+    /// A model that cannot spread its network: exit 2 on every rank, nothing written.
+    #[test]
+    fn a_model_without_a_network_to_spread_stops_every_rank_with_code_2() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = experiment(dir.path(), MM1);
+        let out = dir.path().join("out");
+        assert_eq!(network_over_ranks(2, &file, &out), [2, 2]);
+        assert!(!out.exists());
+    }
+
+    /// More partitions than routers over the ranks (3 ranks × 8 threads > 16 routers): the
+    /// points are refused when prepared, exit 2 on every rank.
+    #[test]
+    fn too_many_partitions_over_the_ranks_stop_every_rank_with_code_2() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = experiment(dir.path(), &VC.replace("threads = 2", "threads = 8"));
+        let out = dir.path().join("out");
+        assert_eq!(network_over_ranks(3, &file, &out), [2, 2, 2]);
     }
 }

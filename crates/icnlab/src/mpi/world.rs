@@ -7,9 +7,13 @@
 //! Only the main thread calls MPI (the rayon workers never do): `Threading::Funneled`.
 
 use super::driver::Comm;
+use ::mpi::datatype::PartitionMut;
 use ::mpi::environment::Universe;
 use ::mpi::topology::SimpleCommunicator;
 use ::mpi::traits::*;
+use icn_engine::lockstep::Exchange;
+use std::sync::Arc;
+use std::thread::ThreadId;
 
 /// Variables a launcher sets in every process it starts: OpenMPI's `mpirun`, PMIx (OpenMPI 4+,
 /// `srun --mpi=pmix`), PMI-1/2 (MPICH's hydra, `srun --mpi=pmi2`).
@@ -66,5 +70,71 @@ impl Comm for World {
 
     fn broadcast_code(&self, code: &mut u8) {
         self.world.process_at_rank(0).broadcast_into(code);
+    }
+}
+
+impl World {
+    /// The ranks as the transport of one network spread over them (`--spread network`).
+    pub fn network(&self) -> Arc<dyn Exchange> {
+        Arc::new(Network {
+            rank: self.rank(),
+            size: self.size(),
+            main: std::thread::current().id(),
+        })
+    }
+}
+
+/// [`Exchange`] over `MPI_COMM_WORLD`. It keeps no communicator handle (rsmpi's are not
+/// `Send`), only the thread that started MPI: with `Threading::Funneled` only that thread may
+/// call MPI, and it is the one that runs the spread model's cycles (the partitions' worker
+/// threads never exchange anything themselves).
+struct Network {
+    rank: usize,
+    size: usize,
+    main: ThreadId,
+}
+
+impl Exchange for Network {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    /// `MPI_Allgather` of the byte counts, then `MPI_Allgatherv` of the bytes.
+    fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
+        assert_eq!(
+            std::thread::current().id(),
+            self.main,
+            "MPI is called from the thread that started it only (Threading::Funneled)"
+        );
+        let world = SimpleCommunicator::world();
+        let count =
+            i32::try_from(mine.len()).expect("a rank's bytes of one exchange fit an MPI count");
+        let mut counts = vec![0i32; self.size];
+        world.all_gather_into(&count, &mut counts[..]);
+        let displs: Vec<i32> = counts
+            .iter()
+            .scan(0i32, |next, &c| {
+                let at = *next;
+                *next = next
+                    .checked_add(c)
+                    .expect("one exchange's bytes fit an MPI count");
+                Some(at)
+            })
+            .collect();
+        let total: usize = counts.iter().map(|&c| c as usize).sum();
+        let mut all = vec![0u8; total];
+        {
+            let mut into = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+            world.all_gather_varcount_into(mine, &mut into);
+        }
+        counts
+            .iter()
+            .zip(&displs)
+            .map(|(&c, &d)| all[d as usize..(d + c) as usize].to_vec())
+            .collect()
     }
 }

@@ -1,0 +1,224 @@
+//! Issue 15, item 2(b): one network spread over ranks (here threads standing for MPI ranks,
+//! [`ThreadRanks`]) gives, on every rank, the metrics of the one-process sequential run bit for
+//! bit (every scalar, every table, the status): `vc-router` on a mesh, a torus, a fat tree and
+//! a dragonfly, `xswitch` on a mesh, a torus and a tree, with one and two threads per rank, a
+//! point past saturation and deadlocks included. `icnlab`'s `mpi_cli` test does the same over
+//! real MPI ranks.
+
+use icn_engine::lockstep::ThreadRanks;
+use icn_engine::model::NoProgress;
+use icn_engine::{Context, Metrics, Model};
+use icn_thnet::vc_model::{OnDeadlock, VcRouter, VcRouterConfig};
+use icn_thnet::xswitch_model::{OnDeadlock as XOnDeadlock, XSwitch, XSwitchConfig};
+use std::sync::Arc;
+
+/// Everything a run reports, as text: NaN-safe and exact (`{:?}` of an f64 round-trips).
+fn fingerprint(m: &Metrics) -> String {
+    format!(
+        "{:?}|{:?}|{:?}|{:?}",
+        m.scalars, m.tables, m.notes, m.status
+    )
+}
+
+/// Every rank's metrics (or error) of one replication of `cfg` over `ranks` thread-ranks.
+fn over_ranks<M: Model>(cfg: &M::Config, ranks: usize, seed: u64) -> Vec<Result<Metrics, String>>
+where
+    M::Config: 'static,
+{
+    let handles: Vec<_> = ThreadRanks::new(ranks)
+        .into_iter()
+        .map(|rank| {
+            let cfg = cfg.clone();
+            std::thread::spawn(move || {
+                let ctx = Context::default().spread_over(Arc::new(rank));
+                let point = M::prepare(&cfg, &ctx).expect("a valid configuration");
+                M::run_prepared(&point, seed, &NoProgress).map_err(|e| e.to_string())
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+/// The one-process sequential run, and the same on 2 and 3 ranks (threads as set in `with`).
+fn same_on_every_rank<M: Model>(
+    cfg: M::Config,
+    with_threads: impl Fn(&M::Config, usize) -> M::Config,
+    what: &str,
+) -> Metrics
+where
+    M::Config: 'static,
+{
+    let one = M::run(&with_threads(&cfg, 1), 7, &NoProgress).unwrap();
+    for (ranks, threads) in [(2, 1), (2, 2), (3, 1)] {
+        let c = with_threads(&cfg, threads);
+        for (r, got) in over_ranks::<M>(&c, ranks, 7).iter().enumerate() {
+            assert_eq!(
+                fingerprint(got.as_ref().unwrap()),
+                fingerprint(&one),
+                "{what}: rank {r} of {ranks} at {threads} threads per rank"
+            );
+        }
+    }
+    one
+}
+
+fn vc(topology: &str, routing: &str, vcs: usize, load: f64) -> VcRouterConfig {
+    VcRouterConfig {
+        topology: topology.into(),
+        routing: routing.into(),
+        vcs,
+        load,
+        warmup: 200,
+        measure: 800,
+        drain: 1_500,
+        on_deadlock: OnDeadlock::Report,
+        ..VcRouterConfig::default()
+    }
+}
+
+fn vc_same(c: VcRouterConfig) -> Metrics {
+    let what = format!("vc-router {} ({})", c.topology, c.routing);
+    same_on_every_rank::<VcRouter>(
+        c,
+        |c, threads| VcRouterConfig {
+            threads,
+            ..c.clone()
+        },
+        &what,
+    )
+}
+
+#[test]
+fn vc_mesh_and_torus_are_bit_identical_over_ranks() {
+    let m = vc_same(vc("mesh:6x6", "", 2, 0.2));
+    assert!(m.require("accepted").unwrap() > 0.1);
+    // Past saturation: unfinished packets.
+    let m = vc_same(vc("mesh:6x6", "", 2, 0.9));
+    assert!(m.require("unfinished").unwrap() > 0.0);
+    vc_same(vc("torus:5x4", "", 4, 0.3));
+    // A 3-D torus on the router of any radix.
+    vc_same(vc("torus:4x3x3", "dor", 2, 0.2));
+}
+
+#[test]
+fn vc_fat_tree_and_dragonfly_are_bit_identical_over_ranks() {
+    vc_same(vc("fattree:4,3", "updown_random", 2, 0.3));
+    for routing in ["minimal", "ugal"] {
+        let vcs = if routing == "minimal" { 2 } else { 3 };
+        let mut c = vc("dragonfly:2", routing, vcs, 0.3);
+        c.global_delay = 5;
+        vc_same(c);
+    }
+}
+
+#[test]
+fn a_deadlocking_vc_torus_deadlocks_identically_over_ranks() {
+    let c = VcRouterConfig {
+        allow_deadlock: true,
+        watchdog: 1_000,
+        warmup: 500,
+        measure: 3_000,
+        drain: 20_000,
+        ..vc("torus:4x4", "", 1, 0.4)
+    };
+    let m = vc_same(c);
+    assert_eq!(m.require("deadlocked").unwrap(), 1.0);
+}
+
+fn x(topology: &str, load: f64) -> XSwitchConfig {
+    XSwitchConfig {
+        topology: topology.into(),
+        load,
+        warmup: 300,
+        measure: 1_500,
+        drain: 3_000,
+        ..XSwitchConfig::default()
+    }
+}
+
+fn x_same(c: XSwitchConfig) -> Metrics {
+    let what = format!("xswitch {}", c.topology);
+    same_on_every_rank::<XSwitch>(
+        c,
+        |c, threads| XSwitchConfig {
+            threads,
+            ..c.clone()
+        },
+        &what,
+    )
+}
+
+#[test]
+fn xswitch_mesh_torus_and_tree_are_bit_identical_over_ranks() {
+    let m = x_same(x("mesh:3x3", 0.2));
+    assert!(m.require("accepted").unwrap() > 0.0);
+    // Stop/go counters, wait fraction and a grant log: collective queries over the ranks.
+    let c = XSwitchConfig {
+        trace_port: "s4.A".into(),
+        ..x("torus:3x3", 0.4)
+    };
+    let m = x_same(c);
+    assert!(m.table("grants").is_some_and(|t| !t.rows.is_empty()));
+    x_same(x("tree:2", 0.3));
+}
+
+/// More partitions than switches over all ranks: refused when the point is prepared, on
+/// every rank alike (each sees the same ranks and threads), naming `threads`.
+#[test]
+fn partitions_beyond_the_switches_are_refused_on_every_rank() {
+    let c = XSwitchConfig {
+        threads: 3,
+        ..x("mesh:2x2", 0.2)
+    };
+    let handles: Vec<_> = ThreadRanks::new(2)
+        .into_iter()
+        .map(|rank| {
+            let c = c.clone();
+            std::thread::spawn(move || {
+                let ctx = Context::default().spread_over(Arc::new(rank));
+                XSwitch::prepare(&c, &ctx).err().expect("refused")
+            })
+        })
+        .collect();
+    for h in handles {
+        let e = h.join().unwrap();
+        assert_eq!(e.key, "threads", "{}", e.message);
+        assert!(e.message.contains("2 ranks"), "{}", e.message);
+    }
+}
+
+/// The X-Switch ring deadlock of `xnet_par_tests.rs` on a 4×4 torus: with `report`, the same
+/// metrics and wait-for diagnosis on every rank (assembled from every rank's switches); with
+/// `error`, the same error on every rank.
+#[test]
+fn a_deadlocking_xswitch_torus_deadlocks_identically_over_ranks() {
+    let path = std::env::temp_dir().join(format!("xspread-torus-{}.txt", std::process::id()));
+    let mut trace = String::from("0 0 2 4096\n0 1 3 4096\n0 2 0 4096\n0 3 1 4096\n");
+    for s in 4..16 {
+        trace.push_str(&format!("{} {s} {} 300\n", s * 7, (s * 5) % 16));
+    }
+    std::fs::write(&path, trace).unwrap();
+    let mut cfg = XSwitchConfig {
+        topology: "torus:4x4".into(),
+        frame_size: 4096,
+        fifo_size: 16,
+        stop_threshold: 12,
+        go_threshold: 4,
+        warmup: 0,
+        measure: 10_000,
+        watchdog: 1_000,
+        on_deadlock: XOnDeadlock::Report,
+        ..XSwitchConfig::default()
+    };
+    cfg.traffic.pattern = icn_thnet::traffic::Pattern::Trace;
+    cfg.traffic.trace_file = path.display().to_string();
+    let m = x_same(cfg.clone());
+    assert_eq!(m.require("deadlocked").unwrap(), 1.0);
+    assert!(m.notes.iter().any(|n| n.contains("Wait-for cycle")));
+    cfg.on_deadlock = XOnDeadlock::Error;
+    let err = XSwitch::run(&cfg, 7, &NoProgress).unwrap_err().to_string();
+    for got in over_ranks::<XSwitch>(&XSwitchConfig { threads: 2, ..cfg }, 2, 7) {
+        assert_eq!(got.unwrap_err(), err);
+    }
+    std::fs::remove_file(path).ok();
+}
