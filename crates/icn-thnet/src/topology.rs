@@ -502,7 +502,9 @@ fn from_network(spec: &str) -> Result<Topology, Invalid> {
                 icn_topo::network::End::Unused => {}
                 icn_topo::network::End::Terminal(n) => t.connect(here, End::Nia(n as usize))?,
                 // Each link once, from its lower end.
-                icn_topo::network::End::Router { router, port } if (router, port) > (r, p as u16) => {
+                icn_topo::network::End::Router { router, port }
+                    if (router, port) > (r, p as u16) =>
+                {
                     let there = End::Switch {
                         sw: router as usize,
                         port: port as Port,
@@ -745,7 +747,13 @@ mod tests {
             assert_eq!(longest, diameter, "{spec}: ports on the longest route");
         }
         // Endpoints 0 and 1 share a leaf of the fat tree: into the switch, out of it.
-        assert_eq!(Topology::from_spec("fattree:2,3").unwrap().route(0, 1).len(), 1);
+        assert_eq!(
+            Topology::from_spec("fattree:2,3")
+                .unwrap()
+                .route(0, 1)
+                .len(),
+            1
+        );
     }
 
     #[test]

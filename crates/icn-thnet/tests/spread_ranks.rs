@@ -1,7 +1,7 @@
 //! Issue 15, item 2(b): one network spread over ranks (here threads standing for MPI ranks,
 //! [`ThreadRanks`]) gives, on every rank, the metrics of the one-process sequential run bit for
 //! bit (every scalar, every table, the status): `vc-router` on a mesh, a torus, a fat tree and
-//! a dragonfly, `xswitch` on a mesh, a torus and a tree, with one and two threads per rank, a
+//! a dragonfly, `xswitch` on a mesh, a torus, a tree, a fat tree and a dragonfly, with one and two threads per rank, a
 //! point past saturation and deadlocks included. `icnlab`'s `mpi_cli` test does the same over
 //! real MPI ranks.
 
@@ -149,7 +149,7 @@ fn x_same(c: XSwitchConfig) -> Metrics {
 }
 
 #[test]
-fn xswitch_mesh_torus_and_tree_are_bit_identical_over_ranks() {
+fn xswitch_mesh_torus_tree_fat_tree_and_dragonfly_are_bit_identical_over_ranks() {
     let m = x_same(x("mesh:3x3", 0.2));
     assert!(m.require("accepted").unwrap() > 0.0);
     // Stop/go counters, wait fraction and a grant log: collective queries over the ranks.
@@ -160,6 +160,9 @@ fn xswitch_mesh_torus_and_tree_are_bit_identical_over_ranks() {
     let m = x_same(c);
     assert!(m.table("grants").is_some_and(|t| !t.rows.is_empty()));
     x_same(x("tree:2", 0.3));
+    // The large-cluster families that fit 5-port switches.
+    x_same(x("fattree:2,3", 0.3));
+    x_same(x("dragonfly:1,2,1", 0.2));
 }
 
 /// More partitions than switches over all ranks: refused when the point is prepared, on

@@ -148,7 +148,8 @@ fn sweep_on_two_ranks_writes_the_one_process_files() {
 }
 
 /// Issue 15's topologies for the sweep path: `vc-router` on a mesh, a torus, a fat tree and a
-/// dragonfly, and `xswitch` (switch degree ≤ 4) on a mesh, a torus and a tree; 2 ranks against
+/// dragonfly, and `xswitch` (switch degree ≤ 4) on a mesh, a torus, a tree, a 2-ary fat tree and
+/// the a = 2, h = 1 dragonfly; 2 ranks against
 /// one process, every output file.
 const VC_TOPOLOGIES: &str = r#"
 model = "vc-router"
@@ -174,14 +175,14 @@ warmup = 300
 measure = 1500
 drain = 10000
 [sweep]
-topology = ["mesh:4x4", "torus:4x4", "tree:3"]
+topology = ["mesh:4x4", "torus:4x4", "tree:3", "fattree:2,3", "dragonfly:1,2,1"]
 load = [0.05, 0.2]
 "#;
 
 #[test]
 fn vc_router_and_xswitch_topologies_match_at_two_ranks() {
     let d = Dir::new();
-    for (name, text, points) in [("vc", VC_TOPOLOGIES, 8), ("xs", XSWITCH_TOPOLOGIES, 6)] {
+    for (name, text, points) in [("vc", VC_TOPOLOGIES, 8), ("xs", XSWITCH_TOPOLOGIES, 10)] {
         let file = d.path(&format!("{name}-topologies.toml"));
         fs::write(&file, text).unwrap();
         let sweep = |out: &str, threads: &str| {
