@@ -131,6 +131,12 @@ pub(crate) struct ViCore {
     scratch: Vec<u8>,
     /// Where a small frame is taken whole off the link ([`ViCore::step`]).
     small_rec: Box<[u8]>,
+    /// The translation of the last receive the small-frame path consumed, kept for the next
+    /// [`ViCore::post_recv`] to reuse: dropping it there would decrement its region's
+    /// reference count (a locked instruction, ~8 ns here) between a message's arrival and
+    /// its completion, and cloning it again for the next receive would increment it. A
+    /// pingpong re-posts the same buffer, so neither happens.
+    spare_slot: Option<Slot>,
     tx_buf: Vec<u8>,
     pub send_cq: Option<Arc<CqShared>>,
     pub recv_cq: Option<Arc<CqShared>>,
@@ -187,6 +193,7 @@ impl ViCore {
             rx: Rx::idle(),
             scratch: vec![0; 64 * 1024],
             small_rec: vec![0; rx::SMALL_RECORD].into_boxed_slice(),
+            spare_slot: None,
             tx_buf: Vec::new(),
             send_cq: None,
             recv_cq: None,

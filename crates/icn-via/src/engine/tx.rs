@@ -66,6 +66,32 @@ impl ViCore {
         Ok(slots)
     }
 
+    /// [`ViCore::translate`] for a receive: a one-segment receive in the region of the
+    /// spare slot (the last receive consumed, [`ViCore::spare_slot`]) takes that slot's
+    /// region reference instead of a new one.
+    fn translate_recv(&mut self, segs: &[Segment]) -> std::result::Result<Slots, CompletionStatus> {
+        let [s] = segs else {
+            return self.translate(segs);
+        };
+        let region = self.table.translate_cached(
+            &mut self.tcache,
+            s.handle,
+            s.offset,
+            u64::from(s.len),
+            self.attrs.ptag,
+            Access::Local,
+        )?;
+        let region = match self.spare_slot.take() {
+            Some(spare) if Arc::ptr_eq(&spare.region, region) => spare.region,
+            _ => region.clone(),
+        };
+        Ok(smallvec![Slot {
+            region,
+            offset: s.offset as usize,
+            len: s.len as usize,
+        }])
+    }
+
     /// Translates `span` (a local segment, or the peer's address of an RDMA) for use
     /// `access` by this VI, keeping its region alive in the slot.
     pub(super) fn slot(
@@ -123,7 +149,7 @@ impl ViCore {
         if self.recvs.len() >= self.attrs.queue_depth {
             return Err(ViaError::ResourceExhausted("receive queue full".into()));
         }
-        match self.translate(&desc.segments) {
+        match self.translate_recv(&desc.segments) {
             Ok(slots) => {
                 let cap = desc.total_len();
                 self.recvs.push_back(PostedRecv { desc, slots, cap });
