@@ -206,7 +206,12 @@ impl ViCore {
         }
         self.tx_seq = self.tx_seq.wrapping_add(1);
         self.tracker.transmitted(seq, desc, self.attrs.reliability);
-        self.drain_tracker();
+        // Completions released so far (an unreliable send's, or those acked meanwhile) are
+        // built when the consumer reads the send queue (`has_done`), not here after every
+        // send; only a completion queue must hear of them now.
+        if self.send_cq.is_some() {
+            self.drain_tracker();
+        }
         Ok(())
     }
 
