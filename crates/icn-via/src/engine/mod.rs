@@ -122,6 +122,9 @@ pub(crate) struct ViCore {
     rx_off: u64,
     ack_due: Option<u32>,
     unacked: u32,
+    /// The newest cumulative ack that arrived on a data frame and is not yet applied to the
+    /// send queue ([`ViCore::note_ack`]).
+    ack_in: Option<u32>,
     tracker: SendTracker,
     reads: HashMap<u32, Slots>,
     recvs: VecDeque<PostedRecv>,
@@ -185,6 +188,7 @@ impl ViCore {
             rx_off: 0,
             ack_due: None,
             unacked: 0,
+            ack_in: None,
             tracker: SendTracker::default(),
             reads: HashMap::new(),
             recvs: VecDeque::new(),
@@ -318,6 +322,7 @@ impl ViCore {
     /// acks, without taking any completion off the send queue.
     fn linger_for_single_copy_reads(&mut self) {
         let deadline = Instant::now() + CMA_LINGER;
+        self.apply_acks();
         while !self.cma_pinned.is_empty() && Instant::now() < deadline {
             let Some(w) = &mut self.wire else { return };
             if let Err(e) = w.wait_briefly(Duration::from_millis(1)) {
@@ -325,10 +330,13 @@ impl ViCore {
                 return;
             }
             self.progress();
+            self.apply_acks();
         }
     }
 
     fn flush_all(&mut self, transport_error: Option<String>) {
+        // what the peer acknowledged completed, whatever happens to the rest
+        self.apply_acks();
         // nobody will read those payloads any more
         self.cma_pinned.clear();
         if transport_error.is_some() {
@@ -374,6 +382,8 @@ impl ViCore {
     /// next looks at the send queue ([`ViCore::pop_done`], [`ViCore::send_done`]), so that
     /// building them is not on the path of the receive that carried the ack.
     fn on_ack(&mut self, upto: u32) {
+        // an older ack noted earlier is covered by this one (acks are cumulative)
+        self.ack_in = None;
         self.tracker.on_ack(upto);
         // cumulative: releases every pinned payload up to `upto` (sequence numbers wrap)
         while self
@@ -392,6 +402,28 @@ impl ViCore {
         self.recv_done.push_back(c);
         if let Some(cq) = &self.recv_cq {
             cq.push(self.id, WorkQueue::Recv);
+        }
+    }
+
+    /// An ack carried by a data frame: applied to the send queue when the consumer next
+    /// looks at it ([`ViCore::apply_acks`]: reaping, waiting, a flush) rather than between the
+    /// frame's arrival and its receive's completion, unless a completion queue must hear of
+    /// the sends it completes now. Acks are cumulative and arrive in order, so keeping the
+    /// newest is enough.
+    #[inline]
+    fn note_ack(&mut self, upto: u32) {
+        if self.send_cq.is_some() {
+            self.on_ack(upto);
+        } else {
+            self.ack_in = Some(upto);
+        }
+    }
+
+    /// Applies the ack [`ViCore::note_ack`] kept, if any.
+    #[inline]
+    fn apply_acks(&mut self) {
+        if let Some(a) = self.ack_in.take() {
+            self.on_ack(a);
         }
     }
 
@@ -417,6 +449,7 @@ impl ViCore {
         match q {
             WorkQueue::Send => {
                 if self.send_done.is_empty() {
+                    self.apply_acks();
                     self.drain_tracker();
                 }
                 !self.send_done.is_empty()

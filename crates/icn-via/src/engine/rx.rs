@@ -239,7 +239,7 @@ impl ViCore {
     #[inline(always)]
     fn accept_data(&mut self, hdr: &Header) -> std::result::Result<(), String> {
         if let Some(a) = hdr.ack() {
-            self.on_ack(a);
+            self.note_ack(a);
         }
         self.expect_seq(hdr.seq)?;
         // A cross-memory-attach frame is delivered when its copy is done: the ack releases
