@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::ViCore;
 use crate::error::{Result, ViaError};
+use crate::lock::FastMutex;
 
 /// Which work queue of a VI.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -26,7 +27,7 @@ pub(crate) struct CqShared {
     entries: Mutex<VecDeque<(u32, WorkQueue)>>,
     capacity: Mutex<usize>,
     overflowed: std::sync::atomic::AtomicBool,
-    members: Mutex<Vec<Weak<Mutex<ViCore>>>>,
+    members: Mutex<Vec<Weak<FastMutex<ViCore>>>>,
 }
 
 impl CqShared {
@@ -40,7 +41,7 @@ impl CqShared {
             e.push_back((vi, q));
         }
     }
-    pub(crate) fn attach(&self, core: &Arc<Mutex<ViCore>>) {
+    pub(crate) fn attach(&self, core: &Arc<FastMutex<ViCore>>) {
         self.members
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -77,7 +78,7 @@ impl CompletionQueue {
             .filter_map(Weak::upgrade)
             .collect();
         for m in members {
-            let mut core = m.lock().unwrap_or_else(|e| e.into_inner());
+            let mut core = m.lock();
             core.progress();
             core.flush_ack();
         }

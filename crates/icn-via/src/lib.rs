@@ -59,8 +59,8 @@
 //! * [`bench`]: pingpong and window programs and raw socket baselines.
 
 // `unsafe` is allowed only in the shared-memory ring and its mapping (`ring`, `link::shm`),
-// the single-copy paths (`link::cma`, `shared_mem`), and the caller's memory lent to a registration
-// (`user_mem`).
+// the single-copy paths (`link::cma`, `shared_mem`), the caller's memory lent to a registration
+// (`user_mem`), and the engine's and regions' lock (`lock`).
 #![deny(unsafe_code)]
 
 pub mod attrs;
@@ -71,6 +71,7 @@ mod engine;
 pub mod error;
 pub mod frame;
 pub mod link;
+mod lock;
 pub mod memory;
 pub mod model;
 mod nic;

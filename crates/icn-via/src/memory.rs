@@ -17,10 +17,11 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+use std::sync::{Arc, RwLock, Weak};
 
 use crate::attrs::{MAX_REGISTER_SIZE, MemAttributes, Ptag};
 use crate::error::{CompletionStatus, Result, ViaError};
+use crate::lock::{FastGuard, FastMutex};
 use crate::user_mem::Bytes;
 
 /// The handle of a registered region (`VIP_MEM_HANDLE`, ≈ ibverbs lkey/rkey). Peers name a
@@ -55,7 +56,7 @@ pub(crate) struct RegionInner {
     len: usize,
     /// Every access to the bytes, the engine's and the application's, holds this lock: it is
     /// what lets a lent region be revoked safely ([`crate::user_mem`]).
-    data: Mutex<Bytes>,
+    data: FastMutex<Bytes>,
 }
 
 impl RegionInner {
@@ -67,9 +68,9 @@ impl RegionInner {
         }
     }
 
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Bytes> {
-        // A poisoned lock only means another thread panicked mid-copy; bytes are still bytes.
-        self.data.lock().unwrap_or_else(|e| e.into_inner())
+    #[inline]
+    pub(crate) fn lock(&self) -> FastGuard<'_, Bytes> {
+        self.data.lock()
     }
 
     fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
@@ -229,7 +230,7 @@ impl RegionTable {
         let inner = Arc::new(RegionInner {
             attrs,
             len: bytes.len(),
-            data: Mutex::new(bytes),
+            data: FastMutex::new(bytes),
         });
         self.map
             .write()

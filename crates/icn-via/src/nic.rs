@@ -13,6 +13,7 @@ use crate::descriptor::{Completion, Descriptor};
 use crate::engine::{STALL_TIMEOUT, ViCore};
 use crate::error::{Result, ViaError};
 use crate::frame::{HEADER_LEN, Header, Kind};
+use crate::lock::{FastGuard, FastMutex};
 use crate::memory::{MemRegion, RegionTable};
 use crate::provider::{Address, Listener, dial};
 use crate::vi_state::ViState;
@@ -140,7 +141,7 @@ impl Nic {
         let mut core = ViCore::new(id, attrs, self.shared.table.clone());
         core.send_cq = send_cq.map(|c| c.shared.clone());
         core.recv_cq = recv_cq.map(|c| c.shared.clone());
-        let core = Arc::new(Mutex::new(core));
+        let core = Arc::new(FastMutex::new(core));
         for cq in [send_cq, recv_cq].into_iter().flatten() {
             cq.shared.attach(&core);
         }
@@ -303,12 +304,13 @@ pub struct ViQuery {
 /// so a `Vi` can be shared between threads.
 pub struct Vi {
     id: ViId,
-    core: Arc<Mutex<ViCore>>,
+    core: Arc<FastMutex<ViCore>>,
 }
 
 impl Vi {
-    fn core(&self) -> MutexGuard<'_, ViCore> {
-        lock(&self.core)
+    #[inline]
+    fn core(&self) -> FastGuard<'_, ViCore> {
+        self.core.lock()
     }
     /// The id CQ entries name this VI by.
     pub fn id(&self) -> ViId {

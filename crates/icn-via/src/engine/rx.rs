@@ -214,14 +214,21 @@ impl ViCore {
             return Ok(false);
         }
         self.accept_data(hdr)?;
-        let recv = self.recvs.pop_front().ok_or("receive vanished")?;
+        let PostedRecv {
+            desc, mut slots, ..
+        } = self.recvs.pop_front().ok_or("receive vanished")?;
         let mut rest = payload;
-        for s in &recv.slots {
+        for s in &slots {
             let k = s.len.min(rest.len());
             s.region.lock()[s.offset..s.offset + k].copy_from_slice(&rest[..k]);
             rest = &rest[k..];
         }
-        self.placed(hdr, Some(recv.desc));
+        self.placed(hdr, Some(desc));
+        // Kept for the next post_recv rather than dropped here (see `spare_slot`); an older
+        // spare is dropped only if the consumer has not re-posted since (rare).
+        if slots.len() == 1 {
+            self.spare_slot = slots.pop();
+        }
         Ok(true)
     }
 
@@ -232,7 +239,7 @@ impl ViCore {
     #[inline(always)]
     fn accept_data(&mut self, hdr: &Header) -> std::result::Result<(), String> {
         if let Some(a) = hdr.ack() {
-            self.on_ack(a);
+            self.note_ack(a);
         }
         self.expect_seq(hdr.seq)?;
         // A cross-memory-attach frame is delivered when its copy is done: the ack releases

@@ -66,6 +66,32 @@ impl ViCore {
         Ok(slots)
     }
 
+    /// [`ViCore::translate`] for a receive: a one-segment receive in the region of the
+    /// spare slot (the last receive consumed, [`ViCore::spare_slot`]) takes that slot's
+    /// region reference instead of a new one.
+    fn translate_recv(&mut self, segs: &[Segment]) -> std::result::Result<Slots, CompletionStatus> {
+        let [s] = segs else {
+            return self.translate(segs);
+        };
+        let region = self.table.translate_cached(
+            &mut self.tcache,
+            s.handle,
+            s.offset,
+            u64::from(s.len),
+            self.attrs.ptag,
+            Access::Local,
+        )?;
+        let region = match self.spare_slot.take() {
+            Some(spare) if Arc::ptr_eq(&spare.region, region) => spare.region,
+            _ => region.clone(),
+        };
+        Ok(smallvec![Slot {
+            region,
+            offset: s.offset as usize,
+            len: s.len as usize,
+        }])
+    }
+
     /// Translates `span` (a local segment, or the peer's address of an RDMA) for use
     /// `access` by this VI, keeping its region alive in the slot.
     pub(super) fn slot(
@@ -123,7 +149,7 @@ impl ViCore {
         if self.recvs.len() >= self.attrs.queue_depth {
             return Err(ViaError::ResourceExhausted("receive queue full".into()));
         }
-        match self.translate(&desc.segments) {
+        match self.translate_recv(&desc.segments) {
             Ok(slots) => {
                 let cap = desc.total_len();
                 self.recvs.push_back(PostedRecv { desc, slots, cap });
@@ -180,7 +206,12 @@ impl ViCore {
         }
         self.tx_seq = self.tx_seq.wrapping_add(1);
         self.tracker.transmitted(seq, desc, self.attrs.reliability);
-        self.drain_tracker();
+        // Completions released so far (an unreliable send's, or those acked meanwhile) are
+        // built when the consumer reads the send queue (`has_done`), not here after every
+        // send; only a completion queue must hear of them now.
+        if self.send_cq.is_some() {
+            self.drain_tracker();
+        }
         Ok(())
     }
 

@@ -194,10 +194,13 @@ impl ShmLink {
     }
 
     /// Publishes the CPU we wait on and says whether the peer last waited on the same one:
-    /// then spinning would only keep it from running ([`super::backoff`]). One vDSO call
-    /// and one load of a line the peer writes only when it migrates.
+    /// then spinning would only keep it from running ([`super::backoff`]). One load of
+    /// glibc's rseq area (or a vDSO call) and one load of a line the peer writes only when
+    /// it migrates.
     fn peer_shares_cpu(&self) -> bool {
-        let cpu = rustix::thread::sched_getcpu();
+        let Some(cpu) = current_cpu() else {
+            return false;
+        };
         self.ring.set_cpu(cpu);
         self.ring.peer_cpu() == Some(cpu)
     }
@@ -218,6 +221,17 @@ impl ShmLink {
             Err(_) => false,
         }
     }
+}
+
+/// The CPU this thread runs on, from the C library: glibc reads it from the thread's rseq
+/// area (one load) where the kernel supports rseq. Not rustix's `sched_getcpu`: its vDSO
+/// lookup faults under valgrind (rustix issue 1559), which made the callgrind measurements
+/// of the small-message path (`examples/swcost.rs`) impossible.
+fn current_cpu() -> Option<usize> {
+    // SAFETY: `sched_getcpu` takes no arguments and touches no memory of ours; it returns
+    // the CPU number or -1 with errno set.
+    let cpu = unsafe { libc::sched_getcpu() };
+    usize::try_from(cpu).ok()
 }
 
 fn corrupt(e: crate::ring::RingError) -> io::Error {
