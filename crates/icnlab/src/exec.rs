@@ -15,6 +15,8 @@ use icn_engine::{ConfigError, Context, Metrics, Model, Progress, Status};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// How to execute: threads (0 = all cores), progress bar on or off.
 #[derive(Clone, Copy, Debug)]
@@ -102,33 +104,68 @@ impl<M> ModelRunner<M> {
     }
 }
 
-/// A point's typed config (echoed in reports) and what the model prepared from it.
-type PreparedPoint<M> = (<M as Model>::Config, <M as Model>::Prepared);
-
 impl<M: Model> ModelRunner<M> {
-    /// Types, validates and prepares every point (paths relative to the experiment file),
-    /// so that every input error is reported before anything runs.
-    fn prepare(
+    /// Types, validates and prepares one point (paths relative to the experiment file); an
+    /// error names the file and, in a sweep, the point.
+    fn prepare_point(
         file: &ExperimentFile,
-        points: &[SweepPoint],
-    ) -> Result<Vec<PreparedPoint<M>>, ConfigError> {
+        ctx: &Context,
+        p: &SweepPoint,
+    ) -> Result<(M::Config, M::Prepared), ConfigError> {
+        let cfg: M::Config = file.typed(&p.body)?;
+        let prepared = M::prepare(&cfg, ctx).map_err(|mut inner| {
+            if !p.params.is_empty() {
+                inner.message.push_str(&format!(
+                    " (sweep point {})",
+                    crate::report::params_label(&p.params)
+                ));
+            }
+            ConfigError::invalid(&file.path, inner)
+        })?;
+        Ok((cfg, prepared))
+    }
+
+    /// Types, validates and prepares every point, so that every input error is reported
+    /// before anything runs; each prepared point is dropped at once (a sweep of 1 000 loads on
+    /// a 65 536-terminal fat tree held 4.1 GB of prepared networks, 10 000 would not fit).
+    fn check_points(file: &ExperimentFile, points: &[SweepPoint]) -> Result<(), ConfigError> {
         let ctx = Context::for_file(&file.path);
         points
             .iter()
-            .map(|p| {
-                let cfg: M::Config = file.typed(&p.body)?;
-                let prepared = M::prepare(&cfg, &ctx).map_err(|mut inner| {
-                    if !p.params.is_empty() {
-                        inner.message.push_str(&format!(
-                            " (sweep point {})",
-                            crate::report::params_label(&p.params)
-                        ));
-                    }
-                    ConfigError::invalid(&file.path, inner)
-                })?;
-                Ok((cfg, prepared))
-            })
-            .collect()
+            .try_for_each(|p| Self::prepare_point(file, &ctx, p).map(drop))
+    }
+}
+
+/// The prepared points of a run, each built when its first job starts and dropped when its
+/// last job ends: memory holds the points being worked on (about one per thread, as the jobs
+/// of a point are adjacent), not the whole sweep.
+struct LazyPoints<'a, M: Model> {
+    file: &'a ExperimentFile,
+    ctx: Context,
+    points: Vec<SweepPoint>,
+    ready: Vec<Mutex<Option<Arc<M::Prepared>>>>,
+    /// Jobs of each point not yet finished.
+    remaining: Vec<AtomicUsize>,
+}
+
+impl<M: Model> LazyPoints<'_, M> {
+    /// Point `i` prepared, built now if no running job holds it.
+    fn get(&self, i: usize) -> Result<Arc<M::Prepared>, ConfigError> {
+        let mut slot = self.ready[i].lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = slot.as_ref() {
+            return Ok(p.clone());
+        }
+        let (_, prepared) = ModelRunner::<M>::prepare_point(self.file, &self.ctx, &self.points[i])?;
+        let prepared = Arc::new(prepared);
+        *slot = Some(prepared.clone());
+        Ok(prepared)
+    }
+
+    /// One job of point `i` ended: the last one drops the prepared point.
+    fn done(&self, i: usize) {
+        if self.remaining[i].fetch_sub(1, Ordering::AcqRel) == 1 {
+            *self.ready[i].lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
     }
 }
 
@@ -167,7 +204,7 @@ impl<M: Model> Runner for ModelRunner<M> {
     }
 
     fn check(&self, file: &ExperimentFile, points: &[SweepPoint]) -> Result<(), ConfigError> {
-        Self::prepare(file, points).map(drop)
+        Self::check_points(file, points)
     }
 
     fn defaults(&self) -> Result<toml::Table, String> {
@@ -197,9 +234,28 @@ impl<M: Model> Runner for ModelRunner<M> {
                 needed.push(point.clone());
             }
         }
-        let configs = Self::prepare(file, &needed)?;
-        let prepared = |p: usize| &configs[slot[p].expect("every job's point is prepared")];
-        let total: u64 = jobs.iter().map(|&(p, _)| M::work(&prepared(p).0)).sum();
+        // Every input error before anything runs; then each point is prepared again when its
+        // jobs run, so the sweep's prepared points are never all held at once.
+        Self::check_points(file, &needed)?;
+        let configs: Vec<M::Config> = needed
+            .iter()
+            .map(|p| file.typed(&p.body))
+            .collect::<Result<_, _>>()?;
+        let lazy = LazyPoints::<M> {
+            file,
+            ctx: Context::for_file(&file.path),
+            ready: needed.iter().map(|_| Mutex::new(None)).collect(),
+            remaining: needed.iter().map(|_| AtomicUsize::new(0)).collect(),
+            points: needed,
+        };
+        let slot_of = |p: usize| slot[p].expect("every job's point is prepared");
+        for &(p, _) in jobs {
+            lazy.remaining[slot_of(p)].fetch_add(1, Ordering::Relaxed);
+        }
+        let total: u64 = jobs
+            .iter()
+            .map(|&(p, _)| M::work(&configs[slot_of(p)]))
+            .sum();
         let bar = if opts.progress {
             ProgressBar::new(total)
         } else {
@@ -217,11 +273,14 @@ impl<M: Model> Runner for ModelRunner<M> {
             .build()
             .map_err(|e| ExecError::Failed(format!("cannot start worker threads: {e}")))?;
         let run = |&(p, r): &Job| {
-            M::run_prepared(
-                &prepared(p).1,
-                derive_seed(file.seed, r),
-                &BarProgress(&bar),
-            )
+            let i = slot_of(p);
+            let prepared = lazy
+                .get(i)
+                .map_err(|e| ModelError::Failed(format!("{e}")))?;
+            let result = M::run_prepared(&prepared, derive_seed(file.seed, r), &BarProgress(&bar));
+            drop(prepared);
+            lazy.done(i);
+            result
         };
         // The first replication runs alone so that the probe can refuse the run before the
         // rest of the sweep is spent; results stay in job order either way.
