@@ -395,3 +395,31 @@ fn cluster_workloads_and_fabrics_beyond_the_machine_are_refused_up_front() {
         .success();
     assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
 }
+
+/// Issue 14, item 4: `--threads` is bounded (above), and so are the models' own thread keys:
+/// 100 000 threads for one replication are refused naming the key, before any is started.
+#[test]
+fn model_thread_keys_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    for (name, body, key) in [
+        (
+            "vc.toml",
+            "model = \"vc-router\"\nthreads = 100000\n",
+            "key `threads`",
+        ),
+        (
+            "xs.toml",
+            "model = \"xswitch\"\nthreads = 100000\n",
+            "key `threads`",
+        ),
+        (
+            "cl.toml",
+            "model = \"cluster\"\nfabric.kind = \"vc-router\"\nfabric.topology = \"mesh:4x4\"\nfabric.threads = 100000\n",
+            "key `fabric.threads`",
+        ),
+    ] {
+        fs::write(p(name), body).unwrap();
+        check_refused(&p(name), &[name, key, "0 (every core) ..= 1024"]);
+    }
+}
