@@ -188,9 +188,15 @@ impl Model for Bcast {
         cfg.build().map_or(1, |(_, _, s)| s.len() as u64)
     }
 
-    fn prepare(cfg: &BcastConfig, _ctx: &icn_engine::Context) -> Result<BcastConfig, Invalid> {
-        Self::validate(cfg)?;
-        Ok(cfg.clone())
+    /// The config with a `file:PATH` graph resolved against the experiment file's folder (it
+    /// was read relative to the working directory), validated.
+    fn prepare(cfg: &BcastConfig, ctx: &icn_engine::Context) -> Result<BcastConfig, Invalid> {
+        let mut cfg = cfg.clone();
+        if let Some(path) = cfg.graph.strip_prefix("file:") {
+            cfg.graph = format!("file:{}", ctx.resolve(path).display());
+        }
+        Self::validate(&cfg)?;
+        Ok(cfg)
     }
 
     fn run_prepared(

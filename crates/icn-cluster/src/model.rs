@@ -29,6 +29,7 @@ use icn_sci::fabric::SciRingFabric;
 use icn_thnet::fabric::{VcFabric, XSwitchFabric};
 use icn_thnet::frame::Check;
 use icn_thnet::topology::Topology;
+use icn_thnet::vc_model;
 use icn_thnet::vcnet::VcParams;
 use icn_thnet::vcnet::par::ParNet;
 use icn_thnet::vcnet_any::VcAnyNet;
@@ -217,6 +218,23 @@ pub struct ClusterPoint {
     /// `Some`: an xswitch or vc-router fabric is spread over these ranks
     /// ([`Context::network`]); the other fabrics run whole on every rank.
     ranks: Option<Arc<dyn Exchange>>,
+}
+
+impl ClusterConfig {
+    /// The config with the fabric's graph file (`file:PATH` of the ideal fabric and the
+    /// X-Switch, `graph:file:PATH` of the VC routers) resolved against the experiment file's
+    /// folder, as the workload's trace and the NIC's profile files are.
+    fn with_paths_resolved(&self, ctx: &Context) -> ClusterConfig {
+        let mut cfg = self.clone();
+        let t = &cfg.fabric.topology;
+        for prefix in ["graph:file:", "file:"] {
+            if let Some(path) = t.strip_prefix(prefix) {
+                cfg.fabric.topology = format!("{prefix}{}", ctx.resolve(path).display());
+                break;
+            }
+        }
+        cfg
+    }
 }
 
 impl FabricConfig {
@@ -418,8 +436,28 @@ impl FabricConfig {
             &format!("≥ {classes} (the VC classes its routing needs)"),
             self.vcs,
         )?;
-        icn_topo::cdg::check(&net, routing.as_ref())
-            .map_err(|e| Invalid::new("fabric.topology", e.to_string()))?;
+        vc_model::check_router_state_fits(
+            "fabric.topology",
+            net.routers() as usize,
+            usize::from(net.radix()),
+            self.vcs,
+            self.buf,
+            net.terminals() as usize,
+        )?;
+        // The vc-router model's check: bounded (a small twin beyond a few thousand
+        // terminals), where a full check of a large fat tree ran for minutes.
+        vc_model::check_deadlock_free(
+            &net,
+            routing.as_ref(),
+            vc_model::default_routing_name(&net),
+            self.vcs,
+            &self.topology,
+            false,
+        )
+        .map_err(|mut e| {
+            e.key = "fabric.topology".into();
+            e
+        })?;
         Ok((Arc::new(net), Arc::from(routing)))
     }
 
@@ -450,6 +488,12 @@ impl FabricConfig {
                     "fabric.threads",
                     "0 (every core) ..= 1024, at most one thread per switch",
                     self.threads,
+                )?;
+                icn_thnet::xswitch_model::check_state_fits(
+                    "fabric.topology",
+                    &t,
+                    &self.xswitch_params(),
+                    self.thread_count(),
                 )?;
                 Ok(Checked {
                     endpoints: t.nias(),
@@ -502,6 +546,14 @@ impl FabricConfig {
                     "fabric.threads",
                     "at most one thread per router",
                     self.thread_count(),
+                )?;
+                vc_model::check_router_state_fits(
+                    "fabric.topology",
+                    t.nias(),
+                    5,
+                    self.vcs,
+                    self.buf,
+                    t.nias(),
                 )?;
                 Ok(Checked {
                     endpoints: t.nias(),
@@ -600,6 +652,14 @@ fn build_program(
         &format!("0 ..= {}", ranks - 1),
         w.root,
     )?;
+    if let Some(ops) = planned_ops(w, ranks) {
+        Invalid::check(
+            ops <= program::MAX_OPS as u128,
+            "workload",
+            &format!("at most {} operations", program::MAX_OPS),
+            ops,
+        )?;
+    }
     let mut steps = None;
     let program = match w.kind {
         WorkloadKind::Pingpong => patterns::pingpong(w.bytes, w.iterations),
@@ -634,13 +694,38 @@ fn build_program(
                     "the icn-bcast schemes run on every node of the fabric: leave ranks = 0",
                 ));
             }
+            // The scheme's own estimate (CLBM on a large CCC: minutes of tree building).
+            let opts = icn_bcast::schemes::RunOptions {
+                seed: 1,
+                ..Default::default()
+            };
+            icn_bcast::limits::check(
+                &g,
+                &[scheme],
+                &[w.root],
+                &opts,
+                icn_engine::memory::available_memory(),
+            )
+            .map_err(|e| {
+                let key = match e.key {
+                    icn_bcast::limits::Key::Scheme => "workload.algorithm",
+                    icn_bcast::limits::Key::Source => "workload.root",
+                    _ => "fabric.topology",
+                };
+                Invalid::new(key, e.why)
+            })?;
             let bad = |e: String| Invalid::new("workload.algorithm", e);
             steps = Some(patterns::scheme_steps(&g, scheme, w.root, 1).map_err(bad)?);
             patterns::scheme(&g, scheme, w.root, w.bytes, 1).map_err(bad)?
         }
         WorkloadKind::Trace => {
             let path = ctx.resolve(&w.file);
-            let text = read_bounded(&path).map_err(|e| Invalid::new("workload.file", e))?;
+            let text = icn_engine::input::read_to_string(&path).map_err(|e| {
+                Invalid::new(
+                    "workload.file",
+                    format!("cannot read `{}`: {e}", path.display()),
+                )
+            })?;
             let p = program::parse_trace(&text, &path.display().to_string())
                 .map_err(|e| Invalid::new("workload.file", e.to_string()))?;
             Invalid::check(
@@ -656,20 +741,29 @@ fn build_program(
     Ok((program, steps))
 }
 
-/// Reads a file of at most 256 MiB (a trace larger than that is refused, not loaded).
-fn read_bounded(path: &std::path::Path) -> Result<String, String> {
-    use std::io::Read;
-    const LIMIT: u64 = 256 << 20;
-    let f =
-        std::fs::File::open(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-    let mut text = String::new();
-    f.take(LIMIT + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-    if text.len() as u64 > LIMIT {
-        return Err(format!("`{}` is larger than 256 MiB", path.display()));
-    }
-    Ok(text)
+/// Operations the program of `w` on `ranks` ranks will have, known before it is built, so
+/// that a program the machine cannot hold is refused instead of allocated (a pipelined chain
+/// over 10 000 ranks in 65 536 segments is 1.3·10⁹ operations; all-to-all over 10 000 ranks
+/// took 14 s to build before [`Program::check`] refused it). For the icn-bcast schemes a
+/// lower bound (every other rank receives at least once); `None` for traces (bounded by
+/// their file).
+fn planned_ops(w: &WorkloadConfig, ranks: usize) -> Option<u128> {
+    let (r, it) = (ranks as u128, u128::from(w.iterations));
+    let edges = r.saturating_sub(1);
+    Some(match w.kind {
+        WorkloadKind::Pingpong => 4 * it,
+        WorkloadKind::Window => 2 * it + 2,
+        WorkloadKind::Alltoall => 2 * r * edges,
+        WorkloadKind::Bcast => match w.algorithm {
+            BcastAlgorithm::Chain => {
+                let segs = u128::from(w.segments.max(1)).min(u128::from(w.bytes.max(1)));
+                2 * edges * segs
+            }
+            BcastAlgorithm::ScatterAllgather => 2 * edges + 2 * r * edges,
+            _ => 2 * edges,
+        },
+        WorkloadKind::Trace => return None,
+    })
 }
 
 /// Runs the point on a fabric it builds.
@@ -842,6 +936,7 @@ impl Model for Cluster {
     }
 
     fn prepare(cfg: &ClusterConfig, ctx: &Context) -> Result<ClusterPoint, Invalid> {
+        let cfg = &cfg.with_paths_resolved(ctx);
         let Checked {
             endpoints,
             topo,
@@ -925,5 +1020,68 @@ impl Model for Cluster {
     ) -> Result<Metrics, ModelError> {
         // The simulation has no randomness: replications are identical by construction.
         run_point(point, progress).map(|(_, m)| m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The operation count checked before a program is built is the count of the program
+    /// built, for every built-in pattern (a lower bound for the icn-bcast schemes).
+    #[test]
+    fn planned_ops_match_the_built_programs() {
+        for kind in [
+            WorkloadKind::Pingpong,
+            WorkloadKind::Window,
+            WorkloadKind::Alltoall,
+            WorkloadKind::Bcast,
+        ] {
+            for algorithm in [
+                BcastAlgorithm::Binomial,
+                BcastAlgorithm::Chain,
+                BcastAlgorithm::ScatterAllgather,
+                BcastAlgorithm::Ilbm,
+            ] {
+                for (bytes, segments) in [(0, 8), (5, 8), (4096, 3)] {
+                    let mut cfg = ClusterConfig::default();
+                    cfg.fabric.topology = "ccc:3,3".into();
+                    cfg.workload = WorkloadConfig {
+                        kind,
+                        algorithm,
+                        bytes,
+                        segments,
+                        iterations: 7,
+                        ..WorkloadConfig::default()
+                    };
+                    let (p, _) = build_program(&cfg, 24, &Context::default()).unwrap();
+                    let planned = planned_ops(&cfg.workload, 24).unwrap();
+                    if algorithm == BcastAlgorithm::Ilbm && kind == WorkloadKind::Bcast {
+                        assert!(planned <= p.ops() as u128, "{kind:?} {algorithm:?}");
+                    } else {
+                        assert_eq!(planned, p.ops() as u128, "{kind:?} {algorithm:?} {bytes}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A chain of 10 000 ranks in 65 536 segments (1.3·10⁹ operations) was built until
+    /// memory ran out; now it is refused before, naming `workload`.
+    #[test]
+    fn programs_beyond_the_operation_limit_are_refused_before_they_are_built() {
+        let mut cfg = ClusterConfig::default();
+        cfg.fabric.topology = "mesh:100x100".into();
+        cfg.workload.kind = WorkloadKind::Bcast;
+        cfg.workload.algorithm = BcastAlgorithm::Chain;
+        cfg.workload.segments = 65_536;
+        cfg.workload.bytes = 1 << 30;
+        let e = Cluster::prepare(&cfg, &Context::default()).err().unwrap();
+        assert_eq!(e.key, "workload");
+        assert!(
+            e.message.contains("at most 2097152 operations"),
+            "{}",
+            e.message
+        );
     }
 }

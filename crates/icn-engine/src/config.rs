@@ -117,7 +117,7 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<String, ConfigError> {
         file: path.display().to_string(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = crate::input::open(path).map_err(io)?;
     let mut bytes = Vec::new();
     file.take(max + 1).read_to_end(&mut bytes).map_err(io)?;
     if bytes.len() as u64 > max {

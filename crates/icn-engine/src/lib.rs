@@ -7,12 +7,15 @@
 //! * [`stats`]: online summaries, percentiles, Student-t confidence intervals, Jain fairness;
 //! * [`metrics`]: the uniform result format a model run returns ([`Metrics`]);
 //! * [`model`]: the [`Model`] trait through which the CLI runs any model from a TOML file;
-//! * [`config`]: parsing and validating experiment files with errors that name the file and key.
+//! * [`config`]: parsing and validating experiment files with errors that name the file and key;
+//! * [`input`]: bounded reads of the side files an experiment names (traces, graphs, profiles);
+//! * [`memory`]: the memory available to a run, which models check their state against.
 //!
 //! The engine has no notion of time: each model owns its clock (cycle loop, step loop or event
 //! queue), as DESIGN.md prescribes.
 
 pub mod config;
+pub mod input;
 pub mod lockstep;
 pub mod memory;
 pub mod metrics;

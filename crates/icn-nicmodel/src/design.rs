@@ -298,7 +298,7 @@ impl Design {
         if let Some((_, text)) = BUNDLED.iter().find(|(n, _)| *n == name_or_path) {
             return Design::parse(text);
         }
-        let text = std::fs::read_to_string(name_or_path).map_err(|e| {
+        let text = icn_engine::input::read_to_string(name_or_path).map_err(|e| {
             Invalid::new(
                 "design",
                 format!(
@@ -306,7 +306,11 @@ impl Design {
                 ),
             )
         })?;
-        Design::parse(&text)
+        // An error inside the file names it (the key alone points at the experiment file).
+        Design::parse(&text).map_err(|e| Invalid {
+            message: format!("in `{name_or_path}`: {}", e.message),
+            ..e
+        })
     }
 
     /// Resolves the design on `profile` with switches `flags` and NIC TLB hit rate.

@@ -161,6 +161,9 @@ fn report_run(cfg: &Config) -> Result<Metrics, Invalid> {
     Ok(m)
 }
 
+/// Most entries of `sizes` (each is a pingpong and a window run).
+pub const MAX_SIZES: usize = 1024;
+
 /// The NIC timing model.
 pub struct Nic;
 
@@ -179,6 +182,14 @@ impl Model for Nic {
             "size",
             "[1, 16777216] bytes",
             cfg.size,
+        )?;
+        // Every size is a pingpong and a window run of its own: bound their number so a
+        // long list cannot take hours (the file limit alone allows ~500 000 entries).
+        Invalid::check(
+            cfg.sizes.len() <= MAX_SIZES,
+            "sizes",
+            &format!("at most {MAX_SIZES} sizes"),
+            cfg.sizes.len(),
         )?;
         for s in &cfg.sizes {
             Invalid::check((1..=MAX).contains(s), "sizes", "[1, 16777216] bytes", s)?;
@@ -213,15 +224,25 @@ impl Model for Nic {
         const MAX_PACKETS: u64 = 4_000_000;
         let largest = cfg.sizes.iter().copied().max().unwrap_or(0).max(cfg.size);
         let per_msg = crate::sim::packets(&pipe, largest);
-        let msgs = u64::from(cfg.messages).max(2 * u64::from(cfg.round_trips));
+        // The window sends `messages`, the pingpong two messages per round trip: each bound
+        // names its own key (a long pingpong was blamed on `messages`).
         Invalid::check(
-            msgs * per_msg <= MAX_PACKETS,
+            u64::from(cfg.messages) * per_msg <= MAX_PACKETS,
             "messages",
             &format!(
                 "[1, {}] for the largest size {largest} B ({per_msg} packets each)",
                 MAX_PACKETS / per_msg
             ),
-            msgs,
+            cfg.messages,
+        )?;
+        Invalid::check(
+            2 * u64::from(cfg.round_trips) * per_msg <= MAX_PACKETS,
+            "round_trips",
+            &format!(
+                "[1, {}] for the largest size {largest} B (two messages of {per_msg} packets each)",
+                MAX_PACKETS / per_msg / 2
+            ),
+            cfg.round_trips,
         )
     }
 
@@ -229,9 +250,20 @@ impl Model for Nic {
         cfg.sizes.len() as u64 + 1
     }
 
-    fn prepare(cfg: &Config, _ctx: &icn_engine::Context) -> Result<Config, Invalid> {
-        Self::validate(cfg)?;
-        Ok(cfg.clone())
+    /// The config with `profile` and `design` files (names that are not bundled) resolved
+    /// against the experiment file's folder (they were read relative to the working
+    /// directory), validated.
+    fn prepare(cfg: &Config, ctx: &icn_engine::Context) -> Result<Config, Invalid> {
+        let mut cfg = cfg.clone();
+        let file = |name: &mut String, bundled: &[(&str, &str)]| {
+            if !bundled.iter().any(|(b, _)| b == name) {
+                *name = ctx.resolve(name).display().to_string();
+            }
+        };
+        file(&mut cfg.profile, &crate::profile::BUNDLED);
+        file(&mut cfg.design, &crate::design::BUNDLED);
+        Self::validate(&cfg)?;
+        Ok(cfg)
     }
 
     fn run_prepared(
@@ -422,6 +454,17 @@ mod tests {
             }),
             "messages"
         );
+        // Issue 14: a pingpong too long for the largest size was blamed on `messages`.
+        assert_eq!(
+            bad(&|c| {
+                c.design = "bvia".into();
+                c.size = 1 << 24;
+                c.messages = 1;
+                c.round_trips = 100_000;
+            }),
+            "round_trips"
+        );
+        assert_eq!(bad(&|c| c.sizes = vec![64; MAX_SIZES + 1]), "sizes");
     }
 
     #[test]

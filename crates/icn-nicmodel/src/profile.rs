@@ -118,7 +118,7 @@ impl Profile {
         if let Some((_, text)) = BUNDLED.iter().find(|(n, _)| *n == name_or_path) {
             return Profile::parse(text);
         }
-        let text = std::fs::read_to_string(name_or_path).map_err(|e| {
+        let text = icn_engine::input::read_to_string(name_or_path).map_err(|e| {
             let names: Vec<&str> = BUNDLED.iter().map(|(n, _)| *n).collect();
             Invalid::new(
                 "profile",
@@ -128,7 +128,11 @@ impl Profile {
                 ),
             )
         })?;
-        Profile::parse(&text)
+        // An error inside the file names it (the key alone points at the experiment file).
+        Profile::parse(&text).map_err(|e| Invalid {
+            message: format!("in `{name_or_path}`: {}", e.message),
+            ..e
+        })
     }
 
     /// Every rate and clock positive and finite, every op non-negative, core resources present.

@@ -332,7 +332,8 @@ impl SciConfig {
     /// The delay of every send accepted in the window is kept (8 bytes each) for exact
     /// percentiles: at most `nodes × measure_cycles × load / (symbols of the shortest send)`
     /// sends, twice with `transmitter = "compare"`. Refused, naming `measure_cycles`, when that
-    /// exceeds the memory available (64 nodes at load 1 for 10^10 cycles: ≈ 130 GB).
+    /// exceeds the memory available (64 nodes at load 1 for 10^10 cycles: ≈ 130 GB). Before
+    /// that, the send and input queues at their full depths, naming `send_queue_depth`.
     pub fn check_memory(&self, available: u64) -> Result<(), Invalid> {
         let shortest = self
             .data_bytes
@@ -348,6 +349,23 @@ impl SciConfig {
         };
         let sends = self.nodes as f64 * self.measure_cycles as f64 * self.load.clamp(0.0, 1.0)
             / shortest as f64;
+        // Send and input queues fill up to their depths past saturation: ≈ 24 bytes a send
+        // (measured: 64 nodes × 10^6 queued sends plateau at 1.5 GB).
+        let depth = self.send_queue_depth as u128
+            + if self.unbounded_queue {
+                0
+            } else {
+                self.queue_depth as u128
+            };
+        icn_engine::memory::check_fits(
+            "send_queue_depth",
+            &format!(
+                "queues of {} sends per node ({} nodes) when full",
+                depth, self.nodes
+            ),
+            32 * depth * self.nodes as u128,
+            available,
+        )?;
         icn_engine::memory::check_fits(
             "measure_cycles",
             &format!(
@@ -379,6 +397,18 @@ mod memory_tests {
         assert_eq!(e.key, "measure_cycles");
         assert!(e.message.contains("MB are available"), "{}", e.message);
         SciConfig::default().check_memory(1 << 20).unwrap();
+        // Full queues: 64 nodes × 2·10^6 sends of queue ≈ 4 GB.
+        let deep = SciConfig {
+            nodes: 64,
+            send_queue_depth: 1_000_000,
+            queue_depth: 1_000_000,
+            ..SciConfig::default()
+        };
+        assert_eq!(
+            deep.check_memory(1 << 30).unwrap_err().key,
+            "send_queue_depth"
+        );
+        deep.check_memory(8 << 30).unwrap();
         assert!(SciConfig::default().check_memory(100 << 10).is_err());
     }
 }

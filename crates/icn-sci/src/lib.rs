@@ -135,9 +135,15 @@ impl Model for Sci {
         }
     }
 
-    fn prepare(cfg: &SciConfig, _ctx: &icn_engine::Context) -> Result<SciConfig, Invalid> {
-        Self::validate(cfg)?;
-        Ok(cfg.clone())
+    /// The config with `traffic.trace_file` resolved against the experiment file's folder
+    /// (it was read relative to the working directory), validated.
+    fn prepare(cfg: &SciConfig, ctx: &icn_engine::Context) -> Result<SciConfig, Invalid> {
+        let mut cfg = cfg.clone();
+        if let Some(path) = &mut cfg.traffic.trace_file {
+            *path = ctx.resolve(path).display().to_string();
+        }
+        Self::validate(&cfg)?;
+        Ok(cfg)
     }
 
     fn run_prepared(

@@ -138,9 +138,13 @@ impl Topology {
             "tree" => tree(count(arg, 1, 6)?),
             "fattree" | "dragonfly" | "hypercube" | "flatfly" => return from_network(spec),
             "file" => {
-                let text = std::fs::read_to_string(arg)
+                let text = icn_engine::input::read_to_string(arg)
                     .map_err(|e| bad(format!("cannot read graph file `{arg}`: {e}")))?;
-                return parse_graph(&text);
+                // A bad line names the graph file, not only the experiment file's key.
+                return parse_graph(&text).map_err(|e| Invalid {
+                    message: format!("graph file `{arg}`: {}", e.message),
+                    ..e
+                });
             }
             _ => {
                 return Err(bad(format!(

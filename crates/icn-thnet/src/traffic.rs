@@ -219,13 +219,17 @@ pub fn validate(
             }
         }
         Pattern::Trace => {
-            let text = std::fs::read_to_string(&t.trace_file).map_err(|e| {
+            let text = icn_engine::input::read_to_string(&t.trace_file).map_err(|e| {
                 Invalid::new(
                     "traffic.trace_file",
                     format!("cannot read `{}`: {e}", t.trace_file),
                 )
             })?;
-            return parse_trace(&text, n, max_size);
+            // A bad row names the trace file, not only the experiment file's key.
+            return parse_trace(&text, n, max_size).map_err(|e| Invalid {
+                message: format!("`{}` {}", t.trace_file, e.message),
+                ..e
+            });
         }
         Pattern::RandomPermutation | Pattern::GroupShift => {
             if t.bound.is_none() {

@@ -237,7 +237,8 @@ fn bad(e: icn_topo::TopoError) -> Invalid {
     Invalid::new("routing", e.to_string())
 }
 
-fn default_routing_name(net: &Network) -> &'static str {
+/// The routing a network runs when `routing` is empty (as `icn_topo::default_routing`).
+pub fn default_routing_name(net: &Network) -> &'static str {
     match net.shape() {
         Shape::FatTree { .. } | Shape::Graph(_) => "updown",
         Shape::Dragonfly { .. } => "minimal",
@@ -324,6 +325,30 @@ fn deadlock_check(
         "" => default_routing_name(net),
         n => n,
     };
+    check_deadlock_free(
+        net,
+        routing,
+        name,
+        cfg.vcs,
+        &cfg.topology,
+        cfg.allow_deadlock,
+    )
+}
+
+/// The deadlock check of [`deadlock_check`] for any user of the VC routers (the vc-router
+/// model, the cluster's vc-router fabric): `routing` (named `name`, for the small twin) on
+/// `net` (spelt `topology` in the message) with `vcs` VCs. Networks whose full check is too
+/// large are checked on a small network of the same family, so the check ends in about a
+/// second whatever the size; graph networks beyond that are refused on `topology`. A cycle is
+/// an error on `routing` unless `allow`.
+pub fn check_deadlock_free(
+    net: &Network,
+    routing: &dyn Routing,
+    name: &str,
+    vcs: usize,
+    topology: &str,
+    allow: bool,
+) -> Result<(), Invalid> {
     let classes = routing.vc_classes();
     let twin;
     let own;
@@ -355,7 +380,7 @@ fn deadlock_check(
     };
     match verdict {
         Ok(_) => Ok(()),
-        Err(cdg::CheckError::Cycle { .. }) if cfg.allow_deadlock => Ok(()),
+        Err(cdg::CheckError::Cycle { .. }) if allow => Ok(()),
         Err(cdg::CheckError::Cycle { cycle, .. }) => {
             let checked = if std::ptr::eq(on.0, net) {
                 String::new()
@@ -376,8 +401,8 @@ fn deadlock_check(
                 "routing",
                 format!(
                     "`{name}` with {classes} VC class(es) (vcs = {}) on `{}` can deadlock: a cycle of {} channel dependencies{checked}, each channel requested by packets holding the one before: {}; then the first again. Set allow_deadlock = true to run it anyway",
-                    cfg.vcs,
-                    cfg.topology,
+                    vcs,
+                    topology,
                     cycle.len(),
                     channels.join("; ")
                 ),
@@ -396,14 +421,27 @@ fn check_state_fits(cfg: &VcRouterConfig, net: &Net, endpoints: usize) -> Result
         Net::Grid(g) => (g.x * g.y, 5),
         Net::Any { net, .. } => (net.routers() as usize, usize::from(net.radix())),
     };
-    let per_router = radix * (cfg.vcs * (4 * cfg.buf + 32) + 64) + 64;
+    check_router_state_fits("topology", routers, radix, cfg.vcs, cfg.buf, endpoints)
+}
+
+/// The estimate of [`check_state_fits`] for any network of VC routers (the cluster's fabric
+/// too): `routers` routers of `radix` ports with `vcs` VCs of `buf` flits and `endpoints`
+/// endpoints, against the machine's available memory; refused naming `key`.
+pub fn check_router_state_fits(
+    key: &str,
+    routers: usize,
+    radix: usize,
+    vcs: usize,
+    buf: usize,
+    endpoints: usize,
+) -> Result<(), Invalid> {
+    let per_router = radix as u128 * (vcs as u128 * (4 * buf as u128 + 32) + 64) + 64;
     icn_engine::memory::check_fits(
-        "topology",
+        key,
         &format!(
-            "the router state of {routers} routers of radix {radix} ({} VCs × {} flits)",
-            cfg.vcs, cfg.buf
+            "the router state of {routers} routers of radix {radix} ({vcs} VCs × {buf} flits)"
         ),
-        routers as u128 * per_router as u128 + endpoints as u128 * 256,
+        routers as u128 * per_router + endpoints as u128 * 256,
         icn_engine::memory::available_memory(),
     )
 }

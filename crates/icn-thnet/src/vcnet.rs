@@ -357,20 +357,7 @@ impl VcNet {
         let ports = routers * P;
         // The neighbour of router `r` through port `o` (+x, −x, +y, −y); leaving by `o` lands
         // in its input port `o ^ 1`, and input port `i` of `r` is fed by neighbour `i`.
-        let nb = |r: usize, o: usize| -> Option<usize> {
-            let (x, y) = (r % grid.x, r / grid.x);
-            match o {
-                0 => (x + 1 < grid.x || grid.wrap && grid.x > 1)
-                    .then(|| y * grid.x + (x + 1) % grid.x),
-                1 => (x > 0 || grid.wrap && grid.x > 1)
-                    .then(|| y * grid.x + (x + grid.x - 1) % grid.x),
-                2 => (y + 1 < grid.y || grid.wrap && grid.y > 1)
-                    .then(|| ((y + 1) % grid.y) * grid.x + x),
-                3 => (y > 0 || grid.wrap && grid.y > 1)
-                    .then(|| ((y + grid.y - 1) % grid.y) * grid.x + x),
-                _ => None,
-            }
-        };
+        let nb = |r: usize, o: usize| neighbour(grid, r, o);
         let placer = par::PortPlacer {
             split,
             k,
@@ -730,9 +717,13 @@ impl VcNet {
 
         if !PART && self.in_network > 0 && now - self.last_move >= self.p.watchdog {
             self.deadlocked = true;
+            let mut waits = self.waits();
+            waits.sort_unstable();
             return Err(ModelError::Failed(format!(
-                "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network",
-                self.p.watchdog, self.in_network
+                "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network{}",
+                self.p.watchdog,
+                self.in_network,
+                par::describe_waits(&waits, |c| self.input_vc_name(c))
             )));
         }
         self.now += 1;
@@ -752,6 +743,64 @@ impl VcNet {
             self.start_routing(r, ivc, self.now);
         }
         Ok(())
+    }
+}
+
+/// The neighbour of router `r` of `grid` through port `o` (+x, −x, +y, −y); leaving by `o`
+/// lands in its input port `o ^ 1`. `None` at a mesh edge and for the local port.
+fn neighbour(grid: Grid, r: usize, o: usize) -> Option<usize> {
+    let (x, y) = (r % grid.x, r / grid.x);
+    match o {
+        0 => (x + 1 < grid.x || grid.wrap && grid.x > 1).then(|| y * grid.x + (x + 1) % grid.x),
+        1 => (x > 0 || grid.wrap && grid.x > 1).then(|| y * grid.x + (x + grid.x - 1) % grid.x),
+        2 => (y + 1 < grid.y || grid.wrap && grid.y > 1).then(|| ((y + 1) % grid.y) * grid.x + x),
+        3 => (y > 0 || grid.wrap && grid.y > 1).then(|| ((y + grid.y - 1) % grid.y) * grid.x + x),
+        _ => None,
+    }
+}
+
+impl VcNet {
+    /// Blocked input VCs of the routers here, each with the input VC downstream it waits on:
+    /// a head in VC allocation whose every VC of its class on its output is held (it waits on
+    /// the first), or an active packet with flits and no credit for its output VC. The
+    /// watchdog's diagnosis (read only after the network stopped).
+    pub(crate) fn waits(&self) -> Vec<(par::InputVc, par::InputVc)> {
+        let v = self.v;
+        let mut out = Vec::new();
+        for r in 0..self.routers {
+            let g = self.lo + r;
+            for i in 0..P {
+                for w in 0..v {
+                    let s = self.ivcs[(r * P + i) * v + w];
+                    let o = usize::from(s.out);
+                    if s.len == 0 || s.st == IDLE || o == LOCAL {
+                        continue;
+                    }
+                    let Some(n) = neighbour(self.grid, g, o) else {
+                        continue;
+                    };
+                    let blocked = if s.st == ROUTING {
+                        let (lo, hi) = (usize::from(s.ovc & 15), usize::from(s.ovc >> 4));
+                        let held = |x: usize| self.ovc_busy[r] >> (o * v + x) & 1 == 1;
+                        (lo < hi && (lo..hi).all(held)).then_some(lo)
+                    } else {
+                        let x = usize::from(s.ovc);
+                        (self.credits[(r * P + o) * v + x] == 0).then_some(x)
+                    };
+                    if let Some(x) = blocked {
+                        out.push(((g, i, w), (n, o ^ 1, x)));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// `(x,y) in from +x VC 0`: router, the side its input port faces, VC.
+    pub(crate) fn input_vc_name(&self, (r, i, w): par::InputVc) -> String {
+        const SIDE: [&str; P] = ["+x", "-x", "+y", "-y", "local"];
+        let (x, y) = self.xy[r];
+        format!("({x},{y}) in from {} VC {w}", SIDE[i])
     }
 }
 

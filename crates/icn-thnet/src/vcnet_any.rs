@@ -35,6 +35,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::alloc::{AllocKind, allocate, rr_first, rr_pick};
+use crate::vcnet::par::InputVc;
 use crate::vcnet::{PacketDone, REMOTE, VcObserver, VcParams};
 use icn_engine::{Invalid, ModelError};
 use icn_topo::routing::{Header, Routing};
@@ -204,6 +205,54 @@ pub struct VcAnyNet {
     last_move: u64,
     pub measuring: bool,
     pub deadlocked: bool,
+}
+
+impl VcAnyNet {
+    /// Blocked input VCs of the routers here, each with the input VC downstream it waits on
+    /// (as [`crate::vcnet::VcNet`]'s: a head whose every VC of its class is held waits on the
+    /// first; an active packet with flits and no credit waits on its output VC's buffer).
+    pub(crate) fn waits(&self) -> Vec<(InputVc, InputVc)> {
+        let (rad, v) = (self.radix, self.v);
+        let mut out = Vec::new();
+        for r in 0..self.routers {
+            let g = self.lo + r;
+            let ends = self.net.ports(g as u32);
+            for i in 0..rad {
+                for w in 0..v {
+                    let s = self.ivcs[(r * rad + i) * v + w];
+                    if s.len == 0 || s.st == IDLE {
+                        continue;
+                    }
+                    let o = usize::from(s.out);
+                    let Some(End::Router { router, port }) = ends.get(o).copied() else {
+                        continue;
+                    };
+                    let op = r * rad + o;
+                    let (lo, hi) = (usize::from(s.lo), usize::from(s.hi));
+                    let blocked = if s.st == ROUTING {
+                        let held = |x: usize| self.ovc_busy[op] >> x & 1 == 1;
+                        (lo < hi && (lo..hi).all(held)).then_some(lo)
+                    } else {
+                        (self.credits[op * v + lo] == 0).then_some(lo)
+                    };
+                    if let Some(x) = blocked {
+                        out.push(((g, i, w), (router as usize, usize::from(port), x)));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The channel that feeds the input VC (`(0,1) +x → (1,1)`) and the VC.
+    pub(crate) fn input_vc_name(&self, (r, i, w): InputVc) -> String {
+        match self.net.ports(r as u32).get(i).copied() {
+            Some(End::Router { router, port }) => {
+                format!("{} VC {w}", self.net.channel_name(router, port))
+            }
+            _ => format!("router {r} port {i} VC {w}"),
+        }
+    }
 }
 
 /// Packet ids leave two bits for a flit's flags.
@@ -606,9 +655,13 @@ impl VcAnyNet {
         }
         if !self.partitioned && self.in_network > 0 && now - self.last_move >= self.p.watchdog {
             self.deadlocked = true;
+            let mut waits = self.waits();
+            waits.sort_unstable();
             return Err(ModelError::Failed(format!(
-                "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network",
-                self.p.watchdog, self.in_network
+                "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network{}",
+                self.p.watchdog,
+                self.in_network,
+                crate::vcnet::par::describe_waits(&waits, |c| self.input_vc_name(c))
             )));
         }
         self.now += 1;

@@ -117,6 +117,12 @@ impl VcPartition for VcAnyNet {
     fn router_channels(&self) -> Vec<usize> {
         self.inter_router_channels().collect()
     }
+    fn waits(&self) -> Vec<(InputVc, InputVc)> {
+        VcAnyNet::waits(self)
+    }
+    fn input_vc_name(&self, vc: InputVc) -> String {
+        VcAnyNet::input_vc_name(self, vc)
+    }
 }
 
 impl ParNet<VcAnyNet> {

@@ -157,6 +157,62 @@ pub trait VcPartition:
     fn channel_busy(&self, c: usize) -> u64;
     /// Local channels that join two routers.
     fn router_channels(&self) -> Vec<usize>;
+    /// The blocked input VCs of this partition's routers, each with the input VC downstream
+    /// whose buffer it waits on (see [`wait_for_cycle`]).
+    fn waits(&self) -> Vec<(InputVc, InputVc)>;
+    /// A reader's name of an input VC anywhere in the network.
+    fn input_vc_name(&self, vc: InputVc) -> String;
+}
+
+/// An input VC of the whole network: (router, input port, VC).
+pub type InputVc = (usize, usize, usize);
+
+/// The wait-for cycle among `waits` (each blocked input VC with the one downstream it waits
+/// on: a full buffer it holds credits for, or a VC class all of whose VCs are held), walked
+/// from the lowest blocked input VC, so that a network and its partitions find the same one.
+pub fn wait_for_cycle(waits: &[(InputVc, InputVc)]) -> Option<Vec<InputVc>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let next: BTreeMap<InputVc, InputVc> = waits.iter().copied().collect();
+    let mut seen = BTreeSet::new();
+    for &start in next.keys() {
+        let mut path: Vec<InputVc> = Vec::new();
+        let mut at = start;
+        while seen.insert(at) {
+            path.push(at);
+            match next.get(&at) {
+                Some(&n) => at = n,
+                None => break,
+            }
+        }
+        if let Some(i) = path.iter().position(|&p| p == at) {
+            return Some(path[i..].to_vec());
+        }
+    }
+    None
+}
+
+/// The watchdog's diagnosis, on one line: the wait-for cycle (at most 16 of its input VCs
+/// named), or the blocked input VCs when no cycle is found.
+pub fn describe_waits(waits: &[(InputVc, InputVc)], name: impl Fn(InputVc) -> String) -> String {
+    const SHOWN: usize = 16;
+    match wait_for_cycle(waits) {
+        Some(cycle) => {
+            let mut names: Vec<String> = cycle.iter().take(SHOWN).map(|&c| name(c)).collect();
+            if cycle.len() > SHOWN {
+                names.push(format!("… ({} input VCs in all)", cycle.len()));
+            }
+            names.push(name(cycle[0]));
+            format!(
+                ". Wait-for cycle of {} input VCs, each waiting on the next one's buffer: {}",
+                cycle.len(),
+                names.join(" → ")
+            )
+        }
+        None => format!(
+            ". No wait-for cycle found among {} blocked input VCs",
+            waits.len()
+        ),
+    }
 }
 
 impl VcPartition for VcNet {
@@ -175,6 +231,12 @@ impl VcPartition for VcNet {
     }
     fn router_channels(&self) -> Vec<usize> {
         self.inter_router_channels().collect()
+    }
+    fn waits(&self) -> Vec<(InputVc, InputVc)> {
+        VcNet::waits(self)
+    }
+    fn input_vc_name(&self, vc: InputVc) -> String {
+        VcNet::input_vc_name(self, vc)
     }
 }
 
@@ -323,9 +385,16 @@ impl<N: VcPartition> ParNet<N> {
             let moved = self.parts.last_active().max(self.idle_reset);
             if now - moved >= self.watchdog {
                 self.deadlocked = true;
+                let mut waits: Vec<(InputVc, InputVc)> = (0..self.parts.len())
+                    .flat_map(|k| self.parts.part(k).waits())
+                    .collect();
+                waits.sort_unstable();
+                let part = self.parts.part(0);
                 return Err(ModelError::Failed(format!(
-                    "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network",
-                    self.watchdog, self.in_network
+                    "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network{}",
+                    self.watchdog,
+                    self.in_network,
+                    describe_waits(&waits, |c| part.input_vc_name(c))
                 )));
             }
         }

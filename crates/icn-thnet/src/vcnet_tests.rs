@@ -175,6 +175,16 @@ fn single_vc_torus_deadlock_is_reported() {
         .try_for_each(|_| net.step(&mut got))
         .unwrap_err();
     assert!(err.to_string().contains("deadlock"), "{err}");
+    // Issue 14: the message names the wait-for cycle, as the X-Switch's does: the four
+    // packets each hold the +x input VC of the next router.
+    assert!(
+        err.to_string().contains(
+            "Wait-for cycle of 4 input VCs, each waiting on the next one's buffer: \
+             (0,0) in from -x VC 0 → (1,0) in from -x VC 0 → (2,0) in from -x VC 0 → \
+             (3,0) in from -x VC 0 → (0,0) in from -x VC 0"
+        ),
+        "{err}"
+    );
     assert!(net.deadlocked);
     // With two VCs the dateline classes break the cycle.
     let mut p = params(2);

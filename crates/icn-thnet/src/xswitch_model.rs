@@ -136,6 +136,30 @@ impl XSwitchConfig {
     }
 }
 
+/// Refuses, naming `key`, an X-Switch network whose state the machine cannot hold, before it
+/// is built (for the xswitch model and the cluster's xswitch fabric alike). Per port a FIFO of
+/// symbols, a delay line of the link's delay and the output machine; every partition keeps
+/// whole-network port vectors (`xnet_par.rs`), so the state grows with `threads`. Frames in
+/// flight and source queues come on top and grow with the load.
+pub fn check_state_fits(
+    key: &str,
+    topo: &Topology,
+    params: &NetParams,
+    threads: usize,
+) -> Result<(), Invalid> {
+    let ports = (topo.switches * crate::symbol::PORTS + topo.nias()) as u128;
+    let per_port = 8 * (params.fifo_size + params.link_delay) as u128 + 128;
+    icn_engine::memory::check_fits(
+        key,
+        &format!(
+            "the network's state ({} switches, {threads} threads)",
+            topo.switches
+        ),
+        ports * per_port * threads as u128 + topo.nias() as u128 * 512,
+        icn_engine::memory::available_memory(),
+    )
+}
+
 /// Largest message (bytes).
 pub const MAX_SIZE: u32 = 1 << 20;
 
@@ -196,20 +220,7 @@ impl Model for XSwitch {
         let trace = traffic::validate(&cfg.traffic, topo.nias(), topo.grid, MAX_SIZE)?;
         traffic::check_windows(cfg.warmup, cfg.measure, cfg.drain)?;
         let traced = trace_port(&cfg, &topo)?;
-        // Per port a FIFO of symbols, a delay line and the output machine; every partition
-        // keeps whole-network port vectors (`xnet_par.rs`), so the state grows with threads.
-        // Frames in flight and source queues come on top and grow with the load.
-        let ports = (topo.switches * crate::symbol::PORTS + topo.nias()) as u128;
-        let per_port = 8 * (cfg.fifo_size + cfg.link_delay) as u128 + 128;
-        icn_engine::memory::check_fits(
-            "topology",
-            &format!(
-                "the network's state ({} switches, {} threads)",
-                topo.switches, threads
-            ),
-            ports * per_port * threads as u128 + topo.nias() as u128 * 512,
-            icn_engine::memory::available_memory(),
-        )?;
+        check_state_fits("topology", &topo, &cfg.params(), threads)?;
         Ok(XSwitchPoint {
             cfg,
             topo,

@@ -91,6 +91,42 @@ fn allow_deadlock_runs_it_and_the_watchdog_still_reports() {
     assert!(d == 0.0 || (d == 1.0 && m.notes.iter().any(|n| n.contains("deadlock"))));
 }
 
+/// Issue 14: the VC router's deadlock message had no wait-for cycle (the X-Switch's has). A
+/// 1-VC 3-D torus on the router of any radix, run with `allow_deadlock`, deadlocks; the
+/// watchdog names the cycle of input VCs, each waiting on the next one's buffer, by the
+/// channels that feed them, the same at 1 and 2 threads.
+#[test]
+fn a_deadlock_names_its_wait_for_cycle_on_any_network() {
+    let c = VcRouterConfig {
+        load: 0.6,
+        watchdog: 1_000,
+        allow_deadlock: true,
+        ..cfg("torus:4x4x4,1", "dor", 1)
+    };
+    let err = |threads| {
+        let c = VcRouterConfig {
+            threads,
+            ..c.clone()
+        };
+        VcRouter::run(&c, 1, &NoProgress).unwrap_err().to_string()
+    };
+    let one = err(1);
+    let cycle = one
+        .split("Wait-for cycle of 4 input VCs, each waiting on the next one's buffer: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no cycle: {one}"));
+    // Five names, the first again at the end; each a channel of the torus into a router
+    // (`(1,0,0) +y → (1,1,0) VC 0`), each router the one the name before leads to.
+    let names: Vec<&str> = cycle.split(" → ").collect();
+    assert_eq!(names.len(), 10, "{one}");
+    assert_eq!(names[..2], names[8..], "{one}");
+    for k in 0..4 {
+        let into = names[2 * k + 1].trim_end_matches(" VC 0");
+        assert!(names[2 * k + 2].starts_with(into), "{one}");
+    }
+    assert_eq!(one, err(2));
+}
+
 #[test]
 fn bad_routing_and_topology_name_their_key() {
     let e = VcRouter::validate(&cfg("dragonfly:2", "dor", 2)).unwrap_err();

@@ -65,6 +65,9 @@ pub enum TopoError {
     /// A file that cannot be read.
     #[error("cannot read `{path}`: {message}")]
     Io { path: String, message: String },
+    /// An error at a line of the file `path` (the message names the line).
+    #[error("`{path}`: {message}")]
+    InFile { path: String, message: String },
 }
 
 impl TopoError {

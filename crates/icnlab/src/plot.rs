@@ -1144,6 +1144,65 @@ mod tests {
         );
     }
 
+    /// Issue 14: legends covered the data. Every legend entry is drawn below every data marker
+    /// and below the x axis's label; a title too long for the panel gets a smaller font.
+    #[test]
+    fn legends_sit_below_the_data_and_long_titles_fit() {
+        let dir = std::env::temp_dir().join(format!("icnlab-plot-legend-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("data.csv"),
+            "point,load,lat_a,lat_b\n0,0.1,1,5\n1,0.5,40,9\n2,0.9,80,90\n",
+        )
+        .unwrap();
+        let file = icn_engine::ExperimentFile::parse(
+            Path::new("x.toml"),
+            "model = 'm'\n[[plot]]\nx = 'load'\ny = ['lat_a', 'lat_b']\n",
+            false,
+        )
+        .unwrap();
+        let out = dir.join("plot.svg");
+        draw(&dir, &file.plots, &file.references, &out).unwrap();
+        let svg = std::fs::read_to_string(&out).unwrap().replace('\n', " ");
+        std::fs::remove_dir_all(&dir).unwrap();
+        let attr = |tag: &str, name: &str| -> f64 {
+            let at = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+            tag[at..].split('"').next().unwrap().parse().unwrap()
+        };
+        let texts: Vec<(f64, String)> = svg
+            .split("<text")
+            .skip(1)
+            .map(|t| {
+                let (head, rest) = t.split_once('>').unwrap();
+                let body = rest.split("</text>").next().unwrap().trim().to_owned();
+                (attr(head, "y"), body)
+            })
+            .collect();
+        let data_bottom = svg
+            .split("<circle")
+            .skip(1)
+            .map(|c| attr(c, "cy"))
+            .fold(f64::MIN, f64::max);
+        let x_label = texts.iter().find(|t| t.1 == "load").unwrap().0;
+        for name in ["lat_a", "lat_b"] {
+            let y = texts.iter().find(|t| t.1 == name).unwrap().0;
+            assert!(y > data_bottom && y > x_label, "{name} at {y}: {svg}");
+        }
+        assert!(data_bottom > 0.0);
+        // The caption's width at its font size (≈ 0.55 em per character) fits the panel.
+        for title in [
+            "short",
+            &"a long title of a panel with many columns ".repeat(3),
+        ] {
+            let size = f64::from(caption_size(title));
+            assert!(
+                0.55 * size * title.chars().count() as f64 <= f64::from(PANEL_W - 24)
+                    || size == 10.0
+            );
+        }
+        assert!(caption_size(&"x".repeat(90)) < 18);
+    }
+
     /// Long coded category names: the axis writes the model's codes, the legend names them, and
     /// a reference on a category sits at that category.
     #[test]

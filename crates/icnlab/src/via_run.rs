@@ -61,8 +61,8 @@ fn load(path: &Path) -> Result<(Program, Option<f64>)> {
         let predicted = m.get("completion_us").map(|c| c.value);
         Ok((prepared.program, predicted))
     } else {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text = icn_engine::input::read_to_string(path)
+            .with_context(|| format!("reading {}", path.display()))?;
         let program = parse_trace(&text, &path.display().to_string())?;
         program.check().map_err(anyhow::Error::msg)?;
         Ok((program, None))

@@ -185,3 +185,41 @@ fn out_on_a_file_is_exit_2() {
     assert!(err.contains(&file.display().to_string()), "{err}");
     assert_eq!(fs::read_to_string(&file).unwrap(), "x");
 }
+
+/// Issue 14: a full disk left a 0-byte data.csv beside a complete report.json, with an error
+/// naming no file. A file-size limit (`ulimit -f`, its signal ignored so that writes fail with
+/// EFBIG as on a full disk) stops the second run's writes: it exits 1 naming the file it could
+/// not write, and the folder still holds the first run's complete result.
+#[test]
+fn a_failed_write_names_the_file_and_keeps_the_previous_result() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (a, b) = (d.join("a.toml"), d.join("b.toml"));
+    fs::write(&a, config(3, 1, true)).unwrap();
+    fs::write(&b, config(400, 2, true)).unwrap();
+    let out = d.join("out");
+    assert!(sweep(&a, &out).status().unwrap().success());
+    let before = snapshot(&out).expect("a complete first result");
+    let bin = assert_cmd::cargo::cargo_bin("icnlab");
+    let run = Command::new("sh")
+        .arg("-c")
+        .arg(
+            "trap '' XFSZ; ulimit -f 16; exec \"$0\" sweep --quiet --threads 1 \"$1\" --out \"$2\"",
+        )
+        .arg(&bin)
+        .arg(&b)
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    let named = ["report.json", "data.csv", "plot.svg"]
+        .iter()
+        .any(|f| err.contains(&out.join(f).display().to_string()));
+    assert!(
+        named && err.contains("File too large"),
+        "the error names the file: {err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(snapshot(&out) == Some(before), "the first result is intact");
+}

@@ -90,3 +90,27 @@ fn keys_of_every_model_form_a_valid_file() {
     }
     usage_error(&["keys", "warp"], "unknown model \"warp\"");
 }
+
+/// Issue 14: `bench --help` listed no targets. It names every target `bench` accepts, and
+/// each one named there is accepted (a misspelt one is refused with exit 2 by the test above).
+#[test]
+fn bench_help_lists_its_targets() {
+    let out = icnlab().args(["bench", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    let line = help
+        .lines()
+        .find_map(|l| l.strip_prefix("Targets: "))
+        .unwrap_or_else(|| panic!("no target list: {help}"));
+    let targets: Vec<&str> = line.split(", ").collect();
+    for t in [
+        "sci",
+        "sci-switched",
+        "mm1",
+        "xswitch",
+        "vc-router",
+        "cluster-ccc",
+    ] {
+        assert!(targets.contains(&t), "{t} missing from {targets:?}");
+    }
+}

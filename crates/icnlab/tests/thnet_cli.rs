@@ -108,3 +108,27 @@ fn deadlock_exits_1_with_a_diagnosis_and_a_valid_run_succeeds() {
         .assert()
         .success();
 }
+
+/// Issue 14: the VC router's deadlock message had no wait-for cycle (the X-Switch's has). A
+/// 1-VC torus run with `allow_deadlock` deadlocks: exit 1, and the error names the cycle.
+#[test]
+fn a_vc_router_deadlock_names_its_wait_for_cycle() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "vc.toml",
+        "model = \"vc-router\"\ntopology = \"torus:4x4\"\nvcs = 1\nallow_deadlock = true\n\
+         load = 0.9\nwatchdog = 1000\n",
+    );
+    let out = icnlab()
+        .args(["run", &cfg, "--quiet", "--out", &outdir(d)])
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("deadlock: no flit moved") && err.contains("Wait-for cycle of 4 input VCs"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}

@@ -25,7 +25,7 @@ pub struct Trace {
 impl Trace {
     /// Reads and parses `path` for a ring of `nodes` nodes whose sends carry `data_bytes`.
     pub fn load(path: &str, nodes: usize, data_bytes: &[u16]) -> Result<Trace, Invalid> {
-        let text = std::fs::read_to_string(path)
+        let text = icn_engine::input::read_to_string(path)
             .map_err(|e| Invalid::new(KEY, format!("{path}: cannot read: {e}")))?;
         Trace::parse(path, &text, nodes, data_bytes)
     }
