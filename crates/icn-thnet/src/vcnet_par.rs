@@ -385,11 +385,15 @@ impl<N: VcPartition> ParNet<N> {
             let moved = self.parts.last_active().max(self.idle_reset);
             if now - moved >= self.watchdog {
                 self.deadlocked = true;
-                let mut waits: Vec<(InputVc, InputVc)> = (0..self.parts.len())
-                    .flat_map(|k| self.parts.part(k).waits())
+                // Collective when spread over ranks: every rank reaches this in the same cycle.
+                let mut waits: Vec<(InputVc, InputVc)> = self
+                    .parts
+                    .gather(|part| part.waits())
+                    .into_iter()
+                    .flatten()
                     .collect();
                 waits.sort_unstable();
-                let part = self.parts.part(0);
+                let part = self.parts.part(self.parts.local().start);
                 return Err(ModelError::Failed(format!(
                     "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network{}",
                     self.watchdog,
