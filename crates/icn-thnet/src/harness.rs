@@ -53,10 +53,11 @@ const WAITING_PACKET_BYTES: u64 = 128;
 /// Most packets that may wait in the fabric before a replication stops: the endpoint queues
 /// are unbounded (BookSim's convention), so a load past saturation over a long window grew
 /// them until memory ran out (a 64×64 mesh at load 1 for 2^36 cycles: 80 MB/s until the
-/// abort). A quarter of the available memory, and never fewer than 2^20 packets.
-fn max_waiting_packets() -> u64 {
-    (icn_engine::memory::available_memory() / 4 / WAITING_PACKET_BYTES).max(1 << 20)
-}
+/// abort). 2^25 packets take about 4.3 GB. The bound is a constant, not a share of this
+/// machine's memory: a replication must end the same way on every machine — shards merged
+/// from machines of different sizes, and the ranks of one network spread over MPI, which
+/// would otherwise disagree on when to stop and leave the others waiting in an exchange.
+const MAX_WAITING_PACKETS: u64 = 1 << 25;
 
 /// Runs `w` on `fabric` from `seed` and reports; `extra` adds the fabric's own metrics
 /// (inserted after the fairness index) and tables.
@@ -67,7 +68,7 @@ pub fn run<F: Fabric>(
     progress: &dyn Progress,
     extra: impl FnOnce(&F, f64, &mut Metrics),
 ) -> Result<Metrics, ModelError> {
-    run_bounded(fabric, w, seed, progress, extra, max_waiting_packets())
+    run_bounded(fabric, w, seed, progress, extra, MAX_WAITING_PACKETS)
 }
 
 /// [`run`], stopping the replication (status drain limit) once more than `max_waiting`
@@ -155,7 +156,7 @@ fn run_bounded<F: Fabric>(
             let waiting = fabric.in_flight();
             if waiting > max_waiting {
                 c.overflow = Some(format!(
-                    "{waiting} packets were waiting in the fabric at cycle {now}, more than the {max_waiting} a quarter of this machine's memory holds: the load is past saturation, so the replication stopped there"
+                    "{waiting} packets were waiting in the fabric at cycle {now}, more than the limit of {max_waiting} (about 128 bytes each): the load is past saturation, so the replication stopped there"
                 ));
                 break;
             }
@@ -352,7 +353,7 @@ mod tests {
         };
         assert!(
             why.contains("packets were waiting in the fabric")
-                && why.contains("more than the 5000"),
+                && why.contains("more than the limit of 5000"),
             "{why}"
         );
         assert!(
