@@ -156,7 +156,7 @@ fn run_bounded<F: Fabric>(
             let waiting = fabric.in_flight();
             if waiting > max_waiting {
                 c.overflow = Some(format!(
-                    "{waiting} packets were waiting in the fabric at cycle {now}, more than the limit of {max_waiting} (about 128 bytes each): the load is past saturation, so the replication stopped there"
+                    "{waiting} packets were waiting in the fabric at cycle {now}, more than the limit of {max_waiting} (about {WAITING_PACKET_BYTES} bytes each): the load is past saturation, so the replication stopped there"
                 ));
                 break;
             }

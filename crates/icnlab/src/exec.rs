@@ -177,6 +177,30 @@ fn needed_points(
     Ok((slot, needed))
 }
 
+/// `local`, this rank's outcome of a step of a run spread over `ranks`, once every rank
+/// knows every rank's: a rank that passed while another failed returns an error naming that
+/// rank, with its exit code, so that no rank goes on alone into the network's exchanges and
+/// waits there for ever. Collective: every rank calls it at the same step.
+fn all_ranks_agree<T>(ranks: &dyn Exchange, local: Result<T, ExecError>) -> Result<T, ExecError> {
+    let code = local.as_ref().map_or_else(crate::exit_code, |_| 0);
+    let codes = ranks.all_gather(&[code]);
+    let failed = codes
+        .iter()
+        .enumerate()
+        .find_map(|(rank, c)| c.first().filter(|&&c| c != 0).map(|&c| (rank, c)));
+    match (local, failed) {
+        (Ok(_), Some((rank, code))) => {
+            let why = format!("stopped with rank {rank}, which could not go on (see its error)");
+            Err(if code == 2 {
+                ExecError::Usage(why)
+            } else {
+                ExecError::Failed(why)
+            })
+        }
+        (local, _) => local,
+    }
+}
+
 fn progress_bar(show: bool, total: u64, file: &ExperimentFile, runs: usize) -> ProgressBar {
     let bar = if show {
         ProgressBar::new(total)
@@ -361,14 +385,21 @@ impl<M: Model> Runner for ModelRunner<M> {
         probe: &Probe<'_>,
     ) -> Result<Vec<Metrics>, ExecError> {
         let (slot, needed) = needed_points(points, jobs)?;
-        let ctx = Context::for_file(&file.path).spread_over(ranks);
-        // Every input error before anything runs (on every rank alike, which all see the same
-        // file and ranks); then one point is held at a time, as the jobs run one by one.
-        Self::check_points(file, &ctx, &needed)?;
-        let configs: Vec<M::Config> = needed
-            .iter()
-            .map(|p| file.typed(&p.body))
-            .collect::<Result<_, _>>()?;
+        let ctx = Context::for_file(&file.path).spread_over(ranks.clone());
+        // Every input error before anything runs; then one point is held at a time, as the
+        // jobs run one by one. Each step that one rank may fail and another pass (the memory
+        // checks weigh the estimates against each rank's own machine) is agreed on by all.
+        let configs: Vec<M::Config> = all_ranks_agree(&*ranks, {
+            Self::check_points(file, &ctx, &needed)
+                .map_err(ExecError::from)
+                .and_then(|()| {
+                    needed
+                        .iter()
+                        .map(|p| file.typed(&p.body))
+                        .collect::<Result<_, _>>()
+                        .map_err(ExecError::from)
+                })
+        })?;
         let slot_of = |p: usize| slot[p].expect("every job's point is prepared");
         let total: u64 = jobs
             .iter()
@@ -385,17 +416,24 @@ impl<M: Model> Runner for ModelRunner<M> {
             }
             let prepared = match held.take() {
                 Some((_, prepared)) => prepared,
-                None => Self::prepare_point(file, &ctx, &needed[k])?.1,
+                None => {
+                    all_ranks_agree(
+                        &*ranks,
+                        Self::prepare_point(file, &ctx, &needed[k]).map_err(ExecError::from),
+                    )
+                    .inspect_err(|_| bar.finish_and_clear())?
+                    .1
+                }
             };
             let result = M::run_prepared(&prepared, derive_seed(file.seed, r), &BarProgress(&bar));
             held = Some((k, prepared));
-            // As `run_jobs`: the first replication's metrics checked before the rest runs
-            // (the same on every rank, which all computed the same metrics).
+            // As `run_jobs`: the first replication's metrics checked before the rest runs.
             if i == 0
                 && let Ok(m) = &result
                 && !m.scalars.is_empty()
             {
-                probe(m).inspect_err(|_| bar.finish_and_clear())?;
+                all_ranks_agree(&*ranks, probe(m).map_err(ExecError::from))
+                    .inspect_err(|_| bar.finish_and_clear())?;
             }
             metrics.push(
                 with_status(result)
@@ -521,5 +559,52 @@ mod tests {
         let runner = ModelRunner::<Mm1>::new();
         let none = runner.run_jobs(&file, &file.points(), &[], OPTS, &|_| Ok(()));
         assert!(none.unwrap().is_empty());
+    }
+
+    /// One rank of a spread run fails a step (its machine is smaller, say) that the others
+    /// pass: every rank stops there with the failing rank's exit code, none goes on alone.
+    #[test]
+    fn a_step_one_rank_fails_stops_every_rank_with_its_code() {
+        use icn_engine::lockstep::ThreadRanks;
+        for (failing, code) in [
+            (ExecError::Usage("too big here".into()), 2),
+            (ExecError::Failed("broke".into()), 1),
+        ] {
+            let failing = std::sync::Mutex::new(Some(failing));
+            let outcomes: Vec<Result<u32, ExecError>> = std::thread::scope(|s| {
+                let handles: Vec<_> = ThreadRanks::new(3)
+                    .into_iter()
+                    .map(|rank| {
+                        let local = match rank.rank() {
+                            1 => Err(failing.lock().unwrap().take().unwrap()),
+                            r => Ok(r as u32),
+                        };
+                        s.spawn(move || all_ranks_agree(&rank, local))
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for (r, got) in outcomes.iter().enumerate() {
+                let e = got.as_ref().expect_err("every rank stops");
+                assert_eq!(crate::exit_code(e), code, "rank {r}: {e}");
+                if r != 1 {
+                    assert!(
+                        e.to_string().contains("rank 1, which could not go on"),
+                        "{e}"
+                    );
+                }
+            }
+        }
+        // All pass: every rank keeps its own value.
+        let values: Vec<u32> = std::thread::scope(|s| {
+            let handles: Vec<_> = ThreadRanks::new(2)
+                .into_iter()
+                .map(|rank| {
+                    s.spawn(move || all_ranks_agree(&rank, Ok(rank.rank() as u32)).unwrap())
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(values, [0, 1]);
     }
 }
