@@ -61,8 +61,9 @@ pub trait Runner: Sync {
         self.assemble(file, points, &jobs, metrics)
     }
     /// Runs `jobs` (a subset of the points' replications, e.g. one MPI rank's share) and returns
-    /// each job's metrics, status settled, in the order of `jobs`. Only the points the jobs name
-    /// are prepared. `probe` sees the first job's metrics before the others start (to check what
+    /// each job's metrics, status settled, in the order of `jobs`. The caller has checked the
+    /// points ([`Runner::check`]); only the points the jobs name are prepared, each while its
+    /// jobs run (a point that fails to prepare then is a failed replication). `probe` sees the first job's metrics before the others start (to check what
     /// the outputs will need, e.g. plot columns); its error stops the run.
     fn run_jobs(
         &self,
@@ -304,10 +305,11 @@ impl<M: Model> Runner for ModelRunner<M> {
         probe: &Probe<'_>,
     ) -> Result<Vec<Metrics>, ExecError> {
         let (slot, needed) = needed_points(points, jobs)?;
-        // Every input error before anything runs; then each point is prepared again when its
-        // jobs run, so the sweep's prepared points are never all held at once.
+        // Every point was checked (prepared and dropped) when the file was selected
+        // ([`Runner::check`]), so every input error came before anything runs; each point is
+        // prepared again when its jobs run, so the sweep's prepared points are never all held
+        // at once.
         let ctx = Context::for_file(&file.path);
-        Self::check_points(file, &ctx, &needed)?;
         let configs: Vec<M::Config> = needed
             .iter()
             .map(|p| file.typed(&p.body))
