@@ -347,22 +347,11 @@ fn fabrics_spread_over_ranks_give_the_one_process_cluster_metrics() {
         };
         for &threads in counts {
             cfg.fabric.threads = threads;
-            let ranks: Vec<_> = icn_engine::lockstep::ThreadRanks::new(2)
-                .into_iter()
-                .map(|rank| {
-                    let cfg = cfg.clone();
-                    std::thread::spawn(move || {
-                        let ctx = Context::default().spread_over(std::sync::Arc::new(rank));
-                        let point = Cluster::prepare(&cfg, &ctx).unwrap();
-                        Cluster::run_prepared(&point, 1, &NoProgress).unwrap()
-                    })
-                })
-                .collect();
-            for (r, h) in ranks.into_iter().enumerate() {
-                let got = h.join().unwrap();
+            let ranks = icn_engine::model::run_on_thread_ranks::<Cluster>(&cfg, 2, 1);
+            for (r, got) in ranks.into_iter().enumerate() {
                 assert_eq!(
-                    format!("{:?}{:?}{:?}", got.scalars, got.tables, got.status),
-                    format!("{:?}{:?}{:?}", one.scalars, one.tables, one.status),
+                    got.unwrap().fingerprint(),
+                    one.fingerprint(),
                     "{topology} ({kind:?}): rank {r} of 2 at {threads} threads"
                 );
             }

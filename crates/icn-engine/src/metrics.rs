@@ -210,6 +210,16 @@ pub struct Metrics {
 }
 
 impl Metrics {
+    /// Everything a run reports (status, scalars, tables, notes) as exact text, for tests
+    /// that two runs are bit-identical (at other thread or rank counts): `{:?}` of an `f64`
+    /// round-trips, and unlike `==` a NaN equals itself.
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "{:?}|{:?}|{:?}|{:?}",
+            self.status, self.scalars, self.tables, self.notes
+        )
+    }
+
     /// Appends a scalar.
     pub fn push(&mut self, name: &str, value: f64, unit: &str, about: &str) -> &mut Self {
         self.scalars.push(Metric {

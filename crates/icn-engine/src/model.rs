@@ -125,3 +125,35 @@ pub trait Model: Sync {
         Self::run_prepared(&prep, seed, progress)
     }
 }
+
+/// One replication of `cfg` with its network spread over `ranks` ranks that are threads of
+/// this process ([`ThreadRanks`](crate::lockstep::ThreadRanks)), as `icnlab --spread network`
+/// runs it over MPI ranks: every rank's outcome, in rank order (an error of
+/// [`Model::prepare`] included). For tests of models that spread ([`Model::SPREADS_NETWORK`]).
+pub fn run_on_thread_ranks<M: Model>(
+    cfg: &M::Config,
+    ranks: usize,
+    seed: u64,
+) -> Vec<Result<Metrics, ModelError>>
+where
+    M::Config: 'static,
+{
+    let handles: Vec<_> = crate::lockstep::ThreadRanks::new(ranks)
+        .into_iter()
+        .map(|rank| {
+            let cfg = cfg.clone();
+            std::thread::spawn(move || {
+                let ctx = Context::default().spread_over(Arc::new(rank));
+                let point = M::prepare(&cfg, &ctx)?;
+                M::run_prepared(&point, seed, &NoProgress)
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .map(|h| {
+            h.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+        .collect()
+}

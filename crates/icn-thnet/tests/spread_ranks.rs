@@ -1,43 +1,14 @@
 //! Issue 15, item 2(b): one network spread over ranks (here threads standing for MPI ranks,
-//! [`ThreadRanks`]) gives, on every rank, the metrics of the one-process sequential run bit for
+//! `icn_engine::lockstep::ThreadRanks`) gives, on every rank, the metrics of the one-process sequential run bit for
 //! bit (every scalar, every table, the status): `vc-router` on a mesh, a torus, a fat tree and
 //! a dragonfly, `xswitch` on a mesh, a torus, a tree, a fat tree and a dragonfly, with one and two threads per rank, a
 //! point past saturation and deadlocks included. `icnlab`'s `mpi_cli` test does the same over
 //! real MPI ranks.
 
-use icn_engine::lockstep::ThreadRanks;
-use icn_engine::model::NoProgress;
-use icn_engine::{Context, Metrics, Model};
+use icn_engine::model::{ModelError, NoProgress, run_on_thread_ranks};
+use icn_engine::{Metrics, Model};
 use icn_thnet::vc_model::{OnDeadlock, VcRouter, VcRouterConfig};
 use icn_thnet::xswitch_model::{OnDeadlock as XOnDeadlock, XSwitch, XSwitchConfig};
-use std::sync::Arc;
-
-/// Everything a run reports, as text: NaN-safe and exact (`{:?}` of an f64 round-trips).
-fn fingerprint(m: &Metrics) -> String {
-    format!(
-        "{:?}|{:?}|{:?}|{:?}",
-        m.scalars, m.tables, m.notes, m.status
-    )
-}
-
-/// Every rank's metrics (or error) of one replication of `cfg` over `ranks` thread-ranks.
-fn over_ranks<M: Model>(cfg: &M::Config, ranks: usize, seed: u64) -> Vec<Result<Metrics, String>>
-where
-    M::Config: 'static,
-{
-    let handles: Vec<_> = ThreadRanks::new(ranks)
-        .into_iter()
-        .map(|rank| {
-            let cfg = cfg.clone();
-            std::thread::spawn(move || {
-                let ctx = Context::default().spread_over(Arc::new(rank));
-                let point = M::prepare(&cfg, &ctx).expect("a valid configuration");
-                M::run_prepared(&point, seed, &NoProgress).map_err(|e| e.to_string())
-            })
-        })
-        .collect();
-    handles.into_iter().map(|h| h.join().unwrap()).collect()
-}
 
 /// The one-process sequential run, and the same on 2 and 3 ranks (threads as set in `with`).
 fn same_on_every_rank<M: Model>(
@@ -51,10 +22,10 @@ where
     let one = M::run(&with_threads(&cfg, 1), 7, &NoProgress).unwrap();
     for (ranks, threads) in [(2, 1), (2, 2), (3, 1)] {
         let c = with_threads(&cfg, threads);
-        for (r, got) in over_ranks::<M>(&c, ranks, 7).iter().enumerate() {
+        for (r, got) in run_on_thread_ranks::<M>(&c, ranks, 7).iter().enumerate() {
             assert_eq!(
-                fingerprint(got.as_ref().unwrap()),
-                fingerprint(&one),
+                got.as_ref().unwrap().fingerprint(),
+                one.fingerprint(),
                 "{what}: rank {r} of {ranks} at {threads} threads per rank"
             );
         }
@@ -173,18 +144,10 @@ fn partitions_beyond_the_switches_are_refused_on_every_rank() {
         threads: 3,
         ..x("mesh:2x2", 0.2)
     };
-    let handles: Vec<_> = ThreadRanks::new(2)
-        .into_iter()
-        .map(|rank| {
-            let c = c.clone();
-            std::thread::spawn(move || {
-                let ctx = Context::default().spread_over(Arc::new(rank));
-                XSwitch::prepare(&c, &ctx).err().expect("refused")
-            })
-        })
-        .collect();
-    for h in handles {
-        let e = h.join().unwrap();
+    for got in run_on_thread_ranks::<XSwitch>(&c, 2, 7) {
+        let Err(ModelError::Invalid(e)) = got else {
+            panic!("refused when prepared: {got:?}");
+        };
         assert_eq!(e.key, "threads", "{}", e.message);
         assert!(e.message.contains("2 ranks"), "{}", e.message);
     }
@@ -220,8 +183,8 @@ fn a_deadlocking_xswitch_torus_deadlocks_identically_over_ranks() {
     assert!(m.notes.iter().any(|n| n.contains("Wait-for cycle")));
     cfg.on_deadlock = XOnDeadlock::Error;
     let err = XSwitch::run(&cfg, 7, &NoProgress).unwrap_err().to_string();
-    for got in over_ranks::<XSwitch>(&XSwitchConfig { threads: 2, ..cfg }, 2, 7) {
-        assert_eq!(got.unwrap_err(), err);
+    for got in run_on_thread_ranks::<XSwitch>(&XSwitchConfig { threads: 2, ..cfg }, 2, 7) {
+        assert_eq!(got.unwrap_err().to_string(), err);
     }
     std::fs::remove_file(path).ok();
 }

@@ -21,14 +21,6 @@ fn cfg(topology: &str, routing: &str, vcs: usize, load: f64) -> VcRouterConfig {
     }
 }
 
-/// Everything a run reports, as text: NaN-safe and exact (`{:?}` of an f64 round-trips).
-fn fingerprint(m: &Metrics) -> String {
-    format!(
-        "{:?}|{:?}|{:?}|{:?}",
-        m.scalars, m.tables, m.notes, m.status
-    )
-}
-
 fn same_at_1_2_4_threads(c: VcRouterConfig) -> Metrics {
     let one = VcRouter::run(&c, 7, &NoProgress).unwrap();
     for threads in [2, 4] {
@@ -42,8 +34,8 @@ fn same_at_1_2_4_threads(c: VcRouterConfig) -> Metrics {
         )
         .unwrap();
         assert_eq!(
-            fingerprint(&got),
-            fingerprint(&one),
+            got.fingerprint(),
+            one.fingerprint(),
             "{} ({}) at {threads} threads",
             c.topology,
             c.routing

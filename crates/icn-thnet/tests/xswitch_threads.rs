@@ -7,14 +7,6 @@ use icn_engine::model::NoProgress;
 use icn_engine::{Metrics, Model};
 use icn_thnet::xswitch_model::{OnDeadlock, XSwitch, XSwitchConfig};
 
-/// Everything a run reports, as text: NaN-safe and exact (`{:?}` of an f64 round-trips).
-fn fingerprint(m: &Metrics) -> String {
-    format!(
-        "{:?}|{:?}|{:?}|{:?}",
-        m.scalars, m.tables, m.notes, m.status
-    )
-}
-
 fn same_at_1_2_4_threads(topology: &str, load: f64) -> Metrics {
     let cfg = XSwitchConfig {
         topology: topology.into(),
@@ -37,8 +29,8 @@ fn same_at_1_2_4_threads(topology: &str, load: f64) -> Metrics {
         )
         .unwrap();
         assert_eq!(
-            fingerprint(&got),
-            fingerprint(&one),
+            got.fingerprint(),
+            one.fingerprint(),
             "{topology} at load {load}: {threads} threads"
         );
     }
