@@ -436,45 +436,32 @@ bytes = 700
 fn a_network_that_cannot_be_spread_stops_every_rank_with_code_2() {
     let d = Dir::new();
     fs::write(d.path("mm1.toml"), "model = \"mm1\"\ncustomers = 1000\n").unwrap();
-    let res = mpirun(&[(
-        2,
-        args(&[
+    for (command, file, extra, out, why) in [
+        (
             "run",
-            &d.path("mm1.toml"),
-            "--out",
-            &d.path("mm1"),
-            "--quiet",
-            "--spread",
-            "network",
-        ]),
-    )]);
-    assert_eq!(res.status.code(), Some(2), "{}", stderr(&res));
-    assert!(
-        stderr(&res).contains("model `mm1` cannot spread one network"),
-        "{}",
-        stderr(&res)
-    );
-    assert!(!Path::new(&d.path("mm1")).exists());
-    let res = mpirun(&[(
-        2,
-        args(&[
+            "mm1.toml",
+            None,
+            "mm1",
+            "model `mm1` cannot spread one network",
+        ),
+        (
             "sweep",
-            &d.path("vc.toml"),
-            "--set",
-            "threads=9",
-            "--out",
-            &d.path("wide"),
-            "--quiet",
-            "--spread",
-            "network",
-        ]),
-    )]);
-    assert_eq!(res.status.code(), Some(2), "{}", stderr(&res));
-    assert!(
-        stderr(&res).contains("at most one partition per router (16): 2 ranks"),
-        "{}",
-        stderr(&res)
-    );
+            "vc.toml",
+            Some("threads=9"),
+            "wide",
+            "at most one partition per router (16): 2 ranks",
+        ),
+    ] {
+        let mut a = args(&[command, &d.path(file), "--out", &d.path(out), "--quiet"]);
+        if let Some(set) = extra {
+            a.extend(args(&["--set", set]));
+        }
+        a.extend(args(&["--spread", "network"]));
+        let res = mpirun(&[(2, a)]);
+        assert_eq!(res.status.code(), Some(2), "{}", stderr(&res));
+        assert!(stderr(&res).contains(why), "{}", stderr(&res));
+        assert!(!Path::new(&d.path(out)).exists(), "{out}: nothing written");
+    }
 }
 
 /// A replication that fails at run time (a torus without dateline classes deadlocks, found by
