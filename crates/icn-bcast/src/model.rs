@@ -192,9 +192,7 @@ impl Model for Bcast {
     /// was read relative to the working directory), validated.
     fn prepare(cfg: &BcastConfig, ctx: &icn_engine::Context) -> Result<BcastConfig, Invalid> {
         let mut cfg = cfg.clone();
-        if let Some(path) = cfg.graph.strip_prefix("file:") {
-            cfg.graph = format!("file:{}", ctx.resolve(path).display());
-        }
+        cfg.graph = ctx.resolve_spec(&cfg.graph);
         Self::validate(&cfg)?;
         Ok(cfg)
     }

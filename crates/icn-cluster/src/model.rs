@@ -226,13 +226,7 @@ impl ClusterConfig {
     /// folder, as the workload's trace and the NIC's profile files are.
     fn with_paths_resolved(&self, ctx: &Context) -> ClusterConfig {
         let mut cfg = self.clone();
-        let t = &cfg.fabric.topology;
-        for prefix in ["graph:file:", "file:"] {
-            if let Some(path) = t.strip_prefix(prefix) {
-                cfg.fabric.topology = format!("{prefix}{}", ctx.resolve(path).display());
-                break;
-            }
-        }
+        cfg.fabric.topology = ctx.resolve_spec(&cfg.fabric.topology);
         cfg
     }
 }

@@ -73,6 +73,17 @@ impl Context {
         self
     }
 
+    /// A network spec with its graph file (`file:PATH`, `graph:file:PATH`) resolved against
+    /// [`Context::base_dir`]; other specs are kept as they are.
+    pub fn resolve_spec(&self, spec: &str) -> String {
+        for prefix in ["graph:file:", "file:"] {
+            if let Some(path) = spec.strip_prefix(prefix) {
+                return format!("{prefix}{}", self.resolve(path).display());
+            }
+        }
+        spec.to_owned()
+    }
+
     /// `name` resolved against [`Context::base_dir`] (absolute names are kept).
     pub fn resolve(&self, name: &str) -> PathBuf {
         let p = Path::new(name);

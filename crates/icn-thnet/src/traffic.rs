@@ -156,12 +156,10 @@ pub struct Arrival {
     pub size: u32,
 }
 
-/// Resolves the file names in a `topology = "file:PATH"` spec and `traffic.trace_file`
+/// Resolves the file names in a `topology = "file:PATH"` (or `graph:file:PATH`) spec and `traffic.trace_file`
 /// against the experiment file's folder.
 pub fn resolve_paths(topology: &mut String, t: &mut TrafficConfig, ctx: &Context) {
-    if let Some(path) = topology.strip_prefix("file:") {
-        *topology = format!("file:{}", ctx.resolve(path).display());
-    }
+    *topology = ctx.resolve_spec(topology);
     if !t.trace_file.is_empty() {
         t.trace_file = ctx.resolve(&t.trace_file).display().to_string();
     }

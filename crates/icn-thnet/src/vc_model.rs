@@ -463,9 +463,6 @@ impl Model for VcRouter {
     fn prepare(cfg: &VcRouterConfig, ctx: &Context) -> Result<VcRouterPoint, Invalid> {
         let mut cfg = cfg.clone();
         traffic::resolve_paths(&mut cfg.topology, &mut cfg.traffic, ctx);
-        if let Some(path) = cfg.topology.strip_prefix("graph:file:") {
-            cfg.topology = format!("graph:file:{}", ctx.resolve(path).display());
-        }
         cfg.params().validate()?;
         Invalid::check(
             cfg.global_delay <= 1024,
