@@ -112,24 +112,9 @@ pub const MAX_RUNS: usize = 1_000_000;
 /// Reads a text file of at most `max` bytes; larger files (or endless ones like /dev/zero) are
 /// an error naming the file rather than an allocation that aborts.
 pub fn read_bounded(path: &Path, max: u64) -> Result<String, ConfigError> {
-    use std::io::Read;
-    let io = |source| ConfigError::Io {
+    crate::input::read_at_most(path, max).map_err(|source| ConfigError::Io {
         file: path.display().to_string(),
         source,
-    };
-    let file = crate::input::open(path).map_err(io)?;
-    let mut bytes = Vec::new();
-    file.take(max + 1).read_to_end(&mut bytes).map_err(io)?;
-    if bytes.len() as u64 > max {
-        return Err(io(std::io::Error::other(format!(
-            "larger than the limit of {max} bytes for this kind of file"
-        ))));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        io(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
-        ))
     })
 }
 

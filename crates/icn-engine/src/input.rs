@@ -42,18 +42,29 @@ pub fn open(path: &Path) -> io::Result<std::fs::File> {
     Ok(file)
 }
 
-/// [`read_to_string`] with the bound `limit` in bytes.
+/// [`read_to_string`] with the bound `limit` in bytes; text that is not UTF-8 is an error
+/// naming the first bad byte.
 pub fn read_at_most(path: &Path, limit: u64) -> io::Result<String> {
     let file = open(path)?;
-    let mut text = String::new();
-    file.take(limit + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > limit {
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        let size = if limit >= 1 << 20 {
+            format!("{} MiB", limit >> 20)
+        } else {
+            format!("{limit} bytes")
+        };
         return Err(io::Error::new(
             io::ErrorKind::FileTooLarge,
-            format!("larger than {} MiB, the limit of input files", limit >> 20),
+            format!("larger than {size}, the limit of this kind of file"),
         ));
     }
-    Ok(text)
+    String::from_utf8(bytes).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        )
+    })
 }
 
 #[cfg(test)]

@@ -56,26 +56,14 @@ pub fn parse_edge_list(text: &str) -> Result<Graph, TopoError> {
     from_edges(names, &edges)
 }
 
-/// Largest edge-list file read: 256 MiB (far beyond the node limit of any graph).
-pub const MAX_FILE_BYTES: u64 = 256 << 20;
-
-/// Reads and parses an edge-list file. The read stops after [`MAX_FILE_BYTES`], so that
-/// `/dev/zero` or an endless FIFO is an error, not a read until memory runs out; errors in the
-/// file name it.
+/// Reads and parses an edge-list file, through [`icn_engine::input`]: a read bounded at 256
+/// MiB, so that `/dev/zero` is an error rather than a read until memory runs out, and a FIFO
+/// without a writer is empty rather than a wait for ever; errors in the file name it.
 pub fn read_edge_list(path: &str) -> Result<Graph, TopoError> {
-    use std::io::Read;
-    let io = |message: String| TopoError::Io {
+    let text = icn_engine::input::read_to_string(path).map_err(|e| TopoError::Io {
         path: path.to_owned(),
-        message,
-    };
-    let file = std::fs::File::open(path).map_err(|e| io(e.to_string()))?;
-    let mut text = String::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| io(e.to_string()))?;
-    if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(io(format!("larger than {} MiB", MAX_FILE_BYTES >> 20)));
-    }
+        message: e.to_string(),
+    })?;
     parse_edge_list(&text).map_err(|e| match e {
         TopoError::Syntax { .. } | TopoError::SelfLoop { .. } => TopoError::InFile {
             path: path.to_owned(),
