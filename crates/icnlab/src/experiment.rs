@@ -69,7 +69,7 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
     let (runner, points) = select(file, plan)?;
     let staging = Staging::begin(out)?;
     let started = Instant::now();
-    let results = runner.execute(file, &points, plan.opts, &plot_probe(file, plan, &points))?;
+    let results = runner.execute(file, &points, plan.opts, &first_run_probe(file, plan, &points))?;
     let elapsed = started.elapsed().as_secs_f64();
     let report = report(file, plan, results, elapsed, threads(plan));
     write_outputs(&report, staging)?;
@@ -99,7 +99,7 @@ pub fn select(
 /// The probe of [`Runner::execute`], run on the first replication's metrics before the others
 /// start: a sweep's plots must find their columns in the metrics, and the results of every
 /// run must fit in memory.
-pub fn plot_probe<'a>(
+pub fn first_run_probe<'a>(
     file: &'a ExperimentFile,
     plan: &'a Plan,
     points: &[SweepPoint],

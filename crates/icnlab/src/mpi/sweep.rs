@@ -143,7 +143,7 @@ impl Work for SweepWork {
             .state
             .as_ref()
             .ok_or_else(|| out_of_turn("run before prepare"))?;
-        let probe = experiment::plot_probe(&state.file, &self.plan, &state.points);
+        let probe = experiment::first_run_probe(&state.file, &self.plan, &state.points);
         if let Some(ranks) = &self.network {
             let metrics = state.runner.run_jobs_over_ranks(
                 &state.file,
