@@ -965,32 +965,22 @@ impl Model for Cluster {
             ),
             packets,
         )?;
-        // Spread over ranks, `threads = 0` is one partition per rank (every rank must count
-        // the same partitions; ranks may run on machines of other sizes).
-        let threads = match (cfg.fabric.threads, &ctx.network) {
-            (0, Some(_)) => 1,
-            _ => cfg.fabric.thread_count(),
-        };
         let ranks = match cfg.fabric.kind {
             FabricKind::Xswitch | FabricKind::VcRouter => ctx.network.clone(),
             FabricKind::Ideal | FabricKind::SciRing => None,
         };
-        if let Some(x) = &ranks {
-            let routers = vc_any
-                .as_ref()
-                .map(|(net, _)| net.routers() as usize)
-                .or(topo.as_ref().map(|t| t.switches))
-                .unwrap_or(0);
-            Invalid::check(
-                threads * x.size() <= routers,
-                "fabric.threads",
-                &format!(
-                    "at most one partition per router ({routers}): {} ranks × threads",
-                    x.size()
-                ),
-                threads,
-            )?;
-        }
+        // Partitions of an xswitch or vc-router fabric (the other fabrics run whole).
+        let threads = match cfg.fabric.kind {
+            FabricKind::Xswitch | FabricKind::VcRouter => {
+                let routers = vc_any
+                    .as_ref()
+                    .map(|(net, _)| net.routers() as usize)
+                    .or(topo.as_ref().map(|t| t.switches))
+                    .unwrap_or(0);
+                ctx.partitions("fabric.threads", cfg.fabric.threads, routers, "router")?
+            }
+            FabricKind::Ideal | FabricKind::SciRing => 1,
+        };
         Ok(ClusterPoint {
             cfg: cfg.clone(),
             program,

@@ -73,6 +73,37 @@ impl Context {
         self
     }
 
+    /// The partitions this process simulates of a network of `items` routers (or switches:
+    /// `unit`), from a `threads` key: 0 is the machine's cores in one process and one per rank
+    /// when the network is spread over ranks (every rank must count the same partitions, and
+    /// ranks may run on machines of other sizes). Refused, naming `key`, when the partitions
+    /// over all ranks outnumber the items.
+    pub fn partitions(
+        &self,
+        key: &str,
+        threads: usize,
+        items: usize,
+        unit: &str,
+    ) -> Result<usize, Invalid> {
+        let threads = match (threads, &self.network) {
+            (0, Some(_)) => 1,
+            (0, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            (n, _) => n,
+        };
+        let ranks = self.network.as_ref().map_or(1, |x| x.size());
+        Invalid::check(
+            threads.saturating_mul(ranks) <= items,
+            key,
+            &if ranks > 1 {
+                format!("at most one partition per {unit} ({items}): {ranks} ranks × threads")
+            } else {
+                format!("at most one thread per {unit} ({items})")
+            },
+            threads,
+        )?;
+        Ok(threads)
+    }
+
     /// A network spec with its graph file (`file:PATH`, `graph:file:PATH`) resolved against
     /// [`Context::base_dir`]; other specs are kept as they are.
     pub fn resolve_spec(&self, spec: &str) -> String {

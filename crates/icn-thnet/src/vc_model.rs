@@ -124,24 +124,6 @@ impl Default for VcRouterConfig {
 }
 
 impl VcRouterConfig {
-    /// The `threads` key with 0 resolved to the machine's cores.
-    fn thread_count(&self) -> usize {
-        match self.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n,
-        }
-    }
-
-    /// Partitions per process: the `threads` key, where 0 is the machine's cores in one process
-    /// and 1 per rank when spread over ranks (every rank must count the same partitions, and
-    /// ranks may run on machines of different sizes).
-    fn threads_per_process(&self, ctx: &Context) -> usize {
-        match (self.threads, &ctx.network) {
-            (0, Some(_)) => 1,
-            _ => self.thread_count(),
-        }
-    }
-
     fn params(&self) -> VcParams {
         VcParams {
             vcs: self.vcs,
@@ -494,18 +476,7 @@ impl Model for VcRouter {
             Net::Grid(g) => g.x * g.y,
             Net::Any { net, .. } => net.routers() as usize,
         };
-        let threads = cfg.threads_per_process(ctx);
-        let ranks = ctx.network.as_ref().map_or(1, |x| x.size());
-        Invalid::check(
-            threads * ranks <= routers,
-            "threads",
-            &if ranks > 1 {
-                format!("at most one partition per router ({routers}): {ranks} ranks × threads")
-            } else {
-                format!("at most one thread per router ({routers})")
-            },
-            threads,
-        )?;
+        let threads = ctx.partitions("threads", cfg.threads, routers, "router")?;
         Invalid::check(
             cfg.load > 0.0 && cfg.load <= 1.0,
             "load",

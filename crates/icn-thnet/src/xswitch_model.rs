@@ -106,14 +106,6 @@ impl Default for XSwitchConfig {
 }
 
 impl XSwitchConfig {
-    /// The `threads` key with 0 resolved to the machine's cores.
-    fn thread_count(&self) -> usize {
-        match self.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n,
-        }
-    }
-
     fn params(&self) -> NetParams {
         NetParams {
             link_delay: self.link_delay,
@@ -190,26 +182,7 @@ impl Model for XSwitch {
             "0 (every core) ..= 1024",
             cfg.threads,
         )?;
-        // 0 is the machine's cores in one process, 1 per rank when spread over ranks (every
-        // rank must count the same partitions, and ranks may run on machines of other sizes).
-        let threads = match (cfg.threads, &ctx.network) {
-            (0, Some(_)) => 1,
-            _ => cfg.thread_count(),
-        };
-        let ranks = ctx.network.as_ref().map_or(1, |x| x.size());
-        Invalid::check(
-            threads * ranks <= topo.switches,
-            "threads",
-            &if ranks > 1 {
-                format!(
-                    "at most one partition per switch ({}): {ranks} ranks × threads",
-                    topo.switches
-                )
-            } else {
-                format!("at most one thread per switch ({})", topo.switches)
-            },
-            threads,
-        )?;
+        let threads = ctx.partitions("threads", cfg.threads, topo.switches, "switch")?;
         Invalid::check(
             cfg.load > 0.0 && cfg.load <= 1.0,
             "load",

@@ -69,7 +69,12 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
     let (runner, points) = select(file, plan)?;
     let staging = Staging::begin(out)?;
     let started = Instant::now();
-    let results = runner.execute(file, &points, plan.opts, &first_run_probe(file, plan, &points))?;
+    let results = runner.execute(
+        file,
+        &points,
+        plan.opts,
+        &first_run_probe(file, plan, &points),
+    )?;
     let elapsed = started.elapsed().as_secs_f64();
     let report = report(file, plan, results, elapsed, threads(plan));
     write_outputs(&report, staging)?;
