@@ -322,6 +322,17 @@ fn ccc_of_vc_routers_runs_every_broadcast() {
     assert_eq!(outcome.message_ps, 2 * u128::from(one));
 }
 
+/// An all-to-all of 700-byte messages over a `kind` fabric on `topology`: the parallel tests'
+/// workload (every router forwards, packets of several flits).
+fn alltoall_of_700_bytes(kind: FabricKind, topology: &str) -> ClusterConfig {
+    let mut cfg = ClusterConfig::default();
+    cfg.fabric.kind = kind;
+    cfg.fabric.topology = topology.into();
+    cfg.workload.kind = WorkloadKind::Alltoall;
+    cfg.workload.bytes = 700;
+    cfg
+}
+
 /// Issue 15, item 2(b): the cluster's VC-router (grid and any radix) and X-Switch fabrics spread
 /// over thread-ranks (2 ranks of 1 and 2 threads): every rank computes the one-process
 /// metrics bit for bit; an ideal fabric runs whole on every rank, with the same metrics too.
@@ -333,11 +344,7 @@ fn fabrics_spread_over_ranks_give_the_one_process_cluster_metrics() {
         (FabricKind::Xswitch, "mesh:4x4"),
         (FabricKind::Ideal, "mesh:4x4"),
     ] {
-        let mut cfg = ClusterConfig::default();
-        cfg.fabric.kind = kind;
-        cfg.fabric.topology = topology.into();
-        cfg.workload.kind = WorkloadKind::Alltoall;
-        cfg.workload.bytes = 700;
+        let mut cfg = alltoall_of_700_bytes(kind, topology);
         let one = metrics(&cfg);
         // `threads` does not apply to the ideal fabric.
         let counts: &[usize] = if matches!(kind, FabricKind::Ideal) {
@@ -368,11 +375,7 @@ fn vc_router_fabrics_give_the_same_cluster_metrics_at_any_thread_count() {
         (FabricKind::VcRouter, "ccc:3,3"),
         (FabricKind::Xswitch, "mesh:4x4"),
     ] {
-        let mut cfg = ClusterConfig::default();
-        cfg.fabric.kind = kind;
-        cfg.fabric.topology = topology.into();
-        cfg.workload.kind = WorkloadKind::Alltoall;
-        cfg.workload.bytes = 700;
+        let mut cfg = alltoall_of_700_bytes(kind, topology);
         let one = metrics(&cfg);
         assert!(one.require("completion_us").unwrap() > 0.0);
         for threads in [2, 3] {

@@ -7,8 +7,11 @@
 
 use icn_engine::model::{ModelError, NoProgress, run_on_thread_ranks};
 use icn_engine::{Metrics, Model};
-use icn_thnet::vc_model::{OnDeadlock, VcRouter, VcRouterConfig};
+use icn_thnet::vc_model::{VcRouter, VcRouterConfig};
 use icn_thnet::xswitch_model::{OnDeadlock as XOnDeadlock, XSwitch, XSwitchConfig};
+
+mod common;
+use common::short_vc_run;
 
 /// The one-process sequential run, and the same on 2 and 3 ranks (threads as set in `with`).
 fn same_on_every_rank<M: Model>(
@@ -33,20 +36,6 @@ where
     one
 }
 
-fn vc(topology: &str, routing: &str, vcs: usize, load: f64) -> VcRouterConfig {
-    VcRouterConfig {
-        topology: topology.into(),
-        routing: routing.into(),
-        vcs,
-        load,
-        warmup: 200,
-        measure: 800,
-        drain: 1_500,
-        on_deadlock: OnDeadlock::Report,
-        ..VcRouterConfig::default()
-    }
-}
-
 fn vc_same(c: VcRouterConfig) -> Metrics {
     let what = format!("vc-router {} ({})", c.topology, c.routing);
     same_on_every_rank::<VcRouter>(
@@ -61,22 +50,22 @@ fn vc_same(c: VcRouterConfig) -> Metrics {
 
 #[test]
 fn vc_mesh_and_torus_are_bit_identical_over_ranks() {
-    let m = vc_same(vc("mesh:6x6", "", 2, 0.2));
+    let m = vc_same(short_vc_run("mesh:6x6", "", 2, 0.2));
     assert!(m.require("accepted").unwrap() > 0.1);
     // Past saturation: unfinished packets.
-    let m = vc_same(vc("mesh:6x6", "", 2, 0.9));
+    let m = vc_same(short_vc_run("mesh:6x6", "", 2, 0.9));
     assert!(m.require("unfinished").unwrap() > 0.0);
-    vc_same(vc("torus:5x4", "", 4, 0.3));
+    vc_same(short_vc_run("torus:5x4", "", 4, 0.3));
     // A 3-D torus on the router of any radix.
-    vc_same(vc("torus:4x3x3", "dor", 2, 0.2));
+    vc_same(short_vc_run("torus:4x3x3", "dor", 2, 0.2));
 }
 
 #[test]
 fn vc_fat_tree_and_dragonfly_are_bit_identical_over_ranks() {
-    vc_same(vc("fattree:4,3", "updown_random", 2, 0.3));
+    vc_same(short_vc_run("fattree:4,3", "updown_random", 2, 0.3));
     for routing in ["minimal", "ugal"] {
         let vcs = if routing == "minimal" { 2 } else { 3 };
-        let mut c = vc("dragonfly:2", routing, vcs, 0.3);
+        let mut c = short_vc_run("dragonfly:2", routing, vcs, 0.3);
         c.global_delay = 5;
         vc_same(c);
     }
@@ -90,7 +79,7 @@ fn a_deadlocking_vc_torus_deadlocks_identically_over_ranks() {
         warmup: 500,
         measure: 3_000,
         drain: 20_000,
-        ..vc("torus:4x4", "", 1, 0.4)
+        ..short_vc_run("torus:4x4", "", 1, 0.4)
     };
     let m = vc_same(c);
     assert_eq!(m.require("deadlocked").unwrap(), 1.0);

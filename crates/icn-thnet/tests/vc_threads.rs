@@ -5,21 +5,10 @@
 use icn_engine::model::NoProgress;
 use icn_engine::{Metrics, Model};
 use icn_thnet::traffic::Pattern;
-use icn_thnet::vc_model::{OnDeadlock, VcRouter, VcRouterConfig};
+use icn_thnet::vc_model::{VcRouter, VcRouterConfig};
 
-fn cfg(topology: &str, routing: &str, vcs: usize, load: f64) -> VcRouterConfig {
-    VcRouterConfig {
-        topology: topology.into(),
-        routing: routing.into(),
-        vcs,
-        load,
-        warmup: 200,
-        measure: 800,
-        drain: 1_500,
-        on_deadlock: OnDeadlock::Report,
-        ..VcRouterConfig::default()
-    }
-}
+mod common;
+use common::short_vc_run;
 
 fn same_at_1_2_4_threads(c: VcRouterConfig) -> Metrics {
     let one = VcRouter::run(&c, 7, &NoProgress).unwrap();
@@ -46,14 +35,14 @@ fn same_at_1_2_4_threads(c: VcRouterConfig) -> Metrics {
 
 #[test]
 fn a_mesh_and_a_torus_are_bit_identical_at_any_thread_count() {
-    let m = same_at_1_2_4_threads(cfg("mesh:6x6", "", 2, 0.2));
+    let m = same_at_1_2_4_threads(short_vc_run("mesh:6x6", "", 2, 0.2));
     assert!(m.require("accepted").unwrap() > 0.1);
     // Past saturation (unfinished packets, a drain-limited status).
-    let m = same_at_1_2_4_threads(cfg("mesh:6x6", "", 2, 0.9));
+    let m = same_at_1_2_4_threads(short_vc_run("mesh:6x6", "", 2, 0.9));
     assert!(m.require("unfinished").unwrap() > 0.0);
-    same_at_1_2_4_threads(cfg("torus:5x4", "", 4, 0.3));
+    same_at_1_2_4_threads(short_vc_run("torus:5x4", "", 4, 0.3));
     // A 3-D torus on the router of any radix.
-    same_at_1_2_4_threads(cfg("torus:4x3x3", "dor", 2, 0.2));
+    same_at_1_2_4_threads(short_vc_run("torus:4x3x3", "dor", 2, 0.2));
 }
 
 #[test]
@@ -65,7 +54,7 @@ fn a_deadlocking_torus_deadlocks_identically() {
         warmup: 500,
         measure: 3_000,
         drain: 20_000,
-        ..cfg("torus:4x4", "", 1, 0.4)
+        ..short_vc_run("torus:4x4", "", 1, 0.4)
     };
     let m = same_at_1_2_4_threads(c);
     assert_eq!(m.require("deadlocked").unwrap(), 1.0);
@@ -73,16 +62,16 @@ fn a_deadlocking_torus_deadlocks_identically() {
 
 #[test]
 fn a_fat_tree_is_bit_identical_at_any_thread_count() {
-    same_at_1_2_4_threads(cfg("fattree:4,3", "", 2, 0.3));
+    same_at_1_2_4_threads(short_vc_run("fattree:4,3", "", 2, 0.3));
     // Random up ports: each router's own stream, whatever thread simulates it.
-    same_at_1_2_4_threads(cfg("fattree:4,3", "updown_random", 2, 0.3));
+    same_at_1_2_4_threads(short_vc_run("fattree:4,3", "updown_random", 2, 0.3));
 }
 
 #[test]
 fn a_dragonfly_is_bit_identical_at_any_thread_count() {
     for routing in ["minimal", "valiant", "ugal"] {
         let vcs = if routing == "minimal" { 2 } else { 3 };
-        let mut c = cfg("dragonfly:2", routing, vcs, 0.3);
+        let mut c = short_vc_run("dragonfly:2", routing, vcs, 0.3);
         c.global_delay = 5;
         same_at_1_2_4_threads(c.clone());
         c.traffic.pattern = Pattern::GroupShift;
@@ -94,13 +83,13 @@ fn a_dragonfly_is_bit_identical_at_any_thread_count() {
 fn threads_beyond_the_routers_are_refused_before_the_run() {
     let c = VcRouterConfig {
         threads: 17,
-        ..cfg("mesh:4x4", "", 2, 0.1)
+        ..short_vc_run("mesh:4x4", "", 2, 0.1)
     };
     let e = VcRouter::validate(&c).unwrap_err();
     assert_eq!(e.key, "threads", "{}", e.message);
     let c = VcRouterConfig {
         threads: 5000,
-        ..cfg("mesh:4x4", "", 2, 0.1)
+        ..short_vc_run("mesh:4x4", "", 2, 0.1)
     };
     assert_eq!(VcRouter::validate(&c).unwrap_err().key, "threads");
 }
