@@ -21,7 +21,7 @@
 use crate::nic::{Endpoint, Layer, Piece};
 use crate::program::{Op, Program};
 use icn_engine::Progress;
-use icn_fabric::{Delivery, Fabric, Packet, Ps};
+use icn_fabric::{Delivery, Fabric, PS_PER_NS, Packet, Ps, time};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 
@@ -95,6 +95,11 @@ pub enum RunError {
     Op { rank: usize, op: usize, why: String },
     #[error("fabric: {0}")]
     Fabric(String),
+    #[error(
+        "simulated time ran past the picosecond clock's 213 days (the communication of the \
+         program takes longer than its time can count)"
+    )]
+    TimeOverflow,
 }
 
 pub struct Cluster<'a, F: Fabric + ?Sized> {
@@ -163,6 +168,11 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
         loop {
             let te = self.heap.peek().map(|Reverse((t, _, _))| *t);
             let tf = self.fabric.next_event();
+            // Times are added saturating here and in the fabrics: reaching the end of the
+            // clock is the overflow (inputs are checked to leave half of it to messages).
+            if te == Some(time::END) || tf == Some(time::END) {
+                return Err(RunError::TimeOverflow);
+            }
             match (te, tf) {
                 (None, None) => break,
                 (te, Some(tf)) if te.is_none_or(|te| tf < te) => {
@@ -223,7 +233,10 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
             match op {
                 Op::Compute { ns } => {
                     self.pc[r] += 1;
-                    self.schedule(self.now + ns * 1000, Event::RankReady(r));
+                    self.schedule(
+                        self.now.saturating_add(ns.saturating_mul(PS_PER_NS)),
+                        Event::RankReady(r),
+                    );
                     return Ok(());
                 }
                 Op::Send { peer, bytes, tag } | Op::Ssend { peer, bytes, tag } => {
@@ -283,8 +296,8 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
                 }
                 let free = &mut self.tx_free[src * stages + j];
                 let start = ready.max(*free);
-                *free = start + cost;
-                ready = start + cost;
+                *free = start.saturating_add(cost);
+                ready = *free;
                 if k == 0 && stage.layer == Layer::Host {
                     host_done = ready;
                 }
@@ -345,8 +358,8 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
             }
             let free = &mut self.rx_free[dst * stages + j];
             let start = ready.max(*free);
-            *free = start + cost;
-            ready = start + cost;
+            *free = start.saturating_add(cost);
+            ready = *free;
             if stage.layer == Layer::Host {
                 host += cost;
             }
