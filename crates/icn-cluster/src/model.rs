@@ -627,10 +627,13 @@ fn build_program(
         "0 ..= 2^30",
         w.bytes,
     )?;
+    // A pingpong round trip is 4 operations: the most that fit `MAX_OPS` (the range said
+    // 10^6, and pingpongs above 524 288 were then refused as too many operations).
+    let max_iterations = program::MAX_OPS / 4;
     Invalid::check(
-        (1..=1_000_000).contains(&w.iterations),
+        (1..=max_iterations).contains(&(w.iterations as usize)),
         "workload.iterations",
-        "1 ..= 10^6",
+        &format!("1 ..= {max_iterations}"),
         w.iterations,
     )?;
     let ranks = if w.ranks == 0 { endpoints } else { w.ranks };
