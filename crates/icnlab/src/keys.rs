@@ -382,9 +382,17 @@ mod tests {
                         .is_some_and(|e| e.contains(&format!("`{}`", r.key)))
                 };
                 for inside in [a, b] {
+                    // Refused when the error names the key or a table holding it (a pingpong
+                    // of the documented 10^6 iterations was refused under `workload` as too
+                    // many operations); a limit of another key that depends on this one
+                    // (`stop_threshold` below `fifo_size − 2·link_delay`) is that key's.
                     let e = probe(runner, &r.key, &show(inside), &ctx);
+                    let refused = names(&e) || {
+                        let mut tables = r.key.match_indices('.').map(|(i, _)| &r.key[..i]);
+                        tables.any(|t| e.as_ref().is_some_and(|e| e.contains(&format!("`{t}`"))))
+                    };
                     assert!(
-                        !names(&e),
+                        !refused,
                         "{} {} = {}: {e:?}",
                         runner.name(),
                         r.key,
