@@ -21,6 +21,7 @@
 use crate::nic::{Endpoint, Layer, Piece};
 use crate::program::{Op, Program};
 use icn_engine::Progress;
+use icn_engine::model::Ticker;
 use icn_fabric::{Delivery, Fabric, PS_PER_NS, Packet, Ps, time};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -85,6 +86,10 @@ pub struct Outcome {
     /// Mean end-to-end message time (post → complete).
     pub message_ps: u128,
 }
+
+/// Progress units of one run ([`icn_engine::Model::work`] of the cluster): its operations
+/// and packets are counted against all it will have, whatever their number.
+pub const PROGRESS_UNITS: u64 = 10_000;
 
 /// Why a cluster run could not finish.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -164,7 +169,25 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
             self.schedule(0, Event::RankReady(r));
         }
         let mut deliveries = Vec::new();
-        let mut done_ops = 0u64;
+        // Progress: operations run and packets delivered against all there will be.
+        let max = u64::from(self.fabric.max_packet_bytes());
+        let packets: u64 = self
+            .program
+            .ranks
+            .iter()
+            .flatten()
+            .map(|op| match *op {
+                Op::Send { bytes, .. } | Op::Ssend { bytes, .. } => {
+                    self.endpoint.packet_count(bytes, max)
+                }
+                _ => 0,
+            })
+            .sum();
+        let mut ticker = Ticker::new(
+            progress,
+            self.program.ops() as u64 + packets,
+            PROGRESS_UNITS,
+        );
         loop {
             let te = self.heap.peek().map(|Reverse((t, _, _))| *t);
             let tf = self.fabric.next_event();
@@ -179,6 +202,7 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
                     self.fabric
                         .advance(tf + 1, &mut deliveries)
                         .map_err(|e| RunError::Fabric(e.to_string()))?;
+                    ticker.add(deliveries.len() as u64);
                     for d in deliveries.drain(..) {
                         self.delivered(d);
                     }
@@ -195,11 +219,7 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
                         Event::RankReady(r) => {
                             let before = self.pc[r];
                             self.run_rank(r)?;
-                            done_ops += (self.pc[r] - before) as u64;
-                            if done_ops >= 1024 {
-                                progress.advance(done_ops);
-                                done_ops = 0;
-                            }
+                            ticker.add((self.pc[r] - before) as u64);
                         }
                         Event::Inject { msg, piece } => self.inject(msg, piece),
                         Event::Complete(m) => self.complete(m)?,
@@ -208,7 +228,7 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
                 (None, Some(_)) => unreachable!("handled by the fabric arm"),
             }
         }
-        progress.advance(done_ops);
+        ticker.finish();
         if let Some(stuck) = self.diagnose() {
             return Err(RunError::Stuck(stuck));
         }

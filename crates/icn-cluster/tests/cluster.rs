@@ -432,3 +432,29 @@ fn vc_router_fabrics_give_the_same_cluster_metrics_at_any_thread_count() {
         }
     }
 }
+
+/// Progress inside one replication: the bar's units ([`Model::work`]) are handed out as the
+/// run's operations and packets complete — many steps, summing to exactly the work. The
+/// bar sat at 0 % for a whole broadcast (its work was the unused `iterations`).
+#[test]
+fn one_long_replication_moves_the_progress_bar_as_it_runs() {
+    use std::sync::Mutex;
+    struct Steps(Mutex<Vec<u64>>);
+    impl icn_engine::Progress for Steps {
+        fn advance(&self, units: u64) {
+            self.0.lock().unwrap().push(units);
+        }
+    }
+    let mut cfg = ClusterConfig::default();
+    cfg.fabric.topology = "ring:16".into();
+    cfg.workload.kind = WorkloadKind::Bcast;
+    cfg.workload.algorithm = BcastAlgorithm::Chain;
+    cfg.workload.bytes = 1 << 20;
+    let steps = Steps(Mutex::new(Vec::new()));
+    Cluster::run(&cfg, 1, &steps).unwrap();
+    let steps = steps.0.into_inner().unwrap();
+    assert_eq!(steps.iter().sum::<u64>(), Cluster::work(&cfg));
+    assert!(steps.len() >= 100, "{} steps", steps.len());
+    // Evenly: no step is more than a tenth of the run.
+    assert!(steps.iter().all(|&s| s <= Cluster::work(&cfg) / 10), "{steps:?}");
+}
