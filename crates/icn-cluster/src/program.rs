@@ -26,11 +26,14 @@
 //!
 //! Every error names the file, the line and the field (`trace.txt:3: field 4 (bytes): ...`).
 
+use icn_fabric::time::TimeSum;
 use std::fmt;
 
 /// Largest message a program may send: 1 GiB.
 pub const MAX_BYTES: u64 = 1 << 30;
-/// Largest compute step: 1000 s.
+/// Largest compute step: 1000 s. The compute steps of all ranks together must also stay
+/// within [`icn_fabric::time::SUM_LIMIT`] (106 days; 9 223 steps of 1000 s): a rank may wait
+/// for every other rank's work, so only the total bounds its clock.
 pub const MAX_COMPUTE_NS: u64 = 1_000_000_000_000;
 /// Most ranks a program may have.
 pub const MAX_RANKS: usize = 1 << 20;
@@ -119,6 +122,7 @@ impl Program {
         if self.ops() > MAX_OPS {
             return Err(format!("at most {MAX_OPS} operations, got {}", self.ops()));
         }
+        let mut compute = TimeSum::default();
         for (r, ops) in self.ranks.iter().enumerate() {
             for (i, op) in ops.iter().enumerate() {
                 let bad = |why: String| Err(format!("rank {r} op {i} ({op}): {why}"));
@@ -139,7 +143,11 @@ impl Program {
                     Op::Compute { ns } if ns > MAX_COMPUTE_NS => {
                         return bad(format!("at most {MAX_COMPUTE_NS} ns"));
                     }
-                    Op::Compute { .. } => {}
+                    Op::Compute { ns } => {
+                        if let Err(e) = compute.add_ns(ns) {
+                            return bad(format!("the compute steps of all ranks add up to {e}"));
+                        }
+                    }
                 }
             }
         }
@@ -164,6 +172,7 @@ pub fn parse_trace(text: &str, file: &str) -> Result<Program, TraceError> {
         message,
     };
     let mut declared: Option<usize> = None;
+    let mut compute = TimeSum::default();
     let mut rows: Vec<(usize, usize, Op)> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
@@ -214,9 +223,18 @@ pub fn parse_trace(text: &str, file: &str) -> Result<Program, TraceError> {
                     _ => Op::Recv { peer, bytes, tag },
                 }
             }
-            "compute" => Op::Compute {
-                ns: num(2, "ns", MAX_COMPUTE_NS)?,
-            },
+            "compute" => {
+                let ns = num(2, "ns", MAX_COMPUTE_NS)?;
+                compute.add_ns(ns).map_err(|e| {
+                    err(
+                        line,
+                        format!(
+                            "field 3 (ns): the compute steps of all ranks up to here add up to {e}"
+                        ),
+                    )
+                })?;
+                Op::Compute { ns }
+            }
             other => {
                 return Err(err(
                     line,
@@ -317,6 +335,31 @@ mod tests {
         assert!(e("0 compute 5 6\n").contains("unexpected `6`"));
         assert!(e("# nothing\n").contains("no operations"));
         assert!(e("0 send 1 2000000000 0\n").contains("field 4"));
+    }
+
+    #[test]
+    fn compute_past_the_clock_is_refused_at_its_line() {
+        // 18 447 steps of 1000 s wrapped the u64 ps clock (213 days came out as 0.384 ns).
+        let step = "0 compute 1000000000000\n";
+        let fits = (icn_fabric::time::SUM_LIMIT / 1_000_000_000_000_000) as usize;
+        let text = format!("1 recv 0 0 0\n0 send 1 0 0\n{}", step.repeat(fits + 1));
+        let e = parse_trace(&text, "long.trace").unwrap_err();
+        assert_eq!(e.line, fits + 3);
+        assert!(
+            e.to_string().starts_with(&format!(
+                "long.trace:{}: field 3 (ns): the compute steps",
+                fits + 3
+            )),
+            "{e}"
+        );
+        let ok = format!("1 recv 0 0 0\n0 send 1 0 0\n{}", step.repeat(fits));
+        let p = parse_trace(&ok, "ok.trace").unwrap();
+        p.check().unwrap();
+        // The same bound for a program built in code, named by rank and op.
+        let mut built = p.clone();
+        built.ranks[1].push(Op::Compute { ns: MAX_COMPUTE_NS });
+        let e = built.check().unwrap_err();
+        assert!(e.starts_with("rank 1 op 1 (compute"), "{e}");
     }
 
     proptest::proptest! {

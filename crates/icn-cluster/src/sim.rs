@@ -21,7 +21,8 @@
 use crate::nic::{Endpoint, Layer, Piece};
 use crate::program::{Op, Program};
 use icn_engine::Progress;
-use icn_fabric::{Delivery, Fabric, Packet, Ps};
+use icn_engine::model::Ticker;
+use icn_fabric::{Delivery, Fabric, PS_PER_NS, Packet, Ps, time};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 
@@ -86,6 +87,10 @@ pub struct Outcome {
     pub message_ps: u128,
 }
 
+/// Progress units of one run ([`icn_engine::Model::work`] of the cluster): its operations
+/// and packets are counted against all it will have, whatever their number.
+pub const PROGRESS_UNITS: u64 = 10_000;
+
 /// Why a cluster run could not finish.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RunError {
@@ -95,6 +100,11 @@ pub enum RunError {
     Op { rank: usize, op: usize, why: String },
     #[error("fabric: {0}")]
     Fabric(String),
+    #[error(
+        "simulated time ran past the picosecond clock's 213 days (the communication of the \
+         program takes longer than its time can count)"
+    )]
+    TimeOverflow,
 }
 
 pub struct Cluster<'a, F: Fabric + ?Sized> {
@@ -159,16 +169,40 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
             self.schedule(0, Event::RankReady(r));
         }
         let mut deliveries = Vec::new();
-        let mut done_ops = 0u64;
+        // Progress: operations run and packets delivered against all there will be.
+        let max = u64::from(self.fabric.max_packet_bytes());
+        let packets: u64 = self
+            .program
+            .ranks
+            .iter()
+            .flatten()
+            .map(|op| match *op {
+                Op::Send { bytes, .. } | Op::Ssend { bytes, .. } => {
+                    self.endpoint.packet_count(bytes, max)
+                }
+                _ => 0,
+            })
+            .sum();
+        let mut ticker = Ticker::new(
+            progress,
+            self.program.ops() as u64 + packets,
+            PROGRESS_UNITS,
+        );
         loop {
             let te = self.heap.peek().map(|Reverse((t, _, _))| *t);
             let tf = self.fabric.next_event();
+            // Times are added saturating here and in the fabrics: reaching the end of the
+            // clock is the overflow (inputs are checked to leave half of it to messages).
+            if te == Some(time::END) || tf == Some(time::END) {
+                return Err(RunError::TimeOverflow);
+            }
             match (te, tf) {
                 (None, None) => break,
                 (te, Some(tf)) if te.is_none_or(|te| tf < te) => {
                     self.fabric
                         .advance(tf + 1, &mut deliveries)
                         .map_err(|e| RunError::Fabric(e.to_string()))?;
+                    ticker.add(deliveries.len() as u64);
                     for d in deliveries.drain(..) {
                         self.delivered(d);
                     }
@@ -185,11 +219,7 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
                         Event::RankReady(r) => {
                             let before = self.pc[r];
                             self.run_rank(r)?;
-                            done_ops += (self.pc[r] - before) as u64;
-                            if done_ops >= 1024 {
-                                progress.advance(done_ops);
-                                done_ops = 0;
-                            }
+                            ticker.add((self.pc[r] - before) as u64);
                         }
                         Event::Inject { msg, piece } => self.inject(msg, piece),
                         Event::Complete(m) => self.complete(m)?,
@@ -198,7 +228,7 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
                 (None, Some(_)) => unreachable!("handled by the fabric arm"),
             }
         }
-        progress.advance(done_ops);
+        ticker.finish();
         if let Some(stuck) = self.diagnose() {
             return Err(RunError::Stuck(stuck));
         }
@@ -223,7 +253,10 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
             match op {
                 Op::Compute { ns } => {
                     self.pc[r] += 1;
-                    self.schedule(self.now + ns * 1000, Event::RankReady(r));
+                    self.schedule(
+                        self.now.saturating_add(ns.saturating_mul(PS_PER_NS)),
+                        Event::RankReady(r),
+                    );
                     return Ok(());
                 }
                 Op::Send { peer, bytes, tag } | Op::Ssend { peer, bytes, tag } => {
@@ -283,8 +316,8 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
                 }
                 let free = &mut self.tx_free[src * stages + j];
                 let start = ready.max(*free);
-                *free = start + cost;
-                ready = start + cost;
+                *free = start.saturating_add(cost);
+                ready = *free;
                 if k == 0 && stage.layer == Layer::Host {
                     host_done = ready;
                 }
@@ -345,8 +378,8 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
             }
             let free = &mut self.rx_free[dst * stages + j];
             let start = ready.max(*free);
-            *free = start + cost;
-            ready = start + cost;
+            *free = start.saturating_add(cost);
+            ready = *free;
             if stage.layer == Layer::Host {
                 host += cost;
             }

@@ -196,6 +196,49 @@ fn bad_workload_files_name_file_line_and_field() {
     std::fs::remove_file(path).ok();
 }
 
+/// One compute step of 10^12 ns (the largest allowed): the finish-time percentiles once
+/// needed a histogram indexed by nanoseconds (8.8 TB, an abort); now exact and small.
+#[test]
+fn a_compute_step_of_1000_s_is_reported_exactly() {
+    let path = std::env::temp_dir().join(format!("huge-compute-{}.trace", std::process::id()));
+    std::fs::write(&path, "0 compute 1000000000000\n1 compute 1\n").unwrap();
+    let mut cfg = ClusterConfig::default();
+    cfg.workload.kind = WorkloadKind::Trace;
+    cfg.workload.file = path.display().to_string();
+    let m = metrics(&cfg);
+    std::fs::remove_file(path).ok();
+    assert_eq!(m.require("completion_us").unwrap(), 1e9);
+    assert_eq!(m.require("completion_p99_us").unwrap(), 1e9);
+}
+
+/// Communication past the 213-day picosecond clock (106 days of compute, the most a program
+/// may hold, then 1 GiB messages at 1 kB/s, 12.4 days each) fails, named, instead of
+/// wrapping to a tiny completion time.
+#[test]
+fn a_run_past_the_clock_fails_named_instead_of_wrapping() {
+    use icn_cluster::program::{MAX_COMPUTE_NS, Op, Program};
+    let mut cfg = ClusterConfig::default();
+    cfg.fabric.link_mbs = 1e-3;
+    // Whole messages as single packets: 10 packets, not 2.6 million.
+    cfg.fabric.max_packet = 1 << 30;
+    cfg.nic.packet_bytes = 1 << 30;
+    let mut p = prepare(&cfg);
+    let mut program = Program::new(2);
+    let steps = icn_fabric::time::SUM_LIMIT / (MAX_COMPUTE_NS * 1000);
+    program.ranks[0] = vec![Op::Compute { ns: MAX_COMPUTE_NS }; steps as usize];
+    for _ in 0..10 {
+        program.send(0, 1, 1 << 30, 0);
+        program.recv(1, 0, 1 << 30, 0);
+    }
+    program.check().unwrap();
+    p.program = program;
+    let e = run_point(&p, &NoProgress).unwrap_err().to_string();
+    assert!(
+        e.contains("simulated time ran past the picosecond clock"),
+        "{e}"
+    );
+}
+
 mod conservation {
     use super::*;
     use icn_cluster::model::ClusterPoint;
@@ -388,4 +431,30 @@ fn vc_router_fabrics_give_the_same_cluster_metrics_at_any_thread_count() {
             );
         }
     }
+}
+
+/// Progress inside one replication: the bar's units ([`Model::work`]) are handed out as the
+/// run's operations and packets complete — many steps, summing to exactly the work. The
+/// bar sat at 0 % for a whole broadcast (its work was the unused `iterations`).
+#[test]
+fn one_long_replication_moves_the_progress_bar_as_it_runs() {
+    use std::sync::Mutex;
+    struct Steps(Mutex<Vec<u64>>);
+    impl icn_engine::Progress for Steps {
+        fn advance(&self, units: u64) {
+            self.0.lock().unwrap().push(units);
+        }
+    }
+    let mut cfg = ClusterConfig::default();
+    cfg.fabric.topology = "ring:16".into();
+    cfg.workload.kind = WorkloadKind::Bcast;
+    cfg.workload.algorithm = BcastAlgorithm::Chain;
+    cfg.workload.bytes = 1 << 20;
+    let steps = Steps(Mutex::new(Vec::new()));
+    Cluster::run(&cfg, 1, &steps).unwrap();
+    let steps = steps.0.into_inner().unwrap();
+    assert_eq!(steps.iter().sum::<u64>(), Cluster::work(&cfg));
+    assert!(steps.len() >= 100, "{} steps", steps.len());
+    // Evenly: no step is more than a tenth of the run.
+    assert!(steps.iter().all(|&s| s <= Cluster::work(&cfg) / 10), "{steps:?}");
 }

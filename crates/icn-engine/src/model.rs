@@ -32,6 +32,50 @@ impl Progress for NoProgress {
     fn advance(&self, _units: u64) {}
 }
 
+/// One replication's progress in a fixed number of units ([`Model::work`]), whatever the
+/// count of events it will run: `add` events as they complete and the bar moves by the same
+/// fraction of the units, so a single long replication shows its own progress and ETA (the
+/// cluster's bar sat at 0 % until the end of a run).
+pub struct Ticker<'a> {
+    progress: &'a dyn Progress,
+    total: u64,
+    units: u64,
+    done: u64,
+    sent: u64,
+}
+
+impl<'a> Ticker<'a> {
+    /// `total` events make up `units` units of progress.
+    pub fn new(progress: &'a dyn Progress, total: u64, units: u64) -> Ticker<'a> {
+        Ticker {
+            progress,
+            total: total.max(1),
+            units,
+            done: 0,
+            sent: 0,
+        }
+    }
+
+    /// `events` more events are done (past `total` the bar stays at its end).
+    pub fn add(&mut self, events: u64) {
+        self.done = self.done.saturating_add(events);
+        let due = (u128::from(self.done.min(self.total)) * u128::from(self.units)
+            / u128::from(self.total)) as u64;
+        if due > self.sent {
+            self.progress.advance(due - self.sent);
+            self.sent = due;
+        }
+    }
+
+    /// The replication ended: the rest of its units.
+    pub fn finish(&mut self) {
+        if self.units > self.sent {
+            self.progress.advance(self.units - self.sent);
+            self.sent = self.units;
+        }
+    }
+}
+
 /// A failure while running a valid configuration (e.g. a deadlock the model detected, or a
 /// trace file that cannot be read). Invalid configurations are [`Invalid`] instead.
 /// Serializable: a partition of a network spread over MPI ranks reports its error to every
@@ -198,4 +242,34 @@ where
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod ticker_tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    struct Count(AtomicU64);
+    impl Progress for Count {
+        fn advance(&self, units: u64) {
+            self.0.fetch_add(units, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn a_ticker_moves_by_the_fraction_of_events_done() {
+        let c = Count(AtomicU64::new(0));
+        let mut t = Ticker::new(&c, 3_000_000, 1000);
+        t.add(1_500_000);
+        assert_eq!(c.0.load(Ordering::Relaxed), 500);
+        t.add(2);
+        assert_eq!(c.0.load(Ordering::Relaxed), 500);
+        t.add(10_000_000);
+        assert_eq!(c.0.load(Ordering::Relaxed), 1000);
+        t.finish();
+        assert_eq!(c.0.load(Ordering::Relaxed), 1000);
+        let mut empty = Ticker::new(&c, 0, 7);
+        empty.finish();
+        assert_eq!(c.0.load(Ordering::Relaxed), 1007);
+    }
 }

@@ -197,22 +197,25 @@ impl Fabric for IdealFabric {
     fn inject(&mut self, p: Packet) {
         let ser = self.serialise(p.bytes);
         let hops = self.path(p.src, p.dst);
+        // Saturating: a time past the clock stays at its end (`time::END`), which the
+        // caller reports as an overflow instead of a wrapped, early delivery.
         let mut head = self.now;
-        let mut tail = self.now + ser;
+        let mut tail = self.now.saturating_add(ser);
         for &link in &hops {
             let start = if self.contention {
                 let free = self.link_free.entry(link).or_insert(0);
                 let start = head.max(*free);
-                *free = start + ser;
+                *free = start.saturating_add(ser);
                 start
             } else {
                 head
             };
             if self.measuring {
-                *self.link_busy.entry(link).or_insert(0) += ser;
+                let busy = self.link_busy.entry(link).or_insert(0);
+                *busy = busy.saturating_add(ser);
             }
-            head = start + self.hop_ps;
-            tail = head + ser;
+            head = start.saturating_add(self.hop_ps);
+            tail = head.saturating_add(ser);
         }
         let last = self.last_delivery.entry((p.src, p.dst)).or_insert(0);
         let delivered = tail.max(*last);

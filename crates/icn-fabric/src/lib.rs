@@ -25,11 +25,12 @@
 //! needs order resequences, as the cluster simulator does per message.
 
 pub mod ideal;
+pub mod time;
 
 use std::fmt;
 
 /// Simulated time in picoseconds: fine enough for a 2 ns SCI symbol and a 0.55 µs Myrinet
-/// switch alike, and 2^64 ps is 213 days.
+/// switch alike, and 2^64 ps is 213 days ([`time`] converts and sums it without wrapping).
 pub type Ps = u64;
 
 /// Picoseconds per nanosecond and per microsecond, for conversions at the edges.

@@ -361,3 +361,36 @@ fn toml_keys_are_checked_and_experiment_files_parse() {
         }
     }
 }
+
+/// Loads inside (0, 1] so small that 1 − p rounds to 1: `ln(1 − p)` was 0, every gap 1, and
+/// the *smallest* load ran as the largest, silently. Now the gap is exact (ln_1p) and no send
+/// is generated in a run far shorter than 1/p cycles.
+#[test]
+fn a_tiny_load_offers_nothing_rather_than_everything() {
+    for load in [1e-15, 1e-300, f64::MIN_POSITIVE, 5e-324] {
+        let m = Sci::run(&common::short(6, load, Pattern::Uniform), 1, &NoProgress).unwrap();
+        assert_eq!(
+            m.require("offered_load_actual").unwrap(),
+            0.0,
+            "load {load}"
+        );
+    }
+    // A small but representable rate still offers about what it says.
+    let m = Sci::run(&common::short(6, 1e-3, Pattern::Uniform), 1, &NoProgress).unwrap();
+    let got = m.require("offered_load_actual").unwrap();
+    assert!((0.5e-3..2e-3).contains(&got), "{got}");
+}
+
+/// The same for switched SCI (its hosts use the ring's traffic source).
+#[test]
+fn a_tiny_load_offers_nothing_on_switched_sci() {
+    use icn_sci::switched::{SciSwitched, SwitchedConfig, TopologyKind};
+    let cfg = SwitchedConfig {
+        topology: TopologyKind::RingOfRings,
+        rings: 3,
+        ring: common::short(4, 1e-15, Pattern::Uniform),
+        ..SwitchedConfig::default()
+    };
+    let m = SciSwitched::run(&cfg, 1, &NoProgress).unwrap();
+    assert_eq!(m.require("offered_load_actual").unwrap(), 0.0);
+}

@@ -329,7 +329,7 @@ impl Source {
             dst: w.destination(self.src, &mut self.rng),
             size: w.sizes.draw(&mut self.rng),
         };
-        self.next += gap(&mut self.rng, self.rate);
+        self.next = self.next.saturating_add(gap(&mut self.rng, self.rate));
         a
     }
 }
@@ -340,7 +340,10 @@ fn gap(rng: &mut SimRng, p: f64) -> u64 {
         return 1;
     }
     let u: f64 = rng.random();
-    1 + ((1.0 - u).ln() / (1.0 - p).ln()).floor() as u64
+    // ln(1 − p) from ln_1p: `(1.0 - p).ln()` is 0 for p < 1.1e-16 (1 − p rounds to 1),
+    // which made every gap 1 — the *highest* load for the lowest. Saturating: at tiny loads
+    // the gap exceeds u64 (`as` saturates to u64::MAX: never).
+    ((((1.0 - u).ln() / (-p).ln_1p()).floor()) as u64).saturating_add(1)
 }
 
 /// Destination rule and size distribution.

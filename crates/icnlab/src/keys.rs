@@ -6,7 +6,7 @@
 //! | column | source |
 //! |--------|--------|
 //! | key, default | the typed config of an empty experiment file ([`Runner::defaults`]) |
-//! | allowed | the model's own validation: the key is set to probe values (−1, 0, 2⁶³−1, `"?"`, …) and the `must be in …` or `expected …` of the first error is kept |
+//! | allowed | the model's own validation: the key is set to probe values (−1, 0, 2⁶³−1, `"?"`, …) and the `must be in …` or `expected …` of the first error is kept; a key that only one choice of a `kind`-like key of its table (or of the top level) reads is probed with each choice set, so `fabric.frame_size` shows the X-Switch's range, not "any u32" |
 //! | unit, meaning | [`docs::DOCS`], checked by a test to cover exactly the keys of the config |
 //!
 //! A test also checks that each `docs/<model>.md` holds the Markdown table verbatim.
@@ -27,6 +27,9 @@ pub struct KeyRow {
     pub allowed: String,
     pub unit: &'static str,
     pub meaning: &'static str,
+    /// The selector set (`fabric.kind="xswitch"`) under which `allowed` was found, if the
+    /// default config does not read the key.
+    pub context: Option<String>,
 }
 
 /// The rows of `model`, in the config's order.
@@ -43,6 +46,7 @@ pub fn rows(runner: &dyn Runner) -> Result<Vec<KeyRow>, String> {
             allowed: allowed(runner, o.1, &o.2.value()),
             unit: o.3,
             meaning: o.4,
+            context: None,
         });
     let typed: Result<Vec<KeyRow>, String> = flat
         .into_iter()
@@ -59,10 +63,71 @@ pub fn rows(runner: &dyn Runner) -> Result<Vec<KeyRow>, String> {
                 key,
                 unit,
                 meaning,
+                context: None,
             })
         })
         .collect();
-    Ok(typed?.into_iter().chain(optional).collect())
+    let mut rows: Vec<KeyRow> = typed?.into_iter().chain(optional).collect();
+    with_selectors(runner, &mut rows, &defaults);
+    Ok(rows)
+}
+
+/// The keys whose values are a list of choices (`kind`, `topology`, ...), with the choices.
+fn selectors(rows: &[KeyRow]) -> Vec<(String, Vec<String>)> {
+    rows.iter()
+        .filter(|r| r.allowed.starts_with('`') && r.default.starts_with('"'))
+        .map(|r| {
+            let list = r.allowed.split(':').next().unwrap_or("");
+            let choices = list
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(String::from)
+                .collect();
+            (r.key.clone(), choices)
+        })
+        .collect()
+}
+
+/// A numeric key the default config never validates (its `kind` or `topology` does not read
+/// it, so every probe passes or says "does not apply") is probed again with each choice of
+/// each selector of its own table or of the top level set, and the first range found is
+/// its allowed range.
+fn with_selectors(runner: &dyn Runner, rows: &mut [KeyRow], defaults: &toml::Table) {
+    let sels = selectors(rows);
+    let table_of = |key: &str| key.rsplit_once('.').map_or("", |(t, _)| t).to_owned();
+    for r in rows.iter_mut() {
+        if !r.allowed.starts_with("any ") || r.allowed == "any text" {
+            continue;
+        }
+        let Some(default) = lookup(defaults, &r.key) else {
+            continue;
+        };
+        let table = table_of(&r.key);
+        'found: for (sel, choices) in &sels {
+            let st = table_of(sel);
+            if sel == &r.key || !(st == table || st.is_empty()) {
+                continue;
+            }
+            for c in choices {
+                let context = [format!("{sel}=\"{c}\"")];
+                let range = allowed_in(runner, &r.key, &default, &context);
+                if !range.starts_with("any") {
+                    r.allowed = range;
+                    r.context = Some(context[0].clone());
+                    break 'found;
+                }
+            }
+        }
+    }
+}
+
+/// The default of a dotted key.
+fn lookup(t: &toml::Table, key: &str) -> Option<toml::Value> {
+    match key.split_once('.') {
+        Some((head, rest)) => lookup(t.get(head)?.as_table()?, rest),
+        None => t.get(key).cloned(),
+    }
 }
 
 /// Dotted keys and their defaults (tables flattened; an empty table is a value).
@@ -82,10 +147,12 @@ fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, toml::Value)>) 
 
 /// The error `check` gives for `key = probe` in an otherwise empty file of this model, or
 /// `None` if the value is accepted.
-fn probe(runner: &dyn Runner, key: &str, probe: &str) -> Option<String> {
+fn probe(runner: &dyn Runner, key: &str, probe: &str, context: &[String]) -> Option<String> {
     let text = format!("model = \"{}\"\n", runner.name());
     let mut file = ExperimentFile::parse(Path::new("keys.toml"), &text, false).ok()?;
-    if let Err(e) = file.apply_sets(&[format!("{key}={probe}")]) {
+    let mut sets = context.to_vec();
+    sets.push(format!("{key}={probe}"));
+    if let Err(e) = file.apply_sets(&sets) {
         return Some(e.to_string());
     }
     runner
@@ -96,6 +163,12 @@ fn probe(runner: &dyn Runner, key: &str, probe: &str) -> Option<String> {
 
 /// What the validation says it accepts for `key` (see the module table).
 fn allowed(runner: &dyn Runner, key: &str, default: &toml::Value) -> String {
+    allowed_in(runner, key, default, &[])
+}
+
+/// As [`allowed`], with the `context` sets applied first; in a context only errors that name
+/// `key` count (another key the context leaves invalid says nothing about this one).
+fn allowed_in(runner: &dyn Runner, key: &str, default: &toml::Value, context: &[String]) -> String {
     let probes: &[&str] = match default {
         // Negative, zero, then the largest u16, u32 and i64: a range check shows at the first
         // value inside the key's type but outside its range.
@@ -108,9 +181,12 @@ fn allowed(runner: &dyn Runner, key: &str, default: &toml::Value) -> String {
     };
     let mut type_name = None;
     for p in probes {
-        let Some(e) = probe(runner, key, p) else {
+        let Some(e) = probe(runner, key, p, context) else {
             continue;
         };
+        if !context.is_empty() && !e.contains(&format!("`{key}`")) {
+            continue;
+        }
         if let Some(range) = between(&e, "must be in ", ", got") {
             return range.to_owned();
         }
@@ -242,7 +318,7 @@ mod tests {
         for &(model, key, sample, _, _) in docs::OPTIONAL {
             let runner = crate::models::find(model).unwrap();
             let value = sample.value().to_string();
-            let e = probe(runner, key, &value).unwrap_or_default();
+            let e = probe(runner, key, &value, &[]).unwrap_or_default();
             assert!(!e.contains("unknown"), "{model} {key}: {e}");
         }
     }
@@ -258,6 +334,113 @@ mod tests {
         let bcast_rows = rows(bcast).unwrap();
         let tries = bcast_rows.iter().find(|r| r.key == "greedy_tries").unwrap();
         assert_eq!(tries.allowed, "0..=10000");
+    }
+
+    /// A number of the `allowed` column: `123`, `-1`, `0.5`, `10^6`, `2^30`.
+    fn number(s: &str) -> Option<f64> {
+        let s = s.trim();
+        match s.split_once('^') {
+            Some((b, e)) => Some(b.parse::<f64>().ok()?.powf(e.parse().ok()?)),
+            None => s.parse().ok(),
+        }
+    }
+
+    /// Issue 22: the documented range is the validated one. For every key whose `allowed`
+    /// reads `A ..= B` (an optional unit after B), both ends are accepted and, for integer
+    /// keys, A − 1 and B + 1 are refused, in the context the range was found in. Ranges
+    /// with a formula or a note (`fifo_size − …`, `(the fabric's endpoints)`) are skipped.
+    #[test]
+    fn documented_ranges_are_the_validated_ones() {
+        let mut checked = 0;
+        for runner in crate::models::all() {
+            for r in rows(runner).unwrap() {
+                let Some((lo, hi)) = r.allowed.split_once(" ..= ") else {
+                    continue;
+                };
+                let hi_word = hi.split_whitespace().next().unwrap_or("");
+                let rest = hi.trim_start_matches(hi_word).trim();
+                let (Some(a), Some(b)) = (number(lo), number(hi_word)) else {
+                    continue;
+                };
+                if rest.contains('(') || lo.contains(' ') {
+                    continue;
+                }
+                let int = !r.default.contains('.');
+                if !int && r.default.starts_with('[') {
+                    continue;
+                }
+                let ctx: Vec<String> = r.context.iter().cloned().collect();
+                let show = |v: f64| {
+                    if int {
+                        format!("{}", v as i128)
+                    } else {
+                        format!("{v:?}")
+                    }
+                };
+                let names = |e: &Option<String>| {
+                    e.as_ref()
+                        .is_some_and(|e| e.contains(&format!("`{}`", r.key)))
+                };
+                for inside in [a, b] {
+                    // Refused when the error names the key or a table holding it (a pingpong
+                    // of the documented 10^6 iterations was refused under `workload` as too
+                    // many operations); a limit of another key that depends on this one
+                    // (`stop_threshold` below `fifo_size − 2·link_delay`) is that key's.
+                    let e = probe(runner, &r.key, &show(inside), &ctx);
+                    let refused = names(&e) || {
+                        let mut tables = r.key.match_indices('.').map(|(i, _)| &r.key[..i]);
+                        tables.any(|t| e.as_ref().is_some_and(|e| e.contains(&format!("`{t}`"))))
+                    };
+                    assert!(
+                        !refused,
+                        "{} {} = {}: {e:?}",
+                        runner.name(),
+                        r.key,
+                        show(inside)
+                    );
+                }
+                if int && b < 9.2e18 {
+                    for outside in [a - 1.0, b + 1.0] {
+                        if outside < 0.0 && r.allowed.starts_with('0') && a == 0.0 {
+                            // Below 0 is the TOML type's error, which need not name the key.
+                            continue;
+                        }
+                        let e = probe(runner, &r.key, &show(outside), &ctx);
+                        assert!(
+                            e.is_some(),
+                            "{} {} = {} is outside {} but accepted",
+                            runner.name(),
+                            r.key,
+                            show(outside),
+                            r.allowed
+                        );
+                    }
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 50, "only {checked} ranges checked");
+    }
+
+    /// Keys the issue found documented as "any": each now shows its validated range.
+    #[test]
+    fn keys_read_by_one_kind_show_that_kinds_range() {
+        let find = |model: &str, key: &str| {
+            let runner = crate::models::find(model).unwrap();
+            rows(runner)
+                .unwrap()
+                .into_iter()
+                .find(|r| r.key == key)
+                .unwrap()
+                .allowed
+        };
+        assert_eq!(find("cluster", "nic.send_ns"), "0 ..= 10^9 ns");
+        assert_eq!(
+            find("cluster", "fabric.frame_size"),
+            "1 ..= 65536 payload bytes"
+        );
+        assert_eq!(find("sci-switched", "grid_rows"), "2 ..= 8");
+        assert_eq!(find("cluster", "workload.iterations"), "1 ..= 524288");
     }
 
     /// Each `docs/<model>.md` holds `icnlab keys MODEL --markdown` verbatim, between

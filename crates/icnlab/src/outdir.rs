@@ -16,6 +16,17 @@
 //! run into the same target. Where the exchange is not supported (another OS or file system),
 //! files are renamed one by one — each file is still whole, but a kill between two renames can
 //! mix them; the error of such a failure names the file.
+//!
+//! What the folder is and what may be touched (issue 22):
+//! * `--out` through a symlink writes into the folder it points to (the link stays a link and
+//!   staging happens beside the real folder, on its file system);
+//! * the folder itself must be writable, checked before the run (a read-only folder under a
+//!   writable parent used to run to the end and then fail);
+//! * the folder is replaced in place, file by file, when it is (or holds) the current
+//!   directory — swapping it would leave the caller's shell in a deleted folder — and when
+//!   its parent is not writable (staging then happens inside the folder);
+//! * only plain files an icnlab run listed are replaced or removed: a manifest entry that
+//!   names a folder, a symlink or anything else is the user's and is kept.
 
 use crate::exec::ExecError;
 use std::fs;
@@ -35,6 +46,8 @@ pub struct Staging {
     target: PathBuf,
     dir: PathBuf,
     committed: bool,
+    /// Staged inside the target and committed file by file (see the module documentation).
+    in_place: bool,
 }
 
 fn usage(what: &str, path: &Path, e: impl std::fmt::Display) -> ExecError {
@@ -47,9 +60,16 @@ fn failed(what: &str, path: &Path, e: impl std::fmt::Display) -> ExecError {
 
 impl Staging {
     /// Checks that `target` can be an output folder (not a file; its parent can be created and
-    /// written) and creates the staging folder beside it. Errors here are the user's input
-    /// (exit 2) and happen before anything runs.
+    /// written, or it exists and is writable itself) and creates the staging folder. Errors
+    /// here are the user's input (exit 2) and happen before anything runs.
     pub fn begin(target: &Path) -> Result<Staging, ExecError> {
+        let cwd = std::env::current_dir().ok();
+        Staging::begin_from(target, cwd.as_deref())
+    }
+
+    /// [`begin`](Self::begin) for a caller whose current directory is `cwd`.
+    fn begin_from(target: &Path, cwd: Option<&Path>) -> Result<Staging, ExecError> {
+        let target = &resolve_link(target)?;
         if target.exists() && !target.is_dir() {
             return Err(ExecError::Usage(format!(
                 "--out {}: exists and is not a folder",
@@ -70,17 +90,27 @@ impl Staging {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        fs::create_dir_all(&parent).map_err(|e| usage("cannot create folder", &parent, e))?;
-        remove_abandoned(&parent, &name);
-        let dir = parent.join(format!(".{name}.icnlab-new-{}", std::process::id()));
+        let in_place = target.is_dir() && {
+            writable(target).map_err(|e| usage("cannot write into --out folder", target, e))?;
+            holds(target, cwd) || writable(&parent).is_err()
+        };
+        let home = if in_place {
+            target.clone()
+        } else {
+            fs::create_dir_all(&parent).map_err(|e| usage("cannot create folder", &parent, e))?;
+            parent.clone()
+        };
+        remove_abandoned(&home, &name);
+        let dir = home.join(format!(".{name}.icnlab-new-{}", std::process::id()));
         if dir.exists() {
             fs::remove_dir_all(&dir).map_err(|e| failed("cannot remove", &dir, e))?;
         }
-        fs::create_dir(&dir).map_err(|e| usage("cannot write into", &parent, e))?;
+        fs::create_dir(&dir).map_err(|e| usage("cannot write into", &home, e))?;
         Ok(Staging {
             target: target.to_path_buf(),
             dir,
             committed: false,
+            in_place,
         })
     }
 
@@ -115,6 +145,12 @@ impl Staging {
         let manifest = self.dir.join(MANIFEST);
         fs::write(&manifest, names.join("\n") + "\n")
             .map_err(|e| failed("cannot write", &self.target.join(MANIFEST), e))?;
+        if self.in_place {
+            self.replace_file_by_file(&names)?;
+            // The staging folder, now empty, is removed by Drop.
+            self.committed = false;
+            return Ok(());
+        }
         if self.target.is_dir() {
             self.keep_foreign_files()?;
             if exchange(&self.dir, &self.target).is_ok() {
@@ -138,7 +174,11 @@ impl Staging {
             fs::read_dir(&self.target).map_err(|e| failed("cannot list", &self.target, e))?;
         for entry in entries.filter_map(Result::ok) {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name == MANIFEST || ours.contains(&name) || self.dir.join(&name).exists() {
+            let plain = entry.file_type().is_ok_and(|t| t.is_file());
+            if name == MANIFEST
+                || (plain && ours.contains(&name))
+                || self.dir.join(&name).symlink_metadata().is_ok()
+            {
                 continue;
             }
             fs::rename(entry.path(), self.dir.join(&name))
@@ -158,11 +198,19 @@ impl Staging {
         let entries = fs::read_dir(&self.dir).map_err(|e| failed("cannot list", &self.dir, e))?;
         for entry in entries.filter_map(Result::ok) {
             let to = self.target.join(entry.file_name());
+            if to.symlink_metadata().is_ok_and(|m| !m.is_file()) {
+                // A folder or link of the user's where an output goes: never replaced.
+                return Err(failed(
+                    "not replacing (not a plain file icnlab wrote)",
+                    &to,
+                    "move it away and run again",
+                ));
+            }
             fs::rename(entry.path(), &to).map_err(|e| failed("cannot write", &to, e))?;
         }
         for name in stale {
             let path = self.target.join(&name);
-            if path.is_file() {
+            if path.symlink_metadata().is_ok_and(|m| m.is_file()) {
                 fs::remove_file(&path).map_err(|e| failed("cannot remove stale", &path, e))?;
             }
         }
@@ -195,6 +243,35 @@ fn outputs_of(dir: &Path) -> Vec<String> {
             })
             .unwrap_or_default(),
     }
+}
+
+/// `target` itself when it is not a symlink; else the folder the link leads to (a link that
+/// leads nowhere is an input error).
+fn resolve_link(target: &Path) -> Result<PathBuf, ExecError> {
+    match fs::symlink_metadata(target) {
+        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(target)
+            .map_err(|e| usage("--out is a symlink that leads nowhere:", target, e)),
+        _ => Ok(target.to_path_buf()),
+    }
+}
+
+/// Whether `dir` can take new files: one is created and removed (permission bits alone do
+/// not tell: a read-only mount, an immutable folder, or root).
+fn writable(dir: &Path) -> std::io::Result<()> {
+    let probe = dir.join(format!(".icnlab-probe-{}", std::process::id()));
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)?;
+    fs::remove_file(&probe)
+}
+
+/// Whether `cwd` is `dir` or inside it (by any spelling: both resolved).
+fn holds(dir: &Path, cwd: Option<&Path>) -> bool {
+    let (Ok(dir), Some(Ok(cwd))) = (fs::canonicalize(dir), cwd.map(fs::canonicalize)) else {
+        return false;
+    };
+    cwd.starts_with(dir)
 }
 
 /// Removes staging folders for `name` in `parent` whose process no longer runs.
@@ -351,6 +428,133 @@ mod tests {
         let missing = tmp.path().join("no/such/dir/x.svg");
         let e = write_atomic(&missing, b"x").unwrap_err().to_string();
         assert!(e.contains(&missing.display().to_string()), "{e}");
+    }
+
+    /// `--out` through a symlink: the outputs land in the folder it points to, the link and
+    /// the user's files there stay (the link used to be swapped for a new folder).
+    #[test]
+    fn a_symlinked_out_writes_into_its_target_and_keeps_the_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        fs::create_dir(&data).unwrap();
+        fs::write(data.join("notes.txt"), "mine").unwrap();
+        fs::write(data.join("report.json"), "old").unwrap();
+        let link = tmp.path().join("out");
+        std::os::unix::fs::symlink(&data, &link).unwrap();
+        let s = Staging::begin(&link).unwrap();
+        fs::write(s.path().join("report.json"), "new").unwrap();
+        s.commit().unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(data.join("report.json")).unwrap(), "new");
+        assert_eq!(fs::read_to_string(data.join("notes.txt")).unwrap(), "mine");
+        let dangling = tmp.path().join("nowhere");
+        std::os::unix::fs::symlink(tmp.path().join("missing"), &dangling).unwrap();
+        assert!(matches!(
+            Staging::begin(&dangling),
+            Err(ExecError::Usage(_))
+        ));
+    }
+
+    /// `--out` naming the caller's current directory (here by its absolute path, as `../x`
+    /// or `$PWD` would): the folder is kept — same inode — and filled in place, so the
+    /// caller's shell is not left in a deleted folder.
+    #[test]
+    fn the_current_directory_is_filled_in_place_never_swapped() {
+        use std::os::unix::fs::MetadataExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        fs::create_dir(&out).unwrap();
+        fs::write(out.join("data.csv"), "old").unwrap();
+        fs::write(out.join("plot.svg"), "old").unwrap();
+        fs::write(out.join("mine.txt"), "mine").unwrap();
+        let inode = fs::metadata(&out).unwrap().ino();
+        let cwd = out.join(".");
+        let s = Staging::begin_from(&out, Some(&cwd)).unwrap();
+        fs::write(s.path().join("data.csv"), "new").unwrap();
+        s.commit().unwrap();
+        assert_eq!(fs::metadata(&out).unwrap().ino(), inode);
+        assert_eq!(files(&out), [MANIFEST, "data.csv", "mine.txt"]);
+        assert_eq!(fs::read_to_string(out.join("data.csv")).unwrap(), "new");
+        assert_eq!(files(tmp.path()), ["out"]);
+        // A folder holding the current directory is kept as well.
+        let inner = out.join("sub");
+        fs::create_dir(&inner).unwrap();
+        let s = Staging::begin_from(&out, Some(&inner)).unwrap();
+        s.commit().unwrap();
+        assert_eq!(fs::metadata(&out).unwrap().ino(), inode);
+        assert!(inner.is_dir());
+    }
+
+    /// A tampered manifest naming a folder, a symlink or a missing file: none of them is
+    /// deleted (the folder used to go with the old output folder, recursively).
+    #[test]
+    fn manifest_entries_that_are_not_plain_files_are_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        let precious = tmp.path().join("precious.txt");
+        fs::write(&precious, "keep").unwrap();
+        fs::create_dir_all(out.join("thesis")).unwrap();
+        fs::write(out.join("thesis/ch1.tex"), "text").unwrap();
+        std::os::unix::fs::symlink(&precious, out.join("link.csv")).unwrap();
+        fs::write(out.join("data.csv"), "old").unwrap();
+        fs::write(
+            out.join(MANIFEST),
+            "thesis\nlink.csv\ndata.csv\n../precious.txt\n",
+        )
+        .unwrap();
+        for cwd in [None, Some(out.clone())] {
+            let s = Staging::begin_from(&out, cwd.as_deref()).unwrap();
+            fs::write(s.path().join("data.csv"), "new").unwrap();
+            s.commit().unwrap();
+            assert_eq!(
+                fs::read_to_string(out.join("thesis/ch1.tex")).unwrap(),
+                "text"
+            );
+            assert!(
+                fs::symlink_metadata(out.join("link.csv"))
+                    .unwrap()
+                    .file_type()
+                    .is_symlink()
+            );
+            assert_eq!(fs::read_to_string(&precious).unwrap(), "keep");
+            assert_eq!(fs::read_to_string(out.join("data.csv")).unwrap(), "new");
+            // The next run's manifest is this run's: put the tampered one back.
+            fs::write(out.join(MANIFEST), "thesis\nlink.csv\ndata.csv\n").unwrap();
+        }
+    }
+
+    /// Writability is checked on the folder itself, before the run, and a writable folder
+    /// under a read-only parent is used in place. Permission bits do not bind root, so as
+    /// root (CI) only the in-place path's outcome is checked through the cwd test above.
+    #[test]
+    fn writability_is_checked_on_the_folder_itself() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let ro = tmp.path().join("ro");
+        fs::create_dir(&ro).unwrap();
+        fs::set_permissions(&ro, fs::Permissions::from_mode(0o555)).unwrap();
+        if writable(&ro).is_ok() {
+            return; // root: permission bits do not bind
+        }
+        let e = Staging::begin(&ro)
+            .err()
+            .expect("a read-only folder is refused");
+        assert!(matches!(e, ExecError::Usage(_)));
+        fs::set_permissions(&ro, fs::Permissions::from_mode(0o755)).unwrap();
+        let parent = tmp.path().join("locked");
+        let out = parent.join("out");
+        fs::create_dir_all(&out).unwrap();
+        fs::set_permissions(&parent, fs::Permissions::from_mode(0o555)).unwrap();
+        let s = Staging::begin(&out).unwrap();
+        fs::write(s.path().join("data.csv"), "new").unwrap();
+        s.commit().unwrap();
+        assert_eq!(fs::read_to_string(out.join("data.csv")).unwrap(), "new");
+        fs::set_permissions(&parent, fs::Permissions::from_mode(0o755)).unwrap();
     }
 
     #[test]

@@ -242,7 +242,30 @@ fn url(provider: &str, addr: &str) -> String {
     }
 }
 
+/// Every flag value checked before anything starts: a bad one is the user's input, so it is
+/// a [`BadWorkload`](crate::via_run::BadWorkload) (exit 2), never a failed run (exit 1).
+fn check_flags(args: &ViaArgs) -> std::result::Result<(), String> {
+    match args.program {
+        Program::Run => Ok(()), // via_run checks its workload (exit 2 as well)
+        Program::Copy => {
+            let max = icn_via::attrs::MAX_REGISTER_SIZE;
+            match args.sizes.iter().flatten().find(|&&s| s == 0 || s > max) {
+                Some(s) => Err(format!("copy size must be in 1..={max}, got {s}")),
+                None => Ok(()),
+            }
+        }
+        Program::Pingpong | Program::Window => {
+            args.config().validate().map_err(|e| e.to_string())?;
+            match args.raw_server.as_deref() {
+                None | Some("tcp" | "unix") => Ok(()),
+                Some(other) => Err(format!("--raw-server takes tcp or unix, got {other:?}")),
+            }
+        }
+    }
+}
+
 pub fn run(args: &ViaArgs) -> Result<()> {
+    check_flags(args).map_err(crate::via_run::BadWorkload)?;
     if args.program == Program::Run {
         return crate::via_run::run(args);
     }

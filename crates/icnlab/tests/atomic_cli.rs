@@ -223,3 +223,28 @@ fn a_failed_write_names_the_file_and_keeps_the_previous_result() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(snapshot(&out) == Some(before), "the first result is intact");
 }
+
+/// Issue 22: `--out` naming the current directory by another spelling (its absolute path):
+/// the folder keeps its inode (the caller's shell is still in it) and holds the outputs. It
+/// used to be swapped for the staging folder and the old one deleted under the caller.
+#[test]
+fn out_naming_the_current_directory_keeps_it() {
+    use std::os::unix::fs::MetadataExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let here = tmp.path().join("here");
+    fs::create_dir(&here).unwrap();
+    let cfg = tmp.path().join("mm1.toml");
+    fs::write(&cfg, config(3, 1, false)).unwrap();
+    fs::write(here.join("mine.txt"), "mine").unwrap();
+    let inode = fs::metadata(&here).unwrap().ino();
+    for _ in 0..2 {
+        let ok = sweep(&cfg, &here.canonicalize().unwrap())
+            .current_dir(&here)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        assert_eq!(fs::metadata(&here).unwrap().ino(), inode);
+        assert!(here.join("data.csv").is_file());
+        assert_eq!(fs::read_to_string(here.join("mine.txt")).unwrap(), "mine");
+    }
+}

@@ -61,6 +61,34 @@ fn pingpong_and_window_with_two_process_baselines_on_both_providers() {
     }
 }
 
+/// Every bad flag value is an input error (exit 2, as the README says), refused before any
+/// process starts; they exited 1 like a failed run.
+#[test]
+fn every_bad_via_flag_value_exits_2() {
+    for args in [
+        &["pingpong", "--sizes", "8,1073741825"][..],
+        &["window", "--window", "0"],
+        &["window", "--window", "513"],
+        &["pingpong", "--spin-us", "1000001"],
+        &["pingpong", "--iterations", "0"],
+        &["window", "--messages", "0"],
+        &["pingpong", "--raw-server", "udp"],
+        &["copy", "--sizes", "0"],
+        &["copy", "--sizes", "1073741825"],
+        &["run", "/nonexistent/workload.toml"],
+    ] {
+        let out = icnlab()
+            .arg("via")
+            .args(args)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn a_bad_raw_server_socket_is_refused() {
     let out = icnlab()
@@ -328,7 +356,7 @@ fn single_copy_runs_complete_including_the_reply_sent_just_before_exit() {
 }
 
 /// `icnlab via copy`: one row per size with the three copy figures and their ratio; a size
-/// outside 1..=1 GiB is refused naming the range (exit 1, one error line).
+/// outside 1..=1 GiB is refused naming the range (exit 2, one error line).
 #[test]
 fn the_copy_figure_prints_a_row_per_size_and_refuses_sizes_out_of_range() {
     let out = icnlab()
@@ -358,7 +386,7 @@ fn the_copy_figure_prints_a_row_per_size_and_refuses_sizes_out_of_range() {
             .args(["via", "copy", "--sizes", bad])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(1), "{bad}");
+        assert_eq!(out.status.code(), Some(2), "{bad}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("1..=1073741824"), "{bad}: {err}");
     }

@@ -74,7 +74,9 @@ impl Traffic {
             nodes: cfg.nodes,
             hot: cfg.traffic.hotspot_node,
             hot_fraction: cfg.traffic.hotspot_fraction,
-            ln_q: (1.0 - p).ln(),
+            // ln(1 − p) from ln_1p: `(1.0 - p).ln()` is 0 for p < 1.1e-16 (1 − p rounds to
+            // 1), which made every gap 1 — the *highest* load for the lowest.
+            ln_q: (-p).ln_1p(),
             size_cdf,
             rngs: (0..cfg.nodes as u64).map(|i| stream(seed, i)).collect(),
             next: vec![u64::MAX; cfg.nodes],
@@ -101,7 +103,8 @@ impl Traffic {
             return 1;
         }
         let u: f64 = self.rngs[node].random();
-        1 + ((1.0 - u).ln() / self.ln_q).floor() as u64
+        // Saturating: at tiny loads the gap exceeds u64 (`as` saturates to u64::MAX, never).
+        ((((1.0 - u).ln() / self.ln_q).floor()) as u64).saturating_add(1)
     }
 
     /// Replaces "uniform over the other nodes" (uniform traffic, and the non-hot share of
@@ -224,7 +227,7 @@ impl Traffic {
         for i in 0..self.nodes {
             if self.next[i] == now {
                 emit(self.draw(i));
-                self.next[i] = now + self.gap(i);
+                self.next[i] = now.saturating_add(self.gap(i));
             }
             next_any = next_any.min(self.next[i]);
         }
