@@ -6,14 +6,14 @@
 //! completion events back into [`Delivery`]s in picoseconds (`cycle × cycle_ps`).
 
 use crate::nia::{Delivered, Started};
+use crate::router::anyradix::VcAnyNet;
+use crate::router::grid::par::{ParNet, ParVcNet};
+use crate::router::grid::{PacketDone, VcNet, VcObserver, VcParams};
 use crate::symbol::Port;
 use crate::topology::Grid;
 use crate::topology::Topology;
-use crate::vcnet::par::{ParNet, ParVcNet};
-use crate::vcnet::{PacketDone, VcNet, VcObserver, VcParams};
-use crate::vcnet_any::VcAnyNet;
-use crate::xnet::par::ParNetwork;
-use crate::xnet::{Counters, NetParams, Network, Observer};
+use crate::xswitch::par::ParNetwork;
+use crate::xswitch::{Counters, NetParams, Network, Observer};
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Invalid, ModelError};
 use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};

@@ -317,7 +317,7 @@ fn report<F: Fabric>(
 mod tests {
     use super::*;
     use crate::fabric::VcFabric;
-    use crate::vcnet::VcParams;
+    use crate::router::grid::VcParams;
     use icn_engine::model::NoProgress;
 
     /// A load past saturation over a long window grew the endpoint queues until memory ran

@@ -1,5 +1,5 @@
 //! `model = "vc-router"`: the comparison network of input-queued VC routers
-//! ([`crate::vcnet`]), with BookSim2's conventions so that the same configuration can be run
+//! ([`crate::router::grid`]), with BookSim2's conventions so that the same configuration can be run
 //! in both: Bernoulli injection into unbounded source queues, uniform traffic including the
 //! source itself, packet latency = tail arrival − creation, statistics over packets created
 //! in a measurement window after warm-up, then drained.
@@ -7,14 +7,14 @@
 //! Units: `load` is offered flits per node per cycle (BookSim `injection_rate` with
 //! `injection_rate_uses_flits = 1`); sizes are in flits (BookSim `packet_size`).
 
-use crate::alloc::AllocKind;
 use crate::fabric::VcFabric;
 use crate::harness::{self, OpenLoop};
+use crate::router::alloc::AllocKind;
+use crate::router::anyradix::VcAnyNet;
+use crate::router::grid::VcParams;
+use crate::router::grid::par::ParNet;
 use crate::topology::Grid;
 use crate::traffic::{self, Sizes, TrafficConfig};
-use crate::vcnet::VcParams;
-use crate::vcnet::par::ParNet;
-use crate::vcnet_any::VcAnyNet;
 pub use crate::xswitch_model::OnDeadlock;
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress};
@@ -28,9 +28,9 @@ pub struct VcRouter;
 /// Which router network a point runs on.
 enum Net {
     /// `mesh:XxY`, `torus:XxY`, `ring:N` with ≤ 8 VCs and dimension order: the 5-port fast
-    /// path ([`crate::vcnet`]).
+    /// path ([`crate::router::grid`]).
     Grid(Grid),
-    /// Anything else: routers of any radix ([`crate::vcnet_any`]).
+    /// Anything else: routers of any radix ([`crate::router::anyradix`]).
     Any {
         net: Arc<Network>,
         routing: Arc<dyn Routing>,

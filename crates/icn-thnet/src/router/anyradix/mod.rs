@@ -2,11 +2,11 @@
 //! [`icn_topo::routing::Routing`] function — dragonflies, fat trees, flattened butterflies,
 //! hypercubes, meshes of any dimension.
 //!
-//! The router is the one of [`crate::vcnet`] (same stages, same timing table, same credit
+//! The router is the one of [`crate::router::grid`] (same stages, same timing table, same credit
 //! flow control, same allocator policies and pointer rules); what changes is the bookkeeping
 //! that the 5-port fast path packs into one 64-bit word per router:
 //!
-//! | state | fast path ([`crate::vcnet::VcNet`]) | here |
+//! | state | fast path ([`crate::router::grid::VcNet`]) | here |
 //! |---|---|---|
 //! | ports × VCs | 5 × ≤ 8, constants | `radix` ≤ [`MAX_RADIX`] × `vcs` ≤ [`MAX_VCS`], run time |
 //! | input VCs waiting for RC/VA, SA | one `u64` per router, bit `port·V + vc` | two levels: a `u64` of ports per router, a `u32` of VCs per port |
@@ -34,9 +34,9 @@
 // Indices address several parallel arrays (struct of arrays), so index loops are clearer.
 #![allow(clippy::needless_range_loop)]
 
-use crate::alloc::{AllocKind, allocate, rr_first, rr_pick};
-use crate::vcnet::par::InputVc;
-use crate::vcnet::{PacketDone, REMOTE, VcObserver, VcParams};
+use crate::router::alloc::{AllocKind, allocate, rr_first, rr_pick};
+use crate::router::grid::par::InputVc;
+use crate::router::grid::{PacketDone, REMOTE, VcObserver, VcParams};
 use icn_engine::{Invalid, ModelError};
 use icn_topo::routing::{Header, Routing};
 use icn_topo::{End, Network};
@@ -187,7 +187,7 @@ pub struct VcAnyNet {
     free: Vec<u32>,
     rng: Vec<u64>,
     scratch: Scratch,
-    // Partitions (see `vcnet_any_par.rs`): the first router here; per terminal of the whole
+    // Partitions (see `router/anyradix/par.rs`): the first router here; per terminal of the whole
     // network its index here (`NONE` elsewhere); remote link targets and credit counters
     // ([`REMOTE`]-tagged indices into these tables: partition, its local VC 0); per local
     // input VC the id of the packet arriving from another partition; this cycle's remote
@@ -200,7 +200,7 @@ pub struct VcAnyNet {
     arriving: Vec<u32>,
     sent_flits: Vec<(u64, u64)>,
     sent_creds: Vec<(u64, u32)>,
-    /// Packets created here minus delivered here (see [`crate::vcnet::VcNet`]'s).
+    /// Packets created here minus delivered here (see [`crate::router::grid::VcNet`]'s).
     in_network: i64,
     last_move: u64,
     pub measuring: bool,
@@ -209,7 +209,7 @@ pub struct VcAnyNet {
 
 impl VcAnyNet {
     /// Blocked input VCs of the routers here, each with the input VC downstream it waits on
-    /// (as [`crate::vcnet::VcNet`]'s: a head whose every VC of its class is held waits on the
+    /// (as [`crate::router::grid::VcNet`]'s: a head whose every VC of its class is held waits on the
     /// first; an active packet with flits and no credit waits on its output VC's buffer).
     pub(crate) fn waits(&self) -> Vec<(InputVc, InputVc)> {
         let (rad, v) = (self.radix, self.v);
@@ -272,7 +272,7 @@ impl VcAnyNet {
     }
 
     /// Routers `k·R/parts .. (k+1)·R/parts` of the network's `R` with their terminals, as
-    /// partition `k` of `parts` (see `vcnet_any_par.rs`); partition 0 of 1 is the network.
+    /// partition `k` of `parts` (see `router/anyradix/par.rs`); partition 0 of 1 is the network.
     pub fn partition(
         net: Arc<Network>,
         routing: Arc<dyn Routing>,
@@ -341,7 +341,7 @@ impl VcAnyNet {
                 terminals += 1;
             }
         }
-        let placer = crate::vcnet::par::PortPlacer { split, k, radix, v };
+        let placer = crate::router::grid::par::PortPlacer { split, k, radix, v };
         let place = |g, port, table: &mut Vec<(u32, u32)>| placer.place(g, port, table);
         let (mut remote_flit, mut remote_cred) = (Vec::new(), Vec::new());
         let extra = global_delay.saturating_sub(p.channel_delay);
@@ -661,7 +661,7 @@ impl VcAnyNet {
                 "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network{}",
                 self.p.watchdog,
                 self.in_network,
-                crate::vcnet::par::describe_waits(&waits, |c| self.input_vc_name(c))
+                crate::router::grid::par::describe_waits(&waits, |c| self.input_vc_name(c))
             )));
         }
         self.now += 1;
@@ -714,12 +714,9 @@ fn distance(i: usize, ptr: u16, n: usize) -> usize {
     (i + n - usize::from(ptr)) % n
 }
 
-#[path = "vcnet_any_stages.rs"]
 mod stages;
 
-#[path = "vcnet_any_par.rs"]
 mod par;
 
 #[cfg(test)]
-#[path = "vcnet_any_tests.rs"]
 mod tests;

@@ -1,6 +1,6 @@
-//! [`VcAnyNet`] in partitions over threads: `ParNet<VcAnyNet>` ([`crate::vcnet::par`]).
+//! [`VcAnyNet`] in partitions over threads: `ParNet<VcAnyNet>` ([`crate::router::grid::par`]).
 //!
-//! As for the grid (`vcnet_par.rs`, whose module doc argues why the results are the
+//! As for the grid (`router/grid/par.rs`, whose module doc argues why the results are the
 //! sequential run's bit for bit): a partition simulates a contiguous range of routers with
 //! their terminals; flits and credits for other partitions leave as [`VcMsg`]s that arrive
 //! after their link's delay (per port here: dragonfly global links are longer, and all are
@@ -9,8 +9,8 @@
 //! they do not depend on which thread simulates the router.
 
 use super::*;
-use crate::vcnet::par::{ParNet, VcPartition};
-use crate::vcnet::{REMOTE, VcMsg};
+use crate::router::grid::par::{ParNet, VcPartition};
+use crate::router::grid::{REMOTE, VcMsg};
 use icn_engine::lockstep::{Exchange, Lockstep, Partition};
 
 /// What a head flit takes to another partition.

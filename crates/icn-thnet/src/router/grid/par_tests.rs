@@ -1,7 +1,7 @@
 //! A partitioned grid network gives the sequential network's results bit for bit.
 
 use super::*;
-use crate::vcnet::par::ParVcNet;
+use crate::router::grid::par::ParVcNet;
 use icn_engine::rng::{Rng, stream};
 use proptest::prelude::*;
 

@@ -1,6 +1,6 @@
 //! The per-router stages of [`VcAnyNet`]: VC allocation, switch allocation with traversal,
 //! injection from the terminals. Same policies and pointer rules as the fast path's
-//! (`vcnet_stages.rs`), over two-level masks instead of one word per router.
+//! (`router/grid/stages.rs`), over two-level masks instead of one word per router.
 
 // Indices address several parallel arrays (struct of arrays), so index loops are clearer.
 #![allow(clippy::needless_range_loop)]

@@ -1,5 +1,5 @@
 //! The per-router pipeline stages of [`VcNet`]: VC allocation, switch allocation with
-//! traversal, and injection from the sources (split from `vcnet.rs` to keep files short).
+//! traversal, and injection from the sources (split from `mod.rs` to keep files short).
 
 // Indices address several parallel arrays (struct of arrays), so index loops are clearer.
 #![allow(clippy::needless_range_loop)]

@@ -16,7 +16,7 @@
 //! an id of its own (ids decide nothing). The dateline class on a torus follows from the input
 //! port and VC ([`VcNet::route`]), not from state carried by the packet. The watchdog looks at
 //! the whole network: packets created minus delivered over all partitions, and the latest
-//! cycle any of them moved a flit. Tests: `vcnet_par_tests.rs`.
+//! cycle any of them moved a flit. Tests: `router/grid/par_tests.rs`.
 //!
 //! **Across processes.** [`ParNet::spread`] (and `ParNet::any_spread`) build only this MPI
 //! rank's block of `ranks × threads` partitions; the driver below runs replicated on every

@@ -16,7 +16,7 @@
 //! With all delays 1: per hop 1 + 1 + 1 + 1 + 1 = 5 cycles; a packet created at `c` lands at
 //! the first router at `c + 2`, so its tail reaches the destination terminal at
 //! `c + 2 + 5·H + 5 + (L − 1) = c + 7 + 5·H + (L − 1)` — the zero-load formula, tested
-//! in `vcnet_tests.rs`. Routing is dimension order (x then y); on a torus the VCs split into
+//! in `router/grid/tests.rs`. Routing is dimension order (x then y); on a torus the VCs split into
 //! two dateline classes (class 1 after crossing the wrap-around link of the current
 //! dimension, reset on turning), which makes DOR deadlock-free there; with a single VC there
 //! are no classes and a torus can deadlock, which the watchdog reports (no flit moved for
@@ -26,7 +26,7 @@
 // Indices address several parallel arrays (struct of arrays), so index loops are clearer.
 #![allow(clippy::needless_range_loop)]
 
-use crate::alloc::{AllocKind, allocate, rr_allocate5, rr_first, rr_pick};
+use crate::router::alloc::{AllocKind, allocate, rr_allocate5, rr_first, rr_pick};
 use crate::topology::Grid;
 use icn_engine::{Invalid, ModelError};
 use std::collections::VecDeque;
@@ -171,7 +171,7 @@ const MAX_PACKETS: usize = 1 << 30;
 /// tables (link × V + VC). Local input VCs and counters stay below it.
 pub(crate) const REMOTE: u32 = 1 << 31;
 
-/// What one partition of a VC network ([`VcNet`], [`crate::vcnet_any::VcAnyNet`]) sends
+/// What one partition of a VC network ([`VcNet`], [`crate::router::anyradix::VcAnyNet`]) sends
 /// another: a flit landing in, or a credit returning to, one of its routers at cycle `at`
 /// (local indices of the receiver). A head flit carries its packet's record `R`, which the
 /// receiver keeps under an id of its own until the tail leaves.
@@ -335,7 +335,7 @@ impl VcNet {
     pub fn partition(grid: Grid, p: VcParams, parts: usize, k: usize) -> Result<VcNet, Invalid> {
         p.validate()?;
         // The per-cycle code is compiled for each V up to 8 (`step`); more VCs take the
-        // router of any radix (`vcnet_any`).
+        // router of any radix (`router::anyradix`).
         Invalid::check((1..=8).contains(&p.vcs), "vcs", "1 ..= 8", p.vcs)?;
         let all = grid.x * grid.y;
         let v = p.vcs;
@@ -823,16 +823,12 @@ fn overflow(ivc: usize) -> ModelError {
     ))
 }
 
-#[path = "vcnet_stages.rs"]
 mod stages;
 
 #[cfg(test)]
-#[path = "vcnet_tests.rs"]
 mod tests;
 
-#[path = "vcnet_par.rs"]
 pub mod par;
 
 #[cfg(test)]
-#[path = "vcnet_par_tests.rs"]
 mod par_tests;
