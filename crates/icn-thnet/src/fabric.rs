@@ -6,9 +6,11 @@
 //! completion events back into [`Delivery`]s in picoseconds (`cycle × cycle_ps`).
 
 use crate::nia::{Delivered, Started};
+use crate::router::ParNet;
 use crate::router::anyradix::VcAnyNet;
-use crate::router::grid::par::{ParNet, ParVcNet};
-use crate::router::grid::{PacketDone, VcNet, VcObserver, VcParams};
+use crate::router::grid::VcNet;
+use crate::router::grid::par::ParVcNet;
+use crate::router::{PacketDone, VcObserver, VcParams};
 use crate::symbol::Port;
 use crate::topology::Grid;
 use crate::topology::Topology;
@@ -307,9 +309,9 @@ pub enum VcEngine {
 impl VcEngine {
     fn now(&self) -> u64 {
         match self {
-            VcEngine::Grid(n) => n.now,
+            VcEngine::Grid(n) => n.now(),
             VcEngine::GridParallel(n) => n.now,
-            VcEngine::Any(n) => n.now,
+            VcEngine::Any(n) => n.now(),
             VcEngine::AnyParallel(n) => n.now,
         }
     }
@@ -325,27 +327,27 @@ impl VcEngine {
 
     fn deadlocked(&self) -> bool {
         match self {
-            VcEngine::Grid(n) => n.deadlocked,
+            VcEngine::Grid(n) => n.deadlocked(),
             VcEngine::GridParallel(n) => n.deadlocked,
-            VcEngine::Any(n) => n.deadlocked,
+            VcEngine::Any(n) => n.deadlocked(),
             VcEngine::AnyParallel(n) => n.deadlocked,
         }
     }
 
     fn set_measuring(&mut self, on: bool) {
         match self {
-            VcEngine::Grid(n) => n.measuring = on,
+            VcEngine::Grid(n) => n.set_measuring(on),
             VcEngine::GridParallel(n) => n.set_measuring(on),
-            VcEngine::Any(n) => n.measuring = on,
+            VcEngine::Any(n) => n.set_measuring(on),
             VcEngine::AnyParallel(n) => n.set_measuring(on),
         }
     }
 
     fn measuring(&self) -> bool {
         match self {
-            VcEngine::Grid(n) => n.measuring,
+            VcEngine::Grid(n) => n.measuring(),
             VcEngine::GridParallel(n) => n.measuring(),
-            VcEngine::Any(n) => n.measuring,
+            VcEngine::Any(n) => n.measuring(),
             VcEngine::AnyParallel(n) => n.measuring(),
         }
     }

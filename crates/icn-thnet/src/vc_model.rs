@@ -9,10 +9,10 @@
 
 use crate::fabric::VcFabric;
 use crate::harness::{self, OpenLoop};
+use crate::router::ParNet;
+use crate::router::VcParams;
 use crate::router::alloc::AllocKind;
 use crate::router::anyradix::VcAnyNet;
-use crate::router::grid::VcParams;
-use crate::router::grid::par::ParNet;
 use crate::topology::Grid;
 use crate::traffic::{self, Sizes, TrafficConfig};
 pub use crate::xswitch_model::OnDeadlock;

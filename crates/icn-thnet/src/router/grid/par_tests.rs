@@ -31,7 +31,7 @@ impl Net for VcNet {
         VcNet::step(self, got)
     }
     fn measure(&mut self, on: bool) {
-        self.measuring = on;
+        VcNet::set_measuring(self, on);
     }
     fn in_network(&self) -> u64 {
         VcNet::in_network(self) as u64
