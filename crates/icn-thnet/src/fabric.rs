@@ -10,7 +10,7 @@ use crate::router::ParNet;
 use crate::router::anyradix::VcAnyNet;
 use crate::router::grid::VcNet;
 use crate::router::grid::par::ParVcNet;
-use crate::router::{PacketDone, VcObserver, VcParams};
+use crate::router::{PacketDone, VcNetwork, VcObserver, VcParams};
 use crate::symbol::Port;
 use crate::topology::Grid;
 use crate::topology::Topology;
@@ -307,57 +307,32 @@ pub enum VcEngine {
 }
 
 impl VcEngine {
-    fn now(&self) -> u64 {
+    /// The network, for everything but the clock.
+    pub fn net(&self) -> &dyn VcNetwork {
         match self {
-            VcEngine::Grid(n) => n.now(),
-            VcEngine::GridParallel(n) => n.now,
-            VcEngine::Any(n) => n.now(),
-            VcEngine::AnyParallel(n) => n.now,
+            VcEngine::Grid(n) => n,
+            VcEngine::GridParallel(n) => &**n,
+            VcEngine::Any(n) => &**n,
+            VcEngine::AnyParallel(n) => &**n,
         }
     }
 
-    fn nodes(&self) -> usize {
+    pub fn net_mut(&mut self) -> &mut dyn VcNetwork {
         match self {
-            VcEngine::Grid(n) => n.nodes(),
-            VcEngine::GridParallel(n) => n.nodes(),
-            VcEngine::Any(n) => n.nodes(),
-            VcEngine::AnyParallel(n) => n.nodes(),
+            VcEngine::Grid(n) => n,
+            VcEngine::GridParallel(n) => &mut **n,
+            VcEngine::Any(n) => &mut **n,
+            VcEngine::AnyParallel(n) => &mut **n,
         }
     }
 
-    fn deadlocked(&self) -> bool {
+    /// One clock: the one dispatch on the concrete network, so that the observer inlines.
+    pub fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
         match self {
-            VcEngine::Grid(n) => n.deadlocked(),
-            VcEngine::GridParallel(n) => n.deadlocked,
-            VcEngine::Any(n) => n.deadlocked(),
-            VcEngine::AnyParallel(n) => n.deadlocked,
-        }
-    }
-
-    fn set_measuring(&mut self, on: bool) {
-        match self {
-            VcEngine::Grid(n) => n.set_measuring(on),
-            VcEngine::GridParallel(n) => n.set_measuring(on),
-            VcEngine::Any(n) => n.set_measuring(on),
-            VcEngine::AnyParallel(n) => n.set_measuring(on),
-        }
-    }
-
-    fn measuring(&self) -> bool {
-        match self {
-            VcEngine::Grid(n) => n.measuring(),
-            VcEngine::GridParallel(n) => n.measuring(),
-            VcEngine::Any(n) => n.measuring(),
-            VcEngine::AnyParallel(n) => n.measuring(),
-        }
-    }
-
-    fn enqueue_tagged(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
-        match self {
-            VcEngine::Grid(n) => n.enqueue_tagged(src, dst, len, tag),
-            VcEngine::GridParallel(n) => n.enqueue_tagged(src, dst, len, tag),
-            VcEngine::Any(n) => n.enqueue_tagged(src, dst, len, tag),
-            VcEngine::AnyParallel(n) => n.enqueue_tagged(src, dst, len, tag),
+            VcEngine::Grid(n) => n.step(obs),
+            VcEngine::GridParallel(n) => n.step(obs),
+            VcEngine::Any(n) => n.step(obs),
+            VcEngine::AnyParallel(n) => n.step(obs),
         }
     }
 }
@@ -439,7 +414,7 @@ impl VcFabric {
     }
 
     fn wrap(net: VcEngine, cycle_ps: Ps, flit_bytes: u32, max_packet_flits: u32) -> VcFabric {
-        let n = net.nodes();
+        let n = net.net().nodes();
         VcFabric {
             net,
             cycle_ps,
@@ -478,7 +453,7 @@ impl VcObserver for TailTracker<'_> {
 
 impl Fabric for VcFabric {
     fn endpoints(&self) -> usize {
-        self.net.nodes()
+        self.net.net().nodes()
     }
 
     fn cycle_ps(&self) -> Ps {
@@ -486,7 +461,7 @@ impl Fabric for VcFabric {
     }
 
     fn now(&self) -> Ps {
-        self.net.now() * self.cycle_ps
+        self.net.net().now() * self.cycle_ps
     }
 
     fn max_packet_bytes(&self) -> u32 {
@@ -495,7 +470,7 @@ impl Fabric for VcFabric {
 
     fn inject(&mut self, p: Packet) {
         let flits = p.bytes.div_ceil(self.flit_bytes).max(1);
-        let entry = Some((p, self.net.now() * self.cycle_ps));
+        let entry = Some((p, self.net.net().now() * self.cycle_ps));
         let id = match self.free.pop() {
             Some(id) => {
                 self.packets[id as usize] = entry;
@@ -506,26 +481,21 @@ impl Fabric for VcFabric {
                 self.packets.len() as u64 - 1
             }
         };
-        self.net.enqueue_tagged(p.src, p.dst, flits, id);
+        self.net.net_mut().enqueue_tagged(p.src, p.dst, flits, id);
     }
 
     fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError> {
-        while self.net.now() * self.cycle_ps < until {
+        while self.net.net().now() * self.cycle_ps < until {
             let mut tracker = TailTracker {
                 packets: &mut self.packets,
                 free: &mut self.free,
                 accepted: &mut self.accepted,
-                measuring: self.net.measuring(),
+                measuring: self.net.net().measuring(),
                 cycle_ps: self.cycle_ps,
                 out,
             };
-            let stepped = match &mut self.net {
-                VcEngine::Grid(n) => n.step(&mut tracker),
-                VcEngine::GridParallel(n) => n.step(&mut tracker),
-                VcEngine::Any(n) => n.step(&mut tracker),
-                VcEngine::AnyParallel(n) => n.step(&mut tracker),
-            };
-            stepped.map_err(|e| fabric_error(self.net.deadlocked(), e))?;
+            let stepped = self.net.step(&mut tracker);
+            stepped.map_err(|e| fabric_error(self.net.net().deadlocked(), e))?;
         }
         Ok(())
     }
@@ -535,7 +505,7 @@ impl Fabric for VcFabric {
     }
 
     fn set_measuring(&mut self, on: bool) {
-        self.net.set_measuring(on);
+        self.net.net_mut().set_measuring(on);
     }
 
     fn accepted(&self) -> &[u64] {
@@ -543,44 +513,16 @@ impl Fabric for VcFabric {
     }
 
     fn channel_loads(&self) -> Vec<ChannelLoad> {
-        match &self.net {
-            VcEngine::Grid(net) => net
-                .inter_router_channels()
-                .map(|ch| ChannelLoad {
-                    router: ch / PORTS,
-                    port: ch % PORTS,
-                    busy: net.busy(ch),
-                })
-                .collect(),
-            VcEngine::GridParallel(net) => net
-                .router_channel_loads()
-                .into_iter()
-                .map(|(ch, busy)| ChannelLoad {
-                    router: ch / PORTS,
-                    port: ch % PORTS,
-                    busy,
-                })
-                .collect(),
-            VcEngine::AnyParallel(net) => {
-                let radix = net.ports_per_router();
-                net.router_channel_loads()
-                    .into_iter()
-                    .map(|(ch, busy)| ChannelLoad {
-                        router: ch / radix,
-                        port: ch % radix,
-                        busy,
-                    })
-                    .collect()
-            }
-            VcEngine::Any(net) => net
-                .inter_router_channels()
-                .map(|ch| ChannelLoad {
-                    router: ch / net.radix(),
-                    port: ch % net.radix(),
-                    busy: net.busy(ch),
-                })
-                .collect(),
-        }
+        let net = self.net.net();
+        let radix = net.ports_per_router();
+        net.channel_loads()
+            .into_iter()
+            .map(|(ch, busy)| ChannelLoad {
+                router: ch / radix,
+                port: ch % radix,
+                busy,
+            })
+            .collect()
     }
 
     fn nouns(&self) -> Nouns {

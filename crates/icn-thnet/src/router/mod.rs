@@ -15,7 +15,9 @@
 pub mod alloc;
 pub mod anyradix;
 pub mod grid;
+pub mod network;
 pub mod shell;
 
+pub use network::VcNetwork;
 pub use shell::par::{ParNet, VcPartition};
 pub use shell::{PacketDone, VcObserver, VcParams};

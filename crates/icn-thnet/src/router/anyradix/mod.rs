@@ -121,7 +121,6 @@ pub struct VcAnyNet {
     /// VC classes of the routing function.
     classes: usize,
     routers: usize,
-    terminals: usize,
     /// The packet slab (with each packet's routing header), event rings, credits, sources,
     /// watchdog and partition tables.
     sh: Shell<Header>,
@@ -352,7 +351,6 @@ impl VcAnyNet {
             v,
             classes,
             routers,
-            terminals,
             sh: Shell::new(size, remote_flit, remote_cred),
             buf: vec![0; ports * v * p.buf],
             ivcs: vec![InVc::default(); ports * v],
@@ -391,11 +389,6 @@ impl VcAnyNet {
         })
     }
 
-    /// Terminals (endpoints).
-    pub fn nodes(&self) -> usize {
-        self.terminals
-    }
-
     pub fn network(&self) -> &Network {
         &self.net
     }
@@ -432,47 +425,11 @@ impl VcAnyNet {
         self.busy[channel]
     }
 
-    /// Packets created and not yet delivered; of a partition, created here minus delivered
-    /// here.
-    pub fn in_network(&self) -> i64 {
-        self.sh.in_network
-    }
-
-    /// Every credit counter is back at `buf` (for tests after a drain).
-    pub fn credits_full(&self) -> bool {
-        self.sh
-            .credits
-            .iter()
-            .all(|&c| usize::from(c) == self.p.buf)
-    }
-
     /// Creates a packet of `len` flits at terminal `src` for terminal `dst`.
     pub fn enqueue_tagged(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
         let n = self.terminal_here[src] as usize;
         self.sh
             .enqueue(n, src, dst, len, tag, Header::to(dst as u32));
-    }
-
-    pub fn enqueue(&mut self, src: usize, dst: usize, len: u32) {
-        self.enqueue_tagged(src, dst, len, 0);
-    }
-
-    /// The current cycle.
-    pub fn now(&self) -> u64 {
-        self.sh.now
-    }
-
-    pub fn measuring(&self) -> bool {
-        self.sh.measuring
-    }
-
-    pub fn set_measuring(&mut self, on: bool) {
-        self.sh.measuring = on;
-    }
-
-    /// Whether [`VcAnyNet::step`] failed because of the watchdog.
-    pub fn deadlocked(&self) -> bool {
-        self.sh.deadlocked
     }
 
     /// Routes the head of input VC `ivc` of router `r` from cycle `from`: at the source

@@ -2,6 +2,7 @@
 //! exactly-once delivery with credits conserved, the VC class split, bad parameters.
 
 use super::*;
+use crate::router::VcNetwork;
 use crate::router::alloc::rr_pick;
 use icn_engine::rng::{Rng, stream};
 use icn_topo::routing::trace;

@@ -204,10 +204,6 @@ impl VcNet {
         })
     }
 
-    pub fn nodes(&self) -> usize {
-        self.routers
-    }
-
     /// Output channels that join two routers (for utilisation).
     pub fn inter_router_channels(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.routers * P).filter(|&o| self.rp[o / P].down[o % P] != EJECT)
@@ -218,51 +214,14 @@ impl VcNet {
         self.rp[channel / P].busy[channel % P]
     }
 
-    /// Packets created and not yet delivered (including those still in source queues); of a
-    /// partition, those created here minus those delivered here.
-    pub fn in_network(&self) -> i64 {
-        self.sh.in_network
-    }
-
     /// The first router of this partition (0 for a whole network) and its router count.
     pub fn routers(&self) -> std::ops::Range<usize> {
         self.lo..self.lo + self.routers
     }
 
-    /// Creates a packet of `len` flits at source `src` now.
-    pub fn enqueue(&mut self, src: usize, dst: usize, len: u32) {
-        self.enqueue_tagged(src, dst, len, 0);
-    }
-
     /// As [`VcNet::enqueue`], with an identifier returned in the [`PacketDone`].
     pub fn enqueue_tagged(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
         self.sh.enqueue(src - self.lo, src, dst, len, tag, ());
-    }
-
-    /// The current cycle.
-    pub fn now(&self) -> u64 {
-        self.sh.now
-    }
-
-    pub fn measuring(&self) -> bool {
-        self.sh.measuring
-    }
-
-    pub fn set_measuring(&mut self, on: bool) {
-        self.sh.measuring = on;
-    }
-
-    /// Whether [`VcNet::step`] failed because of the watchdog.
-    pub fn deadlocked(&self) -> bool {
-        self.sh.deadlocked
-    }
-
-    /// Every credit counter is back at `buf` (for tests after a drain).
-    pub fn credits_full(&self) -> bool {
-        self.sh
-            .credits
-            .iter()
-            .all(|&c| usize::from(c) == self.p.buf)
     }
 
     /// Dimension-order route at (local) router `r` for the packet `id` at the front of input

@@ -1,6 +1,7 @@
 //! Tests of the VC router network: the zero-load formula, conservation, dateline torus.
 
 use super::*;
+use crate::router::VcNetwork;
 use icn_engine::rng::{Rng, stream};
 
 fn params(vcs: usize) -> VcParams {

@@ -194,6 +194,8 @@ pub struct Shell<X> {
     /// Slots of the event rings minus one: the smallest power of two above the longest
     /// delay, so that with short delays the few slots in use stay in the cache.
     pub(crate) ring: usize,
+    /// Flits per VC buffer (the credit counters' full value).
+    buf: usize,
     // Sources and their injection channel.
     queue: Vec<VecDeque<u32>>,
     src: Vec<Src>,
@@ -249,6 +251,7 @@ impl<X: Copy> Shell<X> {
             ejects: vec![Vec::new(); slots],
             creds: vec![Vec::new(); slots],
             ring: slots - 1,
+            buf: size.buf,
             queue: vec![VecDeque::new(); size.sources],
             src: vec![
                 Src {
@@ -278,6 +281,16 @@ impl<X: Copy> Shell<X> {
             sent_flits: Vec::new(),
             sent_creds: Vec::new(),
         }
+    }
+
+    /// Sources (terminals) here.
+    pub(crate) fn sources(&self) -> usize {
+        self.src.len()
+    }
+
+    /// Every credit counter is back at `buf`.
+    pub(crate) fn credits_full(&self) -> bool {
+        self.credits.iter().all(|&c| usize::from(c) == self.buf)
     }
 
     /// Keeps a packet's record under a new id.

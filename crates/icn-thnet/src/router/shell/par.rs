@@ -389,6 +389,15 @@ impl<N: VcPartition> ParNet<N> {
         Ok(())
     }
 
+    /// Every partition's credit counters are back at their buffer size. Collective when
+    /// spread over ranks.
+    pub fn credits_full(&self) -> bool {
+        self.parts
+            .gather(|part| part.shell().credits_full())
+            .into_iter()
+            .all(|full| full)
+    }
+
     /// Output channels that join two routers (global `router · radix + port`, ascending)
     /// with the flits sent on each while measuring. Collective when spread over ranks.
     pub fn router_channel_loads(&self) -> Vec<(usize, u64)> {
