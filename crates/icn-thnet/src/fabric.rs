@@ -337,6 +337,89 @@ impl VcEngine {
     }
 }
 
+/// Which VC network a fabric simulates.
+#[derive(Clone)]
+pub enum VcTopology {
+    /// `mesh:XxY`, `torus:XxY`, `ring:N` with ≤ 8 VCs and dimension order: the 5-port fast
+    /// path ([`crate::router::grid`]).
+    Grid(Grid),
+    /// Anything else: routers of any radix ([`crate::router::anyradix`]) on `net`, routed by
+    /// `routing` (built for `net`).
+    Any {
+        net: Arc<icn_topo::Network>,
+        routing: Arc<dyn icn_topo::routing::Routing>,
+    },
+}
+
+/// Everything a [`VcFabric`] is built from, by name: the one builder of the `vc-router`
+/// model and the cluster's `fabric.kind = "vc-router"`.
+#[derive(Clone)]
+pub struct VcSpec {
+    pub topology: VcTopology,
+    pub params: VcParams,
+    /// Channel latency of dragonfly global links; 0: `params.channel_delay`.
+    pub global_delay: u64,
+    /// Seeds the routers' random routing choices: [`VcSpec::router_seed`] of the
+    /// replication's seed, so that replications differ.
+    pub router_seed: u64,
+    /// Partitions simulated by this process (1: the sequential network); with `ranks`, per
+    /// rank of the network spread over them. Results are the same at any count.
+    pub threads: usize,
+    pub ranks: Option<Arc<dyn Exchange>>,
+    /// Picoseconds per cycle, bytes per flit, and the largest packet in flits.
+    pub cycle_ps: Ps,
+    pub flit_bytes: u32,
+    pub max_packet_flits: u32,
+}
+
+impl VcSpec {
+    /// The routers' seed for a replication's `seed` (a stream of its own).
+    pub fn router_seed(seed: u64) -> u64 {
+        icn_engine::rng::derive_seed(seed, u64::MAX - 1)
+    }
+
+    /// The network the spec names: sequential, or in partitions over threads (and ranks).
+    pub fn engine(&self) -> Result<VcEngine, Invalid> {
+        let parallel = self.threads > 1 || self.ranks.is_some();
+        let p = self.params.clone();
+        Ok(match &self.topology {
+            VcTopology::Grid(g) if parallel => VcEngine::GridParallel(Box::new(ParVcNet::spread(
+                *g,
+                p,
+                self.threads,
+                self.ranks.clone(),
+            )?)),
+            VcTopology::Grid(g) => VcEngine::Grid(VcNet::new(*g, p)?),
+            VcTopology::Any { net, routing } => {
+                let global = match self.global_delay {
+                    0 => p.channel_delay,
+                    d => d,
+                };
+                let (net, routing) = (net.clone(), routing.clone());
+                if parallel {
+                    VcEngine::AnyParallel(Box::new(ParNet::any_spread(
+                        net,
+                        routing,
+                        p,
+                        global,
+                        self.router_seed,
+                        self.threads,
+                        self.ranks.clone(),
+                    )?))
+                } else {
+                    VcEngine::Any(Box::new(VcAnyNet::new(
+                        net,
+                        routing,
+                        p,
+                        global,
+                        self.router_seed,
+                    )?))
+                }
+            }
+        })
+    }
+}
+
 /// A network of VC routers ([`VcNet`] or [`VcAnyNet`]) as a fabric: one packet = one VC
 /// packet of `⌈bytes / flit_bytes⌉` flits (at least one).
 pub struct VcFabric {
@@ -352,65 +435,35 @@ pub struct VcFabric {
 }
 
 impl VcFabric {
-    /// The 5-port fast path on a 2-D mesh, torus or ring, simulated by `threads` threads
-    /// (1: the sequential network; more: [`ParVcNet`], same results).
-    pub fn new(
+    /// The fabric `spec` names.
+    pub fn build(spec: &VcSpec) -> Result<VcFabric, Invalid> {
+        Ok(Self::wrap(
+            spec.engine()?,
+            spec.cycle_ps,
+            spec.flit_bytes,
+            spec.max_packet_flits,
+        ))
+    }
+
+    /// The 5-port fast path on a 2-D mesh, torus or ring with unit cycle and flit sizes,
+    /// simulated by `threads` threads (1: the sequential network; same results).
+    pub fn grid(
         grid: Grid,
         p: VcParams,
         threads: usize,
-        cycle_ps: Ps,
-        flit_bytes: u32,
         max_packet_flits: u32,
     ) -> Result<VcFabric, Invalid> {
-        let net = if threads <= 1 {
-            VcEngine::Grid(VcNet::new(grid, p)?)
-        } else {
-            VcEngine::GridParallel(Box::new(ParVcNet::new(grid, p, threads)?))
-        };
-        Ok(Self::wrap(net, cycle_ps, flit_bytes, max_packet_flits))
-    }
-
-    /// As [`VcFabric::new`], and with `ranks`, `threads` partitions per rank of the network
-    /// spread over them ([`ParVcNet::spread`]).
-    pub fn spread(
-        grid: Grid,
-        p: VcParams,
-        threads: usize,
-        ranks: Option<Arc<dyn Exchange>>,
-        cycle_ps: Ps,
-        flit_bytes: u32,
-        max_packet_flits: u32,
-    ) -> Result<VcFabric, Invalid> {
-        if ranks.is_none() {
-            return Self::new(grid, p, threads, cycle_ps, flit_bytes, max_packet_flits);
-        }
-        let net = VcEngine::GridParallel(Box::new(ParVcNet::spread(grid, p, threads, ranks)?));
-        Ok(Self::wrap(net, cycle_ps, flit_bytes, max_packet_flits))
-    }
-
-    /// Routers of any radix on any network ([`VcAnyNet`]).
-    pub fn any(net: VcAnyNet, cycle_ps: Ps, flit_bytes: u32, max_packet_flits: u32) -> VcFabric {
-        Self::wrap(
-            VcEngine::Any(Box::new(net)),
-            cycle_ps,
-            flit_bytes,
+        Self::build(&VcSpec {
+            topology: VcTopology::Grid(grid),
+            params: p,
+            global_delay: 0,
+            router_seed: 0,
+            threads,
+            ranks: None,
+            cycle_ps: 1,
+            flit_bytes: 1,
             max_packet_flits,
-        )
-    }
-
-    /// Routers of any radix on several threads ([`ParNet`]; same results as [`VcFabric::any`]).
-    pub fn any_parallel(
-        net: ParNet<VcAnyNet>,
-        cycle_ps: Ps,
-        flit_bytes: u32,
-        max_packet_flits: u32,
-    ) -> VcFabric {
-        Self::wrap(
-            VcEngine::AnyParallel(Box::new(net)),
-            cycle_ps,
-            flit_bytes,
-            max_packet_flits,
-        )
+        })
     }
 
     fn wrap(net: VcEngine, cycle_ps: Ps, flit_bytes: u32, max_packet_flits: u32) -> VcFabric {
