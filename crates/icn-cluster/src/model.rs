@@ -26,14 +26,12 @@ use icn_fabric::ideal::IdealConfig;
 use icn_fabric::{Fabric, Ps};
 use icn_sci::SciConfig;
 use icn_sci::fabric::SciRingFabric;
-use icn_thnet::fabric::{VcFabric, XSwitchFabric};
+use icn_thnet::fabric::{VcFabric, VcSpec, VcTopology, XSwitchFabric};
 use icn_thnet::frame::Check;
+use icn_thnet::router::VcParams;
 use icn_thnet::topology::Topology;
 use icn_thnet::vc_model;
-use icn_thnet::vcnet::VcParams;
-use icn_thnet::vcnet::par::ParNet;
-use icn_thnet::vcnet_any::VcAnyNet;
-use icn_thnet::xnet::NetParams;
+use icn_thnet::xswitch::NetParams;
 use icn_topo::Network;
 use icn_topo::routing::Routing;
 use serde::{Deserialize, Serialize};
@@ -443,7 +441,7 @@ impl FabricConfig {
         vc_model::check_deadlock_free(
             &net,
             routing.as_ref(),
-            vc_model::default_routing_name(&net),
+            icn_topo::default_routing_name(&net),
             self.vcs,
             &self.topology,
             false,
@@ -562,7 +560,8 @@ impl FabricConfig {
 impl ClusterPoint {
     /// A fresh fabric for one replication, behind the common interface (the cluster loop
     /// takes any fabric; one indirect call per step costs nothing next to a network cycle).
-    pub fn fabric(&self) -> Result<Box<dyn Fabric>, Invalid> {
+    /// `seed` (the replication's) seeds the VC routers' random routing choices.
+    pub fn fabric_for(&self, seed: u64) -> Result<Box<dyn Fabric>, Invalid> {
         let f = &self.cfg.fabric;
         Ok(match f.kind {
             FabricKind::Ideal => Box::new(f.ideal().build()?),
@@ -574,44 +573,31 @@ impl ClusterPoint {
                 f.cycle_ps()?,
             )?),
             FabricKind::SciRing => Box::new(SciRingFabric::new(&f.sci()?, f.intelligent)?),
-            FabricKind::VcRouter => match &self.vc_any {
-                Some((net, routing)) if self.threads > 1 || self.ranks.is_some() => {
-                    let any = ParNet::any_spread(
-                        net.clone(),
-                        routing.clone(),
-                        f.vc_params(),
-                        1,
-                        1,
-                        self.threads,
-                        self.ranks.clone(),
-                    )?;
-                    Box::new(VcFabric::any_parallel(
-                        any,
-                        f.cycle_ps()?,
-                        f.flit_bytes,
-                        f.max_packet_flits,
-                    ))
-                }
-                Some((net, routing)) => {
-                    let any = VcAnyNet::new(net.clone(), routing.clone(), f.vc_params(), 1, 1)?;
-                    Box::new(VcFabric::any(
-                        any,
-                        f.cycle_ps()?,
-                        f.flit_bytes,
-                        f.max_packet_flits,
-                    ))
-                }
-                None => Box::new(VcFabric::spread(
-                    self.topo.as_ref().and_then(|t| t.grid).expect("prepared"),
-                    f.vc_params(),
-                    self.threads,
-                    self.ranks.clone(),
-                    f.cycle_ps()?,
-                    f.flit_bytes,
-                    f.max_packet_flits,
-                )?),
-            },
+            FabricKind::VcRouter => Box::new(VcFabric::build(&VcSpec {
+                topology: match &self.vc_any {
+                    Some((net, routing)) => VcTopology::Any {
+                        net: net.clone(),
+                        routing: routing.clone(),
+                    },
+                    None => {
+                        VcTopology::Grid(self.topo.as_ref().and_then(|t| t.grid).expect("prepared"))
+                    }
+                },
+                params: f.vc_params(),
+                global_delay: 0,
+                router_seed: VcSpec::router_seed(seed),
+                threads: self.threads,
+                ranks: self.ranks.clone(),
+                cycle_ps: f.cycle_ps()?,
+                flit_bytes: f.flit_bytes,
+                max_packet_flits: f.max_packet_flits,
+            })?),
         })
+    }
+
+    /// [`ClusterPoint::fabric_for`] replication seed 0.
+    pub fn fabric(&self) -> Result<Box<dyn Fabric>, Invalid> {
+        self.fabric_for(0)
     }
 }
 
@@ -763,12 +749,21 @@ fn planned_ops(w: &WorkloadConfig, ranks: usize) -> Option<u128> {
     })
 }
 
-/// Runs the point on a fabric it builds.
+/// Runs the point on a fabric it builds (replication seed 0).
 pub fn run_point(
     point: &ClusterPoint,
     progress: &dyn Progress,
 ) -> Result<(Outcome, Metrics), ModelError> {
-    let mut fabric = point.fabric()?;
+    run_replication(point, 0, progress)
+}
+
+/// Runs the point on a fabric it builds for the replication of `seed`.
+pub fn run_replication(
+    point: &ClusterPoint,
+    seed: u64,
+    progress: &dyn Progress,
+) -> Result<(Outcome, Metrics), ModelError> {
+    let mut fabric = point.fabric_for(seed)?;
     let result = run_on(fabric.as_mut(), point, progress);
     result.map_err(|e| ModelError::Failed(e.to_string()))
 }
@@ -1004,11 +999,12 @@ impl Model for Cluster {
 
     fn run_prepared(
         point: &ClusterPoint,
-        _seed: u64,
+        seed: u64,
         progress: &dyn Progress,
     ) -> Result<Metrics, ModelError> {
-        // The simulation has no randomness: replications are identical by construction.
-        run_point(point, progress).map(|(_, m)| m)
+        // Only the VC routers' random routing choices (if their routing makes any) depend on
+        // the seed; otherwise replications are identical by construction.
+        run_replication(point, seed, progress).map(|(_, m)| m)
     }
 }
 

@@ -120,8 +120,8 @@ pub fn lockstep_sync(cycles: u64) -> Result<f64, ModelError> {
         y: 1,
         wrap: false,
     };
-    let p = crate::vcnet::VcParams::unit_delays(2, 8, 1 << 30);
-    let mut net = crate::vcnet::par::ParVcNet::new(grid, p, 2)?;
+    let p = crate::router::grid::VcParams::unit_delays(2, 8, 1 << 30);
+    let mut net = crate::router::grid::par::ParVcNet::new(grid, p, 2)?;
     let mut got = Vec::new();
     for _ in 0..cycles {
         net.step(&mut got)?;

@@ -6,14 +6,16 @@
 //! completion events back into [`Delivery`]s in picoseconds (`cycle × cycle_ps`).
 
 use crate::nia::{Delivered, Started};
+use crate::router::ParNet;
+use crate::router::anyradix::VcAnyNet;
+use crate::router::grid::VcNet;
+use crate::router::grid::par::ParVcNet;
+use crate::router::{PacketDone, VcNetwork, VcObserver, VcParams};
 use crate::symbol::Port;
 use crate::topology::Grid;
 use crate::topology::Topology;
-use crate::vcnet::par::{ParNet, ParVcNet};
-use crate::vcnet::{PacketDone, VcNet, VcObserver, VcParams};
-use crate::vcnet_any::VcAnyNet;
-use crate::xnet::par::ParNetwork;
-use crate::xnet::{Counters, NetParams, Network, Observer};
+use crate::xswitch::par::ParNetwork;
+use crate::xswitch::{Counters, NetParams, Network, Observer};
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Invalid, ModelError};
 use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};
@@ -305,58 +307,116 @@ pub enum VcEngine {
 }
 
 impl VcEngine {
-    fn now(&self) -> u64 {
+    /// The network, for everything but the clock.
+    pub fn net(&self) -> &dyn VcNetwork {
         match self {
-            VcEngine::Grid(n) => n.now,
-            VcEngine::GridParallel(n) => n.now,
-            VcEngine::Any(n) => n.now,
-            VcEngine::AnyParallel(n) => n.now,
+            VcEngine::Grid(n) => n,
+            VcEngine::GridParallel(n) => &**n,
+            VcEngine::Any(n) => &**n,
+            VcEngine::AnyParallel(n) => &**n,
         }
     }
 
-    fn nodes(&self) -> usize {
+    pub fn net_mut(&mut self) -> &mut dyn VcNetwork {
         match self {
-            VcEngine::Grid(n) => n.nodes(),
-            VcEngine::GridParallel(n) => n.nodes(),
-            VcEngine::Any(n) => n.nodes(),
-            VcEngine::AnyParallel(n) => n.nodes(),
+            VcEngine::Grid(n) => n,
+            VcEngine::GridParallel(n) => &mut **n,
+            VcEngine::Any(n) => &mut **n,
+            VcEngine::AnyParallel(n) => &mut **n,
         }
     }
 
-    fn deadlocked(&self) -> bool {
+    /// One clock: the one dispatch on the concrete network, so that the observer inlines.
+    pub fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
         match self {
-            VcEngine::Grid(n) => n.deadlocked,
-            VcEngine::GridParallel(n) => n.deadlocked,
-            VcEngine::Any(n) => n.deadlocked,
-            VcEngine::AnyParallel(n) => n.deadlocked,
+            VcEngine::Grid(n) => n.step(obs),
+            VcEngine::GridParallel(n) => n.step(obs),
+            VcEngine::Any(n) => n.step(obs),
+            VcEngine::AnyParallel(n) => n.step(obs),
         }
     }
+}
 
-    fn set_measuring(&mut self, on: bool) {
-        match self {
-            VcEngine::Grid(n) => n.measuring = on,
-            VcEngine::GridParallel(n) => n.set_measuring(on),
-            VcEngine::Any(n) => n.measuring = on,
-            VcEngine::AnyParallel(n) => n.set_measuring(on),
-        }
+/// Which VC network a fabric simulates.
+#[derive(Clone)]
+pub enum VcTopology {
+    /// `mesh:XxY`, `torus:XxY`, `ring:N` with ≤ 8 VCs and dimension order: the 5-port fast
+    /// path ([`crate::router::grid`]).
+    Grid(Grid),
+    /// Anything else: routers of any radix ([`crate::router::anyradix`]) on `net`, routed by
+    /// `routing` (built for `net`).
+    Any {
+        net: Arc<icn_topo::Network>,
+        routing: Arc<dyn icn_topo::routing::Routing>,
+    },
+}
+
+/// Everything a [`VcFabric`] is built from, by name: the one builder of the `vc-router`
+/// model and the cluster's `fabric.kind = "vc-router"`.
+#[derive(Clone)]
+pub struct VcSpec {
+    pub topology: VcTopology,
+    pub params: VcParams,
+    /// Channel latency of dragonfly global links; 0: `params.channel_delay`.
+    pub global_delay: u64,
+    /// Seeds the routers' random routing choices: [`VcSpec::router_seed`] of the
+    /// replication's seed, so that replications differ.
+    pub router_seed: u64,
+    /// Partitions simulated by this process (1: the sequential network); with `ranks`, per
+    /// rank of the network spread over them. Results are the same at any count.
+    pub threads: usize,
+    pub ranks: Option<Arc<dyn Exchange>>,
+    /// Picoseconds per cycle, bytes per flit, and the largest packet in flits.
+    pub cycle_ps: Ps,
+    pub flit_bytes: u32,
+    pub max_packet_flits: u32,
+}
+
+impl VcSpec {
+    /// The routers' seed for a replication's `seed` (a stream of its own).
+    pub fn router_seed(seed: u64) -> u64 {
+        icn_engine::rng::derive_seed(seed, u64::MAX - 1)
     }
 
-    fn measuring(&self) -> bool {
-        match self {
-            VcEngine::Grid(n) => n.measuring,
-            VcEngine::GridParallel(n) => n.measuring(),
-            VcEngine::Any(n) => n.measuring,
-            VcEngine::AnyParallel(n) => n.measuring(),
-        }
-    }
-
-    fn enqueue_tagged(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
-        match self {
-            VcEngine::Grid(n) => n.enqueue_tagged(src, dst, len, tag),
-            VcEngine::GridParallel(n) => n.enqueue_tagged(src, dst, len, tag),
-            VcEngine::Any(n) => n.enqueue_tagged(src, dst, len, tag),
-            VcEngine::AnyParallel(n) => n.enqueue_tagged(src, dst, len, tag),
-        }
+    /// The network the spec names: sequential, or in partitions over threads (and ranks).
+    pub fn engine(&self) -> Result<VcEngine, Invalid> {
+        let parallel = self.threads > 1 || self.ranks.is_some();
+        let p = self.params.clone();
+        Ok(match &self.topology {
+            VcTopology::Grid(g) if parallel => VcEngine::GridParallel(Box::new(ParVcNet::spread(
+                *g,
+                p,
+                self.threads,
+                self.ranks.clone(),
+            )?)),
+            VcTopology::Grid(g) => VcEngine::Grid(VcNet::new(*g, p)?),
+            VcTopology::Any { net, routing } => {
+                let global = match self.global_delay {
+                    0 => p.channel_delay,
+                    d => d,
+                };
+                let (net, routing) = (net.clone(), routing.clone());
+                if parallel {
+                    VcEngine::AnyParallel(Box::new(ParNet::any_spread(
+                        net,
+                        routing,
+                        p,
+                        global,
+                        self.router_seed,
+                        self.threads,
+                        self.ranks.clone(),
+                    )?))
+                } else {
+                    VcEngine::Any(Box::new(VcAnyNet::new(
+                        net,
+                        routing,
+                        p,
+                        global,
+                        self.router_seed,
+                    )?))
+                }
+            }
+        })
     }
 }
 
@@ -375,69 +435,39 @@ pub struct VcFabric {
 }
 
 impl VcFabric {
-    /// The 5-port fast path on a 2-D mesh, torus or ring, simulated by `threads` threads
-    /// (1: the sequential network; more: [`ParVcNet`], same results).
-    pub fn new(
+    /// The fabric `spec` names.
+    pub fn build(spec: &VcSpec) -> Result<VcFabric, Invalid> {
+        Ok(Self::wrap(
+            spec.engine()?,
+            spec.cycle_ps,
+            spec.flit_bytes,
+            spec.max_packet_flits,
+        ))
+    }
+
+    /// The 5-port fast path on a 2-D mesh, torus or ring with unit cycle and flit sizes,
+    /// simulated by `threads` threads (1: the sequential network; same results).
+    pub fn grid(
         grid: Grid,
         p: VcParams,
         threads: usize,
-        cycle_ps: Ps,
-        flit_bytes: u32,
         max_packet_flits: u32,
     ) -> Result<VcFabric, Invalid> {
-        let net = if threads <= 1 {
-            VcEngine::Grid(VcNet::new(grid, p)?)
-        } else {
-            VcEngine::GridParallel(Box::new(ParVcNet::new(grid, p, threads)?))
-        };
-        Ok(Self::wrap(net, cycle_ps, flit_bytes, max_packet_flits))
-    }
-
-    /// As [`VcFabric::new`], and with `ranks`, `threads` partitions per rank of the network
-    /// spread over them ([`ParVcNet::spread`]).
-    pub fn spread(
-        grid: Grid,
-        p: VcParams,
-        threads: usize,
-        ranks: Option<Arc<dyn Exchange>>,
-        cycle_ps: Ps,
-        flit_bytes: u32,
-        max_packet_flits: u32,
-    ) -> Result<VcFabric, Invalid> {
-        if ranks.is_none() {
-            return Self::new(grid, p, threads, cycle_ps, flit_bytes, max_packet_flits);
-        }
-        let net = VcEngine::GridParallel(Box::new(ParVcNet::spread(grid, p, threads, ranks)?));
-        Ok(Self::wrap(net, cycle_ps, flit_bytes, max_packet_flits))
-    }
-
-    /// Routers of any radix on any network ([`VcAnyNet`]).
-    pub fn any(net: VcAnyNet, cycle_ps: Ps, flit_bytes: u32, max_packet_flits: u32) -> VcFabric {
-        Self::wrap(
-            VcEngine::Any(Box::new(net)),
-            cycle_ps,
-            flit_bytes,
+        Self::build(&VcSpec {
+            topology: VcTopology::Grid(grid),
+            params: p,
+            global_delay: 0,
+            router_seed: 0,
+            threads,
+            ranks: None,
+            cycle_ps: 1,
+            flit_bytes: 1,
             max_packet_flits,
-        )
-    }
-
-    /// Routers of any radix on several threads ([`ParNet`]; same results as [`VcFabric::any`]).
-    pub fn any_parallel(
-        net: ParNet<VcAnyNet>,
-        cycle_ps: Ps,
-        flit_bytes: u32,
-        max_packet_flits: u32,
-    ) -> VcFabric {
-        Self::wrap(
-            VcEngine::AnyParallel(Box::new(net)),
-            cycle_ps,
-            flit_bytes,
-            max_packet_flits,
-        )
+        })
     }
 
     fn wrap(net: VcEngine, cycle_ps: Ps, flit_bytes: u32, max_packet_flits: u32) -> VcFabric {
-        let n = net.nodes();
+        let n = net.net().nodes();
         VcFabric {
             net,
             cycle_ps,
@@ -476,7 +506,7 @@ impl VcObserver for TailTracker<'_> {
 
 impl Fabric for VcFabric {
     fn endpoints(&self) -> usize {
-        self.net.nodes()
+        self.net.net().nodes()
     }
 
     fn cycle_ps(&self) -> Ps {
@@ -484,7 +514,7 @@ impl Fabric for VcFabric {
     }
 
     fn now(&self) -> Ps {
-        self.net.now() * self.cycle_ps
+        self.net.net().now() * self.cycle_ps
     }
 
     fn max_packet_bytes(&self) -> u32 {
@@ -493,7 +523,7 @@ impl Fabric for VcFabric {
 
     fn inject(&mut self, p: Packet) {
         let flits = p.bytes.div_ceil(self.flit_bytes).max(1);
-        let entry = Some((p, self.net.now() * self.cycle_ps));
+        let entry = Some((p, self.net.net().now() * self.cycle_ps));
         let id = match self.free.pop() {
             Some(id) => {
                 self.packets[id as usize] = entry;
@@ -504,26 +534,21 @@ impl Fabric for VcFabric {
                 self.packets.len() as u64 - 1
             }
         };
-        self.net.enqueue_tagged(p.src, p.dst, flits, id);
+        self.net.net_mut().enqueue_tagged(p.src, p.dst, flits, id);
     }
 
     fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError> {
-        while self.net.now() * self.cycle_ps < until {
+        while self.net.net().now() * self.cycle_ps < until {
             let mut tracker = TailTracker {
                 packets: &mut self.packets,
                 free: &mut self.free,
                 accepted: &mut self.accepted,
-                measuring: self.net.measuring(),
+                measuring: self.net.net().measuring(),
                 cycle_ps: self.cycle_ps,
                 out,
             };
-            let stepped = match &mut self.net {
-                VcEngine::Grid(n) => n.step(&mut tracker),
-                VcEngine::GridParallel(n) => n.step(&mut tracker),
-                VcEngine::Any(n) => n.step(&mut tracker),
-                VcEngine::AnyParallel(n) => n.step(&mut tracker),
-            };
-            stepped.map_err(|e| fabric_error(self.net.deadlocked(), e))?;
+            let stepped = self.net.step(&mut tracker);
+            stepped.map_err(|e| fabric_error(self.net.net().deadlocked(), e))?;
         }
         Ok(())
     }
@@ -533,7 +558,7 @@ impl Fabric for VcFabric {
     }
 
     fn set_measuring(&mut self, on: bool) {
-        self.net.set_measuring(on);
+        self.net.net_mut().set_measuring(on);
     }
 
     fn accepted(&self) -> &[u64] {
@@ -541,44 +566,16 @@ impl Fabric for VcFabric {
     }
 
     fn channel_loads(&self) -> Vec<ChannelLoad> {
-        match &self.net {
-            VcEngine::Grid(net) => net
-                .inter_router_channels()
-                .map(|ch| ChannelLoad {
-                    router: ch / PORTS,
-                    port: ch % PORTS,
-                    busy: net.busy(ch),
-                })
-                .collect(),
-            VcEngine::GridParallel(net) => net
-                .router_channel_loads()
-                .into_iter()
-                .map(|(ch, busy)| ChannelLoad {
-                    router: ch / PORTS,
-                    port: ch % PORTS,
-                    busy,
-                })
-                .collect(),
-            VcEngine::AnyParallel(net) => {
-                let radix = net.ports_per_router();
-                net.router_channel_loads()
-                    .into_iter()
-                    .map(|(ch, busy)| ChannelLoad {
-                        router: ch / radix,
-                        port: ch % radix,
-                        busy,
-                    })
-                    .collect()
-            }
-            VcEngine::Any(net) => net
-                .inter_router_channels()
-                .map(|ch| ChannelLoad {
-                    router: ch / net.radix(),
-                    port: ch % net.radix(),
-                    busy: net.busy(ch),
-                })
-                .collect(),
-        }
+        let net = self.net.net();
+        let radix = net.ports_per_router();
+        net.channel_loads()
+            .into_iter()
+            .map(|(ch, busy)| ChannelLoad {
+                router: ch / radix,
+                port: ch % radix,
+                busy,
+            })
+            .collect()
     }
 
     fn nouns(&self) -> Nouns {

@@ -317,7 +317,7 @@ fn report<F: Fabric>(
 mod tests {
     use super::*;
     use crate::fabric::VcFabric;
-    use crate::vcnet::VcParams;
+    use crate::router::grid::VcParams;
     use icn_engine::model::NoProgress;
 
     /// A load past saturation over a long window grew the endpoint queues until memory ran
@@ -346,7 +346,7 @@ mod tests {
             on_deadlock: OnDeadlock::Error,
         };
         let mut fabric =
-            VcFabric::new(grid, VcParams::unit_delays(2, 8, 20_000), 1, 1, 1, 1 << 16).unwrap();
+            VcFabric::grid(grid, VcParams::unit_delays(2, 8, 20_000), 1, 1 << 16).unwrap();
         let m = run_bounded(&mut fabric, &w, 1, &NoProgress, |_, _, _| {}, 5_000).unwrap();
         let Status::DrainLimit(why) = &m.status else {
             panic!("{:?}", m.status);

@@ -11,14 +11,12 @@
 //! * [`topology`]: ring, mesh, torus, star, tree, graph files; source routes;
 //! * [`traffic`]: workloads shared by both models;
 //! * [`nia`]: the X-NIA endpoint (send queue, frame splitting, DMA delay, checked receive);
-//! * [`xnet`]: the cycle-driven X-Switch network with its deadlock watchdog;
+//! * [`xswitch`]: the cycle-driven X-Switch network with its deadlock watchdog;
 //! * [`xswitch_model`]: `model = "xswitch"` for the CLI.
 //!
 //! Virtual-channel router:
-//! * [`alloc`]: round-robin and iSLIP separable allocators;
-//! * [`vcnet`]: the cycle-driven network of input-queued VC routers (BookSim2 `iq`), the
-//!   5-port fast path on 2-D grids;
-//! * [`vcnet_any`]: the same router of any radix on any `icn_topo` network and routing;
+//! * [`router`]: the cycle-driven networks of input-queued VC routers (BookSim2 `iq`), one
+//!   folder per microarchitecture, and their allocators;
 //! * [`vc_model`]: `model = "vc-router"` for the CLI.
 //!
 //! Both networks behind `icn_fabric::Fabric` ([`fabric`]), and the one open-loop
@@ -26,7 +24,6 @@
 //!
 //! [`bench`]: the standard speed workloads of both models (`icnlab bench xswitch vc-router`).
 
-pub mod alloc;
 pub mod bench;
 pub mod fabric;
 pub mod fifo;
@@ -34,11 +31,16 @@ pub mod frame;
 pub mod harness;
 pub mod nia;
 pub mod outport;
+pub mod router;
 pub mod symbol;
 pub mod topology;
 pub mod traffic;
 pub mod vc_model;
-pub mod vcnet;
-pub mod vcnet_any;
-pub mod xnet;
+pub mod xswitch;
 pub mod xswitch_model;
+
+// The modules' former names, for code written against them on branches in flight.
+#[doc(hidden)]
+pub use router::{alloc, anyradix as vcnet_any, grid as vcnet};
+#[doc(hidden)]
+pub use xswitch as xnet;

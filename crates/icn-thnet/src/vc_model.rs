@@ -1,5 +1,5 @@
 //! `model = "vc-router"`: the comparison network of input-queued VC routers
-//! ([`crate::vcnet`]), with BookSim2's conventions so that the same configuration can be run
+//! ([`crate::router::grid`]), with BookSim2's conventions so that the same configuration can be run
 //! in both: Bernoulli injection into unbounded source queues, uniform traffic including the
 //! source itself, packet latency = tail arrival − creation, statistics over packets created
 //! in a measurement window after warm-up, then drained.
@@ -7,14 +7,12 @@
 //! Units: `load` is offered flits per node per cycle (BookSim `injection_rate` with
 //! `injection_rate_uses_flits = 1`); sizes are in flits (BookSim `packet_size`).
 
-use crate::alloc::AllocKind;
-use crate::fabric::VcFabric;
+use crate::fabric::{VcFabric, VcSpec, VcTopology};
 use crate::harness::{self, OpenLoop};
+use crate::router::VcParams;
+use crate::router::alloc::AllocKind;
 use crate::topology::Grid;
 use crate::traffic::{self, Sizes, TrafficConfig};
-use crate::vcnet::VcParams;
-use crate::vcnet::par::ParNet;
-use crate::vcnet_any::VcAnyNet;
 pub use crate::xswitch_model::OnDeadlock;
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress};
@@ -25,23 +23,11 @@ use std::sync::Arc;
 
 pub struct VcRouter;
 
-/// Which router network a point runs on.
-enum Net {
-    /// `mesh:XxY`, `torus:XxY`, `ring:N` with ≤ 8 VCs and dimension order: the 5-port fast
-    /// path ([`crate::vcnet`]).
-    Grid(Grid),
-    /// Anything else: routers of any radix ([`crate::vcnet_any`]).
-    Any {
-        net: Arc<Network>,
-        routing: Arc<dyn Routing>,
-    },
-}
-
 /// A prepared `vc-router` point: the config with its paths resolved, the network, its
 /// routing function (deadlock-checked) and the trace built once for all replications.
 pub struct VcRouterPoint {
     pub cfg: VcRouterConfig,
-    net: Net,
+    net: VcTopology,
     trace: Vec<traffic::TraceRow>,
     /// Partitions simulated by this process (its threads).
     threads: usize,
@@ -151,7 +137,7 @@ impl VcRouterConfig {
     /// The network and routing function, and the icn-topo network and routing that the
     /// deadlock check and the bound traffic patterns see (for the fast path: the same grid
     /// as an icn-topo k-ary n-cube, same router and terminal numbering).
-    fn network(&self) -> Result<(Net, Option<Checked>), Invalid> {
+    fn network(&self) -> Result<(VcTopology, Option<Checked>), Invalid> {
         let name = self.routing.trim();
         if let Some(g) = fast_grid(&self.topology) {
             let twin = grid_twin(g).ok().map(Arc::new);
@@ -164,7 +150,7 @@ impl VcRouterConfig {
                     }
                     None => None,
                 };
-                return Ok((Net::Grid(g), checked));
+                return Ok((VcTopology::Grid(g), checked));
             }
             let net = twin.ok_or_else(|| {
                 Invalid::new(
@@ -173,7 +159,7 @@ impl VcRouterConfig {
                 )
             })?;
             let routing = self.routing_on(&net)?;
-            let any = Net::Any {
+            let any = VcTopology::Any {
                 net: net.clone(),
                 routing: routing.clone(),
             };
@@ -188,7 +174,7 @@ impl VcRouterConfig {
             )
         })?);
         let routing = self.routing_on(&net)?;
-        let any = Net::Any {
+        let any = VcTopology::Any {
             net: net.clone(),
             routing: routing.clone(),
         };
@@ -199,7 +185,7 @@ impl VcRouterConfig {
     /// there are fewer (which the deadlock check then judges).
     fn routing_on(&self, net: &Network) -> Result<Arc<dyn Routing>, Invalid> {
         let name = match self.routing.trim() {
-            "" => default_routing_name(net),
+            "" => icn_topo::default_routing_name(net),
             n => n,
         };
         let full = icn_topo::routing_for(net, name, None).map_err(bad)?;
@@ -217,15 +203,6 @@ type Checked = (Arc<Network>, Arc<dyn Routing>);
 
 fn bad(e: icn_topo::TopoError) -> Invalid {
     Invalid::new("routing", e.to_string())
-}
-
-/// The routing a network runs when `routing` is empty (as `icn_topo::default_routing`).
-pub fn default_routing_name(net: &Network) -> &'static str {
-    match net.shape() {
-        Shape::FatTree { .. } | Shape::Graph(_) => "updown",
-        Shape::Dragonfly { .. } => "minimal",
-        _ => "dor",
-    }
 }
 
 /// The fast path's grids: `mesh:XxY`, `torus:XxY` (1 ≤ X, Y ≤ 64, X·Y ≥ 2) and `ring:N`
@@ -304,7 +281,7 @@ fn deadlock_check(
     routing: &dyn Routing,
 ) -> Result<(), Invalid> {
     let name = match cfg.routing.trim() {
-        "" => default_routing_name(net),
+        "" => icn_topo::default_routing_name(net),
         n => n,
     };
     check_deadlock_free(
@@ -396,12 +373,16 @@ pub fn check_deadlock_free(
 
 /// Refuses a network whose router state alone (buffers, VC state, credits, allocator
 /// pointers, wiring: `radix × (V × (4·buf + 32) + 64) + 64` bytes per router, 256 per
-/// endpoint; see [`VcAnyNet::bytes_per_router`]) exceeds the memory available, before it is
+/// endpoint; see [`crate::router::anyradix::VcAnyNet::bytes_per_router`]) exceeds the memory available, before it is
 /// built. Packets in flight and source queues come on top and grow with the load.
-fn check_state_fits(cfg: &VcRouterConfig, net: &Net, endpoints: usize) -> Result<(), Invalid> {
+fn check_state_fits(
+    cfg: &VcRouterConfig,
+    net: &VcTopology,
+    endpoints: usize,
+) -> Result<(), Invalid> {
     let (routers, radix) = match net {
-        Net::Grid(g) => (g.x * g.y, 5),
-        Net::Any { net, .. } => (net.routers() as usize, usize::from(net.radix())),
+        VcTopology::Grid(g) => (g.x * g.y, 5),
+        VcTopology::Any { net, .. } => (net.routers() as usize, usize::from(net.radix())),
     };
     check_router_state_fits("topology", routers, radix, cfg.vcs, cfg.buf, endpoints)
 }
@@ -454,8 +435,8 @@ impl Model for VcRouter {
         )?;
         let (net, checked) = cfg.network()?;
         let endpoints = match &net {
-            Net::Grid(g) => g.x * g.y,
-            Net::Any { net, .. } => net.terminals() as usize,
+            VcTopology::Grid(g) => g.x * g.y,
+            VcTopology::Any { net, .. } => net.terminals() as usize,
         };
         check_state_fits(&cfg, &net, endpoints)?;
         if let Some((tnet, routing)) = &checked {
@@ -463,8 +444,8 @@ impl Model for VcRouter {
             cfg.traffic.bind(tnet)?;
         }
         let grid = match net {
-            Net::Grid(g) => Some(g),
-            Net::Any { .. } => None,
+            VcTopology::Grid(g) => Some(g),
+            VcTopology::Any { .. } => None,
         };
         Invalid::check(
             cfg.threads <= 1024,
@@ -473,8 +454,8 @@ impl Model for VcRouter {
             cfg.threads,
         )?;
         let routers = match &net {
-            Net::Grid(g) => g.x * g.y,
-            Net::Any { net, .. } => net.routers() as usize,
+            VcTopology::Grid(g) => g.x * g.y,
+            VcTopology::Any { net, .. } => net.routers() as usize,
         };
         let threads = ctx.partitions("threads", cfg.threads, routers, "router")?;
         Invalid::check(
@@ -506,50 +487,20 @@ impl Model for VcRouter {
     ) -> Result<Metrics, ModelError> {
         let cfg = &point.cfg;
         // Sizes are flits here: one "byte" of the fabric interface is one flit.
-        let (mut fabric, grid) = match &point.net {
-            Net::Grid(g) => (
-                VcFabric::spread(
-                    *g,
-                    cfg.params(),
-                    point.threads,
-                    point.ranks.clone(),
-                    1,
-                    1,
-                    MAX_SIZE,
-                )?,
-                Some(*g),
-            ),
-            Net::Any { net, routing } => {
-                let global = match cfg.global_delay {
-                    0 => cfg.channel_delay,
-                    d => d,
-                };
-                // The routers' random choices get their own stream of the replication's seed.
-                let rseed = icn_engine::rng::derive_seed(seed, u64::MAX - 1);
-                let fabric = match (point.threads, &point.ranks) {
-                    (1, None) => VcFabric::any(
-                        VcAnyNet::new(net.clone(), routing.clone(), cfg.params(), global, rseed)?,
-                        1,
-                        1,
-                        MAX_SIZE,
-                    ),
-                    (threads, ranks) => VcFabric::any_parallel(
-                        ParNet::any_spread(
-                            net.clone(),
-                            routing.clone(),
-                            cfg.params(),
-                            global,
-                            rseed,
-                            threads,
-                            ranks.clone(),
-                        )?,
-                        1,
-                        1,
-                        MAX_SIZE,
-                    ),
-                };
-                (fabric, None)
-            }
+        let mut fabric = VcFabric::build(&VcSpec {
+            topology: point.net.clone(),
+            params: cfg.params(),
+            global_delay: cfg.global_delay,
+            router_seed: VcSpec::router_seed(seed),
+            threads: point.threads,
+            ranks: point.ranks.clone(),
+            cycle_ps: 1,
+            flit_bytes: 1,
+            max_packet_flits: MAX_SIZE,
+        })?;
+        let grid = match &point.net {
+            VcTopology::Grid(g) => Some(*g),
+            VcTopology::Any { .. } => None,
         };
         let w = OpenLoop {
             load: cfg.load,

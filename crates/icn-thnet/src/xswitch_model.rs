@@ -14,7 +14,7 @@ use crate::frame::Check;
 use crate::harness::{self, OpenLoop};
 use crate::topology::Topology;
 use crate::traffic::{self, Sizes, TrafficConfig};
-use crate::xnet::NetParams;
+use crate::xswitch::NetParams;
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
 use serde::{Deserialize, Serialize};
@@ -131,7 +131,7 @@ impl XSwitchConfig {
 /// Refuses, naming `key`, an X-Switch network whose state the machine cannot hold, before it
 /// is built (for the xswitch model and the cluster's xswitch fabric alike). Per port a FIFO of
 /// symbols, a delay line of the link's delay and the output machine; every partition keeps
-/// whole-network port vectors (`xnet_par.rs`), so the state grows with `threads`. Frames in
+/// whole-network port vectors (`xswitch/par.rs`), so the state grows with `threads`. Frames in
 /// flight and source queues come on top and grow with the load.
 pub fn check_state_fits(
     key: &str,

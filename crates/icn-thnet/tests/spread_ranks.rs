@@ -142,7 +142,7 @@ fn partitions_beyond_the_switches_are_refused_on_every_rank() {
     }
 }
 
-/// The X-Switch ring deadlock of `xnet_par_tests.rs` on a 4×4 torus: with `report`, the same
+/// The X-Switch ring deadlock of `xswitch/par_tests.rs` on a 4×4 torus: with `report`, the same
 /// metrics and wait-for diagnosis on every rank (assembled from every rank's switches); with
 /// `error`, the same error on every rank.
 #[test]

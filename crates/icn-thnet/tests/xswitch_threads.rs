@@ -1,7 +1,7 @@
 //! Issue 15: the X-Switch network gives bit-identical metrics (every scalar, every table, every
 //! note) at 1, 2 and 4 threads on the large-cluster families a 5-port switch can build: a 2-ary
 //! 3-tree fat tree, the a = 2, h = 1 dragonfly and a 4-cube, below and past saturation.
-//! (Meshes and tori: `xnet_par_tests.rs`.)
+//! (Meshes and tori: `xswitch/par_tests.rs`.)
 
 use icn_engine::model::NoProgress;
 use icn_engine::{Metrics, Model};

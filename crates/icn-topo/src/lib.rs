@@ -34,7 +34,7 @@ pub mod spec;
 pub mod traffic;
 
 pub use graph::{Graph, Kind, Link, NodeId, Port};
-pub use network::spec::{default_routing, parse_network_spec, routing_for};
+pub use network::spec::{default_routing, default_routing_name, parse_network_spec, routing_for};
 pub use network::{Arrangement, End, Network, PortId, RouterId, Shape, TerminalId};
 pub use spec::parse_graph_spec;
 

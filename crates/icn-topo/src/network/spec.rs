@@ -156,14 +156,19 @@ pub fn routing_for(
     }
 }
 
-/// The family's usual routing: `dor`, `updown` (fat trees and graphs) or `minimal`.
-pub fn default_routing(net: &Network) -> Result<Box<dyn Routing>, TopoError> {
-    let name = match net.shape() {
+/// The name of the family's usual routing: `dor`, `updown` (fat trees and graphs) or
+/// `minimal` (dragonflies). The one place this mapping is written.
+pub fn default_routing_name(net: &Network) -> &'static str {
+    match net.shape() {
         Shape::Cube { .. } | Shape::FlatFly { .. } | Shape::Hypercube { .. } => "dor",
         Shape::FatTree { .. } | Shape::Graph(_) => "updown",
         Shape::Dragonfly { .. } => "minimal",
-    };
-    routing_for(net, name, None)
+    }
+}
+
+/// The family's usual routing ([`default_routing_name`]).
+pub fn default_routing(net: &Network) -> Result<Box<dyn Routing>, TopoError> {
+    routing_for(net, default_routing_name(net), None)
 }
 
 #[cfg(test)]

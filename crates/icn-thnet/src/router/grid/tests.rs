@@ -1,6 +1,7 @@
 //! Tests of the VC router network: the zero-load formula, conservation, dateline torus.
 
 use super::*;
+use crate::router::VcNetwork;
 use icn_engine::rng::{Rng, stream};
 
 fn params(vcs: usize) -> VcParams {
@@ -89,7 +90,7 @@ fn conservation(grid: Grid, p: VcParams, len: u32, rate: f64) {
         for s in 0..n {
             if rng.random::<f64>() < rate {
                 let d = rng.random_range(0..n);
-                sent.push((s, d, net.now));
+                sent.push((s, d, net.now()));
                 net.enqueue(s, d, len);
             }
         }
@@ -105,7 +106,11 @@ fn conservation(grid: Grid, p: VcParams, len: u32, rate: f64) {
         net.step(&mut got).unwrap();
     }
     let buf = net.p.buf as u8;
-    assert!(net.credits.iter().all(|&c| c == buf), "{:?}", net.credits);
+    assert!(
+        net.sh.credits.iter().all(|&c| c == buf),
+        "{:?}",
+        net.sh.credits
+    );
     let mut recv: Vec<(usize, usize, u64)> =
         got.iter().map(|(_, p)| (p.src, p.dst, p.created)).collect();
     sent.sort_unstable();
@@ -185,7 +190,7 @@ fn single_vc_torus_deadlock_is_reported() {
         ),
         "{err}"
     );
-    assert!(net.deadlocked);
+    assert!(net.deadlocked());
     // With two VCs the dateline classes break the cycle.
     let mut p = params(2);
     p.buf = 2;

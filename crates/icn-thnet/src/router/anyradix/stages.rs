@@ -1,6 +1,6 @@
 //! The per-router stages of [`VcAnyNet`]: VC allocation, switch allocation with traversal,
 //! injection from the terminals. Same policies and pointer rules as the fast path's
-//! (`vcnet_stages.rs`), over two-level masks instead of one word per router.
+//! (`router/grid/stages.rs`), over two-level masks instead of one word per router.
 
 // Indices address several parallel arrays (struct of arrays), so index loops are clearer.
 #![allow(clippy::needless_range_loop)]
@@ -26,7 +26,7 @@ impl VcAnyNet {
     /// the requester nearest its pointer; iSLIP: each VC grants, each requester accepts.
     /// Pointers index the router's `R·V` input and output VCs, as in the fast path.
     pub(super) fn vc_allocate(&mut self, r: usize) {
-        let (rad, v, now) = (self.radix, self.v, self.now);
+        let (rad, v, now) = (self.radix, self.v, self.sh.now);
         let n = rad * v;
         let base = r * n;
         let mut sc = std::mem::take(&mut self.scratch);
@@ -141,7 +141,7 @@ impl VcAnyNet {
         let s = &mut self.ivcs[base + k];
         s.st = ACTIVE;
         s.lo = ow as u8;
-        s.ready = self.now + self.p.vc_alloc_delay;
+        s.ready = self.sh.now + self.p.vc_alloc_delay;
         if s.len > 0 {
             self.sa_vcs[ip] |= 1 << w;
             self.sa_ports[r] |= 1 << i;
@@ -157,7 +157,7 @@ impl VcAnyNet {
     /// Switch allocation and traversal at router `r`: input ports × output ports, then the
     /// granted input's VC round robin among its ready VCs bound for that output.
     pub(super) fn switch_allocate(&mut self, r: usize) {
-        let (rad, v, now, b) = (self.radix, self.v, self.now, self.p.buf);
+        let (rad, v, now, b) = (self.radix, self.v, self.sh.now, self.p.buf);
         let pr = r * rad;
         let mut sc = std::mem::take(&mut self.scratch);
         sc.cands.clear();
@@ -167,7 +167,7 @@ impl VcAnyNet {
             for w in bits(u64::from(self.sa_vcs[ip])) {
                 let s = self.ivcs[ip * v + w];
                 let o = usize::from(s.out);
-                if s.ready <= now && self.credits[(pr + o) * v + usize::from(s.lo)] > 0 {
+                if s.ready <= now && self.sh.credits[(pr + o) * v + usize::from(s.lo)] > 0 {
                     sc.req[i] |= 1 << o;
                     sc.cands.push((i as u8, o as u8, w as u8));
                     inputs |= 1 << i;
@@ -189,7 +189,7 @@ impl VcAnyNet {
         for i in bits(inputs) {
             sc.req[i] = 0;
         }
-        let measuring = u64::from(self.measuring);
+        let measuring = u64::from(self.sh.measuring);
         let mut cursor = 0;
         let mut reroute = 0u64;
         let mut reroute_vc = [0u8; MAX_RADIX];
@@ -220,23 +220,23 @@ impl VcAnyNet {
             let at = now + u64::from(self.cdelay[ip]);
             let counter = self.cred_to[ip] + w as u32;
             if counter & REMOTE == 0 {
-                self.creds[at as usize & self.ring].push(counter);
+                self.sh.creds[at as usize & self.sh.ring].push(counter);
             } else {
-                self.sent_creds.push((at, counter));
+                self.sh.sent_creds.push((at, counter));
             }
             let out_vc = usize::from(s.lo);
             let op = pr + o;
             let at = now + u64::from(self.fdelay[op]);
             let down = self.down[op];
             if down == EJECT {
-                self.ejects[at as usize & self.ring].push(event(0, f));
+                self.sh.ejects[at as usize & self.sh.ring].push(event(0, f));
             } else {
-                self.credits[op * v + out_vc] -= 1;
+                self.sh.credits[op * v + out_vc] -= 1;
                 let e = event(down + out_vc as u32, f);
                 if down & REMOTE == 0 {
-                    self.flits[at as usize & self.ring].push(e);
+                    self.sh.flits[at as usize & self.sh.ring].push(e);
                 } else {
-                    self.sent_flits.push((at, e));
+                    self.sh.sent_flits.push((at, e));
                 }
             }
             self.busy[op] += measuring;
@@ -257,59 +257,10 @@ impl VcAnyNet {
             }
         }
         self.scratch = sc;
-        self.last_move = now;
+        self.sh.last_move = now;
         for i in bits(reroute) {
             let ivc = (pr + i) * v + usize::from(reroute_vc[i]);
             self.start_routing(r, ivc, now + 1);
         }
-    }
-
-    /// Terminal `n` sends the next flit of its current packet, if it has a credit.
-    pub(super) fn inject(&mut self, n: usize) {
-        let v = self.v;
-        let mut s = self.src[n];
-        if s.cur == NONE {
-            let Some(&id) = self.queue[n].front() else {
-                return;
-            };
-            let p = self.pk[id as usize];
-            if p.created >= self.now {
-                return;
-            }
-            let free = !s.busy & ((1u32 << v) - 1);
-            let Some(w) = rr_pick(u64::from(free), u32::from(s.ptr)) else {
-                return;
-            };
-            s.ptr = ((w as usize + 1) % v) as u8;
-            s.busy |= 1 << w;
-            s.cur = id;
-            s.vc = w as u8;
-            s.sent = 0;
-            s.len = p.len;
-        }
-        let id = s.cur;
-        let w = usize::from(s.vc);
-        let c = (self.routers * self.radix + n) * v + w;
-        if self.credits[c] == 0 {
-            self.src[n] = s;
-            return;
-        }
-        self.credits[c] -= 1;
-        let k = s.sent;
-        let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == s.len { TAIL } else { 0 };
-        let at = (self.now as usize + self.p.channel_delay as usize) & self.ring;
-        let target = self.term_port[n] * v as u32 + w as u32;
-        self.flits[at].push(event(target, flit(id, flags)));
-        s.sent += 1;
-        self.last_move = self.now;
-        if k + 1 == s.len {
-            s.busy &= !(1 << w);
-            s.cur = NONE;
-            self.queue[n].pop_front();
-            if self.queue[n].is_empty() {
-                self.s_active[n / 64] &= !(1 << (n % 64));
-            }
-        }
-        self.src[n] = s;
     }
 }

@@ -1,5 +1,5 @@
 //! The per-router pipeline stages of [`VcNet`]: VC allocation, switch allocation with
-//! traversal, and injection from the sources (split from `vcnet.rs` to keep files short).
+//! traversal (split from `mod.rs` to keep files short).
 
 // Indices address several parallel arrays (struct of arrays), so index loops are clearer.
 #![allow(clippy::needless_range_loop)]
@@ -19,7 +19,7 @@ impl VcNet {
             let i = pending.trailing_zeros() as usize;
             pending &= pending - 1;
             let ivc = base + i;
-            let ready = self.ivcs[ivc].ready <= self.now;
+            let ready = self.ivcs[ivc].ready <= self.sh.now;
             let o = self.ivcs[ivc].out as usize;
             let (lo, hi) = (
                 (self.ivcs[ivc].ovc & 15) as usize,
@@ -70,7 +70,7 @@ impl VcNet {
                     self.sa_mask[r] |= 1 << i;
                 }
                 self.ivcs[ivc].ovc = (ovc % v) as u8;
-                self.ivcs[ivc].ready = self.now + self.p.vc_alloc_delay;
+                self.ivcs[ivc].ready = self.sh.now + self.p.vc_alloc_delay;
             }
         }
     }
@@ -86,10 +86,10 @@ impl VcNet {
         let v = V;
         let base = r * P;
         let ovc_base = r * P * v;
-        let now = self.now;
+        let now = self.sh.now;
         let b = self.p.buf;
         let ivcs = &mut self.ivcs[..];
-        let credits = &mut self.credits[..];
+        let credits = &mut self.sh.credits[..];
         let mut sa_mask = self.sa_mask[r];
         let mut req = [0u8; 8];
         // Per input port: its ready VCs, byte `o` holding those bound for output o.
@@ -147,12 +147,13 @@ impl VcNet {
         };
         let buf = &self.buf[..];
         let rp = &mut self.rp[r];
-        let measuring = u64::from(self.measuring);
-        let creds = &mut self.creds[(now + self.p.credit_delay) as usize & self.ring];
-        let at = (now as usize + self.fdelay) & self.ring;
-        let (flits, ejects) = (&mut self.flits[at], &mut self.ejects[at]);
+        let measuring = u64::from(self.sh.measuring);
+        let (cred_at, flit_at) = (now + self.p.credit_delay, now + self.fdelay as u64);
+        let creds = &mut self.sh.creds[cred_at as usize & self.sh.ring];
+        let at = flit_at as usize & self.sh.ring;
+        let (flits, ejects) = (&mut self.sh.flits[at], &mut self.sh.ejects[at]);
         // Flits and credits for routers of other partitions (never in a whole network).
-        let (sent_flits, sent_creds) = (&mut self.sent_flits, &mut self.sent_creds);
+        let (sent_flits, sent_creds) = (&mut self.sh.sent_flits, &mut self.sh.sent_creds);
         let mut ovc_busy = self.ovc_busy[r];
         let mut reroute = 0u64;
         // Granted inputs in increasing order, as before.
@@ -178,7 +179,7 @@ impl VcNet {
             if !PART || counter & REMOTE == 0 {
                 creds.push(counter);
             } else {
-                sent_creds.push(counter);
+                sent_creds.push((cred_at, counter));
             }
             let out_vc = s.ovc;
             let op = base + o;
@@ -193,7 +194,7 @@ impl VcNet {
             if !PART || o == LOCAL || target & REMOTE == 0 {
                 q.push(event(target, f));
             } else {
-                sent_flits.push(event(target, f));
+                sent_flits.push((flit_at, event(target, f)));
             }
             rp.busy[o] += measuring;
             // The tail frees the output VC and the input VC; a head behind it is routed after
@@ -205,7 +206,7 @@ impl VcNet {
             sa_mask &= !(u64::from((s.len == 0) | tail) << (i * v + w));
             reroute |= u64::from(tail & (s.len > 0)) << (i * v + w);
         }
-        self.last_move = now;
+        self.sh.last_move = now;
         self.sa_mask[r] = sa_mask;
         self.ovc_busy[r] = ovc_busy;
         while reroute != 0 {
@@ -213,54 +214,5 @@ impl VcNet {
             reroute &= reroute - 1;
             self.start_routing(r, ovc_base + k, now + 1);
         }
-    }
-
-    #[inline(always)]
-    pub(super) fn inject<const V: usize>(&mut self, n: usize) {
-        let v = V;
-        let mut s = self.src[n];
-        if s.cur == NONE {
-            let Some(&id) = self.queue[n].front() else {
-                return;
-            };
-            let p = self.pk[id as usize];
-            if p.created >= self.now {
-                return;
-            }
-            let free = !u64::from(s.busy) & ((1 << v) - 1);
-            let Some(w) = rr_pick(free, u32::from(s.ptr)) else {
-                return;
-            };
-            s.ptr = ((w as usize + 1) % v) as u8;
-            s.busy |= 1 << w;
-            s.cur = id;
-            s.vc = w as u8;
-            s.sent = 0;
-            s.len = p.len;
-        }
-        let id = s.cur;
-        let w = s.vc as usize;
-        let c = (self.routers * P + n) * v + w;
-        if self.credits[c] == 0 {
-            self.src[n] = s;
-            return;
-        }
-        self.credits[c] -= 1;
-        let k = s.sent;
-        let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == s.len { TAIL } else { 0 };
-        let at = (self.now as usize + self.p.channel_delay as usize) & self.ring;
-        let target = ((n * P + LOCAL) * v + w) as u32;
-        self.flits[at].push(event(target, flit(id, flags)));
-        s.sent += 1;
-        self.last_move = self.now;
-        if k + 1 == s.len {
-            s.busy &= !(1 << w);
-            s.cur = NONE;
-            self.queue[n].pop_front();
-            if self.queue[n].is_empty() {
-                self.s_active[n / 64] &= !(1 << (n % 64));
-            }
-        }
-        self.src[n] = s;
     }
 }

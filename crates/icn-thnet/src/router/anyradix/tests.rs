@@ -2,6 +2,8 @@
 //! exactly-once delivery with credits conserved, the VC class split, bad parameters.
 
 use super::*;
+use crate::router::VcNetwork;
+use crate::router::alloc::rr_pick;
 use icn_engine::rng::{Rng, stream};
 use icn_topo::routing::trace;
 use icn_topo::{parse_network_spec, routing_for};
@@ -102,7 +104,7 @@ fn conservation(spec: &str, routing: &str, p: VcParams, len: u32, rate: f64) {
         for s in 0..n {
             if rng.random::<f64>() < rate {
                 let d = rng.random_range(0..n);
-                sent.push((s, d, net.now));
+                sent.push((s, d, net.now()));
                 net.enqueue(s, d, len);
             }
         }
@@ -209,7 +211,7 @@ fn bytes_per_router_is_what_the_arrays_hold() {
         let routers = bytes(&net.buf)
             + bytes(&net.ivcs)
             + bytes(&net.ovc_busy)
-            + bytes(&net.credits[..net.routers * net.radix * net.v])
+            + bytes(&net.sh.credits[..net.routers * net.radix * net.v])
             + bytes(&net.down)
             + bytes(&net.cred_to)
             + bytes(&net.fdelay)

@@ -1,7 +1,8 @@
 //! A partitioned grid network gives the sequential network's results bit for bit.
 
 use super::*;
-use crate::vcnet::par::ParVcNet;
+use crate::fabric::VcEngine;
+use crate::router::grid::par::ParVcNet;
 use icn_engine::rng::{Rng, stream};
 use proptest::prelude::*;
 
@@ -14,72 +15,25 @@ struct Outcome {
     end: Result<u64, String>,
 }
 
-/// What the runs below need of a network, sequential or partitioned.
-trait Net {
-    fn enqueue(&mut self, src: usize, dst: usize, len: u32, tag: u64);
-    fn step(&mut self, got: &mut Vec<(u64, PacketDone)>) -> Result<(), ModelError>;
-    fn measure(&mut self, on: bool);
-    fn in_network(&self) -> u64;
-    fn busy(&self) -> Vec<(usize, u64)>;
-}
-
-impl Net for VcNet {
-    fn enqueue(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
-        self.enqueue_tagged(src, dst, len, tag);
-    }
-    fn step(&mut self, got: &mut Vec<(u64, PacketDone)>) -> Result<(), ModelError> {
-        VcNet::step(self, got)
-    }
-    fn measure(&mut self, on: bool) {
-        self.measuring = on;
-    }
-    fn in_network(&self) -> u64 {
-        VcNet::in_network(self) as u64
-    }
-    fn busy(&self) -> Vec<(usize, u64)> {
-        self.inter_router_channels()
-            .map(|c| (c, VcNet::busy(self, c)))
-            .collect()
-    }
-}
-
-impl Net for ParVcNet {
-    fn enqueue(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
-        self.enqueue_tagged(src, dst, len, tag);
-    }
-    fn step(&mut self, got: &mut Vec<(u64, PacketDone)>) -> Result<(), ModelError> {
-        ParVcNet::step(self, got)
-    }
-    fn measure(&mut self, on: bool) {
-        self.set_measuring(on);
-    }
-    fn in_network(&self) -> u64 {
-        ParVcNet::in_network(self)
-    }
-    fn busy(&self) -> Vec<(usize, u64)> {
-        self.router_channel_loads()
-    }
-}
-
 /// Random traffic (a Bernoulli source per router, lengths 1..=max_len) for `cycles`, with
 /// measuring on from a third of the way, then a drain of at most `cycles` more.
-fn drive(net: &mut impl Net, n: usize, rate: f64, max_len: u32, cycles: u64) -> Outcome {
+fn drive(net: &mut VcEngine, n: usize, rate: f64, max_len: u32, cycles: u64) -> Outcome {
     let mut rng = stream(11, n as u64);
     let mut got = Vec::new();
     let mut tag = 0;
     let mut end = Ok(2 * cycles);
     for c in 0..2 * cycles {
-        net.measure(c >= cycles / 3 && c < cycles);
+        net.net_mut().set_measuring(c >= cycles / 3 && c < cycles);
         if c < cycles {
             for s in 0..n {
                 if rng.random::<f64>() < rate {
                     let d = rng.random_range(0..n);
                     let len = rng.random_range(1..=max_len);
-                    net.enqueue(s, d, len, tag);
+                    net.net_mut().enqueue_tagged(s, d, len, tag);
                     tag += 1;
                 }
             }
-        } else if net.in_network() == 0 {
+        } else if net.net().in_network() == 0 {
             end = Ok(c);
             break;
         }
@@ -90,13 +44,13 @@ fn drive(net: &mut impl Net, n: usize, rate: f64, max_len: u32, cycles: u64) -> 
     }
     Outcome {
         got,
-        busy: net.busy(),
+        busy: net.net().channel_loads(),
         end,
     }
 }
 
 fn sequential(grid: Grid, p: &VcParams, rate: f64, max_len: u32, cycles: u64) -> Outcome {
-    let mut net = VcNet::new(grid, p.clone()).unwrap();
+    let mut net = VcEngine::Grid(VcNet::new(grid, p.clone()).unwrap());
     drive(&mut net, grid.x * grid.y, rate, max_len, cycles)
 }
 
@@ -108,7 +62,8 @@ fn parallel(
     max_len: u32,
     cycles: u64,
 ) -> Outcome {
-    let mut net = ParVcNet::new(grid, p.clone(), threads).unwrap();
+    let mut net =
+        VcEngine::GridParallel(Box::new(ParVcNet::new(grid, p.clone(), threads).unwrap()));
     drive(&mut net, grid.x * grid.y, rate, max_len, cycles)
 }
 

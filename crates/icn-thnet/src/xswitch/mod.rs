@@ -549,12 +549,9 @@ pub fn port_label(i: usize) -> String {
 }
 
 #[cfg(test)]
-#[path = "xnet_tests.rs"]
 mod tests;
 
-#[path = "xnet_par.rs"]
 pub mod par;
 
 #[cfg(test)]
-#[path = "xnet_par_tests.rs"]
 mod par_tests;

@@ -1,7 +1,7 @@
-//! The grid VC network partitioned over threads: [`ParVcNet`].
+//! A VC network partitioned over threads, for any microarchitecture: [`ParNet`].
 //!
-//! Each partition is a [`VcNet`] of a contiguous range of routers ([`VcNet::partition`]) run
-//! by [`icn_engine::lockstep`]. A flit leaving for another partition's router lands there
+//! Each partition is a network of a contiguous range of routers (the grid's
+//! `VcNet::partition`, the any-radix `VcAnyNet::partition`) run by [`icn_engine::lockstep`]. A flit leaving for another partition's router lands there
 //! `sw_alloc + st + channel` cycles later and a credit `credit_delay` cycles later (both ≥ 1:
 //! the lookahead), so the partitions run each cycle independently and exchange those flits
 //! and credits between cycles.
@@ -14,19 +14,45 @@
 //! is router order. What a packet needs at a router is its record (destination, for routing;
 //! all of it, for the delivery): its head carries it to a new partition, which keeps it under
 //! an id of its own (ids decide nothing). The dateline class on a torus follows from the input
-//! port and VC ([`VcNet::route`]), not from state carried by the packet. The watchdog looks at
+//! port and VC (the grid's `VcNet::route`), not from state carried by the packet. The watchdog looks at
 //! the whole network: packets created minus delivered over all partitions, and the latest
-//! cycle any of them moved a flit. Tests: `vcnet_par_tests.rs`.
+//! cycle any of them moved a flit. Tests: `router/grid/par_tests.rs`.
 //!
 //! **Across processes.** [`ParNet::spread`] (and `ParNet::any_spread`) build only this MPI
 //! rank's block of `ranks × threads` partitions; the driver below runs replicated on every
 //! rank, fed every partition's deliveries by [`Lockstep::spread`], and its whole-network
 //! queries ([`ParNet::router_channel_loads`]) are collective. Tests: `tests/spread_ranks.rs`.
 
-use super::*;
+use super::{HEAD, PacketDone, REMOTE, Shell, TAIL, VcObserver, event, flit};
+use icn_engine::ModelError;
 use icn_engine::lockstep::{Exchange, Lockstep, Partition, Split};
 use serde::{Serialize, de::DeserializeOwned};
 use std::sync::Arc;
+
+/// What one partition of a VC network sends another: a flit landing in, or a credit
+/// returning to, one of its routers at cycle `at` (local indices of the receiver). A head flit
+/// carries its packet's record `R`, which the receiver keeps under an id of its own until the
+/// tail leaves.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub enum VcMsg<R> {
+    Flit {
+        at: u64,
+        ivc: u32,
+        flags: u8,
+        packet: Option<R>,
+    },
+    Credit {
+        at: u64,
+        counter: u32,
+    },
+    /// A packet created now at source `src` (from the driver's `enqueue_tagged`).
+    Create {
+        src: usize,
+        dst: usize,
+        len: u32,
+        tag: u64,
+    },
+}
 
 /// Where a router port is, seen from partition `k` of a VC network with `radix` ports per
 /// router and `v` VCs: its VC 0 as a local index, or a new entry (partition, its local VC 0)
@@ -54,105 +80,127 @@ impl PortPlacer {
     }
 }
 
-impl VcNet {
-    /// Takes in what other partitions sent during the last cycle.
-    fn absorb(&mut self, inbox: &mut Vec<VcMsg>) {
-        for m in inbox.drain(..) {
-            match m {
-                VcMsg::Credit { at, counter } => {
-                    self.creds[at as usize & self.ring].push(counter);
-                }
-                VcMsg::Create { src, dst, len, tag } => self.enqueue_tagged(src, dst, len, tag),
-                VcMsg::Flit {
-                    at,
-                    ivc,
-                    flags,
-                    packet,
-                } => {
-                    let id = match packet {
-                        Some(info) => {
-                            let id = self.keep(info);
-                            self.arriving[ivc as usize] = id;
-                            id
-                        }
-                        None => self.arriving[ivc as usize],
-                    };
-                    self.flits[at as usize & self.ring].push(event(ivc, flit(id, flags)));
-                }
+/// Takes in what other partitions sent during the last cycle.
+pub(crate) fn absorb<N: VcPartition>(net: &mut N, inbox: &mut Vec<VcMsg<Record<N>>>) {
+    for m in inbox.drain(..) {
+        match m {
+            VcMsg::Credit { at, counter } => {
+                let sh = net.shell_mut();
+                sh.creds[at as usize & sh.ring].push(counter);
             }
-        }
-    }
-
-    /// Sends the flits and credits of the cycle just simulated to their partitions; a head
-    /// takes its packet's record along, which is forgotten here once the tail has left.
-    fn send(&mut self, outbox: &mut [Vec<VcMsg>]) {
-        let v = self.v as u32;
-        let cycle = self.now - 1;
-        let mut flits = std::mem::take(&mut self.sent_flits);
-        for e in flits.drain(..) {
-            let (target, f) = ((e >> 32) as u32 & !REMOTE, e as u32);
-            let (q, base) = self.remote_flit[(target / v) as usize];
-            let id = f >> 2;
-            let packet = (f & u32::from(HEAD) != 0).then(|| self.pk[id as usize]);
-            if f & u32::from(TAIL) != 0 {
-                self.free.push(id);
-            }
-            outbox[q as usize].push(VcMsg::Flit {
-                at: cycle + self.fdelay as u64,
-                ivc: base + target % v,
-                flags: (f & 3) as u8,
+            VcMsg::Create { src, dst, len, tag } => net.enqueue_tagged(src, dst, len, tag),
+            VcMsg::Flit {
+                at,
+                ivc,
+                flags,
                 packet,
-            });
-        }
-        self.sent_flits = flits;
-        for c in self.sent_creds.drain(..) {
-            let c = c & !REMOTE;
-            let (q, base) = self.remote_cred[(c / v) as usize];
-            outbox[q as usize].push(VcMsg::Credit {
-                at: cycle + self.p.credit_delay,
-                counter: base + c % v,
-            });
+            } => {
+                let sh = net.shell_mut();
+                let id = match packet {
+                    Some((info, x)) => {
+                        let id = sh.keep(info, x);
+                        sh.arriving[ivc as usize] = id;
+                        id
+                    }
+                    None => sh.arriving[ivc as usize],
+                };
+                sh.flits[at as usize & sh.ring].push(event(ivc, flit(id, flags)));
+            }
         }
     }
 }
 
-impl Partition for VcNet {
-    type Message = VcMsg;
-    type Done = (u64, PacketDone);
-    type Error = ModelError;
-
-    fn cycle(
-        &mut self,
-        inbox: &mut Vec<VcMsg>,
-        outbox: &mut [Vec<VcMsg>],
-        done: &mut Vec<(u64, PacketDone)>,
-    ) -> Result<(), ModelError> {
-        self.absorb(inbox);
-        let stepped = self.step(done);
-        self.send(outbox);
-        stepped
+/// Sends the flits and credits of the cycle just simulated to their partitions; a head
+/// takes its packet's record along, which is forgotten here once the tail has left.
+pub(crate) fn send<N: VcPartition>(net: &mut N, outbox: &mut [Vec<VcMsg<Record<N>>>]) {
+    let v = net.vcs() as u32;
+    let sh = net.shell_mut();
+    let mut flits = std::mem::take(&mut sh.sent_flits);
+    for (at, e) in flits.drain(..) {
+        let (target, f) = ((e >> 32) as u32 & !REMOTE, e as u32);
+        let (q, base) = sh.remote_flit[(target / v) as usize];
+        let id = f >> 2;
+        let packet = (f & u32::from(HEAD) != 0).then(|| (sh.pk[id as usize], sh.pk_x[id as usize]));
+        if f & u32::from(TAIL) != 0 {
+            sh.forget(id);
+        }
+        outbox[q as usize].push(VcMsg::Flit {
+            at,
+            ivc: base + target % v,
+            flags: (f & 3) as u8,
+            packet,
+        });
     }
-
-    fn panicked(why: String) -> ModelError {
-        ModelError::Failed(format!("a partition of the VC network panicked: {why}"))
-    }
-
-    fn last_active(&self) -> u64 {
-        self.last_move
+    sh.sent_flits = flits;
+    for (at, c) in sh.sent_creds.drain(..) {
+        let c = c & !REMOTE;
+        let (q, base) = sh.remote_cred[(c / v) as usize];
+        outbox[q as usize].push(VcMsg::Credit {
+            at,
+            counter: base + c % v,
+        });
     }
 }
 
-/// What the driver needs of a partition of a VC network besides [`Partition`].
+/// What a head flit takes to another partition: its packet's record and what the
+/// microarchitecture keeps with it.
+pub type Record<N> = (PacketDone, <N as VcPartition>::Extra);
+
+/// [`Partition`] for a microarchitecture `$net` keeping `$extra` per packet: take in, step,
+/// send out, written once.
+macro_rules! vc_partition {
+    ($net:ty, $extra:ty) => {
+        impl icn_engine::lockstep::Partition for $net {
+            type Message = $crate::router::shell::par::VcMsg<($crate::router::PacketDone, $extra)>;
+            type Done = (u64, $crate::router::PacketDone);
+            type Error = icn_engine::ModelError;
+
+            fn cycle(
+                &mut self,
+                inbox: &mut Vec<Self::Message>,
+                outbox: &mut [Vec<Self::Message>],
+                done: &mut Vec<Self::Done>,
+            ) -> Result<(), icn_engine::ModelError> {
+                $crate::router::shell::par::absorb(self, inbox);
+                let stepped = self.step(done);
+                $crate::router::shell::par::send(self, outbox);
+                stepped
+            }
+
+            fn panicked(why: String) -> icn_engine::ModelError {
+                icn_engine::ModelError::Failed(format!(
+                    "a partition of the VC network panicked: {why}"
+                ))
+            }
+
+            fn last_active(&self) -> u64 {
+                $crate::router::shell::par::VcPartition::shell(self).last_move
+            }
+        }
+    };
+}
+pub(crate) use vc_partition;
+
+/// A VC router microarchitecture as the shell and the driver see it (its [`Partition`] comes
+/// from `vc_partition!`). Partition 0 of 1 is a whole network.
 pub trait VcPartition:
-    Partition<Message = VcMsg<Self::Record>, Done = (u64, PacketDone), Error = ModelError>
+    Partition<Message = VcMsg<Record<Self>>, Done = (u64, PacketDone), Error = ModelError>
 {
-    /// What a head flit carries to another partition (or rank).
-    type Record: Send + Serialize + DeserializeOwned + 'static;
+    /// What it keeps per packet besides the record, carried by a head to another partition.
+    type Extra: Copy + Send + Serialize + DeserializeOwned + 'static;
+    fn shell(&self) -> &Shell<Self::Extra>;
+    fn shell_mut(&mut self) -> &mut Shell<Self::Extra>;
+    /// VCs per port.
+    fn vcs(&self) -> usize;
+    /// Creates a packet of `len` flits at terminal `src` (of this partition) now.
+    fn enqueue_tagged(&mut self, src: usize, dst: usize, len: u32, tag: u64);
     /// The global routers simulated here.
     fn router_range(&self) -> std::ops::Range<usize>;
     /// Ports per router (channel `router · radix + port`).
     fn ports_per_router(&self) -> usize;
-    fn set_measuring(&mut self, on: bool);
+    fn set_measuring(&mut self, on: bool) {
+        self.shell_mut().measuring = on;
+    }
     /// Flits sent on local channel `c` while measuring.
     fn channel_busy(&self, c: usize) -> u64;
     /// Local channels that join two routers.
@@ -215,31 +263,6 @@ pub fn describe_waits(waits: &[(InputVc, InputVc)], name: impl Fn(InputVc) -> St
     }
 }
 
-impl VcPartition for VcNet {
-    type Record = PacketDone;
-    fn router_range(&self) -> std::ops::Range<usize> {
-        self.routers()
-    }
-    fn ports_per_router(&self) -> usize {
-        P
-    }
-    fn set_measuring(&mut self, on: bool) {
-        self.measuring = on;
-    }
-    fn channel_busy(&self, c: usize) -> u64 {
-        self.busy(c)
-    }
-    fn router_channels(&self) -> Vec<usize> {
-        self.inter_router_channels().collect()
-    }
-    fn waits(&self) -> Vec<(InputVc, InputVc)> {
-        VcNet::waits(self)
-    }
-    fn input_vc_name(&self, vc: InputVc) -> String {
-        VcNet::input_vc_name(self, vc)
-    }
-}
-
 /// A VC network simulated by several threads, possibly of several processes (MPI ranks),
 /// with the sequential network's interface and results: [`ParVcNet`] (the grid) or
 /// `ParNet<VcAnyNet>` (any network). Spread over ranks, every rank drives the whole network
@@ -257,46 +280,6 @@ pub struct ParNet<N: VcPartition> {
     measuring: bool,
     pub deadlocked: bool,
     done: Vec<(u64, PacketDone)>,
-}
-
-/// The grid network on several threads.
-pub type ParVcNet = ParNet<VcNet>;
-
-impl ParNet<VcNet> {
-    /// `grid` in `threads` partitions of (nearly) equal router counts, each on its own thread.
-    pub fn new(grid: Grid, p: VcParams, threads: usize) -> Result<ParVcNet, Invalid> {
-        Self::spread(grid, p, threads, None)
-    }
-
-    /// As [`ParNet::new`], or with `ranks`, `ranks × threads` partitions of which this
-    /// process builds and simulates its rank's `threads`.
-    pub fn spread(
-        grid: Grid,
-        p: VcParams,
-        threads: usize,
-        ranks: Option<Arc<dyn Exchange>>,
-    ) -> Result<ParVcNet, Invalid> {
-        let watchdog = p.watchdog;
-        let total = threads * ranks.as_ref().map_or(1, |x| x.size());
-        let parts = Lockstep::<VcNet>::local_block(total, ranks.as_deref())
-            .map(|k| VcNet::partition(grid, p.clone(), total, k))
-            .collect::<Result<Vec<_>, _>>()?;
-        let routers = grid.x * grid.y;
-        let split = Split {
-            items: routers,
-            parts: total,
-        };
-        // One terminal per router.
-        let terminal_part = (0..routers).map(|r| split.part_of(r) as u32).collect();
-        Ok(Self::from_block(
-            parts,
-            total,
-            routers,
-            terminal_part,
-            watchdog,
-            ranks,
-        ))
-    }
 }
 
 impl<N: VcPartition> ParNet<N> {
@@ -372,7 +355,7 @@ impl<N: VcPartition> ParNet<N> {
         self.parts.post(k, VcMsg::Create { src, dst, len, tag });
     }
 
-    /// One clock of the whole network (as [`VcNet::step`]).
+    /// One clock of the whole network (as a whole network's `step`).
     pub fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
         let stepped = self.parts.cycle(&mut self.done);
         for (now, d) in self.done.drain(..) {
@@ -386,24 +369,33 @@ impl<N: VcPartition> ParNet<N> {
             if now - moved >= self.watchdog {
                 self.deadlocked = true;
                 // Collective when spread over ranks: every rank reaches this in the same cycle.
-                let mut waits: Vec<(InputVc, InputVc)> = self
+                let waits: Vec<(InputVc, InputVc)> = self
                     .parts
                     .gather(|part| part.waits())
                     .into_iter()
                     .flatten()
                     .collect();
-                waits.sort_unstable();
                 let part = self.parts.part(self.parts.local().start);
-                return Err(ModelError::Failed(format!(
-                    "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network{}",
+                return Err(super::deadlock(
                     self.watchdog,
+                    now,
                     self.in_network,
-                    describe_waits(&waits, |c| part.input_vc_name(c))
-                )));
+                    waits,
+                    |c| part.input_vc_name(c),
+                ));
             }
         }
         self.now += 1;
         Ok(())
+    }
+
+    /// Every partition's credit counters are back at their buffer size. Collective when
+    /// spread over ranks.
+    pub fn credits_full(&self) -> bool {
+        self.parts
+            .gather(|part| part.shell().credits_full())
+            .into_iter()
+            .all(|full| full)
     }
 
     /// Output channels that join two routers (global `router · radix + port`, ascending)

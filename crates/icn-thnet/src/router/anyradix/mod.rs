@@ -2,11 +2,11 @@
 //! [`icn_topo::routing::Routing`] function — dragonflies, fat trees, flattened butterflies,
 //! hypercubes, meshes of any dimension.
 //!
-//! The router is the one of [`crate::vcnet`] (same stages, same timing table, same credit
+//! The router is the one of [`crate::router::grid`] (same stages, same timing table, same credit
 //! flow control, same allocator policies and pointer rules); what changes is the bookkeeping
 //! that the 5-port fast path packs into one 64-bit word per router:
 //!
-//! | state | fast path ([`crate::vcnet::VcNet`]) | here |
+//! | state | fast path ([`crate::router::grid::VcNet`]) | here |
 //! |---|---|---|
 //! | ports × VCs | 5 × ≤ 8, constants | `radix` ≤ [`MAX_RADIX`] × `vcs` ≤ [`MAX_VCS`], run time |
 //! | input VCs waiting for RC/VA, SA | one `u64` per router, bit `port·V + vc` | two levels: a `u64` of ports per router, a `u32` of VCs per port |
@@ -34,14 +34,15 @@
 // Indices address several parallel arrays (struct of arrays), so index loops are clearer.
 #![allow(clippy::needless_range_loop)]
 
-use crate::alloc::{AllocKind, allocate, rr_first, rr_pick};
-use crate::vcnet::par::InputVc;
-use crate::vcnet::{PacketDone, REMOTE, VcObserver, VcParams};
+use super::alloc::{AllocKind, allocate, rr_first};
+use super::shell::par::{InputVc, PortPlacer, vc_partition};
+use super::shell::{
+    HEAD, NONE, REMOTE, Shell, ShellSize, TAIL, VcObserver, VcParams, deadlock, event, overflow,
+};
 use icn_engine::{Invalid, ModelError};
 use icn_topo::routing::{Header, Routing};
 use icn_topo::{End, Network};
 use rand::RngCore;
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Largest router radix (port masks are `u64`).
@@ -49,24 +50,11 @@ pub const MAX_RADIX: usize = 64;
 /// Most VCs per port (VC masks are `u32`, class ranges fit a byte).
 pub const MAX_VCS: usize = 16;
 
-const NONE: u32 = u32::MAX;
-const HEAD: u8 = 1;
-const TAIL: u8 = 2;
 const IDLE: u8 = 0;
 const ROUTING: u8 = 1;
 const ACTIVE: u8 = 2;
 /// `down` of a port that leads to a terminal or nowhere: flits leaving by it are ejected.
 const EJECT: u32 = u32::MAX;
-
-#[inline(always)]
-fn flit(pkt: u32, flags: u8) -> u32 {
-    pkt << 2 | u32::from(flags)
-}
-
-#[inline(always)]
-fn event(target: u32, flit: u32) -> u64 {
-    u64::from(target) << 32 | u64::from(flit)
-}
 
 /// An input VC (16 bytes).
 #[derive(Clone, Copy, Debug, Default)]
@@ -81,16 +69,6 @@ struct InVc {
     /// While routing: the class's VC range `lo..hi`; once active, `lo` is the output VC.
     lo: u8,
     hi: u8,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Src {
-    cur: u32,
-    sent: u32,
-    len: u32,
-    vc: u8,
-    ptr: u8,
-    busy: u32,
 }
 
 /// SplitMix64 as a `RngCore` over a router's 8-byte state.
@@ -143,19 +121,15 @@ pub struct VcAnyNet {
     /// VC classes of the routing function.
     classes: usize,
     routers: usize,
-    terminals: usize,
-    pub now: u64,
+    /// The packet slab (with each packet's routing header), event rings, credits, sources,
+    /// watchdog and partition tables.
+    sh: Shell<Header>,
     buf: Vec<u32>,
     ivcs: Vec<InVc>,
     /// Per output port: bit `w` set while its VC `w` is held by a packet.
     ovc_busy: Vec<u32>,
-    /// Per output VC of every port `(r·R + o)·V + w`, then per terminal's injection VC
-    /// `(ports + t)·V + w`. Ejection ports' counters stay at `buf`.
-    credits: Vec<u8>,
-    flits: Vec<Vec<u64>>,
-    ejects: Vec<Vec<u64>>,
-    creds: Vec<Vec<u32>>,
-    ring: usize,
+    // Credits (in the shell): per output VC of every port `(r·R + o)·V + w`, then per
+    // terminal's injection VC `(ports + t)·V + w`. Ejection ports' counters stay at `buf`.
     // Per port `r·R + i`.
     /// Output side: the downstream input port's VC 0 as a global input VC, or [`EJECT`].
     down: Vec<u32>,
@@ -178,38 +152,17 @@ pub struct VcAnyNet {
     sa_vcs: Vec<u32>,
     // Terminals.
     term_port: Vec<u32>,
-    queue: Vec<VecDeque<u32>>,
-    src: Vec<Src>,
-    s_active: Vec<u64>,
-    // Packets.
-    pk: Vec<PacketDone>,
-    pk_hdr: Vec<Header>,
-    free: Vec<u32>,
     rng: Vec<u64>,
     scratch: Scratch,
-    // Partitions (see `vcnet_any_par.rs`): the first router here; per terminal of the whole
-    // network its index here (`NONE` elsewhere); remote link targets and credit counters
-    // ([`REMOTE`]-tagged indices into these tables: partition, its local VC 0); per local
-    // input VC the id of the packet arriving from another partition; this cycle's remote
-    // flits and credits with the cycle they arrive.
+    // Partitions (see `par.rs`): the first router here; per terminal of the whole network
+    // its index here (`NONE` elsewhere).
     lo: usize,
-    partitioned: bool,
     terminal_here: Vec<u32>,
-    remote_flit: Vec<(u32, u32)>,
-    remote_cred: Vec<(u32, u32)>,
-    arriving: Vec<u32>,
-    sent_flits: Vec<(u64, u64)>,
-    sent_creds: Vec<(u64, u32)>,
-    /// Packets created here minus delivered here (see [`crate::vcnet::VcNet`]'s).
-    in_network: i64,
-    last_move: u64,
-    pub measuring: bool,
-    pub deadlocked: bool,
 }
 
 impl VcAnyNet {
     /// Blocked input VCs of the routers here, each with the input VC downstream it waits on
-    /// (as [`crate::vcnet::VcNet`]'s: a head whose every VC of its class is held waits on the
+    /// (as [`crate::router::grid::VcNet`]'s: a head whose every VC of its class is held waits on the
     /// first; an active packet with flits and no credit waits on its output VC's buffer).
     pub(crate) fn waits(&self) -> Vec<(InputVc, InputVc)> {
         let (rad, v) = (self.radix, self.v);
@@ -233,7 +186,7 @@ impl VcAnyNet {
                         let held = |x: usize| self.ovc_busy[op] >> x & 1 == 1;
                         (lo < hi && (lo..hi).all(held)).then_some(lo)
                     } else {
-                        (self.credits[op * v + lo] == 0).then_some(lo)
+                        (self.sh.credits[op * v + lo] == 0).then_some(lo)
                     };
                     if let Some(x) = blocked {
                         out.push(((g, i, w), (router as usize, usize::from(port), x)));
@@ -255,9 +208,6 @@ impl VcAnyNet {
     }
 }
 
-/// Packet ids leave two bits for a flit's flags.
-const MAX_PACKETS: usize = 1 << 30;
-
 impl VcAnyNet {
     /// The network `net` routed by `routing` (built for `net`), with `global_delay` the channel
     /// latency of dragonfly global links; `seed` seeds the routers' random choices.
@@ -272,7 +222,7 @@ impl VcAnyNet {
     }
 
     /// Routers `k·R/parts .. (k+1)·R/parts` of the network's `R` with their terminals, as
-    /// partition `k` of `parts` (see `vcnet_any_par.rs`); partition 0 of 1 is the network.
+    /// partition `k` of `parts` (see `router/anyradix/par.rs`); partition 0 of 1 is the network.
     pub fn partition(
         net: Arc<Network>,
         routing: Arc<dyn Routing>,
@@ -341,7 +291,7 @@ impl VcAnyNet {
                 terminals += 1;
             }
         }
-        let placer = crate::vcnet::par::PortPlacer { split, k, radix, v };
+        let placer = PortPlacer { split, k, radix, v };
         let place = |g, port, table: &mut Vec<(u32, u32)>| placer.place(g, port, table);
         let (mut remote_flit, mut remote_cred) = (Vec::new(), Vec::new());
         let extra = global_delay.saturating_sub(p.channel_delay);
@@ -386,27 +336,25 @@ impl VcAnyNet {
                 }
             }
         }
-        let longest = fdelay.iter().copied().max().unwrap_or(0) as usize;
-        let slots = (longest
-            .max(cdelay.iter().copied().max().unwrap_or(0) as usize)
-            .max(p.channel_delay as usize)
-            + 1)
-        .next_power_of_two();
+        let size = ShellSize {
+            longest: (fdelay.iter().copied().max().unwrap_or(0) as usize)
+                .max(cdelay.iter().copied().max().unwrap_or(0) as usize)
+                .max(p.channel_delay as usize),
+            sources: terminals,
+            counters: (ports + terminals) * v,
+            buf: p.buf,
+            input_vcs: ports * v,
+            parts,
+        };
         Ok(VcAnyNet {
             radix,
             v,
             classes,
             routers,
-            terminals,
-            now: 0,
+            sh: Shell::new(size, remote_flit, remote_cred),
             buf: vec![0; ports * v * p.buf],
             ivcs: vec![InVc::default(); ports * v],
             ovc_busy: vec![0; ports],
-            credits: vec![p.buf as u8; (ports + terminals) * v],
-            flits: vec![Vec::new(); slots],
-            ejects: vec![Vec::new(); slots],
-            creds: vec![Vec::new(); slots],
-            ring: slots - 1,
             down,
             cred_to,
             fdelay,
@@ -422,22 +370,6 @@ impl VcAnyNet {
             sa_ports: vec![0; routers],
             sa_vcs: vec![0; ports],
             term_port,
-            queue: vec![VecDeque::new(); terminals],
-            src: vec![
-                Src {
-                    cur: NONE,
-                    sent: 0,
-                    len: 0,
-                    vc: 0,
-                    ptr: 0,
-                    busy: 0,
-                };
-                terminals
-            ],
-            s_active: vec![0; terminals.div_ceil(64)],
-            pk: Vec::new(),
-            pk_hdr: Vec::new(),
-            free: Vec::new(),
             rng: (lo as u64..hi as u64)
                 .map(|r| icn_engine::rng::derive_seed(seed, r))
                 .collect(),
@@ -450,30 +382,11 @@ impl VcAnyNet {
                 ..Scratch::default()
             },
             lo,
-            partitioned: parts > 1,
             terminal_here,
-            remote_flit,
-            remote_cred,
-            arriving: if parts > 1 {
-                vec![NONE; ports * v]
-            } else {
-                Vec::new()
-            },
-            sent_flits: Vec::new(),
-            sent_creds: Vec::new(),
-            in_network: 0,
-            last_move: 0,
-            measuring: false,
-            deadlocked: false,
             p,
             net,
             routing,
         })
-    }
-
-    /// Terminals (endpoints).
-    pub fn nodes(&self) -> usize {
-        self.terminals
     }
 
     pub fn network(&self) -> &Network {
@@ -512,55 +425,11 @@ impl VcAnyNet {
         self.busy[channel]
     }
 
-    /// Packets created and not yet delivered; of a partition, created here minus delivered
-    /// here.
-    pub fn in_network(&self) -> i64 {
-        self.in_network
-    }
-
-    /// Every credit counter is back at `buf` (for tests after a drain).
-    pub fn credits_full(&self) -> bool {
-        self.credits.iter().all(|&c| usize::from(c) == self.p.buf)
-    }
-
     /// Creates a packet of `len` flits at terminal `src` for terminal `dst`.
     pub fn enqueue_tagged(&mut self, src: usize, dst: usize, len: u32, tag: u64) {
-        let info = PacketDone {
-            src,
-            dst,
-            len,
-            created: self.now,
-            tag,
-        };
-        let id = self.keep(info, Header::to(dst as u32));
         let n = self.terminal_here[src] as usize;
-        self.queue[n].push_back(id);
-        self.s_active[n / 64] |= 1 << (n % 64);
-        if self.in_network == 0 && !self.partitioned {
-            self.last_move = self.now;
-        }
-        self.in_network += 1;
-    }
-
-    /// Keeps a packet's record and routing header under a new id.
-    fn keep(&mut self, info: PacketDone, hdr: Header) -> u32 {
-        match self.free.pop() {
-            Some(id) => {
-                self.pk[id as usize] = info;
-                self.pk_hdr[id as usize] = hdr;
-                id
-            }
-            None => {
-                assert!(self.pk.len() < MAX_PACKETS, "too many packets in flight");
-                self.pk.push(info);
-                self.pk_hdr.push(hdr);
-                (self.pk.len() - 1) as u32
-            }
-        }
-    }
-
-    pub fn enqueue(&mut self, src: usize, dst: usize, len: u32) {
-        self.enqueue_tagged(src, dst, len, 0);
+        self.sh
+            .enqueue(n, src, dst, len, tag, Header::to(dst as u32));
     }
 
     /// Routes the head of input VC `ivc` of router `r` from cycle `from`: at the source
@@ -571,7 +440,7 @@ impl VcAnyNet {
         let id = (f >> 2) as usize;
         let ip = ivc / self.v;
         let mut rng = Mix(&mut self.rng[r]);
-        let mut hdr = self.pk_hdr[id];
+        let mut hdr = self.sh.pk_x[id];
         let up = self.cred_to[ip];
         if up & REMOTE == 0 && up as usize >= self.routers * self.radix * self.v {
             // From a terminal: the packet enters the network here.
@@ -579,10 +448,10 @@ impl VcAnyNet {
             for o in 0..self.radix {
                 let op = r * self.radix + o;
                 q[o] = (0..self.v)
-                    .map(|w| (self.p.buf - usize::from(self.credits[op * self.v + w])) as u32)
+                    .map(|w| (self.p.buf - usize::from(self.sh.credits[op * self.v + w])) as u32)
                     .sum();
             }
-            let pk = self.pk[id];
+            let pk = self.sh.pk[id];
             hdr = self
                 .routing
                 .inject(pk.src as u32, pk.dst as u32, &mut rng, q);
@@ -590,7 +459,7 @@ impl VcAnyNet {
         let hop = self
             .routing
             .next_hop((self.lo + r) as u32, &mut hdr, &mut rng);
-        self.pk_hdr[id] = hdr;
+        self.sh.pk_x[id] = hdr;
         let c = usize::from(hop.vc);
         let s = &mut self.ivcs[ivc];
         s.st = ROUTING;
@@ -605,28 +474,10 @@ impl VcAnyNet {
 
     /// One clock of the whole network.
     pub fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
-        let now = self.now;
-        let slot = (now as usize) & self.ring;
-        let mut cq = std::mem::take(&mut self.creds[slot]);
-        for &c in &cq {
-            self.credits[c as usize] += 1;
-        }
-        cq.clear();
-        self.creds[slot] = cq;
-        let mut eq = std::mem::take(&mut self.ejects[slot]);
-        for &e in &eq {
-            let f = e as u32;
-            if f & u32::from(TAIL) != 0 {
-                let pkt = f >> 2;
-                let done = self.pk[pkt as usize];
-                self.free.push(pkt);
-                self.in_network -= 1;
-                obs.delivered(now, &done);
-            }
-        }
-        eq.clear();
-        self.ejects[slot] = eq;
-        let mut fq = std::mem::take(&mut self.flits[slot]);
+        let now = self.sh.now;
+        let slot = (now as usize) & self.sh.ring;
+        self.sh.receive(slot, obs);
+        let fq = self.sh.take_landings(slot);
         let mut landed = Ok(());
         for &e in &fq {
             landed = self.land((e >> 32) as usize, e as u32);
@@ -634,8 +485,7 @@ impl VcAnyNet {
                 break;
             }
         }
-        fq.clear();
-        self.flits[slot] = fq;
+        self.sh.landed(slot, fq);
         landed?;
         for r in 0..self.routers {
             if self.routing_ports[r] != 0 {
@@ -645,26 +495,23 @@ impl VcAnyNet {
                 self.switch_allocate(r);
             }
         }
-        for word in 0..self.s_active.len() {
-            let mut bits = self.s_active[word];
-            while bits != 0 {
-                let n = word * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                self.inject(n);
-            }
-        }
-        if !self.partitioned && self.in_network > 0 && now - self.last_move >= self.p.watchdog {
-            self.deadlocked = true;
-            let mut waits = self.waits();
-            waits.sort_unstable();
-            return Err(ModelError::Failed(format!(
-                "deadlock: no flit moved for {} cycles (cycle {now}) with {} packets in the network{}",
+        let (v, term_port) = (self.v, &self.term_port);
+        let counters = self.routers * self.radix;
+        self.sh.inject_all(v, self.p.channel_delay, |n| {
+            ((counters + n) * v, term_port[n] * v as u32)
+        });
+        if self.sh.stalled(self.p.watchdog) {
+            self.sh.deadlocked = true;
+            let waits = self.waits();
+            return Err(deadlock(
                 self.p.watchdog,
-                self.in_network,
-                crate::vcnet::par::describe_waits(&waits, |c| self.input_vc_name(c))
-            )));
+                now,
+                self.sh.in_network,
+                waits,
+                |c| self.input_vc_name(c),
+            ));
         }
-        self.now += 1;
+        self.sh.now += 1;
         Ok(())
     }
 
@@ -672,9 +519,7 @@ impl VcAnyNet {
         let b = self.p.buf;
         let s = self.ivcs[ivc];
         if s.len as usize == b {
-            return Err(ModelError::Failed(format!(
-                "VC buffer overflow at input VC {ivc}: credit flow control failed"
-            )));
+            return Err(overflow(ivc));
         }
         let mut at = s.head as usize + s.len as usize;
         if at >= b {
@@ -688,7 +533,7 @@ impl VcAnyNet {
             self.sa_ports[r] |= 1 << (ip % self.radix);
             self.sa_vcs[ip] |= 1 << (ivc % self.v);
         } else if s.len == 0 && s.st == IDLE {
-            self.start_routing(r, ivc, self.now);
+            self.start_routing(r, ivc, self.sh.now);
         }
         Ok(())
     }
@@ -714,12 +559,9 @@ fn distance(i: usize, ptr: u16, n: usize) -> usize {
     (i + n - usize::from(ptr)) % n
 }
 
-#[path = "vcnet_any_stages.rs"]
 mod stages;
 
-#[path = "vcnet_any_par.rs"]
 mod par;
 
 #[cfg(test)]
-#[path = "vcnet_any_tests.rs"]
 mod tests;

@@ -21,7 +21,7 @@
 //! the partitions' events are merged by that key ([`XDone::key`]). The watchdog looks at the
 //! whole network: frames started minus delivered over all partitions, and the latest cycle
 //! any of them moved a frame symbol; its diagnosis is computed on the switch state
-//! assembled from the partitions, so it is the same text. Tests: `xnet_par_tests.rs`.
+//! assembled from the partitions, so it is the same text. Tests: `xswitch/par_tests.rs`.
 //!
 //! **Across processes.** [`ParNetwork::spread`] builds only this MPI rank's block of
 //! `ranks × threads` partitions; the driver runs replicated on every rank (fed every

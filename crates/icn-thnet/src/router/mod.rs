@@ -1,0 +1,23 @@
+//! Networks of input-queued virtual-channel routers (BookSim2's `iq` router), one folder per
+//! extension point:
+//! * [`shell`]: what every microarchitecture shares, written once — the packet slab, the
+//!   event rings and the receive phase, the sources and injection, the watchdog and its
+//!   wait-for diagnosis, the partition plumbing and the parallel driver ([`ParNet`]);
+//! * [`grid`]: the 5-port fast path on 2-D meshes and tori (dimension order, dateline
+//!   classes), its hot loops compiled per VC count;
+//! * [`anyradix`]: the same router of any radix on any `icn_topo` network and routing;
+//! * [`alloc`]: the round-robin and iSLIP separable allocators.
+//!
+//! A new microarchitecture is a folder next to `grid/` and `anyradix/` that keeps a
+//! [`shell::Shell`], implements [`shell::par::VcPartition`] and its own stages
+//! (`docs/extending.md`).
+
+pub mod alloc;
+pub mod anyradix;
+pub mod grid;
+pub mod network;
+pub mod shell;
+
+pub use network::VcNetwork;
+pub use shell::par::{ParNet, VcPartition};
+pub use shell::{PacketDone, VcObserver, VcParams};
