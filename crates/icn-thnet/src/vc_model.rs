@@ -155,7 +155,11 @@ impl VcRouterConfig {
         let name = self.routing.trim();
         if let Some(g) = fast_grid(&self.topology) {
             let twin = grid_twin(g).ok().map(Arc::new);
-            if self.vcs <= 8 && matches!(name, "" | "dor") {
+            // The fast path routes icnlab's `dor`; a torus's default is BookSim2's
+            // `dim_order` (random ties, a class per dimension traversal), run by the general
+            // router like every other routing function.
+            let fast = name == "dor" || (name.is_empty() && (!g.wrap || twin.is_none()));
+            if self.vcs <= 8 && fast {
                 let checked = match twin {
                     Some(net) => {
                         let classes = if g.wrap && self.vcs >= 2 { 2 } else { 1 };
@@ -222,6 +226,7 @@ fn bad(e: icn_topo::TopoError) -> Invalid {
 /// The routing a network runs when `routing` is empty (as `icn_topo::default_routing`).
 pub fn default_routing_name(net: &Network) -> &'static str {
     match net.shape() {
+        Shape::Cube { wrap: true, .. } => "dim_order",
         Shape::FatTree { .. } | Shape::Graph(_) => "updown",
         Shape::Dragonfly { .. } => "minimal",
         _ => "dor",

@@ -16,7 +16,8 @@
 //!
 //! | routing | networks | VC classes by default |
 //! |---|---|---|
-//! | `dor` | mesh, torus, ring, flattened butterfly, hypercube | 2 (dateline) on a torus or ring, else 1 |
+//! | `dim_order` | mesh, torus, ring (BookSim2's: random tie at `k/2`, a torus class per dimension traversal) | 2 on a torus or ring, else 1 |
+//! | `dor` | mesh, torus, ring, flattened butterfly, hypercube (icnlab's: `+` on a tie, dateline class after the wrap link) | 2 (dateline) on a torus or ring, else 1 |
 //! | `updown`, `updown_random` | fat tree: up/down with D-mod-k or random up ports; any other network (graphs): up*/down* on a BFS tree from router 0, parent or any up link | 1 |
 //! | `minimal`, `valiant`, `ugal` | dragonfly | 2, 3, 3 |
 //!
@@ -37,7 +38,8 @@ pub const NETWORK_FORMS: &str = "mesh:WxH[x..][,C] | torus:WxH[x..][,C] | ring:N
      dragonfly:P[,A,H][,palm|,absolute] | flatfly:WxH[x..][,C] | hypercube:D[,C] | graph:GRAPHSPEC";
 
 /// The accepted routing names.
-pub const ROUTING_NAMES: &str = "dor | updown | updown_random | minimal | valiant | ugal";
+pub const ROUTING_NAMES: &str =
+    "dim_order | dor | updown | updown_random | minimal | valiant | ugal";
 
 /// Builds the network a specification names.
 pub fn parse_network_spec(spec: &str) -> Result<Network, TopoError> {
@@ -124,6 +126,17 @@ pub fn routing_for(
             };
             Ok(Box::new(DimensionOrder::new(net, vcs)?))
         }
+        "dim_order" => {
+            let wrap = matches!(net.shape(), Shape::Cube { wrap: true, .. });
+            if !matches!(net.shape(), Shape::Cube { .. }) {
+                return Err(err(format!(
+                    "dim_order (BookSim2's) needs a mesh, torus or ring, not {}; dor routes the others",
+                    net.shape().describe()
+                )));
+            }
+            let classes = vc_classes.unwrap_or(if wrap { 2 } else { 1 });
+            Ok(Box::new(DimensionOrder::booksim(net, classes)?))
+        }
         "updown" | "updown_random" => {
             only_one(name)?;
             let random = name.trim() == "updown_random";
@@ -156,9 +169,11 @@ pub fn routing_for(
     }
 }
 
-/// The family's usual routing: `dor`, `updown` (fat trees and graphs) or `minimal`.
+/// The family's usual routing: `dim_order` (BookSim2's, on a torus or ring), `dor`,
+/// `updown` (fat trees and graphs) or `minimal`.
 pub fn default_routing(net: &Network) -> Result<Box<dyn Routing>, TopoError> {
     let name = match net.shape() {
+        Shape::Cube { wrap: true, .. } => "dim_order",
         Shape::Cube { .. } | Shape::FlatFly { .. } | Shape::Hypercube { .. } => "dor",
         Shape::FatTree { .. } | Shape::Graph(_) => "updown",
         Shape::Dragonfly { .. } => "minimal",
