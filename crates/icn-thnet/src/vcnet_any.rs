@@ -358,7 +358,10 @@ impl VcAnyNet {
                 let sender_here = (lo..hi).contains(&r);
                 let op = r.wrapping_sub(lo).wrapping_mul(radix) + o;
                 let long = net.is_global(r as u32, o as u16);
-                let chan = p.channel_delay + if long { extra } else { 0 };
+                let chan = match e {
+                    End::Terminal(_) => p.terminal_latency(),
+                    _ => p.channel_delay + if long { extra } else { 0 },
+                };
                 if sender_here {
                     fdelay[op] = (base + chan) as u16;
                 }
@@ -389,7 +392,7 @@ impl VcAnyNet {
         let longest = fdelay.iter().copied().max().unwrap_or(0) as usize;
         let slots = (longest
             .max(cdelay.iter().copied().max().unwrap_or(0) as usize)
-            .max(p.channel_delay as usize)
+            .max(p.terminal_latency() as usize)
             + 1)
         .next_power_of_two();
         Ok(VcAnyNet {

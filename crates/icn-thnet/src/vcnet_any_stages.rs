@@ -297,7 +297,7 @@ impl VcAnyNet {
         self.credits[c] -= 1;
         let k = s.sent;
         let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == s.len { TAIL } else { 0 };
-        let at = (self.now as usize + self.p.channel_delay as usize) & self.ring;
+        let at = (self.now as usize + self.p.terminal_latency() as usize) & self.ring;
         let target = self.term_port[n] * v as u32 + w as u32;
         self.flits[at].push(event(target, flit(id, flags)));
         s.sent += 1;
