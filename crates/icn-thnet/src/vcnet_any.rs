@@ -382,7 +382,10 @@ impl VcAnyNet {
                     End::Terminal(t) if sender_here => {
                         let n = terminal_here[t as usize] as usize;
                         cred_to[op] = ((ports + n) * v) as u32;
-                        cdelay[op] = p.credit_delay as u16;
+                        // Credits to a terminal cross its (terminal_delay) channel.
+                        cdelay[op] = (p.credit_delay + p.terminal_latency())
+                            .saturating_sub(p.channel_delay)
+                            .max(1) as u16;
                         term_port[n] = op as u32;
                     }
                     _ => {}
