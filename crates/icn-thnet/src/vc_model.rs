@@ -49,6 +49,10 @@ pub struct VcRouterConfig {
     pub allow_deadlock: bool,
     /// Channel latency of dragonfly global links (BookSim2's dragonfly: 100); 0: `channel_delay`.
     pub global_delay: u64,
+    /// Latency of the injection and ejection channels (BookSim2 keeps them at 1 whatever its
+    /// network channels take: 2 on its torus, 10/100 on its dragonfly); 0: `channel_delay`.
+    /// Set and different from `channel_delay`, it moves a grid to the router of any radix.
+    pub terminal_delay: u64,
     /// Offered flits per node per cycle.
     pub load: f64,
     /// Packet size in flits (or the small mode of the bimodal mix).
@@ -84,6 +88,7 @@ impl Default for VcRouterConfig {
             routing: String::new(),
             allow_deadlock: false,
             global_delay: 0,
+            terminal_delay: 0,
             load: 0.1,
             size: 5,
             size_large: 20,
@@ -120,6 +125,7 @@ impl VcRouterConfig {
             st_delay: self.st_delay,
             channel_delay: self.channel_delay,
             credit_delay: self.credit_delay,
+            terminal_delay: self.terminal_delay,
             vc_alloc: self.vc_alloc,
             sw_alloc: self.sw_alloc,
             watchdog: self.watchdog,
@@ -141,7 +147,13 @@ impl VcRouterConfig {
         let name = self.routing.trim();
         if let Some(g) = fast_grid(&self.topology) {
             let twin = grid_twin(g).ok().map(Arc::new);
-            if self.vcs <= 8 && matches!(name, "" | "dor") {
+            // The fast path routes icnlab's `dor`; a torus's default is BookSim2's
+            // `dim_order` (random ties, a class per dimension traversal), run by the general
+            // router like every other routing function.
+            let fast = name == "dor" || (name.is_empty() && (!g.wrap || twin.is_none()));
+            let terminals_as_links =
+                matches!(self.terminal_delay, 0) || self.terminal_delay == self.channel_delay;
+            if self.vcs <= 8 && fast && terminals_as_links {
                 let checked = match twin {
                     Some(net) => {
                         let classes = if g.wrap && self.vcs >= 2 { 2 } else { 1 };

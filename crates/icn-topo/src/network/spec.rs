@@ -16,9 +16,13 @@
 //!
 //! | routing | networks | VC classes by default |
 //! |---|---|---|
-//! | `dor` | mesh, torus, ring, flattened butterfly, hypercube | 2 (dateline) on a torus or ring, else 1 |
+//! | `dim_order` | mesh, torus, ring (BookSim2's: random tie at `k/2`, a torus class per dimension traversal) | 2 on a torus or ring, else 1 |
+//! | `dor` | mesh, torus, ring, flattened butterfly, hypercube (icnlab's: `+` on a tie, dateline class after the wrap link) | 2 (dateline) on a torus or ring, else 1 |
 //! | `updown`, `updown_random` | fat tree: up/down with D-mod-k or random up ports; any other network (graphs): up*/down* on a BFS tree from router 0, parent or any up link | 1 |
-//! | `minimal`, `valiant`, `ugal` | dragonfly | 2, 3, 3 |
+//! | `minimal`, `valiant`, `ugal` | dragonfly (Kim et al.'s: intermediate group) | 2, 3, 3 |
+//! | `dim_order_mesh`, `dim_order_torus` | BookSim2's full names of `dim_order` | as `dim_order` |
+//! | `nca_fattree` | fat tree: BookSim2's nearest common ancestor, random up port (= `updown_random`) | 1 |
+//! | `min_dragonflynew`, `ugal_dragonflynew`, `valiant_dragonflynew` | dragonfly: BookSim2's (see [`crate::routing::dragonfly`]) | 2, 3, 3 |
 //!
 //! A VC-class count given with the routing overrides the default: `dor` with 1 class on a torus
 //! is dimension order without datelines, `ugal` with 2 classes is too few — what the deadlock
@@ -37,7 +41,9 @@ pub const NETWORK_FORMS: &str = "mesh:WxH[x..][,C] | torus:WxH[x..][,C] | ring:N
      dragonfly:P[,A,H][,palm|,absolute] | flatfly:WxH[x..][,C] | hypercube:D[,C] | graph:GRAPHSPEC";
 
 /// The accepted routing names.
-pub const ROUTING_NAMES: &str = "dor | updown | updown_random | minimal | valiant | ugal";
+pub const ROUTING_NAMES: &str = "dim_order | dim_order_mesh | dim_order_torus | nca_fattree | \
+     min_dragonflynew | ugal_dragonflynew | valiant_dragonflynew | dor | updown | updown_random | \
+     minimal | valiant | ugal";
 
 /// Builds the network a specification names.
 pub fn parse_network_spec(spec: &str) -> Result<Network, TopoError> {
@@ -124,6 +130,24 @@ pub fn routing_for(
             };
             Ok(Box::new(DimensionOrder::new(net, vcs)?))
         }
+        "dim_order" | "dim_order_mesh" | "dim_order_torus" => {
+            let wrap = matches!(net.shape(), Shape::Cube { wrap: true, .. });
+            if !matches!(net.shape(), Shape::Cube { .. }) {
+                return Err(err(format!(
+                    "dim_order (BookSim2's) needs a mesh, torus or ring, not {}; dor routes the others",
+                    net.shape().describe()
+                )));
+            }
+            let classes = vc_classes.unwrap_or(if wrap { 2 } else { 1 });
+            Ok(Box::new(DimensionOrder::booksim(net, classes)?))
+        }
+        "nca_fattree" => {
+            only_one(name)?;
+            if !matches!(net.shape(), Shape::FatTree { .. }) {
+                return Err(err("nca_fattree (BookSim2's) needs a fat tree".into()));
+            }
+            Ok(Box::new(UpDown::new(net, UpPort::Random)?))
+        }
         "updown" | "updown_random" => {
             only_one(name)?;
             let random = name.trim() == "updown_random";
@@ -138,11 +162,19 @@ pub fn routing_for(
                 Ok(Box::new(GraphUpDown::new(net, 0, random)?))
             }
         }
-        "minimal" | "valiant" | "ugal" => {
+        "minimal"
+        | "valiant"
+        | "ugal"
+        | "min_dragonflynew"
+        | "ugal_dragonflynew"
+        | "valiant_dragonflynew" => {
             let alg = match name.trim() {
                 "minimal" => Algorithm::Minimal,
                 "valiant" => Algorithm::Valiant,
-                _ => Algorithm::Ugal { threshold: 0 },
+                "ugal" => Algorithm::Ugal { threshold: 0 },
+                "min_dragonflynew" => Algorithm::BookSimMin,
+                "ugal_dragonflynew" => Algorithm::BookSimUgal { threshold: 30 },
+                _ => Algorithm::BookSimValiant,
             };
             let r = DragonflyRouting::new(net, alg)?;
             Ok(Box::new(match vc_classes {
@@ -156,10 +188,12 @@ pub fn routing_for(
     }
 }
 
-/// The name of the family's usual routing: `dor`, `updown` (fat trees and graphs) or
-/// `minimal` (dragonflies). The one place this mapping is written.
+/// The name of the family's usual routing: `dim_order` (BookSim2's, on a torus or ring),
+/// `dor`, `updown` (fat trees and graphs) or `minimal` (dragonflies). The one place this
+/// mapping is written.
 pub fn default_routing_name(net: &Network) -> &'static str {
     match net.shape() {
+        Shape::Cube { wrap: true, .. } => "dim_order",
         Shape::Cube { .. } | Shape::FlatFly { .. } | Shape::Hypercube { .. } => "dor",
         Shape::FatTree { .. } | Shape::Graph(_) => "updown",
         Shape::Dragonfly { .. } => "minimal",

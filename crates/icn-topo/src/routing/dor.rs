@@ -15,6 +15,26 @@
 //! never reach the wrap link again (a shortest route wraps at most once): no cycle, and dimension
 //! order orders the rings. Without datelines ([`Vcs::Single`]) each ring is a cycle of channels.
 //! Meshes, flattened butterflies and hypercubes need one class.
+//!
+//! **BookSim2's `dim_order` on a torus** ([`DimensionOrder::booksim`], routing name
+//! `dim_order`) differs from the above (`dor`) in two ways, both decided when the packet turns
+//! into a dimension (BookSim2's `dor_next_torus`, `partition` not balanced):
+//! - a tie (`d − x ≡ k/2`) goes `+` or `−` at random, each with probability ½, so both
+//!   directions of a ring carry the half-way traffic (`dor` sends it all `+`);
+//! - the packet takes class 1 for its *whole* traversal of the dimension when `x > d` (its
+//!   coordinate on entering exceeds the destination's), else class 0. Going `+` that is
+//!   "the route will wrap"; going `−` BookSim2's test is the same comparison, so there class 1
+//!   holds the routes that do *not* wrap. Either way each direction of a ring splits its
+//!   routes into wrapping and non-wrapping ones, one class each: every route of one class is a
+//!   stretch of one line of channels (the wrapping ones around the wrap link, of at most
+//!   `k/2` hops; the others never touch it), so no class has a cycle.
+//!
+//! Why pick which: `dim_order` is the reference (BookSim2's results, and on uniform traffic it
+//! spreads both the tie traffic over both directions and the packets over both classes from
+//! the first hop, which is what lets an 8×8 torus accept ~0.53 flits/node/cycle); `dor` is
+//! deterministic (no random draw per packet: one route per pair, reproducible by hand, the
+//! policy of Dally & Seitz's dateline) and keeps a packet in class 0 until the wrap link, which
+//! leaves class 1 mostly idle — the price is throughput.
 
 use super::{Header, Hop, Routing};
 use crate::TopoError;
@@ -27,6 +47,18 @@ pub enum Vcs {
     Single,
     /// Class 1 after crossing a dimension's dateline (torus and ring).
     Dateline,
+    /// BookSim2's partition: the class of a whole dimension chosen on entering it, 1 when the
+    /// coordinate exceeds the destination's (torus and ring).
+    Partition,
+}
+
+/// Which way a torus hop goes when both ways round are equally short (`k` even).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ties {
+    /// Always `+` (icnlab's `dor`: one route per pair).
+    Plus,
+    /// `+` or `−`, chosen at random on entering the dimension (BookSim2's `dim_order`).
+    Random,
 }
 
 #[derive(Clone, Debug)]
@@ -42,11 +74,32 @@ pub struct DimensionOrder {
     family: Family,
     conc: u32,
     vcs: Vcs,
+    ties: Ties,
 }
 
 const CROSSED: u8 = 0x80;
 
 impl DimensionOrder {
+    /// BookSim2's `dim_order` for `net`: random ties and [`Vcs::Partition`] on a torus or ring
+    /// (or [`Vcs::Single`] when `classes` is 1), else the same routes as [`DimensionOrder::new`]
+    /// with one class (BookSim2's `dim_order_mesh`).
+    pub fn booksim(net: &Network, classes: u8) -> Result<DimensionOrder, TopoError> {
+        let wrap = matches!(net.shape(), Shape::Cube { wrap: true, .. });
+        let vcs = match classes {
+            1 => Vcs::Single,
+            2 if wrap => Vcs::Partition,
+            n => {
+                return Err(TopoError::parameter(
+                    "routing",
+                    format!("dim_order uses 1 VC class, or 2 on a torus or ring; got {n}"),
+                ));
+            }
+        };
+        let mut r = DimensionOrder::new(net, vcs)?;
+        r.ties = Ties::Random;
+        Ok(r)
+    }
+
     /// Dimension-order routing for `net`; an error for a network of another family.
     pub fn new(net: &Network, vcs: Vcs) -> Result<DimensionOrder, TopoError> {
         let family = match net.shape() {
@@ -70,6 +123,7 @@ impl DimensionOrder {
             family,
             conc: u32::from(net.terminals_per_router()),
             vcs,
+            ties: Ties::Plus,
         })
     }
 
@@ -85,11 +139,95 @@ impl DimensionOrder {
     }
 }
 
+impl DimensionOrder {
+    /// The hops in dimension `i` (coordinate `x`, destination's `d ≠ x`, side `k`).
+    #[allow(clippy::too_many_arguments)]
+    fn cube_hops(
+        &self,
+        i: usize,
+        x: u32,
+        d: u32,
+        k: u32,
+        wrap: bool,
+        header: &Header,
+        emit: &mut dyn FnMut(Hop, Header),
+    ) {
+        let c = self.conc as PortId;
+        let dim = i as u8 + 1;
+        let port = |plus: bool| c + 2 * i as PortId + PortId::from(!plus);
+        let fwd = (d + k - x) % k;
+        if !wrap {
+            let hop = Hop {
+                port: port(d > x),
+                vc: 0,
+            };
+            emit(hop, Header { vc: 0, ..*header });
+            return;
+        }
+        if self.vcs == Vcs::Partition || self.ties == Ties::Random {
+            // Entering the dimension: the direction (a tie drawn) and, for the partition, the
+            // class of the whole traversal; within it: the same direction and class.
+            let entering = header.progress != dim;
+            let vc = match self.vcs {
+                Vcs::Partition if entering => u8::from(x > d),
+                Vcs::Partition => header.vc,
+                _ => 0,
+            };
+            let next = Header {
+                vc,
+                progress: dim,
+                ..*header
+            };
+            if entering && 2 * fwd == k {
+                emit(
+                    Hop {
+                        port: port(true),
+                        vc,
+                    },
+                    next,
+                );
+                emit(
+                    Hop {
+                        port: port(false),
+                        vc,
+                    },
+                    next,
+                );
+            } else {
+                emit(
+                    Hop {
+                        port: port(2 * fwd < k),
+                        vc,
+                    },
+                    next,
+                );
+            }
+            return;
+        }
+        let plus = fwd <= k / 2;
+        let wraps = if plus { x == k - 1 } else { x == 0 };
+        let crossed = header.progress == dim | CROSSED;
+        let vc = u8::from(crossed && self.vcs == Vcs::Dateline);
+        let progress = dim | if crossed || wraps { CROSSED } else { 0 };
+        emit(
+            Hop {
+                port: port(plus),
+                vc,
+            },
+            Header {
+                vc,
+                progress,
+                ..*header
+            },
+        );
+    }
+}
+
 impl Routing for DimensionOrder {
     fn vc_classes(&self) -> u8 {
         match self.vcs {
             Vcs::Single => 1,
-            Vcs::Dateline => 2,
+            Vcs::Dateline | Vcs::Partition => 2,
         }
     }
 
@@ -134,34 +272,15 @@ impl Routing for DimensionOrder {
             }
             Family::Cube { dims, wrap } => {
                 let mut stride = 1u32;
-                let mut out = None;
                 for (i, &k) in dims.iter().enumerate() {
                     let (x, d) = (router / stride % k, dst_router / stride % k);
                     if x != d {
-                        let plus = if *wrap {
-                            (d + k - x) % k <= k / 2
-                        } else {
-                            d > x
-                        };
-                        let wraps = *wrap && if plus { x == k - 1 } else { x == 0 };
-                        let dim = i as u8 + 1;
-                        let crossed = header.progress == dim | CROSSED;
-                        let vc = u8::from(crossed && self.vcs == Vcs::Dateline);
-                        let progress = dim | if crossed || wraps { CROSSED } else { 0 };
-                        let port = c + 2 * i as PortId + PortId::from(!plus);
-                        out = Some((
-                            Hop { port, vc },
-                            Header {
-                                vc,
-                                progress,
-                                ..*header
-                            },
-                        ));
-                        break;
+                        self.cube_hops(i, x, d, k, *wrap, header, emit);
+                        return;
                     }
                     stride *= k;
                 }
-                out.unwrap_or_else(|| self.eject(header))
+                self.eject(header)
             }
         };
         emit(hop, next);

@@ -28,6 +28,24 @@
 //! increase: no cycle with 2 classes for minimal, 3 for Valiant and UGAL. With fewer classes
 //! ([`DragonflyRouting::with_vc_classes`]) the class is capped at the last one, and the
 //! deadlock checker finds the cycles this creates.
+//!
+//! **BookSim2's dragonfly routing** (`dragonflynew`, its names): the same minimal routes, other
+//! VC classes and, for UGAL, another algorithm.
+//!
+//! | name | routes | VC class (BookSim2's `ph`) |
+//! |---|---|---|
+//! | `min_dragonflynew` | minimal | 0 in the source group, 1 from the global hop on (the global hop itself in 1, where `minimal` takes it in 0) |
+//! | `ugal_dragonflynew` | at the source: a random intermediate *node* of the whole network; if it is in the source group, or the destination is, minimal; else minimal when `q_min ≤ 2·q_nonmin + 30` (queues: flits in the downstream buffers of the two first-hop ports; 30 is BookSim2's fixed `adaptive_threshold`, a bias to minimal), else minimally to the intermediate node's *router*, then minimally on | non-minimal 0 up to the intermediate router; then 1; 2 from the global hop on (intra-group packets 2 throughout) |
+//! | `valiant_dragonflynew` | `ugal_dragonflynew` that never chooses minimal for an inter-group packet whose intermediate node lies outside the source group (not in upstream BookSim2: its UGAL with the threshold at −∞) | as `ugal_dragonflynew` |
+//!
+//! Why pick which: the BookSim2 functions reproduce BookSim2's figures; `minimal`, `valiant`
+//! and `ugal` are Kim et al.'s: an intermediate *group* (never the source's or the
+//! destination's), hop-count-weighted UGAL-L with threshold 0, and VC classes that the
+//! deadlock check accepts. BookSim2's node-intermediate routes take the local hop to the
+//! intermediate router in class 0, after a global hop, and class 0 also carries source-group
+//! hops towards a global link: the channel-dependency graph has a cycle through class 0
+//! (global link → local hop in the next group → that group's global link → …), which the
+//! check reports; BookSim2 runs them unchecked, icnlab only with `allow_deadlock = true`.
 
 use super::{Header, Hop, NO_VIA, Routing};
 use crate::TopoError;
@@ -43,6 +61,30 @@ pub enum Algorithm {
     Ugal {
         threshold: u32,
     },
+    /// BookSim2's `min_dragonflynew`.
+    BookSimMin,
+    /// BookSim2's `ugal_dragonflynew` (its `adaptive_threshold` is 30).
+    BookSimUgal {
+        threshold: i32,
+    },
+    /// `valiant_dragonflynew`: BookSim2's UGAL always non-minimal.
+    BookSimValiant,
+}
+
+impl Algorithm {
+    fn needed_classes(self) -> u8 {
+        match self {
+            Algorithm::Minimal | Algorithm::BookSimMin => 2,
+            _ => 3,
+        }
+    }
+
+    fn booksim_node(self) -> bool {
+        matches!(
+            self,
+            Algorithm::BookSimUgal { .. } | Algorithm::BookSimValiant
+        )
+    }
 }
 
 /// Minimal, Valiant or UGAL routing on a dragonfly.
@@ -72,10 +114,7 @@ impl DragonflyRouting {
                 format!("needs a dragonfly, not {}", net.shape().describe()),
             ));
         };
-        let classes = match algorithm {
-            Algorithm::Minimal => 2,
-            Algorithm::Valiant | Algorithm::Ugal { .. } => 3,
-        };
+        let classes = algorithm.needed_classes();
         Ok(DragonflyRouting {
             p,
             a,
@@ -101,9 +140,63 @@ impl DragonflyRouting {
 
     /// The VC classes this algorithm needs to be deadlock-free.
     pub fn needed_vc_classes(&self) -> u8 {
-        match self.algorithm {
-            Algorithm::Minimal => 2,
-            Algorithm::Valiant | Algorithm::Ugal { .. } => 3,
+        self.algorithm.needed_classes()
+    }
+
+    /// Whether `port` is a global link's.
+    fn is_global(&self, port: PortId) -> bool {
+        u32::from(port) >= self.p + self.a - 1
+    }
+
+    /// BookSim2's `dragonfly_port`: the first port of the minimal route from `router` to router
+    /// `to` (≠ `router`).
+    fn port_to(&self, router: RouterId, to: RouterId) -> PortId {
+        self.minimal(router, to).1
+    }
+
+    /// BookSim2's node-intermediate UGAL/Valiant: one hop (`progress` is BookSim2's `ph`, `via`
+    /// the intermediate router while `ph = 0`).
+    fn booksim_node_hop(
+        &self,
+        router: RouterId,
+        header: &Header,
+        emit: &mut dyn FnMut(Hop, Header),
+    ) {
+        let mut next = *header;
+        let dst_router = next.dst / self.p;
+        if next.progress == 0 && router == next.via {
+            next.progress = 1;
+            next.via = NO_VIA;
+        }
+        if router == dst_router && next.progress != 0 {
+            let hop = Hop {
+                port: (next.dst % self.p) as PortId,
+                vc: next.vc,
+            };
+            emit(hop, next);
+            return;
+        }
+        let target = if next.progress == 0 {
+            next.via
+        } else {
+            dst_router
+        };
+        let port = self.port_to(router, target);
+        if next.progress == 1 && self.is_global(port) {
+            next.progress = 2;
+        }
+        next.vc = next.progress.min(self.classes - 1);
+        emit(Hop { port, vc: next.vc }, next);
+    }
+
+    /// The header of BookSim2's UGAL/Valiant at the source: `ph` 2 (intra-group), 1 (minimal)
+    /// or 0 towards intermediate router `via`.
+    fn booksim_header(dst: TerminalId, ph: u8, via: u32) -> Header {
+        Header {
+            dst,
+            via,
+            vc: 0,
+            progress: ph,
         }
     }
 
@@ -184,13 +277,26 @@ impl Routing for DragonflyRouting {
     fn inject_choices(&self, src: TerminalId, dst: TerminalId, emit: &mut dyn FnMut(Header)) {
         let (gs, gd) = (self.group(src / self.p), self.group(dst / self.p));
         let direct = Header::to(dst);
-        if matches!(self.algorithm, Algorithm::Minimal | Algorithm::Ugal { .. })
-            || gs == gd
+        if self.algorithm.booksim_node() {
+            if gs == gd {
+                emit(Self::booksim_header(dst, 2, NO_VIA));
+                return;
+            }
+            emit(Self::booksim_header(dst, 1, NO_VIA));
+            for r in (0..self.g * self.a).filter(|&r| self.group(r) != gs) {
+                emit(Self::booksim_header(dst, 0, r));
+            }
+            return;
+        }
+        if matches!(
+            self.algorithm,
+            Algorithm::Minimal | Algorithm::Ugal { .. } | Algorithm::BookSimMin
+        ) || gs == gd
             || self.g < 3
         {
             emit(direct);
         }
-        if !matches!(self.algorithm, Algorithm::Minimal) && gs != gd {
+        if !matches!(self.algorithm, Algorithm::Minimal | Algorithm::BookSimMin) && gs != gd {
             for x in 0..self.g.saturating_sub(2) {
                 emit(Header {
                     via: self.nth_other_group(x, gs, gd),
@@ -210,7 +316,33 @@ impl Routing for DragonflyRouting {
         let (rs, rd) = (src / self.p, dst / self.p);
         let (gs, gd) = (self.group(rs), self.group(rd));
         let direct = Header::to(dst);
-        if self.algorithm == Algorithm::Minimal || gs == gd || self.g < 3 {
+        if self.algorithm.booksim_node() {
+            if gs == gd {
+                return Self::booksim_header(dst, 2, NO_VIA);
+            }
+            // RandomInt(_network_size − 1): any node, the source's group included.
+            let node = rng.random_range(0..self.g * self.a * self.p);
+            let via = node / self.p;
+            if self.group(via) == gs {
+                return Self::booksim_header(dst, 1, NO_VIA);
+            }
+            let nonmin = Self::booksim_header(dst, 0, via);
+            let Algorithm::BookSimUgal { threshold } = self.algorithm else {
+                return nonmin;
+            };
+            let q = |port: PortId| i64::from(queues.get(usize::from(port)).copied().unwrap_or(0));
+            let q_min = q(self.port_to(rs, rd));
+            let q_non = q(self.port_to(rs, via));
+            return if q_min <= 2 * q_non + i64::from(threshold) {
+                Self::booksim_header(dst, 1, NO_VIA)
+            } else {
+                nonmin
+            };
+        }
+        if matches!(self.algorithm, Algorithm::Minimal | Algorithm::BookSimMin)
+            || gs == gd
+            || self.g < 3
+        {
             return direct;
         }
         let via = self.nth_other_group(rng.random_range(0..self.g - 2), gs, gd);
@@ -229,6 +361,10 @@ impl Routing for DragonflyRouting {
     }
 
     fn choices(&self, router: RouterId, header: &Header, emit: &mut dyn FnMut(Hop, Header)) {
+        if self.algorithm.booksim_node() {
+            self.booksim_node_hop(router, header, emit);
+            return;
+        }
         let mut next = *header;
         let here = self.group(router);
         if next.via == here {
@@ -259,6 +395,12 @@ impl Routing for DragonflyRouting {
             } else {
                 self.local_port(router, owner)
             }
+        };
+        // BookSim2's min takes the global hop itself in the class after it.
+        let class = if self.algorithm == Algorithm::BookSimMin {
+            next.progress.min(self.classes - 1)
+        } else {
+            class
         };
         next.vc = class;
         emit(Hop { port, vc: class }, next);

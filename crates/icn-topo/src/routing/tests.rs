@@ -371,3 +371,181 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn booksim_dim_order_on_a_ring_by_hand() {
+    // Ring of 6, one terminal per router: port 1 is +, port 2 is −.
+    let net = Network::ring(6).unwrap();
+    let dim = DimensionOrder::booksim(&net, 2).unwrap();
+    // 4 → 1: distance 3 both ways, a tie: both directions offered on entering the ring, in
+    // class 1 (4 > 1) for the whole traversal.
+    let first = offered(&dim, 4, &Header::to(1));
+    assert_eq!(
+        first.iter().map(|x| x.0).collect::<Vec<_>>(),
+        hops(&[(1, 1), (2, 1)])
+    );
+    // Having gone + (now at 5), only + is offered (distance 2 that way, 4 the other).
+    let next = offered(&dim, 5, &first[0].1);
+    assert_eq!(
+        next.iter().map(|x| x.0).collect::<Vec<_>>(),
+        hops(&[(1, 1)])
+    );
+    // 5 → 1 goes + over the wrap link, all of it in class 1 (BookSim2: the upper class for
+    // the whole traversal of a dimension that will wrap), not only after the wrap as `dor`.
+    let r = route(&net, &dim, 5, 1);
+    assert_eq!(only_hops(&r), hops(&[(1, 1), (1, 1), (0, 1)]));
+    let dor = DimensionOrder::new(&net, Vcs::Dateline).unwrap();
+    assert_eq!(
+        only_hops(&route(&net, &dor, 5, 1)),
+        hops(&[(1, 0), (1, 1), (0, 1)])
+    );
+    // 1 → 5 goes − over the wrap link in class 0: BookSim2 compares coordinates (1 < 5), so
+    // going − the class-1 routes are the ones that do not wrap, e.g. 3 → 1.
+    assert_eq!(
+        only_hops(&route(&net, &dim, 1, 5)),
+        hops(&[(2, 0), (2, 0), (0, 0)])
+    );
+    assert_eq!(
+        only_hops(&route(&net, &dim, 3, 1)),
+        hops(&[(2, 1), (2, 1), (0, 1)])
+    );
+    // 0 → 2 does not wrap going +: class 0.
+    assert_eq!(
+        only_hops(&route(&net, &dim, 0, 2)),
+        hops(&[(1, 0), (1, 0), (0, 0)])
+    );
+}
+
+#[test]
+fn booksim_dim_order_classes_restart_per_dimension_and_mesh_is_dor() {
+    // Torus 4×4: (1,3) → (0,1) = router 13 → 4. x: 1 → 0 goes − (class 1: 1 > 0); y: 3 → 1
+    // is a tie (either way, class 1: 3 > 1). Ports: 1 +x, 2 −x, 3 +y, 4 −y.
+    let net = Network::torus(4, 4).unwrap();
+    let dim = DimensionOrder::booksim(&net, 2).unwrap();
+    let r = route(&net, &dim, 13, 4);
+    assert_eq!(r[0], (13, Hop { port: 2, vc: 1 }));
+    assert!(matches!(r[1].1, Hop { port: 3 | 4, vc: 1 }));
+    // (0,0) → (1,3): x + in class 0, then y 0 → 3 goes − (distance 1) in class 0.
+    assert_eq!(
+        only_hops(&route(&net, &dim, 0, 13)),
+        hops(&[(1, 0), (4, 0), (0, 0)])
+    );
+    // On a mesh BookSim2's dim_order_mesh is dor: same routes, one class.
+    let mesh = Network::mesh(4, 3).unwrap();
+    let a = DimensionOrder::booksim(&mesh, 1).unwrap();
+    let b = DimensionOrder::new(&mesh, Vcs::Single).unwrap();
+    for (s, d) in [(0, 6), (11, 0), (5, 7)] {
+        assert_eq!(route(&mesh, &a, s, d), route(&mesh, &b, s, d));
+    }
+    assert!(DimensionOrder::booksim(&mesh, 2).is_err());
+}
+
+#[test]
+fn booksim_dim_order_splits_ties_evenly() {
+    // 8-ring, 0 → 4: a tie at k/2; BookSim2 draws RandomInt(1). Over 2 000 seeded draws the
+    // + share is within 5 points of ½ (binomial σ ≈ 1.1 points).
+    let net = Network::ring(8).unwrap();
+    let dim = DimensionOrder::booksim(&net, 2).unwrap();
+    let mut rng = Pcg64::seed_from_u64(7);
+    let plus = (0..2000)
+        .filter(|_| {
+            let r = trace(&net, &dim, 0, 4, &mut rng, &[], 64).unwrap();
+            assert_eq!(r.len(), 5, "4 hops and the ejection");
+            r[0].1.port == 1
+        })
+        .count();
+    assert!((900..=1100).contains(&plus), "{plus} of 2000 went +");
+}
+
+#[test]
+fn booksim_min_dragonflynew_takes_the_global_hop_in_class_1() {
+    // p = 1, a = 2, h = 2, g = 5 (absolute, BookSim2's): terminal t on router t.
+    let net = Network::dragonfly_with(1, 2, 2, crate::network::Arrangement::Absolute).unwrap();
+    let ours = DragonflyRouting::new(&net, Algorithm::Minimal).unwrap();
+    let theirs = DragonflyRouting::new(&net, Algorithm::BookSimMin).unwrap();
+    let mut globals = 0;
+    for (s, d) in [(0, 9), (1, 4), (3, 8), (0, 1)] {
+        let a = route(&net, &ours, s, d);
+        let b = route(&net, &theirs, s, d);
+        // Same ports; the class differs only on the global hop: 0 in Kim et al.'s, 1 here
+        // (the ejection, last, is no network channel).
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b).take(a.len() - 1) {
+            assert_eq!(x.1.port, y.1.port);
+            let global = x.1.port >= 2 && x.1.port <= 3;
+            globals += usize::from(global);
+            assert_eq!(
+                y.1.vc,
+                x.1.vc + u8::from(global),
+                "{s}→{d} at router {}",
+                x.0
+            );
+        }
+    }
+    assert!(globals >= 3);
+}
+
+#[test]
+fn booksim_ugal_dragonflynew_bias_is_30_flits() {
+    let net = Network::dragonfly_with(1, 2, 2, crate::network::Arrangement::Absolute).unwrap();
+    let ugal = DragonflyRouting::new(&net, Algorithm::BookSimUgal { threshold: 30 }).unwrap();
+    // Terminal 0 (router 0, group 0) → terminal 9 (group 4): the minimal first port.
+    let min_port = route(&net, &ugal, 0, 9)[0].1.port;
+    let mut rng = Pcg64::seed_from_u64(3);
+    let draw = |q_min: u32, rng: &mut Pcg64| {
+        let mut queues = [0u32; 4];
+        queues[usize::from(min_port)] = q_min;
+        ugal.inject(0, 9, rng, &queues)
+    };
+    // q_min ≤ 2·q_nonmin + 30: with 30 flits queued on the minimal port and none elsewhere,
+    // still minimal (ph 1) every time; with 31, non-minimal (ph 0) whenever the random
+    // intermediate node is outside the source group and its first port is another one.
+    assert!((0..500).all(|_| draw(30, &mut rng).progress == 1));
+    let hs: Vec<Header> = (0..500).map(|_| draw(31, &mut rng)).collect();
+    let non: Vec<&Header> = hs.iter().filter(|h| h.progress == 0).collect();
+    assert!(non.len() > 200, "{} of 500 non-minimal", non.len());
+    for h in &non {
+        assert!(
+            h.via / 2 != 0,
+            "intermediate router {} in the source group",
+            h.via
+        );
+    }
+    // Intra-group packets: ph 2 (class 2) throughout.
+    let r = route(&net, &ugal, 0, 1);
+    assert!(r.iter().all(|x| x.1.vc == 2), "{r:?}");
+}
+
+#[test]
+fn booksim_valiant_dragonflynew_visits_the_intermediate_router() {
+    let net = Network::dragonfly_with(1, 2, 2, crate::network::Arrangement::Absolute).unwrap();
+    let val = DragonflyRouting::new(&net, Algorithm::BookSimValiant).unwrap();
+    let mut rng = Pcg64::seed_from_u64(5);
+    let mut seen = 0;
+    for _ in 0..200 {
+        let h = val.inject(0, 9, &mut rng, &[]);
+        if h.progress != 0 {
+            // The intermediate node fell in the source group: minimal, ph 1.
+            assert_eq!(h.progress, 1);
+            continue;
+        }
+        seen += 1;
+        // Follow it: class 0 up to the intermediate router, then 1, then 2 from the global hop.
+        let (mut router, mut hdr) = (0u32, h);
+        let mut classes = Vec::new();
+        let mut visited = false;
+        for _ in 0..10 {
+            visited |= router == h.via;
+            let hop = val.next_hop(router, &mut hdr, &mut rng);
+            classes.push(hop.vc);
+            match net.end(router, hop.port) {
+                crate::network::End::Router { router: n, .. } => router = n,
+                _ => break,
+            }
+        }
+        assert!(visited, "never reached intermediate router {}", h.via);
+        assert!(classes.windows(2).all(|w| w[0] <= w[1]), "{classes:?}");
+        assert_eq!(classes.first(), Some(&0));
+    }
+    assert!(seen > 100);
+}

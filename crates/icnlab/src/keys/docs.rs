@@ -401,7 +401,7 @@ const VC_ROUTER: Docs = &[
     (
         "routing",
         "",
-        "`dor`, `updown`, `updown_random`, `minimal`, `valiant`, `ugal`; empty: the family's usual one",
+        "`dim_order`, `dor`, `updown`, `updown_random`, `minimal`, `valiant`, `ugal` (see docs/booksim.md); empty: the family's usual one (`dim_order` on tori)",
     ),
     (
         "allow_deadlock",
@@ -412,6 +412,11 @@ const VC_ROUTER: Docs = &[
         "global_delay",
         "cycles",
         "latency of dragonfly global links; 0: `channel_delay`",
+    ),
+    (
+        "terminal_delay",
+        "cycles",
+        "latency of the injection and ejection channels (BookSim2: 1); 0: `channel_delay`",
     ),
     ("load", "flits/node/cycle", "offered load per node"),
     (

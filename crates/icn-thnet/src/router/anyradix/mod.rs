@@ -308,7 +308,10 @@ impl VcAnyNet {
                 let sender_here = (lo..hi).contains(&r);
                 let op = r.wrapping_sub(lo).wrapping_mul(radix) + o;
                 let long = net.is_global(r as u32, o as u16);
-                let chan = p.channel_delay + if long { extra } else { 0 };
+                let chan = match e {
+                    End::Terminal(_) => p.terminal_latency(),
+                    _ => p.channel_delay + if long { extra } else { 0 },
+                };
                 if sender_here {
                     fdelay[op] = (base + chan) as u16;
                 }
@@ -329,7 +332,10 @@ impl VcAnyNet {
                     End::Terminal(t) if sender_here => {
                         let n = terminal_here[t as usize] as usize;
                         cred_to[op] = ((ports + n) * v) as u32;
-                        cdelay[op] = p.credit_delay as u16;
+                        // Credits to a terminal cross its (terminal_delay) channel.
+                        cdelay[op] = (p.credit_delay + p.terminal_latency())
+                            .saturating_sub(p.channel_delay)
+                            .max(1) as u16;
                         term_port[n] = op as u32;
                     }
                     _ => {}
@@ -339,7 +345,7 @@ impl VcAnyNet {
         let size = ShellSize {
             longest: (fdelay.iter().copied().max().unwrap_or(0) as usize)
                 .max(cdelay.iter().copied().max().unwrap_or(0) as usize)
-                .max(p.channel_delay as usize),
+                .max(p.terminal_latency() as usize),
             sources: terminals,
             counters: (ports + terminals) * v,
             buf: p.buf,
@@ -497,7 +503,7 @@ impl VcAnyNet {
         }
         let (v, term_port) = (self.v, &self.term_port);
         let counters = self.routers * self.radix;
-        self.sh.inject_all(v, self.p.channel_delay, |n| {
+        self.sh.inject_all(v, self.p.terminal_latency(), |n| {
             ((counters + n) * v, term_port[n] * v as u32)
         });
         if self.sh.stalled(self.p.watchdog) {

@@ -68,6 +68,9 @@ pub struct VcParams {
     /// channel latency (BookSim: 1), `credit_delay`
     pub channel_delay: u64,
     pub credit_delay: u64,
+    /// Latency of the injection and ejection channels (BookSim2: always 1); 0 means
+    /// `channel_delay`. Only the router of any radix reads it.
+    pub terminal_delay: u64,
     /// `vc_allocator`, `sw_allocator`
     pub vc_alloc: AllocKind,
     pub sw_alloc: AllocKind,
@@ -75,6 +78,14 @@ pub struct VcParams {
 }
 
 impl VcParams {
+    /// The injection and ejection channels' latency: `terminal_delay`, or `channel_delay`.
+    pub fn terminal_latency(&self) -> u64 {
+        match self.terminal_delay {
+            0 => self.channel_delay,
+            t => t,
+        }
+    }
+
     /// BookSim2's `iq` defaults: every pipeline and channel delay one cycle, round-robin
     /// allocators (the timing table of [`crate::router::grid`] with all delays 1).
     pub fn unit_delays(vcs: usize, buf: usize, watchdog: u64) -> VcParams {
@@ -87,6 +98,7 @@ impl VcParams {
             st_delay: 1,
             channel_delay: 1,
             credit_delay: 1,
+            terminal_delay: 0,
             vc_alloc: AllocKind::RoundRobin,
             sw_alloc: AllocKind::RoundRobin,
             watchdog,
@@ -120,6 +132,12 @@ impl VcParams {
             "channel_delay",
             "1 ..= 64 cycles",
             self.channel_delay,
+        )?;
+        Invalid::check(
+            self.terminal_delay <= 64,
+            "terminal_delay",
+            "0 (= channel_delay) ..= 64 cycles",
+            self.terminal_delay,
         )?;
         Invalid::check(
             (1..=64).contains(&self.credit_delay),
