@@ -47,6 +47,8 @@ pub struct VcRouterPoint {
     threads: usize,
     /// `Some`: each replication's network is spread over these ranks ([`Context::network`]).
     ranks: Option<Arc<dyn Exchange>>,
+    /// `Some`: the workload is this Netrace trace (read and checked once).
+    netrace: Option<icn_netrace::Prepared>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -89,6 +91,9 @@ pub struct VcRouterConfig {
     pub on_deadlock: OnDeadlock,
     /// Threads simulating one replication (0: every core); results are the same at any count.
     pub threads: usize,
+    /// `[netrace]`: replay a Netrace trace closed-loop instead of the synthetic traffic
+    /// (`load`, sizes, `traffic` and the windows are then unused; see `icn_netrace`).
+    pub netrace: Option<icn_netrace::NetraceConfig>,
 }
 
 impl Default for VcRouterConfig {
@@ -119,6 +124,7 @@ impl Default for VcRouterConfig {
             drain: 100_000,
             on_deadlock: OnDeadlock::Error,
             threads: 1,
+            netrace: None,
         }
     }
 }
@@ -458,6 +464,11 @@ impl Model for VcRouter {
             Net::Any { net, .. } => net.terminals() as usize,
         };
         check_state_fits(&cfg, &net, endpoints)?;
+        let netrace = cfg
+            .netrace
+            .as_ref()
+            .map(|n| n.prepare(ctx, endpoints))
+            .transpose()?;
         if let Some((tnet, routing)) = &checked {
             deadlock_check(&cfg, tnet, routing.as_ref())?;
             cfg.traffic.bind(tnet)?;
@@ -492,6 +503,7 @@ impl Model for VcRouter {
             trace,
             threads,
             ranks: ctx.network.clone(),
+            netrace,
         })
     }
 
@@ -505,7 +517,9 @@ impl Model for VcRouter {
         progress: &dyn Progress,
     ) -> Result<Metrics, ModelError> {
         let cfg = &point.cfg;
-        // Sizes are flits here: one "byte" of the fabric interface is one flit.
+        // Sizes are flits here: one "byte" of the fabric interface is one flit (a Netrace
+        // replay hands bytes, `flit_bytes` to a flit).
+        let flit = point.netrace.as_ref().map_or(1, |n| n.flit_bytes);
         let (mut fabric, grid) = match &point.net {
             Net::Grid(g) => (
                 VcFabric::spread(
@@ -514,7 +528,7 @@ impl Model for VcRouter {
                     point.threads,
                     point.ranks.clone(),
                     1,
-                    1,
+                    flit,
                     MAX_SIZE,
                 )?,
                 Some(*g),
@@ -530,7 +544,7 @@ impl Model for VcRouter {
                     (1, None) => VcFabric::any(
                         VcAnyNet::new(net.clone(), routing.clone(), cfg.params(), global, rseed)?,
                         1,
-                        1,
+                        flit,
                         MAX_SIZE,
                     ),
                     (threads, ranks) => VcFabric::any_parallel(
@@ -544,13 +558,16 @@ impl Model for VcRouter {
                             ranks.clone(),
                         )?,
                         1,
-                        1,
+                        flit,
                         MAX_SIZE,
                     ),
                 };
                 (fabric, None)
             }
         };
+        if let Some(n) = &point.netrace {
+            return n.run(&mut fabric);
+        }
         let w = OpenLoop {
             load: cfg.load,
             sizes: cfg.sizes(),
