@@ -13,6 +13,7 @@
 //!
 //! Model notes and results: `docs/netrace.md`.
 
+pub mod bench;
 pub mod config;
 pub mod deps;
 pub mod format;

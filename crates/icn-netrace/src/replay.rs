@@ -15,10 +15,13 @@
 //! flight the replay advances the fabric one cycle at a time (a delivery in any cycle may free
 //! a packet for the next); with nothing in flight it skips to the next packet's trace cycle.
 //!
-//! **Memory** is bounded by the packets read and not yet delivered (waiting for a dependency,
-//! queued at a source, in the network) plus the dependency window ([`crate::deps`]); the
-//! reader reads a packet only when the replay reaches its trace cycle, so a trace of any
-//! length streams through.
+//! **Memory** is bounded by the outstanding packets (read because their trace cycle has come,
+//! not yet delivered: waiting for a dependency, queued at a source, in the network) plus the
+//! dependency window ([`crate::deps`]); the reader reads a packet only when the replay reaches
+//! its trace cycle, so a trace of any length streams through. A replay that keeps up with the
+//! trace holds as many whatever the trace's length; one whose network is slower than the traced
+//! chip accumulates outstanding packets, as the chip's sources would. The peaks are reported
+//! (`peak_live`, `peak_window`).
 //!
 //! **Never a hang.** Dependency cycles and dangling dependencies are found by the reader and
 //! the window as soon as they are reached (and before a run by [`crate::scan`]); a deadlocked

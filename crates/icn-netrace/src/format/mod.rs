@@ -40,8 +40,10 @@
 //! without appearing is known to be missing at once ([`crate::deps`]).
 
 mod reader;
+mod writer;
 
 pub use reader::{ErrorKind, PacketRef, Reader, TraceError};
+pub use writer::{record_bytes, write_file, write_header, write_record};
 
 /// `"UTJH"` read as a little-endian `u32`.
 pub const MAGIC: u32 = 0x484A_5455;

@@ -42,11 +42,15 @@ pub struct TraceError {
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "byte {}", self.offset)?;
-        if let Some(p) = self.packet {
-            write!(f, " (packet #{} of the file, id {})", p.index, p.id)?;
+        // A file that cannot be opened or decompressed fails before any byte is known.
+        if self.kind != ErrorKind::Io || self.offset > 0 {
+            write!(f, "byte {}", self.offset)?;
+            if let Some(p) = self.packet {
+                write!(f, " (packet #{} of the file, id {})", p.index, p.id)?;
+            }
+            f.write_str(": ")?;
         }
-        write!(f, ": {}", self.what)
+        f.write_str(&self.what)
     }
 }
 

@@ -2,7 +2,7 @@
 //! invariants checked against the trace read independently.
 #![allow(dead_code)]
 
-use icn_netrace::format::{MAGIC, Reader, Record};
+use icn_netrace::format::{Reader, Record, Region, write_header, write_record};
 use icn_netrace::replay::Event;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -41,40 +41,19 @@ pub fn records(path: &std::path::Path) -> (icn_netrace::Header, Vec<(usize, Reco
     (h, v)
 }
 
-/// The uncompressed bytes of a trace with one region holding `recs`.
+/// The uncompressed bytes of a trace with one region holding `recs` (written by the crate's
+/// writer; `headers_and_counts_of_the_sample_traces` checks the reader on netrace's own files).
 pub fn write(nodes: u8, recs: &[Record]) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.extend(MAGIC.to_le_bytes());
-    b.extend(1.0f32.to_le_bytes());
-    let mut name = [0u8; 30];
-    name[..4].copy_from_slice(b"test");
-    b.extend(name);
-    b.push(nodes);
-    b.push(0);
     let cycles = recs.last().map_or(0, |r| r.cycle + 1);
-    b.extend(cycles.to_le_bytes());
-    b.extend((recs.len() as u64).to_le_bytes());
-    b.extend(1u32.to_le_bytes()); // notes: just the NUL
-    b.extend(1u32.to_le_bytes()); // one region
-    b.extend([0u8; 8]);
-    b.push(0);
-    b.extend(0u64.to_le_bytes());
-    b.extend(cycles.to_le_bytes());
-    b.extend((recs.len() as u64).to_le_bytes());
+    let region = Region {
+        offset: 0,
+        cycles,
+        packets: recs.len() as u64,
+    };
+    let mut b = Vec::new();
+    write_header(&mut b, "test", nodes, cycles, "", &[region]).unwrap();
     for r in recs {
-        b.extend(r.cycle.to_le_bytes());
-        b.extend(r.id.to_le_bytes());
-        b.extend(r.addr.to_le_bytes());
-        b.extend([
-            r.kind.0,
-            r.src,
-            r.dst,
-            r.node_types,
-            r.dependents.len() as u8,
-        ]);
-        for d in &r.dependents {
-            b.extend(d.to_le_bytes());
-        }
+        write_record(&mut b, r).unwrap();
     }
     b
 }
