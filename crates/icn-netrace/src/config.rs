@@ -159,13 +159,6 @@ impl Prepared {
             e => failed(e.to_string()),
         })?;
         let mut m = Metrics::default();
-        let q = |h: &hdrhistogram::Histogram<u64>, q: f64| {
-            if h.is_empty() {
-                f64::NAN
-            } else {
-                h.value_at_quantile(q) as f64
-            }
-        };
         m.push("packets", o.packets as f64, "", "trace packets delivered");
         m.push(
             "runtime",
@@ -187,24 +180,24 @@ impl Prepared {
         );
         m.push(
             "latency_mean",
-            mean(&o.latency),
+            o.latency.mean(),
             "cycles",
             "packet latency: delivery − injection at the source endpoint",
         );
         m.push(
             "latency_p99",
-            q(&o.latency, 0.99),
+            o.latency.quantile(0.99),
             "cycles",
             "99th percentile",
         );
-        m.push("latency_max", max(&o.latency), "cycles", "largest");
+        m.push("latency_max", o.latency.max(), "cycles", "largest");
         m.push(
             "delay_mean",
-            mean(&o.delay),
+            o.delay.mean(),
             "cycles",
             "injection − trace cycle: waiting for dependencies delivered later than in the traced run",
         );
-        m.push("delay_max", max(&o.delay), "cycles", "largest");
+        m.push("delay_max", o.delay.max(), "cycles", "largest");
         m.push(
             "peak_live",
             o.peak_live as f64,
@@ -224,17 +217,5 @@ impl Prepared {
             "fabric cycles the replay covered",
         );
         Ok(m)
-    }
-}
-
-fn mean(h: &hdrhistogram::Histogram<u64>) -> f64 {
-    if h.is_empty() { f64::NAN } else { h.mean() }
-}
-
-fn max(h: &hdrhistogram::Histogram<u64>) -> f64 {
-    if h.is_empty() {
-        f64::NAN
-    } else {
-        h.max() as f64
     }
 }
