@@ -56,8 +56,17 @@ impl NetraceConfig {
     /// Resolves the file against the experiment file, reads it through ([`scan::scan`]) and
     /// checks the regions and node map against it and against a fabric of `endpoints`. A
     /// malformed or unreadable trace is invalid (naming the byte and the packet); a
-    /// dependency cycle or dangling dependency is kept for the run to report.
+    /// dependency cycle or dangling dependency is kept for the run to report. A network
+    /// spread over MPI ranks (`Context::network`) is refused.
     pub fn prepare(&self, ctx: &Context, endpoints: usize) -> Result<Prepared, Invalid> {
+        // The replay drives the fabric from one process: a network partitioned over MPI ranks
+        // would have every rank inject every packet.
+        Invalid::check(
+            ctx.network.is_none(),
+            "netrace",
+            "a replay in one process (run it without --spread network)",
+            "--spread network",
+        )?;
         Invalid::check(
             !self.file.trim().is_empty(),
             &key("file"),

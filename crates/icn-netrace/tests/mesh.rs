@@ -138,6 +138,28 @@ fn the_models_take_a_netrace_workload() {
     assert_eq!(m.require("packets").unwrap(), 175.0);
 }
 
+/// The same results with the network partitioned over two threads (a barrier per cycle: the
+/// 221-cycle trace keeps it short in debug builds).
+#[test]
+fn two_threads_replay_the_same() {
+    let file = common::data("shrtex.tra.bz2");
+    let vc = VcRouterConfig {
+        netrace: netrace(&file),
+        ..VcRouterConfig::default()
+    };
+    let m = VcRouter::run(&vc, 1, &NoProgress).unwrap();
+    assert_eq!(m.require("packets").unwrap(), 12.0);
+    let two = VcRouterConfig { threads: 2, ..vc };
+    assert_eq!(m, VcRouter::run(&two, 1, &NoProgress).unwrap());
+    let xs = XSwitchConfig {
+        netrace: netrace(&file),
+        ..XSwitchConfig::default()
+    };
+    let m = XSwitch::run(&xs, 1, &NoProgress).unwrap();
+    let two = XSwitchConfig { threads: 2, ..xs };
+    assert_eq!(m, XSwitch::run(&two, 1, &NoProgress).unwrap());
+}
+
 #[test]
 fn the_models_refuse_what_does_not_fit() {
     let file = common::data("example.tra.bz2");
