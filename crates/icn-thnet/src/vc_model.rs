@@ -33,6 +33,8 @@ pub struct VcRouterPoint {
     threads: usize,
     /// `Some`: each replication's network is spread over these ranks ([`Context::network`]).
     ranks: Option<Arc<dyn Exchange>>,
+    /// `Some`: the workload is this Netrace trace (read and checked once).
+    netrace: Option<icn_netrace::Prepared>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -79,6 +81,9 @@ pub struct VcRouterConfig {
     pub on_deadlock: OnDeadlock,
     /// Threads simulating one replication (0: every core); results are the same at any count.
     pub threads: usize,
+    /// `[netrace]`: replay a Netrace trace closed-loop instead of the synthetic traffic
+    /// (`load`, sizes, `traffic` and the windows are then unused; see `icn_netrace`).
+    pub netrace: Option<icn_netrace::NetraceConfig>,
 }
 
 impl Default for VcRouterConfig {
@@ -110,6 +115,7 @@ impl Default for VcRouterConfig {
             drain: 100_000,
             on_deadlock: OnDeadlock::Error,
             threads: 1,
+            netrace: None,
         }
     }
 }
@@ -451,6 +457,11 @@ impl Model for VcRouter {
             VcTopology::Any { net, .. } => net.terminals() as usize,
         };
         check_state_fits(&cfg, &net, endpoints)?;
+        let netrace = cfg
+            .netrace
+            .as_ref()
+            .map(|n| n.prepare(ctx, endpoints))
+            .transpose()?;
         if let Some((tnet, routing)) = &checked {
             deadlock_check(&cfg, tnet, routing.as_ref())?;
             cfg.traffic.bind(tnet)?;
@@ -485,6 +496,7 @@ impl Model for VcRouter {
             trace,
             threads,
             ranks: ctx.network.clone(),
+            netrace,
         })
     }
 
@@ -498,7 +510,9 @@ impl Model for VcRouter {
         progress: &dyn Progress,
     ) -> Result<Metrics, ModelError> {
         let cfg = &point.cfg;
-        // Sizes are flits here: one "byte" of the fabric interface is one flit.
+        // Sizes are flits here: one "byte" of the fabric interface is one flit (a Netrace
+        // replay hands bytes, `flit_bytes` to a flit).
+        let flit = point.netrace.as_ref().map_or(1, |n| n.flit_bytes);
         let mut fabric = VcFabric::build(&VcSpec {
             topology: point.net.clone(),
             params: cfg.params(),
@@ -507,13 +521,16 @@ impl Model for VcRouter {
             threads: point.threads,
             ranks: point.ranks.clone(),
             cycle_ps: 1,
-            flit_bytes: 1,
+            flit_bytes: flit,
             max_packet_flits: MAX_SIZE,
         })?;
         let grid = match &point.net {
             VcTopology::Grid(g) => Some(*g),
             VcTopology::Any { .. } => None,
         };
+        if let Some(n) = &point.netrace {
+            return n.run(&mut fabric);
+        }
         let w = OpenLoop {
             load: cfg.load,
             sizes: cfg.sizes(),

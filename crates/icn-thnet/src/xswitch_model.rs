@@ -33,6 +33,8 @@ pub struct XSwitchPoint {
     threads: usize,
     /// `Some`: each replication's network is spread over these ranks ([`Context::network`]).
     ranks: Option<Arc<dyn Exchange>>,
+    /// `Some`: the workload is this Netrace trace (read and checked once).
+    netrace: Option<icn_netrace::Prepared>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -68,6 +70,9 @@ pub struct XSwitchConfig {
     pub trace_port: String,
     /// Threads simulating one replication (0: every core); results are the same at any count.
     pub threads: usize,
+    /// `[netrace]`: replay a Netrace trace closed-loop instead of the synthetic traffic
+    /// (`load`, sizes, `traffic` and the windows are then unused; see `icn_netrace`).
+    pub netrace: Option<icn_netrace::NetraceConfig>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,6 +106,7 @@ impl Default for XSwitchConfig {
             on_deadlock: OnDeadlock::Error,
             trace_port: String::new(),
             threads: 1,
+            netrace: None,
         }
     }
 }
@@ -194,6 +200,11 @@ impl Model for XSwitch {
         traffic::check_windows(cfg.warmup, cfg.measure, cfg.drain)?;
         let traced = trace_port(&cfg, &topo)?;
         check_state_fits("topology", &topo, &cfg.params(), threads)?;
+        let netrace = cfg
+            .netrace
+            .as_ref()
+            .map(|n| n.prepare(ctx, topo.nias()))
+            .transpose()?;
         Ok(XSwitchPoint {
             cfg,
             topo,
@@ -201,6 +212,7 @@ impl Model for XSwitch {
             traced,
             threads,
             ranks: ctx.network.clone(),
+            netrace,
         })
     }
 
@@ -223,6 +235,9 @@ impl Model for XSwitch {
         )?;
         if let Some(o) = point.traced {
             fabric.net.log_grants(o);
+        }
+        if let Some(n) = &point.netrace {
+            return n.run(&mut fabric);
         }
         let w = OpenLoop {
             load: cfg.load,

@@ -68,6 +68,29 @@ fn sci_switched() -> Result<f64, String> {
     Ok(nodes as f64 * m.require("cycles_simulated").map_err(|e| e.to_string())?)
 }
 
+/// Netrace (issue 21): blackscholes replayed closed-loop on an 8x8 mesh; packets delivered.
+fn netrace(vc: bool) -> Result<f64, String> {
+    use icn_thnet::{vc_model, xswitch_model};
+    let trace = icn_netrace::bench::config(&icn_netrace::bench::blackscholes_file()?);
+    let m = if vc {
+        let cfg = vc_model::VcRouterConfig {
+            topology: "mesh:8x8".into(),
+            netrace: Some(trace),
+            ..Default::default()
+        };
+        vc_model::VcRouter::run(&cfg, 1, &NoProgress)
+    } else {
+        let cfg = xswitch_model::XSwitchConfig {
+            topology: "mesh:8x8".into(),
+            netrace: Some(trace),
+            ..Default::default()
+        };
+        xswitch_model::XSwitch::run(&cfg, 1, &NoProgress)
+    }
+    .map_err(|e| e.to_string())?;
+    m.require("packets").map_err(|e| e.to_string())
+}
+
 /// CPU time consumed by this process (every thread, so parallel targets count all their
 /// work), in seconds.
 fn cpu_seconds() -> f64 {
@@ -139,6 +162,19 @@ pub fn targets() -> Vec<Target> {
             workload: "2 partitions of an idle 2-router network, 10^6 cycles: the cost of one cycle's barrier and exchange",
             unit: "cycles",
             run: || icn_thnet::bench::lockstep_sync(1_000_000).map_err(|e| e.to_string()),
+        },
+        // Netrace (issue 21): the workload lives in `icn_netrace::bench`.
+        Target {
+            name: "netrace-vc",
+            workload: "Netrace blackscholes (81,749 packets, 2.3 M cycles) closed-loop on an 8x8 mesh of VC routers (2 VCs x 8 flits, 16-B flits)",
+            unit: "packets",
+            run: || netrace(true),
+        },
+        Target {
+            name: "netrace-xswitch",
+            workload: "Netrace blackscholes (81,749 packets, 2.3 M cycles) closed-loop on an 8x8 mesh of X-Switches (64-B frames)",
+            unit: "packets",
+            run: || netrace(false),
         },
         // Cluster (issue 13): both workloads live in `icn_cluster::bench`.
         Target {

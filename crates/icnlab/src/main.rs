@@ -20,6 +20,7 @@ mod outdir;
 mod plot;
 mod report;
 mod reproduce;
+mod trace_cmd;
 mod via_cmd;
 mod via_run;
 
@@ -114,6 +115,8 @@ enum Command {
     Via(via_cmd::ViaArgs),
     /// Broadcast schedules on a graph: worst/mean time over sources per model, bounds, optimum.
     Bcast(bcast_cmd::BcastArgs),
+    /// Record a SimGrid time-independent trace of an MPI program (needs OpenMPI's mpicc).
+    Trace(trace_cmd::TraceArgs),
     /// Validate an experiment file (every sweep point, --set values included) without running it.
     Check {
         #[command(flatten)]
@@ -271,6 +274,7 @@ fn main() -> ExitCode {
             }
         }),
         Command::Bcast(args) => bcast_cmd::run_cli(&args),
+        Command::Trace(args) => trace_cmd::run(&args),
         Command::Check { common } => common.load().and_then(|file| {
             experiment::check_file(&file)?;
             println!(
