@@ -8,7 +8,8 @@
 # last line is "Simulation time T".
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-index=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+tracedir=$(cd "$(dirname "$1")" && pwd)
+index=$tracedir/$(basename "$1")
 np=$2
 shift 2
 out=${OUT:-/work/ext/workloads}
@@ -21,7 +22,7 @@ if head -n 1 "$index" | grep -Eq '^[0-9]+ +[a-zA-Z]'; then
 fi
 hosts="$out/hostfile-$np"
 i=0; : > "$hosts"; while [ $i -lt "$np" ]; do echo "node-$i.simgrid.org" >> "$hosts"; i=$((i+1)); done
-cd "$(dirname "$1")"
+cd "$tracedir"
 smpirun -np "$np" -platform "$platform" -hostfile "$hosts" -replay "$index" \
   --cfg=network/model:CM02 --cfg=smpi/bw-factor:1 --cfg=smpi/lat-factor:1 \
   "$@" "$out/replay" 2>&1

@@ -106,8 +106,18 @@ pub fn scatter_linear(c: &Call, out: &mut Vec<Step>) {
     }
 }
 
-/// Ring: n − 1 steps; in step s pass block `rank − s` right, take block `rank − s − 1`
-/// from the left.
+/// SimGrid's `ring`: n − 1 direct exchanges; in step i send my block to `rank + i` and
+/// receive rank `rank − i`'s block from it.
+pub fn allgather_direct(c: &Call, out: &mut Vec<Step>) {
+    let (r, n) = (c.rank, c.n);
+    for i in 1..n {
+        let from = (r + n - i) % n;
+        sendrecv(c, out, (r + i) % n, blk(c, r), from, blk(c, from));
+    }
+}
+
+/// Logical ring (SimGrid's allgather `NTSLR`, allgatherv `mpich_ring`): n − 1 steps; in
+/// step s pass block `rank − s` right, take block `rank − s − 1` from the left.
 pub fn allgather_ring(c: &Call, out: &mut Vec<Step>) {
     let (r, n) = (c.rank, c.n);
     for s in 0..n - 1 {

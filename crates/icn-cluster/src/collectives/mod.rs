@@ -12,8 +12,8 @@
 //! | allreduce | `rdb`, `lr` (ring: reduce-scatter + allgather), `rab_rdb` (Rabenseifner), `redbcast` |
 //! | alltoall | `ring`, `pair`, `basic_linear`, `bruck` |
 //! | alltoallv | `ring`, `pair`, `ompi_basic_linear` |
-//! | allgather | `ring`, `rdb`, `bruck` |
-//! | allgatherv | `ring` |
+//! | allgather | `ring` (n − 1 direct exchanges), `NTSLR` (logical ring, pass-along), `rdb`, `bruck` |
+//! | allgatherv | `ring`, `mpich_ring` (logical ring) |
 //! | gather | `ompi_binomial`, `ompi_basic_linear` |
 //! | gatherv, scatterv | `ompi_basic_linear` |
 //! | scatter | `ompi_binomial`, `ompi_basic_linear` |
@@ -171,13 +171,21 @@ pub static REGISTRY: &[Algorithm] = &[
         aliases: &["basic_linear"],
         ..alg(K::Alltoallv, "ompi_basic_linear", alltoall::alltoall_linear)
     },
-    alg(K::Allgather, "ring", gather::allgather_ring),
+    alg(K::Allgather, "ring", gather::allgather_direct),
+    Algorithm {
+        aliases: &["logical_ring"],
+        ..alg(K::Allgather, "NTSLR", gather::allgather_ring)
+    },
     Algorithm {
         pof2: true,
         ..alg(K::Allgather, "rdb", gather::allgather_rdb)
     },
     alg(K::Allgather, "bruck", gather::allgather_bruck),
-    alg(K::Allgatherv, "ring", gather::allgather_ring),
+    alg(K::Allgatherv, "ring", gather::allgather_direct),
+    Algorithm {
+        aliases: &["logical_ring"],
+        ..alg(K::Allgatherv, "mpich_ring", gather::allgather_ring)
+    },
     Algorithm {
         aliases: &["binomial"],
         ..alg(K::Gather, "ompi_binomial", gather::gather_binomial)

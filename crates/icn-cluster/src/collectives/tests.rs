@@ -330,13 +330,32 @@ fn exchanges_by_hand() {
         totals(&run(get(K::Alltoallv, "pair"), 2, 0, 0, &[1, 9])),
         (2, 18)
     );
-    for name in ["ring", "rdb", "bruck"] {
+    // Allgather on 4 of 10 B: every rank gets 30 B; ring and NTSLR in 3 messages per
+    // rank, rdb and bruck in 2.
+    for (name, msgs) in [("ring", 12), ("NTSLR", 12), ("rdb", 8), ("bruck", 8)] {
         assert_eq!(
             totals(&run(get(K::Allgather, name), 4, 0, 10, &[])),
-            (if name == "ring" { 12 } else { 8 }, 120),
+            (msgs, 120),
             "{name}"
         );
     }
+    // SimGrid's ring is direct: rank 0's steps on 3 ranks send to 1 then 2.
+    let c = Call {
+        rank: 0,
+        n: 3,
+        root: 0,
+        bytes: 10,
+        counts: &[],
+        recv_counts: &[],
+    };
+    let s = get(K::Allgather, "ring").steps(&c);
+    assert_eq!(
+        (s[0], s[3]),
+        (
+            Step::Isend { to: 1, bytes: 10 },
+            Step::Isend { to: 2, bytes: 10 }
+        )
+    );
     // Binomial gather on 5 of 10 B: 1→0, 3→2, 2→0 (20 B), 4→0.
     assert_eq!(
         totals(&run(get(K::Gather, "ompi_binomial"), 5, 0, 10, &[])),

@@ -12,7 +12,10 @@
 //!   `smpi/send-is-detached-thresh`, 65 536 by default): the sender goes on; a larger send
 //!   completes with its transfer (rendezvous);
 //! * `wait`, `waitall`, blocking `send`/`recv` and collectives block until their requests
-//!   are complete; `test` costs `test_s` of host time, then checks; a `sendRecv` or
+//!   are complete; `test` of a pending request costs `test_s` × k of host time, then
+//!   checks, where k starts at 1, grows by one after each test that finds its request
+//!   incomplete and returns to 1 after one that finds it complete — counted over all ranks
+//!   together, as SMPI's `smpi/grow-injected-times` does (a static counter); a `sendRecv` or
 //!   collective exchange with oneself is a local copy (no time);
 //! * `compute` takes `flops / host_flops`, `sleep` its seconds, a collective's reduction
 //!   `flops` are charged to the host after it; at the end of its trace a rank waits for
@@ -158,6 +161,8 @@ pub struct Replay<'a, F: Fabric + ?Sized> {
     free_transfers: Vec<usize>,
     unmatched_sends: HashMap<(usize, usize, u64), VecDeque<usize>>,
     unmatched_recvs: HashMap<(usize, usize, u64), VecDeque<usize>>,
+    /// SMPI's `nsleeps`: the multiple of `test_s` the next `test` costs.
+    test_sleeps: u64,
     out: TiOutcome,
 }
 
@@ -225,6 +230,7 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
             free_transfers: Vec::new(),
             unmatched_sends: HashMap::new(),
             unmatched_recvs: HashMap::new(),
+            test_sleeps: 1,
             out: TiOutcome {
                 finish: vec![0; n],
                 compute: vec![0; n],
@@ -432,9 +438,17 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                 }
             }
             Action::Test { src, dst, tag } => {
-                let t = self.later(r, self.cfg.test_s)?;
-                self.ranks[r].test = Some((src, dst, tag));
-                return Ok(Some(t));
+                // A test of nothing pending (completed by an earlier test) does nothing.
+                let pending = self.ranks[r]
+                    .user
+                    .get(&(src, dst, tag))
+                    .and_then(VecDeque::front)
+                    .is_some_and(Option::is_some);
+                if pending {
+                    let t = self.later(r, self.cfg.test_s * self.test_sleeps as f64)?;
+                    self.ranks[r].test = Some((src, dst, tag));
+                    return Ok(Some(t));
+                }
             }
             Action::WaitAll => {
                 let ids: Vec<usize> = self.ranks[r]
@@ -540,6 +554,7 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
             return;
         };
         let done = self.reqs[id].as_ref().is_some_and(|q| q.local_done);
+        self.test_sleeps = if done { 1 } else { self.test_sleeps + 1 };
         let q = self.ranks[r].user.entry(key).or_default();
         if done {
             q.push_back(None);
