@@ -10,7 +10,7 @@
 //! Lines are `<rank> <action> <args…>`; blank lines and lines starting with `#` are skipped.
 //! Every error names `file:line: field K`.
 
-use super::action::{self, ACTIONS, Action};
+use super::action::{self, Action};
 use super::datatype;
 use std::fmt;
 use std::fs::File;
@@ -83,9 +83,9 @@ impl TraceSet {
         let Some(first) = head else {
             return Err(whole(&path, "is empty: no actions and no trace files"));
         };
-        let is_action = first.len() >= 2
-            && first[0].parse::<u64>().is_ok()
-            && ACTIONS.contains(&first[1].as_str());
+        // An index lists file names, one per line; a first line `<integer> <word> …` is a
+        // trace's (its action may still be wrong: the pre-scan says so, naming the field).
+        let is_action = first.len() >= 2 && first[0].parse::<u64>().is_ok();
         if is_action {
             let f = icn_engine::input::open(&path)
                 .map_err(|e| whole(&path, format!("cannot read: {e}")))?;
@@ -117,7 +117,20 @@ impl TraceSet {
                     message: format!("more than {MAX_RANKS} trace files"),
                 });
             }
-            files.push(dir.join(l));
+            let file = dir.join(l);
+            if !file.is_file() {
+                return Err(TraceError {
+                    file: path.display().to_string(),
+                    line: i + 1,
+                    field: 0,
+                    message: format!(
+                        "the trace of rank {}, `{}`, is not a readable file",
+                        files.len(),
+                        file.display()
+                    ),
+                });
+            }
+            files.push(file);
         }
         Ok(TraceSet {
             files,
