@@ -787,12 +787,16 @@ fn prepare_ti(cfg: &ClusterConfig, endpoints: usize, ctx: &Context) -> Result<Ti
     let path = ctx.resolve(&w.file);
     let bad = |e: reader::TraceError| Invalid::new("workload.file", e.to_string());
     let set = TraceSet::locate(&path).map_err(bad)?;
-    Invalid::check(
-        (1..=endpoints).contains(&set.ranks()),
-        "workload.file",
-        &format!("1 ..= {endpoints} ranks (the fabric's endpoints)"),
-        set.ranks(),
-    )?;
+    if !(1..=endpoints).contains(&set.ranks()) {
+        return Err(Invalid::new(
+            "workload.file",
+            format!(
+                "{}: {} ranks; the fabric has {endpoints} endpoints (1 ..= {endpoints} ranks)",
+                path.display(),
+                set.ranks()
+            ),
+        ));
+    }
     let summary = reader::prescan(&set).map_err(bad)?;
     let algorithms = cfg.algorithms.resolve(set.ranks(), &summary.collectives)?;
     Ok(TiPoint {

@@ -269,6 +269,46 @@ impl Algorithm {
     }
 }
 
+/// The whole call on `n` ranks as a message-level [`crate::program::Program`] (the
+/// cluster's built-in workloads): `Send`/`Isend` become eager sends, `Recv` a receive,
+/// an `Irecv` a receive where its `WaitAll` is. Every message has `tag`.
+pub fn program(
+    alg: &Algorithm,
+    n: usize,
+    root: usize,
+    bytes: u64,
+    tag: u32,
+) -> Result<crate::program::Program, String> {
+    alg.check(n)?;
+    let mut p = crate::program::Program::new(n);
+    for rank in 0..n {
+        let call = Call {
+            rank,
+            n,
+            root,
+            bytes,
+            counts: &[],
+            recv_counts: &[],
+        };
+        let mut posted = Vec::new();
+        for s in alg.steps(&call) {
+            match s {
+                Step::Send { to, bytes } | Step::Isend { to, bytes } => {
+                    p.send(rank, to, bytes, tag)
+                }
+                Step::Recv { from, bytes } => p.recv(rank, from, bytes, tag),
+                Step::Irecv { from, bytes } => posted.push((from, bytes)),
+                Step::WaitAll => {
+                    for (from, bytes) in posted.drain(..) {
+                        p.recv(rank, from, bytes, tag);
+                    }
+                }
+            }
+        }
+    }
+    Ok(p)
+}
+
 /// A `sendrecv` as SMPI does it: with oneself a local copy (no steps); else isend, irecv,
 /// wait for both.
 fn sendrecv(c: &Call, out: &mut Vec<Step>, to: usize, send: u64, from: usize, recv: u64) {

@@ -370,3 +370,39 @@ fn exchanges_by_hand() {
         (2, 18)
     );
 }
+
+/// The registry as a message-level program: the binomial broadcast of 8 ranks from 3 has
+/// rank 3 sending to 7, 5, 4 and rank 4 receiving from 3 then sending to 6 and 5... as
+/// MPICH's tree (relative ranks 0 → 4, 2, 1).
+#[test]
+fn the_registry_as_a_program() {
+    use crate::program::Op;
+    let p = program(get(K::Bcast, "binomial_tree"), 8, 3, 64, 0).unwrap();
+    let sends = |r: usize| -> Vec<usize> {
+        p.ranks[r]
+            .iter()
+            .filter_map(|o| match o {
+                Op::Send { peer, .. } => Some(*peer),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(sends(3), vec![7, 5, 4]);
+    assert_eq!(
+        p.ranks[7][0],
+        Op::Recv {
+            peer: 3,
+            bytes: 64,
+            tag: 0
+        }
+    );
+    assert_eq!(sends(7), vec![1, 0]);
+    assert_eq!(p.messages(), (7, 7 * 64));
+    // A sendrecv pattern: eager sends before the receives, so it cannot deadlock.
+    let p = program(get(K::Allreduce, "rdb"), 4, 0, 8, 0).unwrap();
+    assert!(
+        matches!(p.ranks[0][0], Op::Send { peer: 1, .. })
+            && matches!(p.ranks[0][1], Op::Recv { peer: 1, .. })
+    );
+    assert!(program(get(K::Alltoall, "pair"), 6, 0, 8, 0).is_err());
+}
