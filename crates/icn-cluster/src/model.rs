@@ -767,18 +767,6 @@ fn prepare_ti(cfg: &ClusterConfig, endpoints: usize, ctx: &Context) -> Result<Ti
         format!("{:?}", cfg.nic.kind).to_lowercase(),
     )?;
     Invalid::check(
-        cfg.host.flops.is_finite() && (1.0..=1e18).contains(&cfg.host.flops),
-        "host.flops",
-        "1 ..= 10^18 flops per second",
-        cfg.host.flops,
-    )?;
-    Invalid::check(
-        w.test_us.is_finite() && (0.0..=1e9).contains(&w.test_us),
-        "workload.test_us",
-        "0 ..= 10^9 µs",
-        w.test_us,
-    )?;
-    Invalid::check(
         !w.file.is_empty(),
         "workload.file",
         "a TI index, folder or trace",
@@ -1224,6 +1212,19 @@ impl Model for Cluster {
                 p.to_owned()
             }
         })?;
+        // Checked whatever the workload, so that a wrong value is never silently kept.
+        Invalid::check(
+            cfg.host.flops.is_finite() && (1.0..=1e18).contains(&cfg.host.flops),
+            "host.flops",
+            "1 ..= 10^18 flop/s",
+            cfg.host.flops,
+        )?;
+        Invalid::check(
+            cfg.workload.test_us.is_finite() && (0.0..=1e9).contains(&cfg.workload.test_us),
+            "workload.test_us",
+            "0 ..= 10^9 µs",
+            cfg.workload.test_us,
+        )?;
         let ti = match cfg.workload.kind {
             WorkloadKind::Ti => Some(prepare_ti(cfg, endpoints, ctx)?),
             _ => None,

@@ -747,6 +747,11 @@ const CLUSTER: Docs = &[
         "flop/s",
         "ti: host speed; `compute F` takes F / flops seconds",
     ),
+    (
+        "algorithms",
+        "",
+        "ti: the algorithm of each collective, by SimGrid's names (the `algorithms.*` keys below); empty: every collective's default",
+    ),
     ("nic.kind", "", "NIC model: `zero`, `simple` or `pipeline`"),
     ("nic.send_ns", "ns", "`simple`: host time to post a send"),
     (
