@@ -12,9 +12,11 @@
 //! * [`bench`]: the speed workloads of `icnlab bench`.
 
 pub mod bench;
+pub mod collectives;
 pub mod model;
 pub mod nic;
 pub mod patterns;
 pub mod program;
 pub mod real;
 pub mod sim;
+pub mod ti;

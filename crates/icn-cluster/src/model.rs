@@ -2,26 +2,31 @@
 //!
 //! ```toml
 //! model = "cluster"
-//! [workload]          # kind = pingpong | window | alltoall | bcast | trace
+//! [workload]          # kind = pingpong | window | alltoall | bcast | trace | ti
 //! kind = "bcast"
 //! algorithm = "ilbm"  # bcast: binomial | chain | scatter_allgather | ilbm | clbm | naulbm | aulbm
 //! bytes = 65536
 //! [nic]               # kind = zero | simple | pipeline (see icn_cluster::nic)
 //! kind = "pipeline"
 //! design = "myvia"
-//! [fabric]            # kind = ideal | xswitch | vc-router | sci-ring, with that fabric's keys
+//! [fabric]            # kind = ideal | flow | xswitch | vc-router | sci-ring, with that fabric's keys
 //! kind = "xswitch"
 //! topology = "ccc:3,3"
 //! ```
 
+use crate::collectives;
 use crate::nic::{Endpoint, NicConfig};
 use crate::patterns;
 use crate::program::{self, Program};
 use crate::sim::{Cluster as Sim, Outcome, RunError};
+use crate::ti::action::CollKind;
+use crate::ti::reader::{self, Summary, TraceSet};
+use crate::ti::replay::{self, ReplayConfig, TiOutcome};
 use icn_bcast::schemes::Scheme;
 use icn_engine::lockstep::Exchange;
 use icn_engine::stats::Histogram;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
+use icn_fabric::flow::FlowConfig;
 use icn_fabric::ideal::IdealConfig;
 use icn_fabric::{Fabric, Ps};
 use icn_sci::SciConfig;
@@ -45,6 +50,91 @@ pub struct ClusterConfig {
     pub workload: WorkloadConfig,
     pub nic: NicConfig,
     pub fabric: FabricConfig,
+    /// Hosts (the TI replay's `compute`).
+    pub host: HostConfig,
+    /// The algorithm of each collective (the TI replay).
+    pub algorithms: AlgorithmsConfig,
+}
+
+/// `[host]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostConfig {
+    /// Host speed, flops per second: a TI `compute F` takes `F / flops` seconds.
+    pub flops: f64,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig { flops: 1e9 }
+    }
+}
+
+/// `[algorithms]`: per collective an algorithm name of [`crate::collectives`] (SimGrid's
+/// names); unset: that collective's default.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AlgorithmsConfig {
+    pub barrier: Option<String>,
+    pub bcast: Option<String>,
+    pub reduce: Option<String>,
+    pub allreduce: Option<String>,
+    pub alltoall: Option<String>,
+    pub alltoallv: Option<String>,
+    pub gather: Option<String>,
+    pub gatherv: Option<String>,
+    pub scatter: Option<String>,
+    pub scatterv: Option<String>,
+    pub allgather: Option<String>,
+    pub allgatherv: Option<String>,
+    pub reduce_scatter: Option<String>,
+    pub scan: Option<String>,
+    pub exscan: Option<String>,
+}
+
+impl AlgorithmsConfig {
+    fn named(&self, kind: CollKind) -> Option<&str> {
+        match kind {
+            CollKind::Barrier => self.barrier.as_deref(),
+            CollKind::Bcast => self.bcast.as_deref(),
+            CollKind::Reduce => self.reduce.as_deref(),
+            CollKind::Allreduce => self.allreduce.as_deref(),
+            CollKind::Alltoall => self.alltoall.as_deref(),
+            CollKind::Alltoallv => self.alltoallv.as_deref(),
+            CollKind::Gather => self.gather.as_deref(),
+            CollKind::Gatherv => self.gatherv.as_deref(),
+            CollKind::Scatter => self.scatter.as_deref(),
+            CollKind::Scatterv => self.scatterv.as_deref(),
+            CollKind::Allgather => self.allgather.as_deref(),
+            CollKind::Allgatherv => self.allgatherv.as_deref(),
+            CollKind::ReduceScatter => self.reduce_scatter.as_deref(),
+            CollKind::Scan => self.scan.as_deref(),
+            CollKind::Exscan => self.exscan.as_deref(),
+        }
+    }
+
+    /// Every collective's algorithm, checked to exist and to run on `ranks` ranks (for the
+    /// collectives the trace calls).
+    pub fn resolve(
+        &self,
+        ranks: usize,
+        used: &[CollKind],
+    ) -> Result<Vec<&'static collectives::Algorithm>, Invalid> {
+        CollKind::ALL
+            .iter()
+            .map(|&k| {
+                let key = format!("algorithms.{}", k.name());
+                let a = match self.named(k) {
+                    Some(name) => collectives::find(k, name).map_err(|e| Invalid::new(&key, e))?,
+                    None => collectives::default_for(k),
+                };
+                if used.contains(&k) {
+                    a.check(ranks).map_err(|e| Invalid::new(&key, e))?;
+                }
+                Ok(a)
+            })
+            .collect()
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,6 +146,8 @@ pub enum WorkloadKind {
     Alltoall,
     Bcast,
     Trace,
+    /// A SimGrid time-independent trace (`file`: an index, a folder or a shared trace).
+    Ti,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,8 +177,14 @@ pub struct WorkloadConfig {
     /// Segments of the pipelined chain.
     pub segments: u32,
     pub root: usize,
-    /// Trace file (kind = "trace"), relative to the experiment file.
+    /// Trace file (kind = "trace"; kind = "ti": an index, a folder with `index.txt`, or a
+    /// shared trace), relative to the experiment file.
     pub file: String,
+    /// ti: sends below this many bytes complete locally (eager); larger ones wait for their
+    /// transfer (rendezvous). SMPI's `smpi/send-is-detached-thresh`.
+    pub eager_bytes: u64,
+    /// ti: host time one `test` costs, µs (SMPI's `smpi/test`).
+    pub test_us: f64,
 }
 
 impl Default for WorkloadConfig {
@@ -100,6 +198,8 @@ impl Default for WorkloadConfig {
             segments: 8,
             root: 0,
             file: String::new(),
+            eager_bytes: 65_536,
+            test_us: 100.0,
         }
     }
 }
@@ -109,6 +209,8 @@ impl Default for WorkloadConfig {
 pub enum FabricKind {
     #[default]
     Ideal,
+    /// Messages as flows sharing links max-min fairly (SimGrid's CM02).
+    Flow,
     Xswitch,
     VcRouter,
     SciRing,
@@ -124,8 +226,14 @@ pub struct FabricConfig {
     pub topology: String,
     /// ideal: per-hop latency, ns.
     pub hop_ns: f64,
-    /// ideal: link bandwidth, MB/s (0 = infinite).
+    /// ideal, flow: link bandwidth, MB/s (ideal: 0 = infinite).
     pub link_mbs: f64,
+    /// flow: latency of every link, ns (a crossbar route has two: up and down).
+    pub link_lat_ns: f64,
+    /// flow: TCP window bound, bytes (0 = none).
+    pub tcp_gamma: f64,
+    /// flow: the reverse route carries 5 % of each flow's rate.
+    pub crosstraffic: bool,
     /// ideal: packets share links.
     pub contention: bool,
     /// ideal: largest packet, bytes.
@@ -162,6 +270,9 @@ impl Default for FabricConfig {
             topology: "path:2".into(),
             hop_ns: 550.0,
             link_mbs: 160.0,
+            link_lat_ns: 50_000.0,
+            tcp_gamma: 4_194_304.0,
+            crosstraffic: true,
             contention: true,
             max_packet: 1 << 20,
             clock_mhz: 160.0,
@@ -204,6 +315,8 @@ impl Checked {
 pub struct ClusterPoint {
     pub cfg: ClusterConfig,
     pub program: Program,
+    /// A TI replay (workload.kind = "ti"): its files, what the pre-scan found, how it runs.
+    pub ti: Option<TiPoint>,
     pub endpoint: Endpoint,
     topo: Option<Topology>,
     /// vc-router on a network other than a mesh, torus or ring: the icn-topo network and
@@ -272,6 +385,7 @@ impl FabricConfig {
     fn max_packet_bytes(&self) -> u64 {
         match self.kind {
             FabricKind::Ideal => u64::from(self.max_packet),
+            FabricKind::Flow => u64::from(u32::MAX),
             FabricKind::Xswitch => u64::from(icn_thnet::xswitch_model::MAX_SIZE),
             FabricKind::VcRouter => u64::from(self.flit_bytes) * u64::from(self.max_packet_flits),
             FabricKind::SciRing => u64::from(self.sci_data_bytes).max(1),
@@ -285,6 +399,16 @@ impl FabricConfig {
             link_mbs: self.link_mbs,
             contention: self.contention,
             max_packet: self.max_packet,
+        }
+    }
+
+    fn flow(&self) -> FlowConfig {
+        FlowConfig {
+            topology: self.topology.clone(),
+            link_mbs: self.link_mbs,
+            link_lat_ns: self.link_lat_ns,
+            tcp_gamma: self.tcp_gamma,
+            crosstraffic: self.crosstraffic,
         }
     }
 
@@ -340,9 +464,12 @@ impl FabricConfig {
     fn check_keys_apply(&self) -> Result<(), Invalid> {
         use FabricKind::*;
         let d = FabricConfig::default();
-        let keys: [(&str, bool, &[FabricKind]); 17] = [
+        let keys: [(&str, bool, &[FabricKind]); 20] = [
             ("hop_ns", self.hop_ns != d.hop_ns, &[Ideal]),
-            ("link_mbs", self.link_mbs != d.link_mbs, &[Ideal]),
+            ("link_mbs", self.link_mbs != d.link_mbs, &[Ideal, Flow]),
+            ("link_lat_ns", self.link_lat_ns != d.link_lat_ns, &[Flow]),
+            ("tcp_gamma", self.tcp_gamma != d.tcp_gamma, &[Flow]),
+            ("crosstraffic", self.crosstraffic != d.crosstraffic, &[Flow]),
             ("contention", self.contention != d.contention, &[Ideal]),
             ("max_packet", self.max_packet != d.max_packet, &[Ideal]),
             (
@@ -403,6 +530,7 @@ impl FabricConfig {
     fn kind_name(&self) -> &'static str {
         match self.kind {
             FabricKind::Ideal => "ideal",
+            FabricKind::Flow => "flow",
             FabricKind::Xswitch => "xswitch",
             FabricKind::VcRouter => "vc-router",
             FabricKind::SciRing => "sci-ring",
@@ -465,6 +593,10 @@ impl FabricConfig {
         match self.kind {
             FabricKind::Ideal => {
                 let f = self.ideal().build()?;
+                Ok(Checked::endpoints(f.endpoints()))
+            }
+            FabricKind::Flow => {
+                let f = self.flow().build()?;
                 Ok(Checked::endpoints(f.endpoints()))
             }
             FabricKind::Xswitch => {
@@ -565,6 +697,7 @@ impl ClusterPoint {
         let f = &self.cfg.fabric;
         Ok(match f.kind {
             FabricKind::Ideal => Box::new(f.ideal().build()?),
+            FabricKind::Flow => Box::new(f.flow().build()?),
             FabricKind::Xswitch => Box::new(XSwitchFabric::spread(
                 self.topo.clone().expect("prepared"),
                 f.xswitch_params(),
@@ -599,6 +732,136 @@ impl ClusterPoint {
     pub fn fabric(&self) -> Result<Box<dyn Fabric>, Invalid> {
         self.fabric_for(0)
     }
+}
+
+/// A prepared TI replay.
+#[derive(Clone, Debug)]
+pub struct TiPoint {
+    pub set: TraceSet,
+    pub summary: Summary,
+    pub replay: ReplayConfig,
+}
+
+/// Finds and pre-scans the trace (every line checked before anything runs) and resolves
+/// the hosts' speed and the collectives' algorithms.
+fn prepare_ti(cfg: &ClusterConfig, endpoints: usize, ctx: &Context) -> Result<TiPoint, Invalid> {
+    let w = &cfg.workload;
+    Invalid::check(
+        cfg.nic.kind == crate::nic::NicKind::Zero,
+        "nic.kind",
+        "\"zero\" (the TI replay hands whole messages to the fabric)",
+        format!("{:?}", cfg.nic.kind).to_lowercase(),
+    )?;
+    Invalid::check(
+        !w.file.is_empty(),
+        "workload.file",
+        "a TI index, folder or trace",
+        "nothing",
+    )?;
+    let path = ctx.resolve(&w.file);
+    let bad = |e: reader::TraceError| Invalid::new("workload.file", e.to_string());
+    let set = TraceSet::locate(&path).map_err(bad)?;
+    if !(1..=endpoints).contains(&set.ranks()) {
+        return Err(Invalid::new(
+            "workload.file",
+            format!(
+                "{}: {} ranks; the fabric has {endpoints} endpoints (1 ..= {endpoints} ranks)",
+                path.display(),
+                set.ranks()
+            ),
+        ));
+    }
+    let summary = reader::prescan(&set).map_err(bad)?;
+    let algorithms = cfg.algorithms.resolve(set.ranks(), &summary.collectives)?;
+    Ok(TiPoint {
+        set,
+        summary,
+        replay: ReplayConfig {
+            host_flops: cfg.host.flops,
+            eager_bytes: w.eager_bytes,
+            test_s: w.test_us * 1e-6,
+            algorithms,
+        },
+    })
+}
+
+/// Replays a prepared TI trace on `fabric`.
+pub fn run_ti<F: Fabric + ?Sized>(
+    fabric: &mut F,
+    ti: &TiPoint,
+    progress: &dyn Progress,
+) -> Result<TiOutcome, replay::ReplayError> {
+    replay::Replay::new(fabric, &ti.set, &ti.replay)?.run(progress)
+}
+
+fn report_ti(o: &TiOutcome) -> Metrics {
+    let mut m = Metrics::default();
+    let ranks = o.finish.len().max(1) as f64;
+    let total = o.finish.iter().copied().max().unwrap_or(0);
+    let compute = o.compute.iter().copied().max().unwrap_or(0);
+    m.push(
+        "completion_us",
+        total as f64 / US,
+        "µs",
+        "simulated time until the last rank ended (SimGrid's \"Simulation time\")",
+    );
+    m.push(
+        "compute_us",
+        compute as f64 / US,
+        "µs",
+        "the busiest rank's compute and sleep time: what a compute-only run takes",
+    );
+    m.push(
+        "comm_us",
+        total.saturating_sub(compute) as f64 / US,
+        "µs",
+        "communication time: completion − compute",
+    );
+    m.push(
+        "wait_us",
+        o.wait.iter().map(|&t| t as f64).sum::<f64>() / ranks / US,
+        "µs",
+        "mean per rank of time blocked on messages",
+    );
+    m.push(
+        "messages",
+        o.messages as f64,
+        "",
+        "point-to-point messages (collectives included)",
+    );
+    m.push("bytes", o.bytes as f64, "B", "bytes they carried");
+    m.push("actions", o.actions as f64, "", "trace actions replayed");
+    for (i, name) in replay::slot_names().iter().enumerate() {
+        if o.slot_calls[i] > 0 {
+            m.push(
+                &format!("time_{name}_us"),
+                o.slot_ps[i] as f64 / ranks / US,
+                "µs",
+                &format!(
+                    "mean per rank of time in {name} ({} calls in all)",
+                    o.slot_calls[i]
+                ),
+            );
+        }
+    }
+    m.tables.push(Table {
+        name: "ranks".into(),
+        columns: ["rank", "finish_us", "compute_us", "wait_us"]
+            .map(String::from)
+            .to_vec(),
+        rows: (0..o.finish.len())
+            .map(|r| {
+                vec![
+                    r as f64,
+                    o.finish[r] as f64 / US,
+                    o.compute[r] as f64 / US,
+                    o.wait[r] as f64 / US,
+                ]
+            })
+            .collect(),
+        ci95: vec![],
+    });
+    m
 }
 
 fn build_program(
@@ -719,6 +982,12 @@ fn build_program(
             )?;
             p
         }
+        WorkloadKind::Ti => {
+            return Err(Invalid::new(
+                "workload.kind",
+                "a TI trace is prepared by the TI replay, not as a program",
+            ));
+        }
     };
     program.check().map_err(|e| Invalid::new("workload", e))?;
     Ok((program, steps))
@@ -745,7 +1014,7 @@ fn planned_ops(w: &WorkloadConfig, ranks: usize) -> Option<u128> {
             BcastAlgorithm::ScatterAllgather => 2 * edges + 2 * r * edges,
             _ => 2 * edges,
         },
-        WorkloadKind::Trace => return None,
+        WorkloadKind::Trace | WorkloadKind::Ti => return None,
     })
 }
 
@@ -941,7 +1210,27 @@ impl Model for Cluster {
                 p.to_owned()
             }
         })?;
-        let (program, scheme_steps) = build_program(cfg, endpoints, ctx)?;
+        // Checked whatever the workload, so that a wrong value is never silently kept.
+        Invalid::check(
+            cfg.host.flops.is_finite() && (1.0..=1e18).contains(&cfg.host.flops),
+            "host.flops",
+            "1 ..= 10^18 flop/s",
+            cfg.host.flops,
+        )?;
+        Invalid::check(
+            cfg.workload.test_us.is_finite() && (0.0..=1e9).contains(&cfg.workload.test_us),
+            "workload.test_us",
+            "0 ..= 10^9 µs",
+            cfg.workload.test_us,
+        )?;
+        let ti = match cfg.workload.kind {
+            WorkloadKind::Ti => Some(prepare_ti(cfg, endpoints, ctx)?),
+            _ => None,
+        };
+        let (program, scheme_steps) = match ti {
+            Some(_) => (Program::new(0), None),
+            None => build_program(cfg, endpoints, ctx)?,
+        };
         // Every packet is an event and a slot in memory: bound them before the run.
         let max = cfg.fabric.max_packet_bytes();
         let packets: u64 = program
@@ -965,7 +1254,7 @@ impl Model for Cluster {
         )?;
         let ranks = match cfg.fabric.kind {
             FabricKind::Xswitch | FabricKind::VcRouter => ctx.network.clone(),
-            FabricKind::Ideal | FabricKind::SciRing => None,
+            FabricKind::Ideal | FabricKind::Flow | FabricKind::SciRing => None,
         };
         // Partitions of an xswitch or vc-router fabric (the other fabrics run whole).
         let threads = match cfg.fabric.kind {
@@ -977,11 +1266,12 @@ impl Model for Cluster {
                     .unwrap_or(0);
                 ctx.partitions("fabric.threads", cfg.fabric.threads, routers, "router")?
             }
-            FabricKind::Ideal | FabricKind::SciRing => 1,
+            FabricKind::Ideal | FabricKind::Flow | FabricKind::SciRing => 1,
         };
         Ok(ClusterPoint {
             cfg: cfg.clone(),
             program,
+            ti,
             endpoint,
             topo,
             vc_any,
@@ -1004,6 +1294,12 @@ impl Model for Cluster {
     ) -> Result<Metrics, ModelError> {
         // Only the VC routers' random routing choices (if their routing makes any) depend on
         // the seed; otherwise replications are identical by construction.
+        if let Some(ti) = &point.ti {
+            let mut fabric = point.fabric_for(seed)?;
+            return run_ti(fabric.as_mut(), ti, progress)
+                .map(|o| report_ti(&o))
+                .map_err(|e| ModelError::Failed(e.to_string()));
+        }
         run_replication(point, seed, progress).map(|(_, m)| m)
     }
 }

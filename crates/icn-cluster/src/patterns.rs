@@ -8,7 +8,8 @@
 //! | `bcast` | the root's `bytes` reach every rank, by one of the algorithms below |
 //!
 //! Broadcast algorithms:
-//! * `binomial`: MPICH's binomial tree over ranks (rank distance halves each round);
+//! * `binomial`: MPICH's binomial tree over ranks (rank distance halves each round) — the
+//!   collectives registry's bcast `binomial_tree`, as the TI replay runs it;
 //! * `chain`: a pipelined chain `root → root+1 → …`, the message cut into `segments`;
 //! * `scatter_allgather`: the root scatters `bytes / n` to each rank (binomial), then a ring
 //!   allgather of `n − 1` steps (van de Geijn);
@@ -17,7 +18,9 @@
 //!   first, then sends in its schedule's order; redundant receptions are received last, so
 //!   they cost bandwidth and NIC time but gate nothing.
 
+use crate::collectives;
 use crate::program::Program;
+use crate::ti::action::CollKind;
 use icn_bcast::schemes::{RunOptions, Scheme, run_scheme};
 use icn_topo::Graph;
 
@@ -61,29 +64,10 @@ fn rel(r: usize, root: usize, n: usize) -> usize {
     (r + n - root) % n
 }
 
+/// MPICH's binomial tree: the registry's `binomial_tree` ([`crate::collectives`]).
 pub fn binomial(ranks: usize, root: usize, bytes: u64) -> Program {
-    let mut p = Program::new(ranks);
-    for r in 0..ranks {
-        let me = rel(r, root, ranks);
-        // Receive from the parent: clear my lowest set bit.
-        let mut mask = 1;
-        while mask < ranks {
-            if me & mask != 0 {
-                p.recv(r, (me - mask + root) % ranks, bytes, 0);
-                break;
-            }
-            mask <<= 1;
-        }
-        // Send to children me + mask/2, me + mask/4, ...
-        mask >>= 1;
-        while mask > 0 {
-            if me + mask < ranks {
-                p.send(r, (me + mask + root) % ranks, bytes, 0);
-            }
-            mask >>= 1;
-        }
-    }
-    p
+    let alg = collectives::find(CollKind::Bcast, "binomial_tree").expect("registered");
+    collectives::program(alg, ranks, root, bytes, 0).expect("binomial_tree runs on any rank count")
 }
 
 pub fn chain(ranks: usize, root: usize, bytes: u64, segments: u32) -> Program {

@@ -32,6 +32,111 @@ pub fn doc_file(model: &str) -> &'static str {
 /// (model, key, a value of its type, unit, meaning).
 pub const OPTIONAL: &[(&str, &str, OptionalSample, &str, &str)] = &[
     (
+        "cluster",
+        "algorithms.barrier",
+        OptionalSample::Text,
+        "",
+        "ti: barrier algorithm (`ompi_recursivedoubling`, `ompi_bruck`, `ompi_basic_linear`); unset: the first",
+    ),
+    (
+        "cluster",
+        "algorithms.bcast",
+        OptionalSample::Text,
+        "",
+        "ti: `binomial_tree`, `flattree`, `scatter_LR_allgather`, `scatter_rdb_allgather`, `pipeline`",
+    ),
+    (
+        "cluster",
+        "algorithms.reduce",
+        OptionalSample::Text,
+        "",
+        "ti: `binomial`, `flat_tree`",
+    ),
+    (
+        "cluster",
+        "algorithms.allreduce",
+        OptionalSample::Text,
+        "",
+        "ti: `rdb`, `lr`, `rab_rdb`, `redbcast`",
+    ),
+    (
+        "cluster",
+        "algorithms.alltoall",
+        OptionalSample::Text,
+        "",
+        "ti: `ring`, `pair`, `basic_linear`, `bruck`",
+    ),
+    (
+        "cluster",
+        "algorithms.alltoallv",
+        OptionalSample::Text,
+        "",
+        "ti: `ring`, `pair`, `ompi_basic_linear`",
+    ),
+    (
+        "cluster",
+        "algorithms.gather",
+        OptionalSample::Text,
+        "",
+        "ti: `ompi_binomial`, `ompi_basic_linear`",
+    ),
+    (
+        "cluster",
+        "algorithms.gatherv",
+        OptionalSample::Text,
+        "",
+        "ti: `ompi_basic_linear`",
+    ),
+    (
+        "cluster",
+        "algorithms.scatter",
+        OptionalSample::Text,
+        "",
+        "ti: `ompi_binomial`, `ompi_basic_linear`",
+    ),
+    (
+        "cluster",
+        "algorithms.scatterv",
+        OptionalSample::Text,
+        "",
+        "ti: `ompi_basic_linear`",
+    ),
+    (
+        "cluster",
+        "algorithms.allgather",
+        OptionalSample::Text,
+        "",
+        "ti: `ring`, `NTSLR`, `rdb`, `bruck`",
+    ),
+    (
+        "cluster",
+        "algorithms.allgatherv",
+        OptionalSample::Text,
+        "",
+        "ti: `ring`, `mpich_ring`",
+    ),
+    (
+        "cluster",
+        "algorithms.reduce_scatter",
+        OptionalSample::Text,
+        "",
+        "ti: `mpich_pair`, `default`",
+    ),
+    (
+        "cluster",
+        "algorithms.scan",
+        OptionalSample::Text,
+        "",
+        "ti: `linear`",
+    ),
+    (
+        "cluster",
+        "algorithms.exscan",
+        OptionalSample::Text,
+        "",
+        "ti: `linear`",
+    ),
+    (
         "sci",
         "traffic.trace_file",
         OptionalSample::Text,
@@ -599,7 +704,7 @@ const CLUSTER: Docs = &[
     (
         "workload.kind",
         "",
-        "`pingpong`, `window`, `alltoall`, `bcast` or `trace`",
+        "`pingpong`, `window`, `alltoall`, `bcast`, `trace` or `ti` (a SimGrid time-independent trace)",
     ),
     (
         "workload.bytes",
@@ -630,7 +735,27 @@ const CLUSTER: Docs = &[
     (
         "workload.file",
         "",
-        "trace file (`kind = \"trace\"`), relative to the experiment file",
+        "trace file (`kind = \"trace\"`; `ti`: an index, a folder with `index.txt` or a shared trace), relative to the experiment file",
+    ),
+    (
+        "workload.eager_bytes",
+        "bytes",
+        "ti: sends below this size complete locally (eager), larger ones with their transfer (SMPI's `smpi/send-is-detached-thresh`)",
+    ),
+    (
+        "workload.test_us",
+        "µs",
+        "ti: host time of one `test` (SMPI's `smpi/test`; grows while tests fail, as in SMPI)",
+    ),
+    (
+        "host.flops",
+        "flop/s",
+        "ti: host speed; `compute F` takes F / flops seconds",
+    ),
+    (
+        "algorithms",
+        "",
+        "ti: the algorithm of each collective, by SimGrid's names (the `algorithms.*` keys below); empty: every collective's default",
     ),
     ("nic.kind", "", "NIC model: `zero`, `simple` or `pipeline`"),
     ("nic.send_ns", "ns", "`simple`: host time to post a send"),
@@ -662,7 +787,7 @@ const CLUSTER: Docs = &[
     (
         "fabric.kind",
         "",
-        "fabric model: `ideal`, `xswitch`, `vc-router` or `sci-ring`",
+        "fabric model: `ideal`, `flow` (flows sharing links max-min, SimGrid's CM02), `xswitch`, `vc-router` or `sci-ring`",
     ),
     (
         "fabric.topology",
@@ -673,7 +798,22 @@ const CLUSTER: Docs = &[
     (
         "fabric.link_mbs",
         "MB/s",
-        "ideal: link bandwidth (0: infinite)",
+        "ideal, flow: link bandwidth (ideal: 0 infinite)",
+    ),
+    (
+        "fabric.link_lat_ns",
+        "ns",
+        "flow: latency of every link (a crossbar route has two, up and down)",
+    ),
+    (
+        "fabric.tcp_gamma",
+        "bytes",
+        "flow: TCP window; a flow's rate ≤ tcp_gamma / (2 × route latency); 0: none",
+    ),
+    (
+        "fabric.crosstraffic",
+        "",
+        "flow: the reverse route carries 5 % of each flow's rate (acknowledgements)",
     ),
     ("fabric.contention", "", "ideal: packets share links"),
     ("fabric.max_packet", "bytes", "ideal: largest packet"),

@@ -1,0 +1,322 @@
+//! Finding a trace's files and streaming them: one open file and one line in memory per
+//! rank, whatever the trace's length.
+//!
+//! `workload.file` names either
+//! * an **index** (SimGrid's `smpirun -trace-ti` output): one file per line, in rank order,
+//!   relative to the index's folder; or a folder holding `index.txt`;
+//! * a **shared trace**: every rank's lines in one file (SimGrid's examples), told apart by
+//!   its first line, which is an action (`0 init`).
+//!
+//! Lines are `<rank> <action> <args…>`; blank lines and lines starting with `#` are skipped.
+//! Every error names `file:line: field K`.
+
+use super::action::{self, Action};
+use super::datatype;
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Most ranks a trace may have (each holds an open file while it replays).
+pub const MAX_RANKS: usize = 4096;
+/// Longest line: 4 MiB (an `alltoallv` of 4096 ranks is ≈ 100 KiB).
+pub const MAX_LINE: u64 = 4 << 20;
+/// Largest index file.
+pub const MAX_INDEX: u64 = 16 << 20;
+
+/// A trace error: file, line (0: the file as a whole), field (0: the line as a whole).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct TraceError {
+    pub file: String,
+    pub line: usize,
+    pub field: usize,
+    pub message: String,
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.field) {
+            (0, _) => write!(f, "{}: {}", self.file, self.message),
+            (l, 0) => write!(f, "{}:{l}: {}", self.file, self.message),
+            (l, k) => write!(f, "{}:{l}: field {k} {}", self.file, self.message),
+        }
+    }
+}
+
+fn whole(file: &Path, message: impl Into<String>) -> TraceError {
+    TraceError {
+        file: file.display().to_string(),
+        line: 0,
+        field: 0,
+        message: message.into(),
+    }
+}
+
+/// Where each rank's actions are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceSet {
+    /// Per rank, its file (all the same file for a shared trace).
+    pub files: Vec<PathBuf>,
+    pub shared: bool,
+}
+
+impl TraceSet {
+    pub fn ranks(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Finds the files of the trace at `path` (an index, a folder with `index.txt`, or a
+    /// shared trace; a shared trace's rank count is its highest rank + 1, read here).
+    pub fn locate(path: &Path) -> Result<TraceSet, TraceError> {
+        let path = if path.is_dir() {
+            path.join("index.txt")
+        } else {
+            path.to_path_buf()
+        };
+        let head = {
+            let f = icn_engine::input::open(&path)
+                .map_err(|e| whole(&path, format!("cannot read: {e}")))?;
+            let mut r = Lines::new(BufReader::new(f), &path);
+            r.next_words()?.map(|(_, w)| w)
+        };
+        let Some(first) = head else {
+            return Err(whole(&path, "is empty: no actions and no trace files"));
+        };
+        // An index lists file names, one per line; a first line `<integer> <word> …` is a
+        // trace's (its action may still be wrong: the pre-scan says so, naming the field).
+        let is_action = first.len() >= 2 && first[0].parse::<u64>().is_ok();
+        if is_action {
+            let f = icn_engine::input::open(&path)
+                .map_err(|e| whole(&path, format!("cannot read: {e}")))?;
+            let mut r = Lines::new(BufReader::new(f), &path);
+            let mut highest = 0;
+            while let Some((line, w)) = r.next_words()? {
+                let rank = rank_field(&w[0], MAX_RANKS).map_err(|m| r.error(line, 1, m))?;
+                highest = highest.max(rank);
+            }
+            return Ok(TraceSet {
+                files: vec![path; highest + 1],
+                shared: true,
+            });
+        }
+        let text = icn_engine::input::read_at_most(&path, MAX_INDEX)
+            .map_err(|e| whole(&path, format!("cannot read the index: {e}")))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut files = Vec::new();
+        for (i, l) in text.lines().enumerate() {
+            let l = l.trim();
+            if l.is_empty() || l.starts_with('#') {
+                continue;
+            }
+            if files.len() == MAX_RANKS {
+                return Err(TraceError {
+                    file: path.display().to_string(),
+                    line: i + 1,
+                    field: 0,
+                    message: format!("more than {MAX_RANKS} trace files"),
+                });
+            }
+            let file = dir.join(l);
+            if !file.is_file() {
+                return Err(TraceError {
+                    file: path.display().to_string(),
+                    line: i + 1,
+                    field: 0,
+                    message: format!(
+                        "the trace of rank {}, `{}`, is not a readable file",
+                        files.len(),
+                        file.display()
+                    ),
+                });
+            }
+            files.push(file);
+        }
+        Ok(TraceSet {
+            files,
+            shared: false,
+        })
+    }
+}
+
+fn rank_field(w: &str, n: usize) -> Result<usize, String> {
+    w.parse::<usize>()
+        .ok()
+        .filter(|r| *r < n)
+        .ok_or_else(|| format!("(rank): `{w}` is not an integer in 0 ..= {}", n - 1))
+}
+
+/// Bounded line reading with line numbers.
+struct Lines {
+    input: BufReader<File>,
+    path: Arc<str>,
+    line: usize,
+    buf: Vec<u8>,
+}
+
+impl Lines {
+    fn new(input: BufReader<File>, path: &Path) -> Lines {
+        Lines {
+            input,
+            path: path.display().to_string().into(),
+            line: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    fn error(&self, line: usize, field: usize, message: String) -> TraceError {
+        TraceError {
+            file: self.path.to_string(),
+            line,
+            field,
+            message,
+        }
+    }
+
+    /// The next line with words, as owned words (the line number with it).
+    fn next_words(&mut self) -> Result<Option<(usize, Vec<String>)>, TraceError> {
+        loop {
+            self.buf.clear();
+            self.line += 1;
+            let read = (&mut self.input)
+                .take(MAX_LINE + 1)
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| self.error(self.line, 0, format!("cannot read: {e}")))?;
+            if read == 0 {
+                return Ok(None);
+            }
+            if self.buf.len() as u64 > MAX_LINE {
+                return Err(self.error(self.line, 0, format!("longer than {MAX_LINE} bytes")));
+            }
+            let text = std::str::from_utf8(&self.buf).map_err(|e| {
+                self.error(
+                    self.line,
+                    0,
+                    format!("not UTF-8 (byte {})", e.valid_up_to() + 1),
+                )
+            })?;
+            let t = text.trim();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            return Ok(Some((
+                self.line,
+                t.split_whitespace().map(str::to_owned).collect(),
+            )));
+        }
+    }
+}
+
+/// One rank's actions, read as they are needed.
+pub struct RankReader {
+    lines: Lines,
+    rank: usize,
+    n: usize,
+    shared: bool,
+    default_dt: u64,
+}
+
+impl RankReader {
+    pub fn open(set: &TraceSet, rank: usize) -> Result<RankReader, TraceError> {
+        let path = &set.files[rank];
+        let f = icn_engine::input::open(path)
+            .map_err(|e| whole(path, format!("cannot read the trace of rank {rank}: {e}")))?;
+        Ok(RankReader {
+            lines: Lines::new(BufReader::with_capacity(16 << 10, f), path),
+            rank,
+            n: set.ranks(),
+            shared: set.shared,
+            default_dt: datatype::BYTE,
+        })
+    }
+
+    pub fn path(&self) -> &str {
+        &self.lines.path
+    }
+
+    /// The next action of this rank and its line, `None` at the end.
+    pub fn next_action(&mut self) -> Result<Option<(usize, Action)>, TraceError> {
+        while let Some((line, w)) = self.lines.next_words()? {
+            let rank = rank_field(&w[0], self.n).map_err(|m| self.lines.error(line, 1, m))?;
+            if rank != self.rank {
+                if self.shared {
+                    continue;
+                }
+                return Err(self.lines.error(
+                    line,
+                    1,
+                    format!("(rank): `{rank}` in the trace file of rank {}", self.rank),
+                ));
+            }
+            let words: Vec<&str> = w.iter().map(String::as_str).collect();
+            let a = action::parse(&words, self.n, self.default_dt)
+                .map_err(|e| self.lines.error(line, e.field, e.message))?;
+            if let Action::Init { double_default } = a {
+                self.default_dt = if double_default {
+                    datatype::DOUBLE
+                } else {
+                    datatype::BYTE
+                };
+            }
+            return Ok(Some((line, a)));
+        }
+        Ok(None)
+    }
+}
+
+/// What the pre-scan found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    /// Actions per rank.
+    pub actions: Vec<u64>,
+    /// Collectives the trace calls.
+    pub collectives: Vec<action::CollKind>,
+}
+
+/// Reads every line of every rank and checks it, before anything runs: the first
+/// malformed or unsupported line is the error. A shared trace is read once.
+pub fn prescan(set: &TraceSet) -> Result<Summary, TraceError> {
+    let n = set.ranks();
+    let mut s = Summary {
+        actions: vec![0; n],
+        collectives: Vec::new(),
+    };
+    let note = |s: &mut Summary, r: usize, a: &Action| {
+        s.actions[r] += 1;
+        if let Action::Coll(c) = a
+            && !s.collectives.contains(&c.kind)
+        {
+            s.collectives.push(c.kind);
+        }
+    };
+    if set.shared {
+        let path = &set.files[0];
+        let f =
+            icn_engine::input::open(path).map_err(|e| whole(path, format!("cannot read: {e}")))?;
+        let mut lines = Lines::new(BufReader::new(f), path);
+        let mut dt = vec![datatype::BYTE; n];
+        while let Some((line, w)) = lines.next_words()? {
+            let r = rank_field(&w[0], n).map_err(|m| lines.error(line, 1, m))?;
+            let words: Vec<&str> = w.iter().map(String::as_str).collect();
+            let a = action::parse(&words, n, dt[r])
+                .map_err(|e| lines.error(line, e.field, e.message))?;
+            if let Action::Init { double_default } = a {
+                dt[r] = if double_default {
+                    datatype::DOUBLE
+                } else {
+                    datatype::BYTE
+                };
+            }
+            note(&mut s, r, &a);
+        }
+    } else {
+        for r in 0..n {
+            let mut reader = RankReader::open(set, r)?;
+            while let Some((_, a)) = reader.next_action()? {
+                note(&mut s, r, &a);
+            }
+        }
+    }
+    s.collectives.sort();
+    Ok(s)
+}

@@ -1,0 +1,771 @@
+//! Replaying a TI trace over any [`Fabric`], SMPI's way.
+//!
+//! Each rank reads its actions one at a time ([`RankReader`]); a collective becomes that
+//! rank's point-to-point [`Step`]s of the chosen algorithm, run before the next action is
+//! read. Memory is ranks × outstanding requests, never the trace's length.
+//!
+//! Point-to-point semantics (SMPI's with its defaults, `smpi/async-small-thresh = 0`):
+//! * a message moves when both its send and its receive are posted (matched per
+//!   (source, destination, tag) in posting order); it is handed to the fabric then, cut into
+//!   the fabric's largest packets, and complete when the last one is delivered;
+//! * a send of fewer than `eager_bytes` bytes completes locally when posted (SMPI's
+//!   `smpi/send-is-detached-thresh`, 65 536 by default): the sender goes on; a larger send
+//!   completes with its transfer (rendezvous);
+//! * `wait`, `waitall`, blocking `send`/`recv` and collectives block until their requests
+//!   are complete; `test` of a pending request costs `test_s` × k of host time, then
+//!   checks, where k starts at 1, grows by one after each test that finds its request
+//!   incomplete and returns to 1 after one that finds it complete — counted over all ranks
+//!   together, as SMPI's `smpi/grow-injected-times` does (a static counter); a `sendRecv` or
+//!   collective exchange with oneself is a local copy (no time);
+//! * `compute` takes `flops / host_flops`, `sleep` its seconds, a collective's reduction
+//!   `flops` are charged to the host after it; at the end of its trace a rank waits for
+//!   its outstanding requests (SimGrid does the same).
+//!
+//! The run ends when every rank has ended. If nothing can happen any more while a rank is
+//! blocked, the run stops with a diagnosis naming each blocked rank, its file:line and
+//! what it waits for — never a hang.
+
+use super::action::{Action, CollKind, Collective};
+use super::reader::{RankReader, TraceError, TraceSet};
+use crate::collectives::{Algorithm, Call, Step};
+use icn_engine::Progress;
+use icn_fabric::{Delivery, Fabric, Packet, Ps};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+
+/// How a replay runs.
+#[derive(Clone, Debug)]
+pub struct ReplayConfig {
+    /// Host speed, flops per second.
+    pub host_flops: f64,
+    /// Sends below this many bytes complete locally.
+    pub eager_bytes: u64,
+    /// Host time a `test` costs, seconds.
+    pub test_s: f64,
+    /// The algorithm of each collective, indexed as [`CollKind::ALL`].
+    pub algorithms: Vec<&'static Algorithm>,
+}
+
+/// Where time went, as named slots: compute (with sleeps and reductions), point-to-point,
+/// then one per collective.
+pub fn slot_names() -> Vec<&'static str> {
+    let mut v = vec!["compute", "p2p"];
+    v.extend(CollKind::ALL.iter().map(|k| k.name()));
+    v
+}
+
+fn slot_of(a: &Action) -> usize {
+    match a {
+        Action::Compute { .. } | Action::Sleep { .. } => 0,
+        Action::Coll(c) => 2 + c.kind as usize,
+        _ => 1,
+    }
+}
+
+/// What a replay measured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TiOutcome {
+    /// When each rank ended.
+    pub finish: Vec<Ps>,
+    /// Per rank: time computing and sleeping (what a compute-only run would take).
+    pub compute: Vec<Ps>,
+    /// Per rank: time blocked on requests.
+    pub wait: Vec<Ps>,
+    pub messages: u64,
+    pub bytes: u64,
+    pub actions: u64,
+    /// Per slot ([`slot_names`]): calls and time summed over ranks.
+    pub slot_calls: Vec<u64>,
+    pub slot_ps: Vec<u128>,
+}
+
+/// Why a replay could not finish.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayError {
+    #[error("{0}")]
+    Trace(#[from] TraceError),
+    #[error("the replay can never finish: {0}")]
+    Stuck(String),
+    #[error("{0}")]
+    Rank(String),
+    #[error("fabric: {0}")]
+    Fabric(String),
+}
+
+/// Tags of collective messages: above every user tag (< 2^31), one per collective call.
+const COLL_TAG: u64 = 1 << 32;
+
+#[derive(Clone, Debug)]
+struct Req {
+    owner: usize,
+    src: usize,
+    dst: usize,
+    tag: u64,
+    bytes: u64,
+    send: bool,
+    /// The owner may go on (a detached send at once; otherwise with the transfer).
+    local_done: bool,
+    /// The transfer is over (or, for an unmatched request, not started).
+    transfer_done: bool,
+    /// The owner no longer refers to it.
+    released: bool,
+    line: usize,
+}
+
+struct Transfer {
+    send: usize,
+    recv: usize,
+    pieces_left: u64,
+}
+
+struct Rank {
+    reader: RankReader,
+    steps: VecDeque<Step>,
+    /// Tag of the messages `steps` exchange.
+    step_tag: u64,
+    /// Requests of the running collective's Isend/Irecv steps.
+    pending: Vec<usize>,
+    /// Reduction flops still to charge after `steps`.
+    flops_after: f64,
+    /// The TI request storage: per (src, dst, tag), posted requests (`None`: completed by a
+    /// `test`), as SimGrid keeps it.
+    user: HashMap<(usize, usize, u32), VecDeque<Option<usize>>>,
+    /// Keys ever posted (a `wait` on any other is an error).
+    posted: HashMap<(usize, usize, u32), ()>,
+    /// Requests the rank is blocked on.
+    wait: Vec<usize>,
+    since: Ps,
+    /// A `test` waiting for its host time to pass.
+    test: Option<(usize, usize, u32)>,
+    coll_seq: u64,
+    /// Busy on its host (compute, sleep, test) until then: an earlier wake-up (a message
+    /// that completed meanwhile) is ignored.
+    busy_until: Ps,
+    done: bool,
+    line: usize,
+    action: &'static str,
+    slot: usize,
+    slot_start: Ps,
+}
+
+pub struct Replay<'a, F: Fabric + ?Sized> {
+    fabric: &'a mut F,
+    cfg: &'a ReplayConfig,
+    now: Ps,
+    heap: BinaryHeap<Reverse<(Ps, u64, usize)>>,
+    seq: u64,
+    ranks: Vec<Rank>,
+    reqs: Vec<Option<Req>>,
+    free_reqs: Vec<usize>,
+    transfers: Vec<Option<Transfer>>,
+    free_transfers: Vec<usize>,
+    unmatched_sends: HashMap<(usize, usize, u64), VecDeque<usize>>,
+    unmatched_recvs: HashMap<(usize, usize, u64), VecDeque<usize>>,
+    /// SMPI's `nsleeps`: the multiple of `test_s` the next `test` costs.
+    test_sleeps: u64,
+    out: TiOutcome,
+}
+
+fn action_name(a: &Action) -> &'static str {
+    match a {
+        Action::Init { .. } => "init",
+        Action::Finalize => "finalize",
+        Action::Comm => "comm",
+        Action::Send { blocking: true, .. } => "send",
+        Action::Send { .. } => "isend",
+        Action::Recv { blocking: true, .. } => "recv",
+        Action::Recv { .. } => "irecv",
+        Action::Test { .. } => "test",
+        Action::Wait { .. } => "wait",
+        Action::WaitAll => "waitall",
+        Action::SendRecv { .. } => "sendRecv",
+        Action::Coll(c) => c.kind.name(),
+        Action::Compute { .. } => "compute",
+        Action::Sleep { .. } => "sleep",
+        Action::Location => "location",
+    }
+}
+
+impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
+    /// Opens every rank's trace (the pre-scan has checked them).
+    pub fn new(
+        fabric: &'a mut F,
+        set: &TraceSet,
+        cfg: &'a ReplayConfig,
+    ) -> Result<Self, ReplayError> {
+        let n = set.ranks();
+        let mut ranks = Vec::with_capacity(n);
+        for r in 0..n {
+            ranks.push(Rank {
+                reader: RankReader::open(set, r)?,
+                steps: VecDeque::new(),
+                step_tag: 0,
+                pending: Vec::new(),
+                flops_after: 0.0,
+                user: HashMap::new(),
+                posted: HashMap::new(),
+                wait: Vec::new(),
+                since: 0,
+                test: None,
+                coll_seq: 0,
+                busy_until: 0,
+                done: false,
+                line: 0,
+                action: "start",
+                slot: 1,
+                slot_start: 0,
+            });
+        }
+        let slots = slot_names().len();
+        Ok(Replay {
+            fabric,
+            cfg,
+            now: 0,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            ranks,
+            reqs: Vec::new(),
+            free_reqs: Vec::new(),
+            transfers: Vec::new(),
+            free_transfers: Vec::new(),
+            unmatched_sends: HashMap::new(),
+            unmatched_recvs: HashMap::new(),
+            test_sleeps: 1,
+            out: TiOutcome {
+                finish: vec![0; n],
+                compute: vec![0; n],
+                wait: vec![0; n],
+                slot_calls: vec![0; slots],
+                slot_ps: vec![0; slots],
+                ..TiOutcome::default()
+            },
+        })
+    }
+
+    fn schedule(&mut self, t: Ps, r: usize) {
+        self.heap.push(Reverse((t, self.seq, r)));
+        self.seq += 1;
+    }
+
+    /// Where rank `r` is, for messages: `file:line (action)`.
+    fn at(&self, r: usize) -> String {
+        let k = &self.ranks[r];
+        format!("{}:{} ({})", k.reader.path(), k.line, k.action)
+    }
+
+    /// Runs every rank to the end of its trace.
+    pub fn run(mut self, progress: &dyn Progress) -> Result<TiOutcome, ReplayError> {
+        self.fabric.set_measuring(true);
+        for r in 0..self.ranks.len() {
+            self.schedule(0, r);
+        }
+        let mut deliveries = Vec::new();
+        let mut reported = 0;
+        loop {
+            let te = self.heap.peek().map(|Reverse((t, _, _))| *t);
+            let tf = self.fabric.next_event();
+            match (te, tf) {
+                (None, None) => break,
+                (te, Some(tf)) if te.is_none_or(|te| tf < te) => {
+                    self.fabric
+                        .advance(tf.saturating_add(1), &mut deliveries)
+                        .map_err(|e| ReplayError::Fabric(e.to_string()))?;
+                    for d in deliveries.drain(..) {
+                        self.now = self.now.max(d.delivered);
+                        self.delivered(d)?;
+                    }
+                }
+                (Some(te), _) => {
+                    if self.fabric.now() < te {
+                        self.fabric
+                            .skip_idle(te)
+                            .map_err(|e| ReplayError::Fabric(e.to_string()))?;
+                    }
+                    let Reverse((t, _, r)) = self.heap.pop().expect("peeked");
+                    self.now = self.now.max(t);
+                    self.run_rank(r)?;
+                    if self.out.actions - reported >= 1024 {
+                        progress.advance(self.out.actions - reported);
+                        reported = self.out.actions;
+                    }
+                }
+                (None, Some(_)) => unreachable!("handled by the fabric arm"),
+            }
+        }
+        progress.advance(self.out.actions - reported);
+        if let Some(why) = self.diagnose() {
+            return Err(ReplayError::Stuck(why));
+        }
+        Ok(self.out)
+    }
+
+    /// `now + secs` in picoseconds, or an error naming rank `r`'s line.
+    fn later(&self, r: usize, secs: f64) -> Result<Ps, ReplayError> {
+        let ps = secs * 1e12;
+        (ps.is_finite() && ps >= 0.0 && ps < u64::MAX as f64)
+            .then(|| ps.round() as Ps)
+            .and_then(|d| self.now.checked_add(d))
+            .ok_or_else(|| {
+                ReplayError::Rank(format!(
+                    "rank {r} at {}: simulated time passes 2^64 ps (213 days)",
+                    self.at(r)
+                ))
+            })
+    }
+
+    /// Rank `r` runs until it blocks, takes time or ends.
+    fn run_rank(&mut self, r: usize) -> Result<(), ReplayError> {
+        if self.ranks[r].done || self.now < self.ranks[r].busy_until {
+            return Ok(());
+        }
+        if let Some((src, dst, tag)) = self.ranks[r].test.take() {
+            self.finish_test(r, src, dst, tag);
+        }
+        loop {
+            // Blocked?
+            if !self.ranks[r].wait.is_empty() {
+                let all = self.ranks[r]
+                    .wait
+                    .iter()
+                    .all(|&id| self.reqs[id].as_ref().is_some_and(|q| q.local_done));
+                if !all {
+                    return Ok(());
+                }
+                let since = self.ranks[r].since;
+                self.out.wait[r] += self.now - since;
+                for id in std::mem::take(&mut self.ranks[r].wait) {
+                    self.release(id);
+                }
+            }
+            if let Some(step) = self.ranks[r].steps.pop_front() {
+                self.step(r, step);
+                continue;
+            }
+            let flops = std::mem::take(&mut self.ranks[r].flops_after);
+            if flops > 0.0 {
+                let t = self.later(r, flops / self.cfg.host_flops)?;
+                self.out.compute[r] += t - self.now;
+                self.ranks[r].busy_until = t;
+                self.schedule(t, r);
+                return Ok(());
+            }
+            // The next action.
+            let k = &mut self.ranks[r];
+            self.out.slot_ps[k.slot] += u128::from(self.now - k.slot_start);
+            let next = k.reader.next_action()?;
+            let Some((line, a)) = next else {
+                // End of trace: wait for what is outstanding, then end.
+                let outstanding: Vec<usize> =
+                    k.user.drain().flat_map(|(_, q)| q).flatten().collect();
+                k.action = "end of trace";
+                k.slot = 1;
+                k.slot_start = self.now;
+                if !outstanding.is_empty() {
+                    k.wait = outstanding;
+                    k.since = self.now;
+                    continue;
+                }
+                k.done = true;
+                self.out.finish[r] = self.now;
+                return Ok(());
+            };
+            k.line = line;
+            k.action = action_name(&a);
+            k.slot = slot_of(&a);
+            k.slot_start = self.now;
+            self.out.slot_calls[k.slot] += 1;
+            self.out.actions += 1;
+            if let Some(t) = self.action(r, a)? {
+                self.ranks[r].busy_until = t;
+                self.schedule(t, r);
+                return Ok(());
+            }
+        }
+    }
+
+    /// Runs one action; `Some(t)`: the rank is busy until `t`.
+    fn action(&mut self, r: usize, a: Action) -> Result<Option<Ps>, ReplayError> {
+        match a {
+            Action::Init { .. } | Action::Finalize | Action::Comm | Action::Location => {}
+            Action::Compute { flops } => {
+                let t = self.later(r, flops / self.cfg.host_flops)?;
+                self.out.compute[r] += t - self.now;
+                return Ok(Some(t));
+            }
+            Action::Sleep { seconds } => {
+                let t = self.later(r, seconds)?;
+                self.out.compute[r] += t - self.now;
+                return Ok(Some(t));
+            }
+            Action::Send {
+                peer,
+                tag,
+                bytes,
+                blocking,
+            } => {
+                let id = self.post(r, r, peer, u64::from(tag), bytes, true);
+                if blocking {
+                    self.block_on(r, vec![id]);
+                } else {
+                    self.store(r, (r, peer, tag), id);
+                }
+            }
+            Action::Recv {
+                peer,
+                tag,
+                bytes,
+                blocking,
+            } => {
+                let id = self.post(r, peer, r, u64::from(tag), bytes, false);
+                if blocking {
+                    self.block_on(r, vec![id]);
+                } else {
+                    self.store(r, (peer, r, tag), id);
+                }
+            }
+            Action::Wait { src, dst, tag } => {
+                let key = (src, dst, tag);
+                let k = &mut self.ranks[r];
+                if !k.posted.contains_key(&key) {
+                    return Err(ReplayError::Rank(format!(
+                        "rank {r} at {}: wait for the request ({src}, {dst}, tag {tag}), but this rank posted no isend/irecv with that source, destination and tag",
+                        self.at(r)
+                    )));
+                }
+                let popped = k.user.get_mut(&key).and_then(VecDeque::pop_front);
+                if let Some(Some(id)) = popped {
+                    self.block_on(r, vec![id]);
+                }
+            }
+            Action::Test { src, dst, tag } => {
+                // A test of nothing pending (completed by an earlier test) does nothing.
+                let pending = self.ranks[r]
+                    .user
+                    .get(&(src, dst, tag))
+                    .and_then(VecDeque::front)
+                    .is_some_and(Option::is_some);
+                if pending {
+                    let t = self.later(r, self.cfg.test_s * self.test_sleeps as f64)?;
+                    self.ranks[r].test = Some((src, dst, tag));
+                    return Ok(Some(t));
+                }
+            }
+            Action::WaitAll => {
+                let ids: Vec<usize> = self.ranks[r]
+                    .user
+                    .drain()
+                    .flat_map(|(_, q)| q)
+                    .flatten()
+                    .collect();
+                self.block_on(r, ids);
+            }
+            Action::SendRecv {
+                send,
+                dst,
+                recv,
+                src,
+            } => {
+                if !(dst == r && src == r) {
+                    let k = &mut self.ranks[r];
+                    k.step_tag = 0;
+                    k.steps.extend([
+                        Step::Isend {
+                            to: dst,
+                            bytes: send,
+                        },
+                        Step::Irecv {
+                            from: src,
+                            bytes: recv,
+                        },
+                        Step::WaitAll,
+                    ]);
+                }
+            }
+            Action::Coll(c) => self.collective(r, &c),
+        }
+        Ok(None)
+    }
+
+    fn collective(&mut self, r: usize, c: &Collective) {
+        let n = self.ranks.len();
+        let alg = self.cfg.algorithms[c.kind as usize];
+        let steps = alg.steps(&Call {
+            rank: r,
+            n,
+            root: c.root,
+            bytes: c.bytes,
+            counts: &c.counts,
+            recv_counts: &c.recv_counts,
+        });
+        let k = &mut self.ranks[r];
+        k.coll_seq += 1;
+        k.step_tag = COLL_TAG | k.coll_seq;
+        k.steps.extend(steps);
+        k.flops_after = c.flops;
+    }
+
+    fn step(&mut self, r: usize, s: Step) {
+        let tag = self.ranks[r].step_tag;
+        match s {
+            Step::Send { to, bytes } => {
+                let id = self.post(r, r, to, tag, bytes, true);
+                self.block_on(r, vec![id]);
+            }
+            Step::Recv { from, bytes } => {
+                let id = self.post(r, from, r, tag, bytes, false);
+                self.block_on(r, vec![id]);
+            }
+            Step::Isend { to, bytes } => {
+                let id = self.post(r, r, to, tag, bytes, true);
+                self.ranks[r].pending.push(id);
+            }
+            Step::Irecv { from, bytes } => {
+                let id = self.post(r, from, r, tag, bytes, false);
+                self.ranks[r].pending.push(id);
+            }
+            Step::WaitAll => {
+                let ids = std::mem::take(&mut self.ranks[r].pending);
+                self.block_on(r, ids);
+            }
+        }
+    }
+
+    fn block_on(&mut self, r: usize, ids: Vec<usize>) {
+        let k = &mut self.ranks[r];
+        k.wait = ids;
+        k.since = self.now;
+    }
+
+    fn store(&mut self, r: usize, key: (usize, usize, u32), id: usize) {
+        let k = &mut self.ranks[r];
+        k.posted.insert(key, ());
+        k.user.entry(key).or_default().push_back(Some(id));
+    }
+
+    /// A `test` after its host time: a complete request leaves a null entry (a later
+    /// `wait` returns at once), an incomplete one goes to the back, as in SimGrid.
+    fn finish_test(&mut self, r: usize, src: usize, dst: usize, tag: u32) {
+        let key = (src, dst, tag);
+        let Some(Some(id)) = self.ranks[r]
+            .user
+            .get_mut(&key)
+            .and_then(VecDeque::pop_front)
+        else {
+            return;
+        };
+        let done = self.reqs[id].as_ref().is_some_and(|q| q.local_done);
+        self.test_sleeps = if done { 1 } else { self.test_sleeps + 1 };
+        let q = self.ranks[r].user.entry(key).or_default();
+        if done {
+            q.push_back(None);
+            self.release(id);
+        } else {
+            q.push_back(Some(id));
+        }
+    }
+
+    /// Posts a request of rank `owner`; matches it if its partner is posted.
+    fn post(
+        &mut self,
+        owner: usize,
+        src: usize,
+        dst: usize,
+        tag: u64,
+        bytes: u64,
+        send: bool,
+    ) -> usize {
+        let detached = send && bytes < self.cfg.eager_bytes;
+        let req = Req {
+            owner,
+            src,
+            dst,
+            tag,
+            bytes,
+            send,
+            local_done: detached,
+            transfer_done: false,
+            released: false,
+            line: self.ranks[owner].line,
+        };
+        let id = match self.free_reqs.pop() {
+            Some(id) => {
+                self.reqs[id] = Some(req);
+                id
+            }
+            None => {
+                self.reqs.push(Some(req));
+                self.reqs.len() - 1
+            }
+        };
+        let key = (src, dst, tag);
+        let (other, mine) = if send {
+            (&mut self.unmatched_recvs, &mut self.unmatched_sends)
+        } else {
+            (&mut self.unmatched_sends, &mut self.unmatched_recvs)
+        };
+        let partner = other.get_mut(&key).and_then(VecDeque::pop_front);
+        if other.get(&key).is_some_and(VecDeque::is_empty) {
+            other.remove(&key);
+        }
+        match partner {
+            Some(p) => {
+                let (s, rv) = if send { (id, p) } else { (p, id) };
+                self.start(s, rv);
+            }
+            None => mine.entry(key).or_default().push_back(id),
+        }
+        id
+    }
+
+    /// A matched pair: the message goes into the fabric now.
+    fn start(&mut self, send: usize, recv: usize) {
+        let q = self.reqs[send].as_ref().expect("live send");
+        let (src, dst, bytes) = (q.src, q.dst, q.bytes);
+        self.out.messages += 1;
+        self.out.bytes += bytes;
+        let max = u64::from(self.fabric.max_packet_bytes()).max(1);
+        let pieces = bytes.div_ceil(max).max(1);
+        let t = Transfer {
+            send,
+            recv,
+            pieces_left: pieces,
+        };
+        let tid = match self.free_transfers.pop() {
+            Some(i) => {
+                self.transfers[i] = Some(t);
+                i
+            }
+            None => {
+                self.transfers.push(Some(t));
+                self.transfers.len() - 1
+            }
+        };
+        for k in 0..pieces {
+            let b = if k + 1 == pieces {
+                bytes - k * max
+            } else {
+                max
+            };
+            self.fabric.inject(Packet {
+                src,
+                dst,
+                bytes: b as u32,
+                tag: (tid as u64) << 32 | (k & 0xffff_ffff),
+            });
+        }
+    }
+
+    fn delivered(&mut self, d: Delivery) -> Result<(), ReplayError> {
+        let tid = (d.packet.tag >> 32) as usize;
+        let t = self
+            .transfers
+            .get_mut(tid)
+            .and_then(Option::as_mut)
+            .ok_or_else(|| {
+                ReplayError::Fabric(format!("a delivery of no message: {}", d.packet))
+            })?;
+        t.pieces_left -= 1;
+        if t.pieces_left > 0 {
+            return Ok(());
+        }
+        let (s, rv) = (t.send, t.recv);
+        self.transfers[tid] = None;
+        self.free_transfers.push(tid);
+        for id in [s, rv] {
+            let q = self.reqs[id].as_mut().expect("live request");
+            q.transfer_done = true;
+            q.local_done = true;
+            let owner = q.owner;
+            if q.released {
+                self.free(id);
+            } else if self.ranks[owner].wait.contains(&id) {
+                self.schedule(self.now, owner);
+            }
+        }
+        Ok(())
+    }
+
+    /// The owner is done with request `id`.
+    fn release(&mut self, id: usize) {
+        let q = self.reqs[id].as_mut().expect("live request");
+        q.released = true;
+        if q.transfer_done {
+            self.free(id);
+        }
+    }
+
+    fn free(&mut self, id: usize) {
+        self.reqs[id] = None;
+        self.free_reqs.push(id);
+    }
+
+    /// Describes request `id` for a diagnosis.
+    fn describe(&self, id: usize) -> String {
+        let Some(q) = self.reqs[id].as_ref() else {
+            return "a completed request".into();
+        };
+        let tag = if q.tag >= COLL_TAG {
+            format!("collective #{}", q.tag - COLL_TAG)
+        } else {
+            format!("tag {}", q.tag)
+        };
+        let matched = !self
+            .unmatched_sends
+            .values()
+            .chain(self.unmatched_recvs.values())
+            .any(|v| v.contains(&id));
+        let peer = if q.send { q.dst } else { q.src };
+        let peer_state = if self.ranks[peer].done {
+            format!("rank {peer} has ended its trace")
+        } else {
+            format!("rank {peer} is at {}", self.at(peer))
+        };
+        match (q.send, matched) {
+            (true, false) => format!(
+                "send of {} B to rank {peer} ({tag}, posted at line {}) that no receive matches; {peer_state}",
+                q.bytes, q.line
+            ),
+            (false, false) => format!(
+                "receive of {} B from rank {peer} ({tag}, posted at line {}) that no send matches; {peer_state}",
+                q.bytes, q.line
+            ),
+            (_, true) => format!("a message with rank {peer} in flight ({tag})"),
+        }
+    }
+
+    /// Names every blocked rank (up to 8) and what it waits for; `None` when all ended.
+    fn diagnose(&self) -> Option<String> {
+        let stuck: Vec<usize> = (0..self.ranks.len())
+            .filter(|&r| !self.ranks[r].done)
+            .collect();
+        if stuck.is_empty() {
+            return None;
+        }
+        let mut lines = Vec::new();
+        for &r in stuck.iter().take(8) {
+            let k = &self.ranks[r];
+            let waits: Vec<String> = k
+                .wait
+                .iter()
+                .filter(|&&id| self.reqs[id].as_ref().is_some_and(|q| !q.local_done))
+                .take(3)
+                .map(|&id| self.describe(id))
+                .collect();
+            lines.push(format!(
+                "rank {r} at {} waits for {}",
+                self.at(r),
+                waits.join("; ")
+            ));
+        }
+        let more = if stuck.len() > 8 {
+            format!(" (and {} more ranks)", stuck.len() - 8)
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "{} ranks blocked: {}{more}",
+            stuck.len(),
+            lines.join(" | ")
+        ))
+    }
+}
