@@ -206,33 +206,75 @@ pub fn report(
     }
 }
 
-/// `Err` naming every point with a replication that did not end ok (deadlock, drain limit,
-/// failure), after the data of all points were written to `out`: such a run exits 1.
-pub fn verdict(report: &RunReport, out: &Path) -> Result<(), ExecError> {
-    let mut flagged = report.flagged();
+/// The run's status in one short line, and whether it is a failure: `None` when every
+/// replication of every point ended ok. Points are counted by their status (a point's worst
+/// replication); saturated points are results (exit 0), deadlocked, drain-limited and failed
+/// ones are not, and the line names the first of those with its diagnosis cut short. Every
+/// point's status is in `data.csv`, its diagnoses in report.json.
+pub fn status_line(report: &RunReport, out: &Path) -> Option<(String, bool)> {
+    let flagged: Vec<&PointResult> = report.points.iter().filter(|p| p.is_flagged()).collect();
     if flagged.is_empty() {
-        return Ok(());
+        return None;
     }
-    let count = flagged.len();
-    // The error stays readable when thousands of points are flagged: data.csv has them all.
-    const SHOWN: usize = 10;
-    if count > SHOWN {
-        flagged.truncate(SHOWN);
-        flagged.push(format!(
-            "and {} more (see the status column of data.csv)",
-            count - SHOWN
-        ));
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for p in &flagged {
+        let kind = p.metrics.status.kind();
+        match counts.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((kind, 1)),
+        }
     }
-    Err(ExecError::Failed(format!(
-        "{}: {} of {} points have replications that did not end ok (all points written to {}; \
-         flagged points average their ok replications, or all of them when every one hit the \
-         drain limit): {}",
-        report.config_file,
-        count,
-        report.points.len(),
-        out.display(),
-        flagged.join("; ")
-    )))
+    counts.sort();
+    let counted = counts
+        .iter()
+        .map(|(k, n)| format!("{n} {}", k.replace('_', " ")))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let file = &report.config_file;
+    let total = report.points.len();
+    let csv = out.join("data.csv");
+    let first_bad = flagged.iter().find(|p| !p.metrics.status.is_result());
+    Some(match first_bad {
+        None => (
+            format!(
+                "{file}: {} of {total} points saturated (accepted throughput measured, latency unbounded); statuses in {}",
+                flagged.len(),
+                csv.display()
+            ),
+            false,
+        ),
+        Some(p) => {
+            const WHY: usize = 160;
+            let why = p.metrics.status.why();
+            let cut: String = why.chars().take(WHY).collect();
+            let more = if cut.len() < why.len() { "…" } else { "" };
+            (
+                format!(
+                    "{file}: {} of {total} points not ok ({counted}); first: {}: {}: {cut}{more}; statuses in {}",
+                    flagged.len(),
+                    p.label(),
+                    p.metrics.status.kind(),
+                    csv.display()
+                ),
+                true,
+            )
+        }
+    })
+}
+
+/// `Err` with the [`status_line`] when some point has a replication that deadlocked, hit the
+/// drain limit or failed, after the data of all points were written to `out`: such a run
+/// exits 1. A run whose flagged points are only saturated is a result: its line is a note on
+/// stderr and the run exits 0.
+pub fn verdict(report: &RunReport, out: &Path) -> Result<(), ExecError> {
+    match status_line(report, out) {
+        Some((line, true)) => Err(ExecError::Failed(line)),
+        Some((line, false)) => {
+            eprintln!("note: {line}");
+            Ok(())
+        }
+        None => Ok(()),
+    }
 }
 
 /// report.json, the CSVs and (for sweeps with plot specs) plot.svg, written into `staging`

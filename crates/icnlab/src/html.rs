@@ -29,8 +29,10 @@ pub struct Entry {
     pub error: Option<String>,
     /// Replications per point in this run.
     pub replications: u32,
-    /// Points whose replications did not all end ok (drawn hollow in the figure).
-    pub warning: Option<String>,
+    /// The run's status line when some points did not end ok (drawn marked in the figure),
+    /// and whether they include a failure (deadlock, drain limit, failed run) rather than only
+    /// saturation ([`crate::experiment::status_line`]).
+    pub warning: Option<(String, bool)>,
     /// What the figure shows against the paper (the experiment file's `verdict`).
     pub verdict: Option<String>,
     /// The paper's values (the experiment file's `[[reference]]` entries).
@@ -53,7 +55,7 @@ const STYLE: &str = "body{font-family:sans-serif;max-width:1300px;margin:2em aut
     table{border-collapse:collapse;font-size:12px;margin:.3em 0}\
     td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.t,th{text-align:left}\
     section{border-top:2px solid #ddd;margin-top:2em}img.figure{max-width:100%;border:1px solid #eee;display:block;margin:.5em 0}\
-    .err{color:#a00}.verdict{background:#f3f7ff;border-left:4px solid #36c;padding:.4em .8em}\
+    .err{color:#a00}.saturated{color:#735}.verdict{background:#f3f7ff;border-left:4px solid #36c;padding:.4em .8em}\
     .ci{color:#555;font-style:italic}details{margin:.5em 0}h3{font-size:1em;margin:1em 0 .2em}";
 
 /// Marks every `img.figure` loaded or not once the page has loaded, and counts them on `<body>`.
@@ -124,15 +126,26 @@ fn section(h: &mut String, dir: &Path, e: &Entry) {
         "<p class=\"ci\">{}</p>",
         intervals_line(dir, e.replications)
     );
-    if let Some(w) = &e.warning {
-        // The full diagnosis can run to pages: folded, after one line a reader can take in.
-        let _ = write!(
-            h,
-            "<details><summary class=\"err\">Flagged points: some replications did not end ok \
-             (deadlock, drain limit or failure); the figure draws those points hollow and \
-             data.csv gives each point's status.</summary><p class=\"err\">{}</p></details>",
-            esc(w)
-        );
+    match &e.warning {
+        Some((line, true)) => {
+            let _ = write!(
+                h,
+                "<p class=\"err\">Flagged points: some replications deadlocked, hit the drain \
+                 limit or failed; the figure draws those points hollow and data.csv gives each \
+                 point's status. {}</p>",
+                esc(line)
+            );
+        }
+        Some((line, false)) => {
+            let _ = write!(
+                h,
+                "<p class=\"saturated\">Saturated points: the offered load exceeds what the \
+                 network accepts, so their accepted throughput is measured and their latency is \
+                 unbounded (drawn as open markers; the value is a lower bound). {}</p>",
+                esc(line)
+            );
+        }
+        None => {}
     }
     for svg in figures(&e.files, e.has_plot) {
         let _ = write!(
@@ -449,21 +462,25 @@ mod tests {
     }
 
     #[test]
-    fn flagged_points_are_summed_up_and_the_diagnosis_folded() {
+    fn flagged_points_are_summed_up_in_one_line_saturation_apart() {
         let dir = results("flagged", "0.02");
         let mut e = entry(3);
-        e.warning = Some("e.toml: 1 of 1 points ... <deadlocked>".into());
+        e.warning = Some(("e.toml: 1 of 1 points not ok (1 <deadlocked>)".into(), true));
+        let mut sat = entry(3);
+        sat.warning = Some(("e.toml: 2 of 5 points saturated".into(), false));
         let page = index(&dir, &[e], true);
+        let saturated = index(&dir, &[sat], true);
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(
-            page.contains("<details><summary class=\"err\">Flagged points:"),
+            page.contains("<p class=\"err\">Flagged points:")
+                && page.contains("e.toml: 1 of 1 points not ok (1 &lt;deadlocked&gt;)</p>"),
             "{page}"
         );
         assert!(
-            page.contains(
-                "<p class=\"err\">e.toml: 1 of 1 points ... &lt;deadlocked&gt;</p></details>"
-            ),
-            "{page}"
+            saturated.contains("<p class=\"saturated\">Saturated points:")
+                && saturated.contains("e.toml: 2 of 5 points saturated</p>")
+                && !saturated.contains("class=\"err\""),
+            "{saturated}"
         );
     }
 

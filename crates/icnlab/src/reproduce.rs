@@ -132,22 +132,22 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
                 progress: true,
             },
         };
-        // A figure with flagged points (a deadlock, a point past saturation) is still the
-        // figure: it is written, its flagged points are marked in the plot, data.csv and on
-        // the page, and named here; only an experiment that produced no outputs fails.
+        // A figure with flagged points (saturated, a deadlock) is still the figure: it is
+        // written, its flagged points are marked in the plot, data.csv and on the page, and
+        // counted here in one line. Saturated points are results; an experiment with a point
+        // that deadlocked, hit the drain limit or failed counts as failed.
         let mut warning = None;
         let mut error = match run_file(file, &out, &plan) {
             Ok(report) => {
-                warning = crate::experiment::verdict(&report, &out)
-                    .err()
-                    .map(|e| e.to_string());
+                if let Some((line, bad)) = crate::experiment::status_line(&report, &out) {
+                    eprintln!("  {}: {line}", if bad { "flagged" } else { "note" });
+                    failures += usize::from(bad);
+                    warning = Some((line, bad));
+                }
                 None
             }
             Err(e) => Some(e.to_string()),
         };
-        if let Some(w) = &warning {
-            eprintln!("  flagged: {w}");
-        }
         if error.is_none()
             && let Some((_, extra)) = EXTRAS.iter().find(|(n, _)| n == name)
         {
