@@ -69,6 +69,7 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
     let (runner, points) = select(file, plan)?;
     let staging = Staging::begin(out)?;
     let started = Instant::now();
+    let cpu_started = crate::provenance::cpu_time_s();
     let results = runner.execute(
         file,
         &points,
@@ -76,7 +77,8 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
         &first_run_probe(file, plan, &points),
     )?;
     let elapsed = started.elapsed().as_secs_f64();
-    let report = report(file, plan, results, elapsed, threads(plan));
+    let cpu = crate::provenance::cpu_time_s() - cpu_started;
+    let report = report(file, plan, results, (elapsed, cpu), threads(plan));
     write_outputs(&report, staging)?;
     Ok(report)
 }
@@ -122,8 +124,37 @@ pub fn first_run_probe<'a>(
             return Ok(());
         }
         crate::plot::check_columns(&file.plots, &sweep_keys, sample)
-            .map_err(|inner| ConfigError::invalid(&file.path, inner))
+            .map_err(|inner| ConfigError::invalid(&file.path, inner))?;
+        check_columns(&file.checks, sample).map_err(|inner| ConfigError::invalid(&file.path, inner))
     }
+}
+
+/// Every `[[check]]` column must be a scalar the model writes (checked on the first run, as
+/// the plot columns are), so a misspelt claim is an input error rather than "not judged".
+fn check_columns(
+    checks: &[icn_engine::config::Check],
+    sample: &icn_engine::Metrics,
+) -> Result<(), icn_engine::Invalid> {
+    for (i, c) in checks.iter().enumerate() {
+        for (key, column) in [
+            ("column", Some(&c.column)),
+            ("than_column", c.than_column.as_ref()),
+        ] {
+            if let Some(column) = column
+                && sample.get(column).is_none()
+            {
+                let have: Vec<&str> = sample.scalars.iter().map(|m| m.name.as_str()).collect();
+                return Err(icn_engine::Invalid::new(
+                    format!("check[{i}].{key}"),
+                    format!(
+                        "the model writes no scalar `{column}` (have: {})",
+                        have.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a run whose results will not fit in `available` bytes, judged from the first
@@ -174,7 +205,7 @@ pub fn report(
     file: &ExperimentFile,
     plan: &Plan,
     results: Vec<PointResult>,
-    wall_time_s: f64,
+    (wall_time_s, cpu_time_s): (f64, f64),
     threads: usize,
 ) -> RunReport {
     RunReport {
@@ -202,6 +233,9 @@ pub fn report(
         } else {
             Vec::new()
         },
+        check_specs: file.checks.clone(),
+        checks: crate::checks::judge(&file.checks, &results),
+        provenance: Some(crate::provenance::Provenance::now(wall_time_s, cpu_time_s)),
         points: results,
     }
 }
@@ -268,13 +302,19 @@ pub fn status_line(report: &RunReport, out: &Path) -> Option<(String, bool)> {
 /// stderr and the run exits 0.
 pub fn verdict(report: &RunReport, out: &Path) -> Result<(), ExecError> {
     match status_line(report, out) {
-        Some((line, true)) => Err(ExecError::Failed(line)),
-        Some((line, false)) => {
-            eprintln!("note: {line}");
-            Ok(())
-        }
-        None => Ok(()),
+        Some((line, true)) => return Err(ExecError::Failed(line)),
+        Some((line, false)) => eprintln!("note: {line}"),
+        None => {}
     }
+    let score = crate::checks::Score::of(&report.checks);
+    if score.fail > 0 {
+        return Err(ExecError::CheckFailed(format!(
+            "{}: claims {} (see the checks in stdout and report.json)",
+            report.config_file,
+            score.label()
+        )));
+    }
+    Ok(())
 }
 
 /// report.json, the CSVs and (for sweeps with plot specs) plot.svg, written into `staging`

@@ -6,6 +6,7 @@
 
 mod bcast_cmd;
 mod bench;
+mod checks;
 mod exec;
 mod experiment;
 mod html;
@@ -18,6 +19,7 @@ mod models;
 mod mpi;
 mod outdir;
 mod plot;
+mod provenance;
 mod report;
 mod reproduce;
 mod via_cmd;
@@ -218,6 +220,7 @@ fn merge(shards: &[PathBuf], out: &std::path::Path) -> Result<(), ExecError> {
 }
 
 fn main() -> ExitCode {
+    provenance::note_start();
     // `bench --help` lists the targets, which only the bench module knows.
     let targets: Vec<&str> = bench::targets().iter().map(|t| t.name).collect();
     let command = <Cli as clap::CommandFactory>::command().mut_subcommand("bench", |c| {
@@ -297,11 +300,13 @@ fn main() -> ExitCode {
     }
 }
 
-/// 2: the input's fault (configuration, command line); 1: a run that failed.
+/// 2: the input's fault (configuration, command line); 1: a run that failed; 3: every output
+/// written, but a claim check failed.
 fn exit_code(e: &ExecError) -> u8 {
     match e {
         ExecError::Config(_) | ExecError::Usage(_) => 2,
         ExecError::Failed(_) => 1,
+        ExecError::CheckFailed(_) => checks::CHECK_FAILED,
     }
 }
 

@@ -53,6 +53,15 @@ pub struct RunReport {
     /// The paper's values drawn into the panels (see [`icn_engine::config::Reference`]).
     #[serde(default)]
     pub references: Vec<Reference>,
+    /// The experiment's `[[check]]` claims (kept so that `merge` can judge the joined points).
+    #[serde(default)]
+    pub check_specs: Vec<icn_engine::config::Check>,
+    /// How this run judged them ([`crate::checks`]).
+    #[serde(default)]
+    pub checks: Vec<crate::checks::Outcome>,
+    /// Who ran what, where and how long ([`crate::provenance`]); absent in older reports.
+    #[serde(default)]
+    pub provenance: Option<crate::provenance::Provenance>,
     pub points: Vec<PointResult>,
 }
 
@@ -385,6 +394,18 @@ impl RunReport {
                 out.push_str("  (all metrics with confidence intervals in data.csv)\n");
             }
         }
+        if let Some(p) = &self.provenance {
+            out.push_str(&format!("  provenance: {}\n", p.line()));
+        }
+        if !self.checks.is_empty() {
+            out.push_str(&format!(
+                "  checks: {}\n",
+                crate::checks::Score::of(&self.checks).label()
+            ));
+            for c in &self.checks {
+                out.push_str(&format!("    {}\n", c.line()));
+            }
+        }
         out
     }
 }
@@ -448,6 +469,9 @@ mod tests {
             plots: vec![],
             verdict: None,
             references: vec![],
+            check_specs: vec![],
+            checks: vec![],
+            provenance: None,
             points: vec![super::PointResult {
                 index: 0,
                 params: vec![],

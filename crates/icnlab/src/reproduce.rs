@@ -1,5 +1,6 @@
 //! `icnlab reproduce`: every bundled experiment → results/<name>/ and results/index.html.
 
+use crate::checks::Judgement;
 use crate::exec::{ExecError, ExecOptions};
 use crate::experiment::{Plan, run_file};
 use crate::html::{Entry, index};
@@ -120,6 +121,8 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
     })?;
     let mut entries = Vec::new();
     let mut failures = 0;
+    let mut score = crate::checks::Score::default();
+    let (wall_started, cpu_started) = (Instant::now(), crate::provenance::cpu_time_s());
     for (i, (name, file)) in files.iter().enumerate() {
         eprintln!("[{}/{}] {name}: {}", i + 1, files.len(), file.title);
         let out = req.out.join(name);
@@ -143,6 +146,18 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
                     eprintln!("  {}: {line}", if bad { "flagged" } else { "note" });
                     failures += usize::from(bad);
                     warning = Some((line, bad));
+                }
+                let s = crate::checks::Score::of(&report.checks);
+                score.merge(s);
+                if !report.checks.is_empty() {
+                    eprintln!("  claims: {}", s.label());
+                }
+                for c in report
+                    .checks
+                    .iter()
+                    .filter(|c| c.judgement == Judgement::Fail)
+                {
+                    eprintln!("    {}", c.line());
                 }
                 None
             }
@@ -181,12 +196,26 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
         });
     }
     let page = req.out.join("index.html");
-    crate::outdir::write_atomic(&page, index(&req.out, &entries, req.quick).as_bytes())?;
+    let provenance = crate::provenance::Provenance::now(
+        wall_started.elapsed().as_secs_f64(),
+        crate::provenance::cpu_time_s() - cpu_started,
+    );
+    let html = index(&req.out, &entries, req.quick, Some(&provenance));
+    crate::outdir::write_atomic(&page, html.as_bytes())?;
     eprintln!("wrote {}", page.display());
+    // The scorecard goes to stdout: it is the run's result.
+    println!("scorecard: claims {}", score.label());
     if failures > 0 {
         return Err(ExecError::Failed(format!(
             "{failures} of {} experiments failed (see above)",
             files.len()
+        )));
+    }
+    if score.fail > 0 {
+        return Err(ExecError::CheckFailed(format!(
+            "{} of {} judged claims refuted (see above and the page)",
+            score.fail,
+            score.pass + score.fail
         )));
     }
     Ok(())
