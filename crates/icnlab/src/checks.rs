@@ -119,15 +119,20 @@ fn same(point: &serde_json::Value, want: &toml::Value) -> bool {
     }
 }
 
+/// The points whose sweep values, or else typed configuration (a dotted key such as
+/// `topology` or `traffic.pattern`), equal every value of `select`: a claim about the full
+/// configuration (`topology = "dragonfly:3"`) selects nothing in a quick run of a smaller one.
 fn selected<'a>(points: &'a [PointResult], select: &toml::Table) -> Vec<&'a PointResult> {
     points
         .iter()
         .filter(|p| {
             select.iter().all(|(k, want)| {
-                p.params
-                    .iter()
-                    .find(|(name, _)| name == k)
-                    .is_some_and(|(_, v)| same(v, want))
+                let swept = p.params.iter().find(|(name, _)| name == k).map(|(_, v)| v);
+                let configured = || {
+                    k.split('.')
+                        .try_fold(&p.config, |node, part| node.get(part))
+                };
+                swept.or_else(configured).is_some_and(|v| same(v, want))
             })
         })
         .collect()
@@ -242,9 +247,21 @@ mod tests {
                 ("routing".into(), serde_json::json!(routing)),
                 ("load".into(), serde_json::json!(load)),
             ],
-            config: serde_json::Value::Null,
+            config: serde_json::json!({"topology": "dragonfly:3", "traffic": {"pattern": "uniform"}}),
             metrics: m,
         }
+    }
+
+    /// Keys that are not swept select by the point's typed configuration, dotted keys too.
+    #[test]
+    fn unswept_keys_select_by_configuration() {
+        let points = vec![point(0, "minimal", 0.1, 0.1)];
+        let cs = checks(
+            "[[check]]\nclaim = 'a'\ncolumn = 'accepted'\nwhere = { topology = 'dragonfly:3', 'traffic.pattern' = 'uniform' }\nvalue = 0.1\n\
+             [[check]]\nclaim = 'b'\ncolumn = 'accepted'\nwhere = { topology = 'dragonfly:2' }\nvalue = 0.1\n",
+        );
+        let j: Vec<Judgement> = judge(&cs, &points).iter().map(|o| o.judgement).collect();
+        assert_eq!(j, [Judgement::Pass, Judgement::NotJudged]);
     }
 
     fn checks(text: &str) -> Vec<Check> {

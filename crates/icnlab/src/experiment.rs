@@ -317,7 +317,7 @@ pub fn verdict(report: &RunReport, out: &Path) -> Result<(), ExecError> {
     Ok(())
 }
 
-/// report.json, the CSVs and (for sweeps with plot specs) plot.svg, written into `staging`
+/// report.json, the CSVs and (for sweeps with plot specs) plot.svg and plot.png, written into `staging`
 /// and then put in place of its target folder as a whole (see [`crate::outdir`]). A plot that
 /// fails is an error after the data are in place.
 pub fn write_outputs(report: &RunReport, staging: Staging) -> Result<(), ExecError> {
@@ -335,8 +335,10 @@ pub fn write_outputs(report: &RunReport, staging: Staging) -> Result<(), ExecErr
             &report.references,
             &out.join("plot.svg"),
         )
+        .and_then(|()| crate::raster::write_png(&out.join("plot.svg"), &out.join("plot.png")))
         .map_err(|e| {
             let _ = std::fs::remove_file(out.join("plot.svg"));
+            let _ = std::fs::remove_file(out.join("plot.png"));
             ExecError::Failed(staging.rename_in(&format!(
                 "{}: data written to {}, but the plot failed: {e:#}",
                 report.config_file,

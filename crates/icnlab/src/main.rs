@@ -20,6 +20,7 @@ mod mpi;
 mod outdir;
 mod plot;
 mod provenance;
+mod raster;
 mod report;
 mod reproduce;
 mod via_cmd;
