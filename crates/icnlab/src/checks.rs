@@ -161,7 +161,7 @@ fn value_of(
     }
     let values: Vec<f64> = chosen
         .iter()
-        .filter_map(|p| p.metrics.get(column).map(|m| m.value))
+        .filter_map(|p| column_value(p, column))
         .filter(|v| !v.is_nan())
         .collect();
     if values.is_empty() {
@@ -175,6 +175,35 @@ fn value_of(
         Reduce::Min => values.iter().copied().fold(f64::MAX, f64::min),
         Reduce::Mean => values.iter().sum::<f64>() / values.len() as f64,
     })
+}
+
+/// Whether a confirmed check claims that point `p` deadlocks (a check on the
+/// `runs_deadlocked` column whose selection holds `p`, judged `pass`): an experiment that
+/// studies deadlock (one VC on a torus) reports it as its result, not as a failed run.
+pub fn deadlock_claimed(specs: &[Check], outcomes: &[Outcome], p: &PointResult) -> bool {
+    specs.iter().zip(outcomes).any(|(c, o)| {
+        c.column == "runs_deadlocked"
+            && o.judgement == Judgement::Pass
+            && !selected(std::slice::from_ref(p), &c.select).is_empty()
+    })
+}
+
+/// A point's value of `column`: a scalar metric, or one of data.csv's status counts
+/// (`runs_deadlocked`, `runs_saturated`, …), which say how its replications ended.
+fn column_value(p: &PointResult, column: &str) -> Option<f64> {
+    if let Some(m) = p.metrics.get(column) {
+        return Some(m.value);
+    }
+    let runs = p.metrics.runs.as_ref()?;
+    let n = match column {
+        "runs_ok" => runs.ok,
+        "runs_saturated" => runs.saturated,
+        "runs_deadlocked" => runs.deadlocked,
+        "runs_drain_limit" => runs.drain_limit,
+        "runs_failed" => runs.failed,
+        _ => return None,
+    };
+    Some(f64::from(n))
 }
 
 /// Judges every check against `points`.
@@ -313,5 +342,31 @@ mod tests {
             "{}",
             o[2].line()
         );
+    }
+
+    /// data.csv's status counts are columns: a confirmed claim that a point deadlocks makes
+    /// its deadlock the experiment's result.
+    #[test]
+    fn a_confirmed_deadlock_claim_covers_its_points() {
+        let mut dead = point(0, "minimal", 0.4, f64::NAN);
+        dead.metrics = Metrics::aggregate(&[Metrics::failed(icn_engine::Status::Deadlocked(
+            "cycle".into(),
+        ))]);
+        let ok = point(1, "ugal", 0.4, 0.3);
+        let points = vec![dead.clone(), ok.clone()];
+        let cs = checks(
+            "[[check]]\nclaim = 'a'\ncolumn = 'runs_deadlocked'\nwhere = { routing = 'minimal' }\nrange = [1, 9]\n",
+        );
+        let o = judge(&cs, &points);
+        assert_eq!(o[0].judgement, Judgement::Pass, "{o:?}");
+        assert!(deadlock_claimed(&cs, &o, &dead));
+        assert!(!deadlock_claimed(&cs, &o, &ok));
+        let refuted = judge(
+            &checks(
+                "[[check]]\nclaim = 'a'\ncolumn = 'runs_deadlocked'\nwhere = { routing = 'minimal' }\nvalue = 0\n",
+            ),
+            &points,
+        );
+        assert!(!deadlock_claimed(&cs, &refuted, &dead));
     }
 }

@@ -142,6 +142,7 @@ fn check_columns(
         ] {
             if let Some(column) = column
                 && sample.get(column).is_none()
+                && !crate::report::STATUS_COLUMNS[1..].contains(&column.as_str())
             {
                 let have: Vec<&str> = sample.scalars.iter().map(|m| m.name.as_str()).collect();
                 return Err(icn_engine::Invalid::new(
@@ -267,11 +268,26 @@ pub fn status_line(report: &RunReport, out: &Path) -> Option<(String, bool)> {
     let file = &report.config_file;
     let total = report.points.len();
     let csv = out.join("data.csv");
-    let first_bad = flagged.iter().find(|p| !p.metrics.status.is_result());
+    let claimed = |p: &PointResult| {
+        matches!(p.metrics.status, icn_engine::Status::Deadlocked(_))
+            && crate::checks::deadlock_claimed(&report.check_specs, &report.checks, p)
+    };
+    let first_bad = flagged
+        .iter()
+        .find(|p| !p.metrics.status.is_result() && !claimed(p));
+    let saturated_only = flagged.iter().all(|p| p.metrics.status.is_result());
     Some(match first_bad {
-        None => (
+        None if saturated_only => (
             format!(
                 "{file}: {} of {total} points saturated (accepted throughput measured, latency unbounded); statuses in {}",
+                flagged.len(),
+                csv.display()
+            ),
+            false,
+        ),
+        None => (
+            format!(
+                "{file}: {} of {total} points flagged ({counted}), every deadlock one a confirmed check claims; statuses in {}",
                 flagged.len(),
                 csv.display()
             ),

@@ -23,6 +23,7 @@ mod provenance;
 mod raster;
 mod report;
 mod reproduce;
+mod saturate;
 mod via_cmd;
 mod via_run;
 
@@ -132,6 +133,15 @@ enum Command {
     },
     /// List the models an experiment file can name.
     Models,
+    /// Saturation load of a configuration by bisection on `load` (with zero-load latency and
+    /// knee), for each point of a sweep over other keys.
+    Saturate {
+        #[command(flatten)]
+        common: Common,
+        /// Resolution of the bisection, in load units (0, 0.25].
+        #[arg(long, default_value_t = 0.01)]
+        step: f64,
+    },
 }
 
 /// What the ranks of an MPI job share out (`--spread`).
@@ -285,6 +295,12 @@ fn main() -> ExitCode {
             Ok(())
         }),
         Command::Keys { model, markdown } => keys::keys(&model, markdown),
+        Command::Saturate { common, step } => common.load().and_then(|file| {
+            for s in saturate::saturate(&file, step, common.opts())? {
+                println!("{}", saturate::line(&s));
+            }
+            Ok(())
+        }),
         Command::Models => {
             for r in models::all() {
                 println!("{:10} {}", r.name(), r.about());
