@@ -30,7 +30,9 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+mod check;
 mod reference;
+pub use check::{Check, MAX_CHECKS, Reduce, Relation, reduce_word, selection_label};
 pub use reference::{MAX_REFERENCES, MAX_VERDICT_CHARS, RefX, Reference};
 
 /// An invalid value in a configuration: names the key and says what is allowed.
@@ -182,6 +184,8 @@ pub struct ExperimentFile {
     pub verdict: Option<String>,
     /// The paper's values, drawn into the panels that plot their column.
     pub references: Vec<Reference>,
+    /// The claims every run judges (see [`Check`]).
+    pub checks: Vec<Check>,
     /// The model's own keys.
     pub body: toml::Table,
     /// What identifies the experiment beyond its seed: the file's text, whether `[quick]` was
@@ -289,6 +293,13 @@ impl ExperimentFile {
         };
         let verdict = reference::verdict(root.remove("verdict")).map_err(bad)?;
         let references = reference::references(root.remove("reference"), &plots).map_err(bad)?;
+        // `[[check]]` tables are claims; a plain `check` value is a model's key (the X-Switch's
+        // frame check), so only an array is taken.
+        let claims = match root.get("check") {
+            Some(toml::Value::Array(_)) => root.remove("check"),
+            _ => None,
+        };
+        let checks = check::checks(claims).map_err(bad)?;
         let file = ExperimentFile {
             path: path.to_owned(),
             model,
@@ -300,6 +311,7 @@ impl ExperimentFile {
             plots,
             verdict,
             references,
+            checks,
             body: root,
             source: vec![text.to_owned(), format!("quick={quick}")],
         };

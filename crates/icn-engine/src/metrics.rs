@@ -5,8 +5,9 @@
 //! same point are combined by [`Metrics::aggregate`] into means with 95 % confidence
 //! half-widths, scalar by scalar and cell by cell.
 //!
-//! Every replication also carries a [`Status`]: a deadlock the model reported, a drain that hit
-//! its limit or a failure. Why: a deadlocked replication's latency is garbage, and averaging it
+//! Every replication also carries a [`Status`]: a load the network could not accept
+//! (saturated: a result, not an error), a deadlock the model reported, a drain that hit its
+//! limit while the network kept up, or a failure. Why: a deadlocked replication's latency is garbage, and averaging it
 //! with good ones printed a plausible-looking mean with an error bar down to −3600 cycles.
 //! [`Metrics::aggregate`] therefore averages only the `ok` replications and records how all of
 //! them ended in [`Metrics::runs`], so every report can state what its means cover.
@@ -71,9 +72,14 @@ pub enum Status {
     /// Ran to the end and drained: its numbers mean what they say.
     #[default]
     Ok,
+    /// The offered load exceeds what the network accepts: the queues grew without bound, so
+    /// the accepted throughput is measured but the latency is unbounded (the measured value is
+    /// a lower bound). The answer a load sweep is run for, not an error.
+    Saturated(String),
     /// The model detected a deadlock (with its diagnosis).
     Deadlocked(String),
-    /// Measured traffic was still in flight when the drain limit was reached.
+    /// Measured traffic was still in flight when the drain limit was reached although the
+    /// network was keeping up with the load (the drain was too short, or `drain = 0`).
     DrainLimit(String),
     /// The run failed (the model's error message).
     Failed(String),
@@ -84,10 +90,17 @@ impl Status {
         *self == Status::Ok
     }
 
-    /// "ok", "deadlocked", "drain_limit", "failed": the CSV and summary spelling.
+    /// True for the statuses that are results (ok, saturated): a run whose replications all
+    /// end so exits 0.
+    pub fn is_result(&self) -> bool {
+        matches!(self, Status::Ok | Status::Saturated(_))
+    }
+
+    /// "ok", "saturated", "deadlocked", "drain_limit", "failed": the CSV and summary spelling.
     pub fn kind(&self) -> &'static str {
         match self {
             Status::Ok => "ok",
+            Status::Saturated(_) => "saturated",
             Status::Deadlocked(_) => "deadlocked",
             Status::DrainLimit(_) => "drain_limit",
             Status::Failed(_) => "failed",
@@ -98,7 +111,10 @@ impl Status {
     pub fn why(&self) -> &str {
         match self {
             Status::Ok => "",
-            Status::Deadlocked(w) | Status::DrainLimit(w) | Status::Failed(w) => w,
+            Status::Saturated(w)
+            | Status::Deadlocked(w)
+            | Status::DrainLimit(w)
+            | Status::Failed(w) => w,
         }
     }
 
@@ -124,6 +140,9 @@ impl Status {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatusCounts {
     pub ok: u32,
+    /// Reports of older versions have no saturated count (such runs were drain limits).
+    #[serde(default)]
+    pub saturated: u32,
     pub deadlocked: u32,
     pub drain_limit: u32,
     pub failed: u32,
@@ -138,6 +157,7 @@ impl StatusCounts {
         for s in statuses {
             match s {
                 Status::Ok => c.ok += 1,
+                Status::Saturated(_) => c.saturated += 1,
                 Status::Deadlocked(_) => c.deadlocked += 1,
                 Status::DrainLimit(_) => c.drain_limit += 1,
                 Status::Failed(_) => c.failed += 1,
@@ -151,7 +171,13 @@ impl StatusCounts {
     }
 
     pub fn total(&self) -> u32 {
-        self.ok + self.deadlocked + self.drain_limit + self.failed
+        self.ok + self.saturated + self.deadlocked + self.drain_limit + self.failed
+    }
+
+    /// True when every replication ended as a result (ok or saturated), none deadlocked,
+    /// hit the drain limit or failed.
+    pub fn all_results(&self) -> bool {
+        self.ok + self.saturated == self.total()
     }
 
     /// True when every replication ended `Ok`.
@@ -166,6 +192,7 @@ impl StatusCounts {
         }
         let mut s = format!("{} of {} ok", self.ok, self.total());
         for (n, kind) in [
+            (self.saturated, "saturated"),
             (self.deadlocked, "deadlocked"),
             (self.drain_limit, "hit the drain limit"),
             (self.failed, "failed"),
@@ -279,26 +306,30 @@ impl Metrics {
 
     /// Combines replications of one configuration into means with 95 % CIs over the `ok`
     /// replications only; [`Metrics::runs`] counts how all of them ended, and
-    /// [`Metrics::status`] is the first non-ok status (so a flagged point stays flagged).
+    /// [`Metrics::status`] is the first status that is not a result (deadlock, drain limit,
+    /// failure), else the first saturated one (so a flagged point stays flagged).
     ///
     /// Scalars are matched by name in the order of the first replication that has any (an ok
     /// one preferred); tables by name and cell position. An ok replication lacking a metric
     /// contributes NaN, which the CI skips. With no ok replication every value is NaN, except
-    /// when every replication hit the drain limit: a point past saturation, whose means over
-    /// those replications are kept (they are lower bounds of latency, upper bounds of accepted
-    /// throughput) and drawn flagged, so a load–latency curve still shows where it saturates.
+    /// when every replication saturated or hit the drain limit: a point past saturation, whose
+    /// means over those replications are kept (the accepted throughput is measured; latencies
+    /// are lower bounds) and drawn marked, so a load–latency curve still shows where it
+    /// saturates.
     pub fn aggregate(all: &[Metrics]) -> Metrics {
         let statuses: Vec<&Status> = all.iter().map(|r| &r.status).collect();
         let runs = StatusCounts::of(&statuses);
+        // A deadlock or failure outranks saturation: it is what the point must be read for.
         let status = statuses
             .iter()
-            .find(|s| !s.is_ok())
+            .find(|s| !s.is_result())
+            .or_else(|| statuses.iter().find(|s| !s.is_ok()))
             .map_or(Status::Ok, |s| (*s).clone());
         let mut ok: Vec<Metrics> = all.iter().filter(|r| r.status.is_ok()).cloned().collect();
         if ok.is_empty()
             && all
                 .iter()
-                .all(|r| matches!(r.status, Status::DrainLimit(_)))
+                .all(|r| matches!(r.status, Status::Saturated(_) | Status::DrainLimit(_)))
         {
             ok = all.to_vec();
         }
@@ -417,8 +448,14 @@ mod tests {
         assert_eq!(agg.table("per_source").unwrap().rows[0][1], 2.0);
         let runs = agg.runs.clone().unwrap();
         assert_eq!(
-            (runs.ok, runs.deadlocked, runs.drain_limit, runs.failed),
-            (2, 1, 0, 1)
+            (
+                runs.ok,
+                runs.saturated,
+                runs.deadlocked,
+                runs.drain_limit,
+                runs.failed
+            ),
+            (2, 0, 1, 0, 1)
         );
         assert!(!runs.all_ok());
         assert_eq!(runs.label(), "2 of 4 ok, 1 deadlocked, 1 failed");
@@ -458,6 +495,27 @@ mod tests {
             agg.runs.unwrap().label(),
             "0 of 2 ok, 2 hit the drain limit"
         );
+    }
+
+    /// Saturation is a result: its means are kept (accepted throughput is measured), and a
+    /// point of ok and saturated replications is all results, unlike one with a drain limit.
+    #[test]
+    fn saturated_replications_are_results_with_kept_means() {
+        let sat = |x| with_status(x, Status::Saturated("queues grew".into()));
+        let agg = Metrics::aggregate(&[sat(4.0), sat(6.0)]);
+        assert_eq!(agg.require("eta").unwrap(), 5.0);
+        assert_eq!(agg.status.kind(), "saturated");
+        let runs = agg.runs.unwrap();
+        assert!(runs.all_results() && !runs.all_ok());
+        assert_eq!(runs.label(), "0 of 2 ok, 2 saturated");
+        let mixed = Metrics::aggregate(&[rep(1.0), sat(4.0)]).runs.unwrap();
+        assert!(mixed.all_results());
+        let limit =
+            Metrics::aggregate(&[sat(4.0), with_status(2.0, Status::DrainLimit("x".into()))]);
+        assert_eq!(limit.status.kind(), "drain_limit");
+        assert!(!limit.runs.unwrap().all_results());
+        assert!(Status::Saturated(String::new()).is_result() && Status::Ok.is_result());
+        assert!(!Status::DrainLimit(String::new()).is_result());
     }
 
     #[test]

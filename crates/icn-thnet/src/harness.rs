@@ -2,7 +2,8 @@
 //! Bernoulli sources ([`crate::traffic`]) inject into unbounded endpoint queues; packets
 //! created in the measurement window `[warmup, warmup + measure)` are measured; after the
 //! window the traffic keeps flowing until every measured packet is delivered or `drain`
-//! cycles pass (then the point is past saturation and `unfinished` says how many were not).
+//! cycles pass (then `unfinished` says how many were not, and [`ending`] tells saturation,
+//! where the queues grew, from a drain too short for the latency).
 //!
 //! The X-Switch and VC-router models differ only in the fabric they build and in a few
 //! metrics of their own ([`run`] takes them as a closure); warm-up, window, drain, deadlock
@@ -43,6 +44,10 @@ struct Counts {
     deadlock: Option<String>,
     /// Why the replication stopped with the endpoint queues at their limit, if it did.
     overflow: Option<String>,
+    /// Packets created, and delivered, from the window's start to the end of the run: their
+    /// difference is how much the queues grew.
+    created: u64,
+    delivered: u64,
 }
 
 /// Bytes a packet waiting in the fabric costs, rounded up: 91 were measured (8.9 GB of
@@ -102,6 +107,8 @@ fn run_bounded<F: Fabric>(
         outstanding: 0,
         deadlock: None,
         overflow: None,
+        created: 0,
+        delivered: 0,
     };
     let mut out = Vec::new();
     loop {
@@ -128,12 +135,14 @@ fn run_bounded<F: Fabric>(
                     c.offered[s] += u64::from(a.size);
                     c.outstanding += 1;
                 }
+                c.created += u64::from(now >= w.warmup);
             }
             next_at[s] = src.next;
         }
         let stepped = fabric.advance((now + 1) * cycle, &mut out);
         for d in out.drain(..) {
             let created = d.injected / cycle;
+            c.delivered += u64::from(d.delivered / cycle >= w.warmup);
             if (c.window.0..c.window.1).contains(&created) {
                 let latency = (d.delivered - d.injected) / cycle;
                 c.latency.add(latency);
@@ -290,27 +299,48 @@ fn report<F: Fabric>(
         ci95: vec![],
     });
     out.tables.append(&mut own.tables);
-    match &c.deadlock {
-        Some(why) => {
-            out.notes.push(why.clone());
-            out.status = Status::Deadlocked(why.clone());
-        }
-        None if c.overflow.is_some() => {
-            let why = c.overflow.clone().unwrap_or_default();
-            out.notes.push(why.clone());
-            out.status = Status::DrainLimit(why);
-        }
-        None if c.outstanding > 0 => {
-            let why = format!(
-                "{} measured {item}s were still undelivered after {} drain cycles: the load is past saturation",
-                c.outstanding, w.drain
-            );
-            out.notes.push(why.clone());
-            out.status = Status::DrainLimit(why);
-        }
-        None => {}
+    out.status = ending(c, w.drain, item);
+    if !out.status.is_ok() {
+        out.notes.push(out.status.why().to_owned());
     }
     out
+}
+
+/// How a replication ended. Saturation is a property of the load, not of the drain: the
+/// queues grew, i.e. from the window's start to the end of the run the fabric took in more
+/// packets than it delivered by more than three standard deviations of a stable count
+/// (`3 √created`). Then the accepted throughput is measured but the latency grows with the
+/// window (unbounded in steady state), whether or not the measured packets drained. Measured
+/// packets undelivered while the network kept up mean a drain too short for the latency (or
+/// `drain = 0`): a drain limit, which says so.
+fn ending(c: &Counts, drain: u64, item: &str) -> Status {
+    if let Some(why) = &c.deadlock {
+        return Status::Deadlocked(why.clone());
+    }
+    if let Some(why) = &c.overflow {
+        return Status::Saturated(why.clone());
+    }
+    let (created, delivered) = (c.created, c.delivered);
+    let growth = created.saturating_sub(delivered);
+    if growth as f64 > 3.0 * (created as f64).sqrt() {
+        return Status::Saturated(format!(
+            "the queues grew by {growth} {item}s ({created} created, {delivered} delivered since the window opened; {} measured {item}s undelivered after {drain} drain cycles): the offered load exceeds what the network accepts",
+            c.outstanding
+        ));
+    }
+    if c.outstanding == 0 {
+        Status::Ok
+    } else if drain == 0 {
+        Status::DrainLimit(format!(
+            "drain = 0: {} measured {item}s were in flight when the window closed and nothing waited for them; set drain > 0 to measure them",
+            c.outstanding
+        ))
+    } else {
+        Status::DrainLimit(format!(
+            "{} measured {item}s were undelivered after {drain} drain cycles although the network kept up ({created} created, {delivered} delivered since the window opened): raise drain",
+            c.outstanding
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -321,9 +351,9 @@ mod tests {
     use icn_engine::model::NoProgress;
 
     /// A load past saturation over a long window grew the endpoint queues until memory ran
-    /// out; past the limit the replication stops, flagged as a drain limit that says why.
+    /// out; past the limit the replication stops, saturated, saying why.
     #[test]
-    fn queues_past_the_limit_stop_the_replication_as_past_saturation() {
+    fn queues_past_the_limit_stop_the_replication_as_saturated() {
         let grid = Grid {
             x: 4,
             y: 4,
@@ -348,7 +378,7 @@ mod tests {
         let mut fabric =
             VcFabric::grid(grid, VcParams::unit_delays(2, 8, 20_000), 1, 1 << 16).unwrap();
         let m = run_bounded(&mut fabric, &w, 1, &NoProgress, |_, _, _| {}, 5_000).unwrap();
-        let Status::DrainLimit(why) = &m.status else {
+        let Status::Saturated(why) = &m.status else {
             panic!("{:?}", m.status);
         };
         assert!(
@@ -361,5 +391,42 @@ mod tests {
             "stopped early: cycle {}",
             fabric.now()
         );
+    }
+
+    fn counts(outstanding: u64, created: u64, delivered: u64) -> Counts {
+        Counts {
+            n: 1,
+            window: (0, 1),
+            latency: Histogram::default(),
+            per_source_latency: vec![],
+            offered: vec![],
+            outstanding,
+            deadlock: None,
+            overflow: None,
+            created,
+            delivered,
+        }
+    }
+
+    /// Saturation is queues grown beyond a stable count's noise (3 √created: 300 of 10 000),
+    /// drained or not; undelivered packets otherwise are a drain limit, and `drain = 0` says so.
+    #[test]
+    fn undelivered_packets_are_saturation_only_when_the_queues_grew() {
+        let kind = |c: &Counts, drain| ending(c, drain, "packet").kind();
+        assert_eq!(kind(&counts(0, 10_000, 9_700), 100), "ok");
+        assert_eq!(kind(&counts(0, 10_000, 9_699), 100), "saturated");
+        assert_eq!(kind(&counts(5, 10_000, 9_699), 100), "saturated");
+        assert_eq!(kind(&counts(5, 10_000, 9_700), 100), "drain_limit");
+        assert_eq!(kind(&counts(5, 10_000, 10_004), 100), "drain_limit");
+        assert_eq!(kind(&counts(5, 10_000, 5_000), 0), "saturated");
+        let zero = ending(&counts(5, 10_000, 9_990), 0, "packet");
+        assert_eq!(zero.kind(), "drain_limit");
+        assert!(
+            zero.why().starts_with("drain = 0: 5 measured packets"),
+            "{zero:?}"
+        );
+        let mut dead = counts(5, 10_000, 5_000);
+        dead.deadlock = Some("cycle".into());
+        assert_eq!(kind(&dead, 100), "deadlocked");
     }
 }

@@ -37,6 +37,9 @@ pub enum ExecError {
     Usage(String),
     #[error("{0}")]
     Failed(String),
+    /// Every output was written, but a claim check failed (exit [`crate::checks::CHECK_FAILED`]).
+    #[error("{0}")]
+    CheckFailed(String),
 }
 
 /// A model behind a type-erased handle, so the CLI can choose it by name at run time.

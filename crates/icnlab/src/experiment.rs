@@ -69,6 +69,7 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
     let (runner, points) = select(file, plan)?;
     let staging = Staging::begin(out)?;
     let started = Instant::now();
+    let cpu_started = crate::provenance::cpu_time_s();
     let results = runner.execute(
         file,
         &points,
@@ -76,7 +77,8 @@ pub fn run_file(file: &ExperimentFile, out: &Path, plan: &Plan) -> Result<RunRep
         &first_run_probe(file, plan, &points),
     )?;
     let elapsed = started.elapsed().as_secs_f64();
-    let report = report(file, plan, results, elapsed, threads(plan));
+    let cpu = crate::provenance::cpu_time_s() - cpu_started;
+    let report = report(file, plan, results, (elapsed, cpu), threads(plan));
     write_outputs(&report, staging)?;
     Ok(report)
 }
@@ -122,8 +124,38 @@ pub fn first_run_probe<'a>(
             return Ok(());
         }
         crate::plot::check_columns(&file.plots, &sweep_keys, sample)
-            .map_err(|inner| ConfigError::invalid(&file.path, inner))
+            .map_err(|inner| ConfigError::invalid(&file.path, inner))?;
+        check_columns(&file.checks, sample).map_err(|inner| ConfigError::invalid(&file.path, inner))
     }
+}
+
+/// Every `[[check]]` column must be a scalar the model writes (checked on the first run, as
+/// the plot columns are), so a misspelt claim is an input error rather than "not judged".
+fn check_columns(
+    checks: &[icn_engine::config::Check],
+    sample: &icn_engine::Metrics,
+) -> Result<(), icn_engine::Invalid> {
+    for (i, c) in checks.iter().enumerate() {
+        for (key, column) in [
+            ("column", Some(&c.column)),
+            ("than_column", c.than_column.as_ref()),
+        ] {
+            if let Some(column) = column
+                && sample.get(column).is_none()
+                && !crate::report::STATUS_COLUMNS[1..].contains(&column.as_str())
+            {
+                let have: Vec<&str> = sample.scalars.iter().map(|m| m.name.as_str()).collect();
+                return Err(icn_engine::Invalid::new(
+                    format!("check[{i}].{key}"),
+                    format!(
+                        "the model writes no scalar `{column}` (have: {})",
+                        have.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a run whose results will not fit in `available` bytes, judged from the first
@@ -174,7 +206,7 @@ pub fn report(
     file: &ExperimentFile,
     plan: &Plan,
     results: Vec<PointResult>,
-    wall_time_s: f64,
+    (wall_time_s, cpu_time_s): (f64, f64),
     threads: usize,
 ) -> RunReport {
     RunReport {
@@ -202,40 +234,106 @@ pub fn report(
         } else {
             Vec::new()
         },
+        check_specs: file.checks.clone(),
+        checks: crate::checks::judge(&file.checks, &results),
+        provenance: Some(crate::provenance::Provenance::now(wall_time_s, cpu_time_s)),
         points: results,
     }
 }
 
-/// `Err` naming every point with a replication that did not end ok (deadlock, drain limit,
-/// failure), after the data of all points were written to `out`: such a run exits 1.
-pub fn verdict(report: &RunReport, out: &Path) -> Result<(), ExecError> {
-    let mut flagged = report.flagged();
+/// The run's status in one short line, and whether it is a failure: `None` when every
+/// replication of every point ended ok. Points are counted by their status (a point's worst
+/// replication); saturated points are results (exit 0), deadlocked, drain-limited and failed
+/// ones are not, and the line names the first of those with its diagnosis cut short. Every
+/// point's status is in `data.csv`, its diagnoses in report.json.
+pub fn status_line(report: &RunReport, out: &Path) -> Option<(String, bool)> {
+    let flagged: Vec<&PointResult> = report.points.iter().filter(|p| p.is_flagged()).collect();
     if flagged.is_empty() {
-        return Ok(());
+        return None;
     }
-    let count = flagged.len();
-    // The error stays readable when thousands of points are flagged: data.csv has them all.
-    const SHOWN: usize = 10;
-    if count > SHOWN {
-        flagged.truncate(SHOWN);
-        flagged.push(format!(
-            "and {} more (see the status column of data.csv)",
-            count - SHOWN
-        ));
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for p in &flagged {
+        let kind = p.metrics.status.kind();
+        match counts.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((kind, 1)),
+        }
     }
-    Err(ExecError::Failed(format!(
-        "{}: {} of {} points have replications that did not end ok (all points written to {}; \
-         flagged points average their ok replications, or all of them when every one hit the \
-         drain limit): {}",
-        report.config_file,
-        count,
-        report.points.len(),
-        out.display(),
-        flagged.join("; ")
-    )))
+    counts.sort();
+    let counted = counts
+        .iter()
+        .map(|(k, n)| format!("{n} {}", k.replace('_', " ")))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let file = &report.config_file;
+    let total = report.points.len();
+    let csv = out.join("data.csv");
+    let claimed = |p: &PointResult| {
+        matches!(p.metrics.status, icn_engine::Status::Deadlocked(_))
+            && crate::checks::deadlock_claimed(&report.check_specs, &report.checks, p)
+    };
+    let first_bad = flagged
+        .iter()
+        .find(|p| !p.metrics.status.is_result() && !claimed(p));
+    let saturated_only = flagged.iter().all(|p| p.metrics.status.is_result());
+    Some(match first_bad {
+        None if saturated_only => (
+            format!(
+                "{file}: {} of {total} points saturated (accepted throughput measured, latency unbounded); statuses in {}",
+                flagged.len(),
+                csv.display()
+            ),
+            false,
+        ),
+        None => (
+            format!(
+                "{file}: {} of {total} points flagged ({counted}), every deadlock one a confirmed check claims; statuses in {}",
+                flagged.len(),
+                csv.display()
+            ),
+            false,
+        ),
+        Some(p) => {
+            const WHY: usize = 160;
+            let why = p.metrics.status.why();
+            let cut: String = why.chars().take(WHY).collect();
+            let more = if cut.len() < why.len() { "…" } else { "" };
+            (
+                format!(
+                    "{file}: {} of {total} points not ok ({counted}); first: {}: {}: {cut}{more}; statuses in {}",
+                    flagged.len(),
+                    p.label(),
+                    p.metrics.status.kind(),
+                    csv.display()
+                ),
+                true,
+            )
+        }
+    })
 }
 
-/// report.json, the CSVs and (for sweeps with plot specs) plot.svg, written into `staging`
+/// `Err` with the [`status_line`] when some point has a replication that deadlocked, hit the
+/// drain limit or failed, after the data of all points were written to `out`: such a run
+/// exits 1. A run whose flagged points are only saturated is a result: its line is a note on
+/// stderr and the run exits 0.
+pub fn verdict(report: &RunReport, out: &Path) -> Result<(), ExecError> {
+    match status_line(report, out) {
+        Some((line, true)) => return Err(ExecError::Failed(line)),
+        Some((line, false)) => eprintln!("note: {line}"),
+        None => {}
+    }
+    let score = crate::checks::Score::of(&report.checks);
+    if score.fail > 0 {
+        return Err(ExecError::CheckFailed(format!(
+            "{}: claims {} (see the checks in stdout and report.json)",
+            report.config_file,
+            score.label()
+        )));
+    }
+    Ok(())
+}
+
+/// report.json, the CSVs and (for sweeps with plot specs) plot.svg and plot.png, written into `staging`
 /// and then put in place of its target folder as a whole (see [`crate::outdir`]). A plot that
 /// fails is an error after the data are in place.
 pub fn write_outputs(report: &RunReport, staging: Staging) -> Result<(), ExecError> {
@@ -253,8 +351,10 @@ pub fn write_outputs(report: &RunReport, staging: Staging) -> Result<(), ExecErr
             &report.references,
             &out.join("plot.svg"),
         )
+        .and_then(|()| crate::raster::write_png(&out.join("plot.svg"), &out.join("plot.png")))
         .map_err(|e| {
             let _ = std::fs::remove_file(out.join("plot.svg"));
+            let _ = std::fs::remove_file(out.join("plot.png"));
             ExecError::Failed(staging.rename_in(&format!(
                 "{}: data written to {}, but the plot failed: {e:#}",
                 report.config_file,

@@ -12,7 +12,9 @@
 //! counts into `<body data-figures=… data-figures-loaded=…>`, so a headless browser's DOM dump
 //! proves every figure was found and decoded (`tests/report_browser.rs`).
 
+use crate::checks::{Judgement, Outcome, Score};
 use crate::plot::Frame;
+use crate::provenance::Provenance;
 use crate::report::{CodeNames, RunReport, code_names, fmt_num};
 use icn_engine::config::Reference;
 use std::fmt::Write;
@@ -29,8 +31,10 @@ pub struct Entry {
     pub error: Option<String>,
     /// Replications per point in this run.
     pub replications: u32,
-    /// Points whose replications did not all end ok (drawn hollow in the figure).
-    pub warning: Option<String>,
+    /// The run's status line when some points did not end ok (drawn marked in the figure),
+    /// and whether they include a failure (deadlock, drain limit, failed run) rather than only
+    /// saturation ([`crate::experiment::status_line`]).
+    pub warning: Option<(String, bool)>,
     /// What the figure shows against the paper (the experiment file's `verdict`).
     pub verdict: Option<String>,
     /// The paper's values (the experiment file's `[[reference]]` entries).
@@ -53,7 +57,9 @@ const STYLE: &str = "body{font-family:sans-serif;max-width:1300px;margin:2em aut
     table{border-collapse:collapse;font-size:12px;margin:.3em 0}\
     td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.t,th{text-align:left}\
     section{border-top:2px solid #ddd;margin-top:2em}img.figure{max-width:100%;border:1px solid #eee;display:block;margin:.5em 0}\
-    .err{color:#a00}.verdict{background:#f3f7ff;border-left:4px solid #36c;padding:.4em .8em}\
+    .err{color:#a00}tr.fail td,.refuted{color:#fff;background:#b00}tr.pass td.j{color:#070}tr.not_judged td.j{color:#777}\
+    #scorecard{font-size:1.2em;padding:.5em 1em;border:3px solid #070}#scorecard.refuted{border-color:#b00}\
+    .prov{color:#555;font-size:.9em}.saturated{color:#735}.verdict{background:#f3f7ff;border-left:4px solid #36c;padding:.4em .8em}\
     .ci{color:#555;font-style:italic}details{margin:.5em 0}h3{font-size:1em;margin:1em 0 .2em}";
 
 /// Marks every `img.figure` loaded or not once the page has loaded, and counts them on `<body>`.
@@ -65,7 +71,14 @@ const LOAD_CHECK: &str = "<script>window.addEventListener('load',function(){\
     document.body.setAttribute('data-figures-loaded',ok);});</script>";
 
 /// Renders the index; `dir` is the results directory (each experiment's files in `dir/<name>`).
-pub fn index(dir: &Path, entries: &[Entry], quick: bool) -> String {
+/// The page opens with the scorecard of every experiment's claim checks and the provenance
+/// of the run.
+pub fn index(
+    dir: &Path,
+    entries: &[Entry],
+    quick: bool,
+    provenance: Option<&Provenance>,
+) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -74,7 +87,7 @@ pub fn index(dir: &Path, entries: &[Entry], quick: bool) -> String {
          <h1>icnlab results</h1><p>icnlab {} — {} run. Each figure is drawn from the CSV files \
          beside it; where it has error bars they are 95&nbsp;% confidence intervals over \
          independent replications, and each experiment says whether it has any. Black dashed \
-         lines and triangles are the paper's values.</p><ul>",
+         lines and triangles are the paper's values.</p>",
         env!("CARGO_PKG_VERSION"),
         if quick {
             "quick (<code>--quick</code>: fewer points and replications, shorter runs)"
@@ -82,6 +95,11 @@ pub fn index(dir: &Path, entries: &[Entry], quick: bool) -> String {
             "full"
         }
     );
+    scorecard(&mut h, dir, entries);
+    if let Some(p) = provenance {
+        provenance_block(&mut h, p);
+    }
+    h.push_str("<ul>");
     for e in entries {
         let _ = write!(
             h,
@@ -107,32 +125,56 @@ fn section(h: &mut String, dir: &Path, e: &Entry) {
         esc(&e.title),
         esc(&e.description)
     );
+    let report = if e.error.is_none() {
+        RunReport::read_json(&dir.join("report.json")).ok()
+    } else {
+        None
+    };
+    let outcomes = report.as_ref().map_or(&[][..], |r| r.checks.as_slice());
     if let Some(v) = &e.verdict {
         let _ = write!(
             h,
             "<p class=\"verdict\"><strong>Verdict:</strong> {}</p>",
-            esc(v)
+            esc(&fill_verdict(v, outcomes))
         );
     }
     if let Some(err) = &e.error {
         let _ = write!(h, "<p class=\"err\">failed: {}</p></section>", esc(err));
         return;
     }
-    let report = RunReport::read_json(&dir.join("report.json")).ok();
+    checks_table(h, outcomes);
+    if let Some(p) = report.as_ref().and_then(|r| r.provenance.as_ref()) {
+        let _ = write!(
+            h,
+            "<p class=\"prov\">Ran in {:.2} s wall, {:.2} s CPU; load {:.2} → {:.2}.</p>",
+            p.wall_time_s, p.cpu_time_s, p.load_start[0], p.load_end[0]
+        );
+    }
     let _ = write!(
         h,
         "<p class=\"ci\">{}</p>",
         intervals_line(dir, e.replications)
     );
-    if let Some(w) = &e.warning {
-        // The full diagnosis can run to pages: folded, after one line a reader can take in.
-        let _ = write!(
-            h,
-            "<details><summary class=\"err\">Flagged points: some replications did not end ok \
-             (deadlock, drain limit or failure); the figure draws those points hollow and \
-             data.csv gives each point's status.</summary><p class=\"err\">{}</p></details>",
-            esc(w)
-        );
+    match &e.warning {
+        Some((line, true)) => {
+            let _ = write!(
+                h,
+                "<p class=\"err\">Flagged points: some replications deadlocked, hit the drain \
+                 limit or failed; the figure draws those points hollow and data.csv gives each \
+                 point's status. {}</p>",
+                esc(line)
+            );
+        }
+        Some((line, false)) => {
+            let _ = write!(
+                h,
+                "<p class=\"saturated\">Saturated points: the offered load exceeds what the \
+                 network accepts, so their accepted throughput is measured and their latency is \
+                 unbounded (drawn as open markers; the value is a lower bound). {}</p>",
+                esc(line)
+            );
+        }
+        None => {}
     }
     for svg in figures(&e.files, e.has_plot) {
         let _ = write!(
@@ -161,6 +203,131 @@ fn section(h: &mut String, dir: &Path, e: &Entry) {
         let _ = write!(h, "<a href=\"{0}/{1}\">{1}</a> ", esc(&e.name), esc(f));
     }
     h.push_str("</p></section>");
+}
+
+/// The claims of every experiment counted, first thing on the page: red when one is refuted.
+fn scorecard(h: &mut String, dir: &Path, entries: &[Entry]) {
+    let mut score = Score::default();
+    let mut refuted: Vec<&str> = Vec::new();
+    for e in entries.iter().filter(|e| e.error.is_none()) {
+        if let Ok(r) = RunReport::read_json(&dir.join(&e.name).join("report.json")) {
+            let s = Score::of(&r.checks);
+            if s.fail > 0 {
+                refuted.push(&e.name);
+            }
+            score.merge(s);
+        }
+    }
+    let _ = write!(
+        h,
+        "<div id=\"scorecard\" class=\"{}\" data-pass=\"{}\" data-fail=\"{}\" \
+         data-not-judged=\"{}\"><strong>Claims:</strong> {}{}</div>",
+        if score.fail > 0 {
+            "refuted"
+        } else {
+            "confirmed"
+        },
+        score.pass,
+        score.fail,
+        score.not_judged,
+        esc(&score.label()),
+        if refuted.is_empty() {
+            String::new()
+        } else {
+            format!(" — refuted in {}", esc(&refuted.join(", ")))
+        }
+    );
+}
+
+/// Who ran this page's results, where, and how long.
+fn provenance_block(h: &mut String, p: &Provenance) {
+    let _ = write!(
+        h,
+        "<p id=\"provenance\" class=\"prov\">Made by icnlab {} (commit <code>{}</code>{}) with \
+         <code>{}</code> on {} ({}, {} cores, {:.1} GiB) at {}; {:.1} s wall, {:.1} s CPU; load \
+         average {:.2} at the start, {:.2} at the end.</p>",
+        esc(&p.icnlab_version),
+        esc(&p.git_commit),
+        if p.git_dirty {
+            ", with uncommitted changes"
+        } else {
+            ""
+        },
+        esc(&p.command.join(" ")),
+        esc(&p.host.name),
+        esc(&p.host.cpu_model),
+        p.host.cores,
+        p.host.memory_bytes as f64 / f64::from(1u32 << 30),
+        esc(&p.date_utc),
+        p.wall_time_s,
+        p.cpu_time_s,
+        p.load_start[0],
+        p.load_end[0]
+    );
+}
+
+/// The experiment's claims as this run judged them, failures in red.
+fn checks_table(h: &mut String, outcomes: &[Outcome]) {
+    if outcomes.is_empty() {
+        return;
+    }
+    let _ = write!(
+        h,
+        "<h3>Claims checked ({})</h3><table class=\"checks\"><tr><th>result</th><th>claim</th>\
+         <th>measured</th><th>value</th><th>expected</th><th>source</th></tr>",
+        esc(&Score::of(outcomes).label())
+    );
+    for o in outcomes {
+        let class = match o.judgement {
+            Judgement::Pass => "pass",
+            Judgement::Fail => "fail",
+            Judgement::NotJudged => "not_judged",
+        };
+        let why = if o.why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", esc(&o.why))
+        };
+        let _ = write!(
+            h,
+            "<tr class=\"{class}\"><td class=\"t j\">{}{why}</td><td class=\"t\">{}</td>\
+             <td class=\"t\">{}</td><td>{}</td><td class=\"t\">{}</td><td class=\"t\">{}</td></tr>",
+            o.judgement.word(),
+            esc(&o.claim),
+            esc(&o.measured_what),
+            o.measured.map_or("—".to_owned(), fmt_num),
+            esc(&o.expected),
+            esc(o.source.as_deref().unwrap_or(""))
+        );
+    }
+    h.push_str("</table>");
+}
+
+/// The verdict with each `{check N}` replaced by the value check N measured in this run ("—"
+/// when not judged), so that its numbers are the data on the page.
+pub fn fill_verdict(verdict: &str, outcomes: &[Outcome]) -> String {
+    let mut out = String::new();
+    let mut rest = verdict;
+    while let Some(start) = rest.find("{check ") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + "{check ".len()..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        match after[..end].trim().parse::<usize>() {
+            Ok(i) => out.push_str(
+                &outcomes
+                    .get(i)
+                    .and_then(|o| o.measured)
+                    .map_or("—".to_owned(), fmt_num),
+            ),
+            Err(_) => out.push_str(&rest[start..start + "{check ".len() + end + 1]),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Whether the figure can show intervals, said plainly.
@@ -350,6 +517,9 @@ mod tests {
             plots: vec![],
             verdict: None,
             references: vec![],
+            check_specs: vec![],
+            checks: vec![],
+            provenance: None,
             points: vec![PointResult {
                 index: 0,
                 params: vec![],
@@ -401,7 +571,7 @@ mod tests {
     #[test]
     fn the_page_carries_verdict_figure_references_and_named_tables() {
         let dir = results("full", "0.02");
-        let page = index(&dir, &[entry(3)], true);
+        let page = index(&dir, &[entry(3)], true, None);
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(
             page.contains(
@@ -438,8 +608,8 @@ mod tests {
     #[test]
     fn runs_without_intervals_say_so() {
         let dir = results("none", "0");
-        let one = index(&dir, &[entry(1)], true);
-        let same = index(&dir, &[entry(3)], true);
+        let one = index(&dir, &[entry(1)], true, None);
+        let same = index(&dir, &[entry(3)], true, None);
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(
             one.contains("One replication per point: no intervals"),
@@ -449,21 +619,25 @@ mod tests {
     }
 
     #[test]
-    fn flagged_points_are_summed_up_and_the_diagnosis_folded() {
+    fn flagged_points_are_summed_up_in_one_line_saturation_apart() {
         let dir = results("flagged", "0.02");
         let mut e = entry(3);
-        e.warning = Some("e.toml: 1 of 1 points ... <deadlocked>".into());
-        let page = index(&dir, &[e], true);
+        e.warning = Some(("e.toml: 1 of 1 points not ok (1 <deadlocked>)".into(), true));
+        let mut sat = entry(3);
+        sat.warning = Some(("e.toml: 2 of 5 points saturated".into(), false));
+        let page = index(&dir, &[e], true, None);
+        let saturated = index(&dir, &[sat], true, None);
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(
-            page.contains("<details><summary class=\"err\">Flagged points:"),
+            page.contains("<p class=\"err\">Flagged points:")
+                && page.contains("e.toml: 1 of 1 points not ok (1 &lt;deadlocked&gt;)</p>"),
             "{page}"
         );
         assert!(
-            page.contains(
-                "<p class=\"err\">e.toml: 1 of 1 points ... &lt;deadlocked&gt;</p></details>"
-            ),
-            "{page}"
+            saturated.contains("<p class=\"saturated\">Saturated points:")
+                && saturated.contains("e.toml: 2 of 5 points saturated</p>")
+                && !saturated.contains("class=\"err\""),
+            "{saturated}"
         );
     }
 
@@ -472,7 +646,7 @@ mod tests {
         let dir = results("failed", "0");
         let mut e = entry(1);
         e.error = Some("boom <here>".into());
-        let page = index(&dir, &[e], false);
+        let page = index(&dir, &[e], false, None);
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(page.contains("failed: boom &lt;here&gt;"), "{page}");
         assert!(page.contains("Verdict:"), "{page}");

@@ -6,6 +6,7 @@
 
 mod bcast_cmd;
 mod bench;
+mod checks;
 mod exec;
 mod experiment;
 mod html;
@@ -18,8 +19,11 @@ mod models;
 mod mpi;
 mod outdir;
 mod plot;
+mod provenance;
+mod raster;
 mod report;
 mod reproduce;
+mod saturate;
 mod trace_cmd;
 mod via_cmd;
 mod via_run;
@@ -132,6 +136,15 @@ enum Command {
     },
     /// List the models an experiment file can name.
     Models,
+    /// Saturation load of a configuration by bisection on `load` (with zero-load latency and
+    /// knee), for each point of a sweep over other keys.
+    Saturate {
+        #[command(flatten)]
+        common: Common,
+        /// Resolution of the bisection, in load units (0, 0.25].
+        #[arg(long, default_value_t = 0.01)]
+        step: f64,
+    },
 }
 
 /// What the ranks of an MPI job share out (`--spread`).
@@ -221,6 +234,7 @@ fn merge(shards: &[PathBuf], out: &std::path::Path) -> Result<(), ExecError> {
 }
 
 fn main() -> ExitCode {
+    provenance::note_start();
     // `bench --help` lists the targets, which only the bench module knows.
     let targets: Vec<&str> = bench::targets().iter().map(|t| t.name).collect();
     let command = <Cli as clap::CommandFactory>::command().mut_subcommand("bench", |c| {
@@ -285,6 +299,12 @@ fn main() -> ExitCode {
             Ok(())
         }),
         Command::Keys { model, markdown } => keys::keys(&model, markdown),
+        Command::Saturate { common, step } => common.load().and_then(|file| {
+            for s in saturate::saturate(&file, step, common.opts())? {
+                println!("{}", saturate::line(&s));
+            }
+            Ok(())
+        }),
         Command::Models => {
             for r in models::all() {
                 println!("{:10} {}", r.name(), r.about());
@@ -301,11 +321,13 @@ fn main() -> ExitCode {
     }
 }
 
-/// 2: the input's fault (configuration, command line); 1: a run that failed.
+/// 2: the input's fault (configuration, command line); 1: a run that failed; 3: every output
+/// written, but a claim check failed.
 fn exit_code(e: &ExecError) -> u8 {
     match e {
         ExecError::Config(_) | ExecError::Usage(_) => 2,
         ExecError::Failed(_) => 1,
+        ExecError::CheckFailed(_) => checks::CHECK_FAILED,
     }
 }
 

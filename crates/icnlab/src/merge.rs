@@ -123,5 +123,6 @@ pub fn join(shards: &[PathBuf]) -> Result<RunReport, MergeRefused> {
     }
     merged.points.sort_by_key(|p| p.index);
     merged.shard = None;
+    merged.checks = crate::checks::judge(&merged.check_specs, &merged.points);
     Ok(merged)
 }

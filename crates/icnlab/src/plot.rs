@@ -22,7 +22,9 @@
 //!
 //! Points whose replications did not all end ok (`status` column of `data.csv` not `ok`) are
 //! drawn as hollow markers with their own legend entry: their value averages only the ok
-//! replications, and a reader must see that rather than a dot like any other.
+//! replications, and a reader must see that rather than a dot like any other. Saturated points
+//! (`status` `saturated`) are open upward triangles: their accepted throughput is measured, but
+//! their latency is unbounded and the value drawn only a lower bound.
 
 use crate::report::CodeNames;
 use anyhow::{Context, Result};
@@ -30,7 +32,7 @@ use icn_engine::config::{PlotSpec, RefX, Reference, value_label};
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A CSV file as strings.
@@ -144,12 +146,22 @@ struct Series {
     color_key: String,
     /// (x position, y, lower end, upper end of the 95 % interval clipped to the domain)
     points: Vec<(f64, f64, f64, f64)>,
-    /// Positions (indices into `points`) of flagged points.
+    /// Positions (indices into `points`) of flagged points (not ok, not saturated).
     flagged: Vec<usize>,
+    /// Positions of saturated points.
+    saturated: Vec<usize>,
 }
 
-/// (x position, y, lower end, upper end, flagged) while a series is collected.
-type RawPoint = (f64, f64, f64, f64, bool);
+/// How a point is drawn, from its `status` in `data.csv`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mark {
+    Ok,
+    Flagged,
+    Saturated,
+}
+
+/// (x position, y, lower end, upper end, mark) while a series is collected.
+type RawPoint = (f64, f64, f64, f64, Mark);
 
 /// Units of the scalar metrics, by name, from `report.json` in `dir` (empty if absent).
 fn units_of(dir: &Path) -> BTreeMap<String, String> {
@@ -214,21 +226,28 @@ fn at_most_one(column: &str) -> bool {
         .any(|w| column.contains(w))
 }
 
-/// The `point` values of `data.csv` rows whose `status` is not `ok`.
-fn flagged_points(dir: &Path) -> Result<BTreeSet<String>> {
+/// The `point` values of `data.csv` rows whose `status` is not `ok`, with their mark.
+fn flagged_points(dir: &Path) -> Result<BTreeMap<String, Mark>> {
     let path = dir.join("data.csv");
     if !path.exists() {
-        return Ok(BTreeSet::new());
+        return Ok(BTreeMap::new());
     }
     let frame = Frame::read(&path)?;
     let (Ok(pi), Ok(si)) = (frame.col("point"), frame.col("status")) else {
-        return Ok(BTreeSet::new());
+        return Ok(BTreeMap::new());
     };
     Ok(frame
         .rows
         .iter()
         .filter(|r| !r[si].is_empty() && r[si] != "ok")
-        .map(|r| r[pi].clone())
+        .map(|r| {
+            let mark = if r[si] == "saturated" {
+                Mark::Saturated
+            } else {
+                Mark::Flagged
+            };
+            (r[pi].clone(), mark)
+        })
         .collect())
 }
 
@@ -249,7 +268,7 @@ struct Panel {
 
 /// What a panel is drawn from besides its spec and its CSV.
 struct Inputs<'a> {
-    flagged: &'a BTreeSet<String>,
+    flagged: &'a BTreeMap<String, Mark>,
     units: &'a BTreeMap<String, String>,
     codes: &'a CodeNames,
 }
@@ -270,7 +289,7 @@ fn build_panel(
             m,
             &mut categories,
             true,
-            &BTreeSet::new(),
+            &BTreeMap::new(),
             cx.codes,
         )?);
     }
@@ -368,7 +387,7 @@ fn collect_series(
     frame: &Frame,
     categories: &mut Vec<String>,
     markers_only: bool,
-    flagged: &BTreeSet<String>,
+    flagged: &BTreeMap<String, Mark>,
     codes: &CodeNames,
 ) -> Result<Vec<Series>> {
     let xi = frame.col(&spec.x)?;
@@ -453,16 +472,19 @@ fn collect_series(
             if !groups.contains_key(&key) {
                 order.push(key.clone());
             }
-            let bad = point_col.is_some_and(|c| flagged.contains(&r[c]));
+            let mark = point_col
+                .and_then(|c| flagged.get(&r[c]).copied())
+                .unwrap_or(Mark::Ok);
             groups
                 .entry(key)
                 .or_default()
-                .push((x, yv, lo, (yv + half).min(top.max(yv)), bad));
+                .push((x, yv, lo, (yv + half).min(top.max(yv)), mark));
         }
         for key in order {
             let mut all = groups.remove(&key).expect("ordered key");
             all.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let flagged = (0..all.len()).filter(|&i| all[i].4).collect();
+            let marked = |m: Mark| (0..all.len()).filter(|&i| all[i].4 == m).collect();
+            let (flagged, saturated) = (marked(Mark::Flagged), marked(Mark::Saturated));
             let points = all.iter().map(|q| (q.0, q.1, q.2, q.3)).collect();
             let mut label = if spec.y.len() > 1 || key.is_empty() {
                 y.clone()
@@ -484,6 +506,7 @@ fn collect_series(
                 markers_only,
                 points,
                 flagged,
+                saturated,
             });
         }
     }
@@ -640,6 +663,7 @@ enum Glyph {
     Dot(RGBAColor),
     Cross(RGBAColor),
     Hollow(RGBAColor),
+    Saturated(RGBAColor),
     ReferenceLine,
     ReferenceMark,
     /// Text only: what a numbered category stands for.
@@ -686,6 +710,16 @@ fn legend(p: &Panel) -> Vec<(String, Glyph)> {
                     if s.label.is_empty() { "" } else { ": " }
                 ),
                 Glyph::Hollow(colour),
+            ));
+        }
+        if !s.saturated.is_empty() {
+            entries.push((
+                format!(
+                    "{}{}saturated: latency unbounded (a lower bound)",
+                    s.label,
+                    if s.label.is_empty() { "" } else { ": " }
+                ),
+                Glyph::Saturated(colour),
             ));
         }
     }
@@ -752,6 +786,11 @@ fn draw_legend(
             Glyph::Hollow(col) => area.draw(&Circle::new(
                 (x + 9, y),
                 5,
+                ShapeStyle::from(&col).stroke_width(2),
+            ))?,
+            Glyph::Saturated(col) => area.draw(&TriangleMarker::new(
+                (x + 9, y),
+                6,
                 ShapeStyle::from(&col).stroke_width(2),
             ))?,
             Glyph::ReferenceLine => {
@@ -865,13 +904,18 @@ fn draw_panel(p: &Panel, area: &DrawingArea<SVGBackend, plotters::coord::Shift>)
                     s.points
                         .iter()
                         .enumerate()
-                        .filter(|(i, _)| !s.flagged.contains(i))
+                        .filter(|(i, _)| !s.flagged.contains(i) && !s.saturated.contains(i))
                         .map(|(_, q)| Circle::new((q.0, q.1), dot, color.filled())),
                 )?;
                 chart.draw_series(
                     s.flagged
                         .iter()
                         .map(|&i| Circle::new((s.points[i].0, s.points[i].1), 6, style)),
+                )?;
+                chart.draw_series(
+                    s.saturated
+                        .iter()
+                        .map(|&i| TriangleMarker::new((s.points[i].0, s.points[i].1), 7, style)),
                 )?;
                 chart.draw_series(
                     s.points
@@ -965,7 +1009,7 @@ mod tests {
             &f,
             &mut cats,
             false,
-            &BTreeSet::new(),
+            &BTreeMap::new(),
             &CodeNames::new(),
         )
         .unwrap();
@@ -979,7 +1023,7 @@ mod tests {
             &f,
             &mut cats,
             false,
-            &BTreeSet::new(),
+            &BTreeMap::new(),
             &CodeNames::new(),
         )
         .unwrap();
@@ -1002,8 +1046,13 @@ mod tests {
         let f = frame(&[
             &["0", "0.1", "10", "", "1", ""],
             &["1", "0.2", "20", "", "1", ""],
+            &["2", "0.3", "90", "", "1", ""],
         ]);
-        let flagged: BTreeSet<String> = ["1".to_owned()].into();
+        let flagged: BTreeMap<String, Mark> = [
+            ("1".to_owned(), Mark::Flagged),
+            ("2".to_owned(), Mark::Saturated),
+        ]
+        .into();
         let s = collect_series(
             &spec("latency"),
             &f,
@@ -1013,7 +1062,10 @@ mod tests {
             &CodeNames::new(),
         )
         .unwrap();
-        assert_eq!(s[0].flagged, vec![1]);
+        assert_eq!(
+            (s[0].flagged.clone(), s[0].saturated.clone()),
+            (vec![1], vec![2])
+        );
     }
 
     /// Issue 14: a log axis over one decade had a single tick label (plotters' own ticks).
@@ -1062,7 +1114,7 @@ mod tests {
             &f,
             &mut Vec::new(),
             false,
-            &BTreeSet::new(),
+            &BTreeMap::new(),
             &CodeNames::new(),
         )
         .unwrap();
@@ -1088,7 +1140,7 @@ mod tests {
         .into();
         let spec: PlotSpec = toml::from_str("x = 'variant'\ny = ['bw']").unwrap();
         let mut cats = Vec::new();
-        let s = collect_series(&spec, &f, &mut cats, false, &BTreeSet::new(), &codes).unwrap();
+        let s = collect_series(&spec, &f, &mut cats, false, &BTreeMap::new(), &codes).unwrap();
         assert_eq!(cats, ["MyVIA", "- PD ring"]);
         assert_eq!(
             s[0].points,
@@ -1224,7 +1276,7 @@ mod tests {
             false,
         )
         .unwrap();
-        let (flagged, units) = (BTreeSet::new(), BTreeMap::new());
+        let (flagged, units) = (BTreeMap::new(), BTreeMap::new());
         let cx = Inputs {
             flagged: &flagged,
             units: &units,

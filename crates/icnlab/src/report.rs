@@ -53,6 +53,15 @@ pub struct RunReport {
     /// The paper's values drawn into the panels (see [`icn_engine::config::Reference`]).
     #[serde(default)]
     pub references: Vec<Reference>,
+    /// The experiment's `[[check]]` claims (kept so that `merge` can judge the joined points).
+    #[serde(default)]
+    pub check_specs: Vec<icn_engine::config::Check>,
+    /// How this run judged them ([`crate::checks`]).
+    #[serde(default)]
+    pub checks: Vec<crate::checks::Outcome>,
+    /// Who ran what, where and how long ([`crate::provenance`]); absent in older reports.
+    #[serde(default)]
+    pub provenance: Option<crate::provenance::Provenance>,
     pub points: Vec<PointResult>,
 }
 
@@ -162,9 +171,10 @@ impl PointResult {
 
 /// The status columns closing every row of `data.csv`: the point's status (`ok`, or the first
 /// non-ok kind among its replications) and how many replications ended each way.
-pub const STATUS_COLUMNS: [&str; 5] = [
+pub const STATUS_COLUMNS: [&str; 6] = [
     "status",
     "runs_ok",
+    "runs_saturated",
     "runs_deadlocked",
     "runs_drain_limit",
     "runs_failed",
@@ -174,11 +184,11 @@ fn status_cells(m: &Metrics) -> Vec<String> {
     let mut cells = vec![m.status.kind().to_owned()];
     match &m.runs {
         Some(r) => cells.extend(
-            [r.ok, r.deadlocked, r.drain_limit, r.failed]
+            [r.ok, r.saturated, r.deadlocked, r.drain_limit, r.failed]
                 .iter()
                 .map(u32::to_string),
         ),
-        None => cells.extend(std::iter::repeat_n(String::new(), 4)),
+        None => cells.extend(std::iter::repeat_n(String::new(), 5)),
     }
     cells
 }
@@ -194,26 +204,6 @@ impl RunReport {
         let text = icn_engine::config::read_bounded(path, 2 << 30)?;
         serde_json::from_str(&text)
             .with_context(|| format!("{} is not an icnlab report", path.display()))
-    }
-
-    /// "load=0.5: 2 of 3 ok, 1 deadlocked (deadlocked: ...)" for every point whose replications
-    /// did not all end ok.
-    pub fn flagged(&self) -> Vec<String> {
-        self.points
-            .iter()
-            .filter_map(|p| {
-                let runs = p.metrics.runs.as_ref()?;
-                if runs.all_ok() {
-                    return None;
-                }
-                Some(format!(
-                    "{}: {} ({})",
-                    p.label(),
-                    runs.label(),
-                    runs.why.join("; ")
-                ))
-            })
-            .collect()
     }
 
     fn sweep_keys(&self) -> Vec<String> {
@@ -391,6 +381,10 @@ impl RunReport {
                     })
                     .collect();
                 let flag = match &p.metrics.runs {
+                    Some(r) if r.all_results() && !r.all_ok() => format!(
+                        "  saturated: {} (latency unbounded, values are lower bounds)",
+                        r.label()
+                    ),
                     Some(r) if !r.all_ok() => format!("  FLAGGED: {} (mean of ok runs)", r.label()),
                     _ => String::new(),
                 };
@@ -398,6 +392,18 @@ impl RunReport {
             }
             if first.metrics.scalars.len() > shown.len() {
                 out.push_str("  (all metrics with confidence intervals in data.csv)\n");
+            }
+        }
+        if let Some(p) = &self.provenance {
+            out.push_str(&format!("  provenance: {}\n", p.line()));
+        }
+        if !self.checks.is_empty() {
+            out.push_str(&format!(
+                "  checks: {}\n",
+                crate::checks::Score::of(&self.checks).label()
+            ));
+            for c in &self.checks {
+                out.push_str(&format!("    {}\n", c.line()));
             }
         }
         out
@@ -463,6 +469,9 @@ mod tests {
             plots: vec![],
             verdict: None,
             references: vec![],
+            check_specs: vec![],
+            checks: vec![],
+            provenance: None,
             points: vec![super::PointResult {
                 index: 0,
                 params: vec![],

@@ -1,5 +1,6 @@
 //! `icnlab reproduce`: every bundled experiment → results/<name>/ and results/index.html.
 
+use crate::checks::Judgement;
 use crate::exec::{ExecError, ExecOptions};
 use crate::experiment::{Plan, run_file};
 use crate::html::{Entry, index};
@@ -120,6 +121,8 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
     })?;
     let mut entries = Vec::new();
     let mut failures = 0;
+    let mut score = crate::checks::Score::default();
+    let (wall_started, cpu_started) = (Instant::now(), crate::provenance::cpu_time_s());
     for (i, (name, file)) in files.iter().enumerate() {
         eprintln!("[{}/{}] {name}: {}", i + 1, files.len(), file.title);
         let out = req.out.join(name);
@@ -132,22 +135,34 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
                 progress: true,
             },
         };
-        // A figure with flagged points (a deadlock, a point past saturation) is still the
-        // figure: it is written, its flagged points are marked in the plot, data.csv and on
-        // the page, and named here; only an experiment that produced no outputs fails.
+        // A figure with flagged points (saturated, a deadlock) is still the figure: it is
+        // written, its flagged points are marked in the plot, data.csv and on the page, and
+        // counted here in one line. Saturated points are results; an experiment with a point
+        // that deadlocked, hit the drain limit or failed counts as failed.
         let mut warning = None;
         let mut error = match run_file(file, &out, &plan) {
             Ok(report) => {
-                warning = crate::experiment::verdict(&report, &out)
-                    .err()
-                    .map(|e| e.to_string());
+                if let Some((line, bad)) = crate::experiment::status_line(&report, &out) {
+                    eprintln!("  {}: {line}", if bad { "flagged" } else { "note" });
+                    failures += usize::from(bad);
+                    warning = Some((line, bad));
+                }
+                let s = crate::checks::Score::of(&report.checks);
+                score.merge(s);
+                if !report.checks.is_empty() {
+                    eprintln!("  claims: {}", s.label());
+                }
+                for c in report
+                    .checks
+                    .iter()
+                    .filter(|c| c.judgement == Judgement::Fail)
+                {
+                    eprintln!("    {}", c.line());
+                }
                 None
             }
             Err(e) => Some(e.to_string()),
         };
-        if let Some(w) = &warning {
-            eprintln!("  flagged: {w}");
-        }
         if error.is_none()
             && let Some((_, extra)) = EXTRAS.iter().find(|(n, _)| n == name)
         {
@@ -181,12 +196,26 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
         });
     }
     let page = req.out.join("index.html");
-    crate::outdir::write_atomic(&page, index(&req.out, &entries, req.quick).as_bytes())?;
+    let provenance = crate::provenance::Provenance::now(
+        wall_started.elapsed().as_secs_f64(),
+        crate::provenance::cpu_time_s() - cpu_started,
+    );
+    let html = index(&req.out, &entries, req.quick, Some(&provenance));
+    crate::outdir::write_atomic(&page, html.as_bytes())?;
     eprintln!("wrote {}", page.display());
+    // The scorecard goes to stdout: it is the run's result.
+    println!("scorecard: claims {}", score.label());
     if failures > 0 {
         return Err(ExecError::Failed(format!(
             "{failures} of {} experiments failed (see above)",
             files.len()
+        )));
+    }
+    if score.fail > 0 {
+        return Err(ExecError::CheckFailed(format!(
+            "{} of {} judged claims refuted (see above and the page)",
+            score.fail,
+            score.pass + score.fail
         )));
     }
     Ok(())

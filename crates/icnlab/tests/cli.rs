@@ -52,7 +52,7 @@ fn sweep_writes_csv_json_and_plot_with_honest_intervals() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "point,arrival_rate,sojourn_mean,sojourn_mean_ci95,sojourn_exact,sojourn_exact_ci95,utilisation,utilisation_ci95,status,runs_ok,runs_deadlocked,runs_drain_limit,runs_failed"
+        "point,arrival_rate,sojourn_mean,sojourn_mean_ci95,sojourn_exact,sojourn_exact_ci95,utilisation,utilisation_ci95,status,runs_ok,runs_saturated,runs_deadlocked,runs_drain_limit,runs_failed"
     );
     assert_eq!(lines.count(), 4);
     assert!(

@@ -8,8 +8,12 @@
 //!   `data-loaded` on each `<img class="figure">`. Every plot.svg and extra SVG in the results
 //!   folder must be one of those figures.
 //! * Every experiment on the page carries its verdict, which must be the one in its experiment
-//!   file, and every number in a verdict must occur in the README or docs/ (the verdicts quote
-//!   the findings, they do not invent numbers).
+//!   file with each `{check N}` filled in with a value measured in this run, and every other
+//!   number in a verdict must occur in the README or docs/ (the verdicts quote the findings,
+//!   they do not invent numbers).
+//! * The page opens with the claims' scorecard (`#scorecard`, its counts those of the
+//!   experiments' report.json) and the run's provenance (`#provenance`: version, commit, host).
+//! * Every `plot.png` beside a `plot.svg` decodes to an image that is not blank.
 //!
 //! Results: `ICNLAB_RESULTS` (CI passes `target/ci-results`, relative paths are taken from the
 //! workspace root), else a `reproduce --quick` of three fast experiments into a temporary folder.
@@ -138,6 +142,48 @@ fn escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// The verdict without its `{check N}` placeholders: the text around them, in order.
+fn literal_parts(verdict: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut rest = verdict;
+    while let Some(start) = rest.find("{check ") {
+        parts.push(rest[..start].to_owned());
+        let end = rest[start..]
+            .find('}')
+            .map_or(rest.len(), |e| start + e + 1);
+        rest = &rest[end..];
+    }
+    parts.push(rest.to_owned());
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+/// `path` is a PNG that decodes to a drawn image: many colours, not mostly white.
+fn png_is_drawn(path: &Path) {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let frame = reader.next_frame(&mut pixels).unwrap();
+    assert!(
+        frame.width >= 600 && frame.height >= 400,
+        "{}: {frame:?}",
+        path.display()
+    );
+    let channels = frame.color_type.samples();
+    let rgb: std::collections::BTreeSet<[u8; 3]> = pixels[..frame.buffer_size()]
+        .chunks(channels)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect();
+    assert!(
+        rgb.len() >= 8,
+        "{}: only {} colours",
+        path.display(),
+        rgb.len()
+    );
+}
+
 /// The `verdict` of experiment file `name`.
 fn verdict_of(name: &str) -> Option<String> {
     let path = workspace().join("experiments").join(format!("{name}.toml"));
@@ -231,6 +277,7 @@ fn results_page_renders_in_headless_chromium() {
     let names = sections(&source);
     assert!(!names.is_empty());
     let mut verdicts = 0;
+    let mut pngs = 0;
     for name in &names {
         let files = std::fs::read_dir(dir.join(name)).unwrap();
         for f in files.filter_map(Result::ok) {
@@ -244,14 +291,71 @@ fn results_page_renders_in_headless_chromium() {
             }
         }
         if let Some(v) = verdict_of(name) {
-            let shown = format!("<strong>Verdict:</strong> {}</p>", escape(&v));
-            assert!(dom.contains(&shown), "{name}: verdict not on the page: {v}");
+            // The literal parts of the verdict, in order, around the measured values.
+            let start = dom
+                .find(&format!("<h2>{name}:"))
+                .and_then(|at| dom[at..].find("<strong>Verdict:</strong> ").map(|v| at + v))
+                .unwrap_or_else(|| panic!("{name}: no verdict on the page"));
+            let shown = &dom[start..start + dom[start..].find("</p>").unwrap()];
+            let mut at = 0;
+            for part in literal_parts(&v) {
+                let part = escape(&part);
+                let found = shown[at..].find(&part).unwrap_or_else(|| {
+                    panic!("{name}: verdict part not on the page: {part}\n{shown}")
+                });
+                at += found + part.len();
+            }
+            assert!(!shown.contains("{check"), "{name}: unfilled: {shown}");
             verdicts += 1;
         }
+        if dir.join(name).join("plot.svg").exists() {
+            png_is_drawn(&dir.join(name).join("plot.png"));
+            pngs += 1;
+        }
+    }
+    // The scorecard and the provenance open the page.
+    let card = dom
+        .find("id=\"scorecard\"")
+        .expect("the page has a scorecard");
+    let first_section = dom.find("<section").unwrap_or(dom.len());
+    assert!(
+        card < first_section,
+        "the scorecard comes before the experiments"
+    );
+    let mut counts = [0usize; 3];
+    for name in &names {
+        let report = std::fs::read_to_string(dir.join(name).join("report.json")).unwrap();
+        let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+        for c in report["checks"].as_array().into_iter().flatten() {
+            let i = ["pass", "fail", "not_judged"]
+                .iter()
+                .position(|j| c["judgement"] == *j)
+                .unwrap();
+            counts[i] += 1;
+        }
+    }
+    for (attr, n) in ["data-pass", "data-fail", "data-not-judged"]
+        .iter()
+        .zip(counts)
+    {
+        assert_eq!(
+            attribute(&dom, "<div id=\"scorecard\"", attr),
+            Some(n.to_string().as_str()),
+            "scorecard {attr}"
+        );
+    }
+    assert!(counts[0] > 0, "no claim was confirmed: {counts:?}");
+    let provenance = dom
+        .find("id=\"provenance\"")
+        .expect("the page has its provenance");
+    assert!(provenance < first_section);
+    let prov = &dom[provenance..provenance + dom[provenance..].find("</p>").unwrap()];
+    for word in ["icnlab ", "commit", "cores", "load average"] {
+        assert!(prov.contains(word), "provenance lacks {word}: {prov}");
     }
     assert_eq!(verdicts, names.len(), "every experiment has a verdict");
     eprintln!(
-        "report_browser: {} experiments, {} figures loaded, screenshot {} colours, {:.0} % inked",
+        "report_browser: {} experiments, {} figures loaded, {pngs} PNGs decoded, claims {counts:?}, screenshot {} colours, {:.0} % inked",
         names.len(),
         figures.len(),
         colours.len(),
@@ -278,7 +382,9 @@ fn verdict_numbers_come_from_the_readme_or_docs() {
         }
         let name = p.file_stem().unwrap().to_string_lossy().into_owned();
         let verdict = verdict_of(&name).unwrap_or_else(|| panic!("{name} has no verdict"));
-        for number in verdict
+        // `{check N}` is filled with a measured value on the page: not a number quoted here.
+        for number in literal_parts(&verdict)
+            .concat()
             .split(|c: char| !(c.is_ascii_digit() || c == '.'))
             .map(|t| t.trim_matches('.'))
             .filter(|t| !t.is_empty())

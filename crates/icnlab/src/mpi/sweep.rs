@@ -202,7 +202,9 @@ impl Work for SweepWork {
         let file = &state.file;
         let results = state.runner.assemble(file, &state.points, &jobs, metrics)?;
         let elapsed = started.elapsed().as_secs_f64();
-        let report = experiment::report(file, &self.plan, results, elapsed, threads);
+        // CPU time: this process's (rank 0's) since it started.
+        let cpu = crate::provenance::cpu_time_s();
+        let report = experiment::report(file, &self.plan, results, (elapsed, cpu), threads);
         experiment::write_outputs(&report, staging)?;
         Ok((self.after)(file, &report, &self.out)?)
     }
@@ -313,6 +315,7 @@ y = ["sojourn_mean"]
         let mut v: serde_json::Value =
             serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
         v.as_object_mut().unwrap().remove("wall_time_s");
+        v.as_object_mut().unwrap().remove("provenance");
         v
     }
 

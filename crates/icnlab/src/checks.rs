@@ -1,0 +1,372 @@
+//! Judging an experiment's `[[check]]` claims ([`icn_engine::config::Check`]) against the
+//! points of a run: pass, fail, or not judged (no point selected, as in a quick run, or no
+//! value: a point without an ok replication). The outcomes go into report.json, stdout and
+//! the results page; a failed check makes the run exit [`CHECK_FAILED`].
+
+use crate::report::{PointResult, fmt_num};
+use icn_engine::config::{Check, Reduce, reduce_word, selection_label};
+use serde::{Deserialize, Serialize};
+
+/// Exit code of a run whose outputs were all written but a claim check failed.
+pub const CHECK_FAILED: u8 = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Judgement {
+    Pass,
+    Fail,
+    NotJudged,
+}
+
+impl Judgement {
+    pub fn word(self) -> &'static str {
+        match self {
+            Judgement::Pass => "pass",
+            Judgement::Fail => "FAIL",
+            Judgement::NotJudged => "not judged",
+        }
+    }
+}
+
+/// One check as this run judged it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub claim: String,
+    /// "max accepted (routing=ugal)".
+    pub measured_what: String,
+    /// The measured value (null when not judged for want of points).
+    #[serde(default)]
+    pub measured: Option<f64>,
+    /// "in [0.1, 0.15]", "> 2 × max accepted (routing=minimal) = 0.061".
+    pub expected: String,
+    pub judgement: Judgement,
+    /// Why a check was not judged.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub why: String,
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+impl Outcome {
+    /// "pass  max accepted (routing=ugal) = 0.12, expected > 2 × … — claim".
+    pub fn line(&self) -> String {
+        let measured = self
+            .measured
+            .map_or("—".to_owned(), |v| fmt_num(v).to_string());
+        let why = if self.why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", self.why)
+        };
+        format!(
+            "{:10} {} = {measured}, expected {}{why}: {}",
+            self.judgement.word(),
+            self.measured_what,
+            self.expected,
+            self.claim
+        )
+    }
+}
+
+/// Counts of pass, fail and not judged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Score {
+    pub pass: usize,
+    pub fail: usize,
+    pub not_judged: usize,
+}
+
+impl Score {
+    pub fn of(outcomes: &[Outcome]) -> Score {
+        let mut s = Score::default();
+        for o in outcomes {
+            s.add(o.judgement);
+        }
+        s
+    }
+
+    pub fn add(&mut self, j: Judgement) {
+        match j {
+            Judgement::Pass => self.pass += 1,
+            Judgement::Fail => self.fail += 1,
+            Judgement::NotJudged => self.not_judged += 1,
+        }
+    }
+
+    pub fn merge(&mut self, other: Score) {
+        self.pass += other.pass;
+        self.fail += other.fail;
+        self.not_judged += other.not_judged;
+    }
+
+    /// "12 confirmed, 1 refuted, 3 not judged".
+    pub fn label(&self) -> String {
+        format!(
+            "{} confirmed, {} refuted, {} not judged",
+            self.pass, self.fail, self.not_judged
+        )
+    }
+}
+
+/// Whether a point's sweep value equals a `where` value (numbers by value: 1 = 1.0).
+fn same(point: &serde_json::Value, want: &toml::Value) -> bool {
+    match (
+        point.as_f64(),
+        want.as_float().or(want.as_integer().map(|i| i as f64)),
+    ) {
+        (Some(a), Some(b)) => a == b,
+        _ => *point == crate::report::toml_to_json(want),
+    }
+}
+
+/// The points whose sweep values, or else typed configuration (a dotted key such as
+/// `topology` or `traffic.pattern`), equal every value of `select`: a claim about the full
+/// configuration (`topology = "dragonfly:3"`) selects nothing in a quick run of a smaller one.
+fn selected<'a>(points: &'a [PointResult], select: &toml::Table) -> Vec<&'a PointResult> {
+    points
+        .iter()
+        .filter(|p| {
+            select.iter().all(|(k, want)| {
+                let swept = p.params.iter().find(|(name, _)| name == k).map(|(_, v)| v);
+                let configured = || {
+                    k.split('.')
+                        .try_fold(&p.config, |node, part| node.get(part))
+                };
+                swept.or_else(configured).is_some_and(|v| same(v, want))
+            })
+        })
+        .collect()
+}
+
+/// The reduced value of `column` over the points `select` picks, or why there is none.
+fn value_of(
+    points: &[PointResult],
+    select: &toml::Table,
+    column: &str,
+    of: Reduce,
+) -> Result<f64, String> {
+    let chosen = selected(points, select);
+    if chosen.is_empty() {
+        return Err(format!(
+            "no point of this run has {}",
+            selection_label(select)
+        ));
+    }
+    if of == Reduce::One && chosen.len() > 1 {
+        return Err(format!(
+            "{} points have {}; the check needs `of` = max, min or mean",
+            chosen.len(),
+            selection_label(select)
+        ));
+    }
+    let values: Vec<f64> = chosen
+        .iter()
+        .filter_map(|p| column_value(p, column))
+        .filter(|v| !v.is_nan())
+        .collect();
+    if values.is_empty() {
+        return Err(format!(
+            "no value of `{column}` at {}",
+            selection_label(select)
+        ));
+    }
+    Ok(match of {
+        Reduce::One | Reduce::Max => values.iter().copied().fold(f64::MIN, f64::max),
+        Reduce::Min => values.iter().copied().fold(f64::MAX, f64::min),
+        Reduce::Mean => values.iter().sum::<f64>() / values.len() as f64,
+    })
+}
+
+/// Whether a confirmed check claims that point `p` deadlocks (a check on the
+/// `runs_deadlocked` column whose selection holds `p`, judged `pass`): an experiment that
+/// studies deadlock (one VC on a torus) reports it as its result, not as a failed run.
+pub fn deadlock_claimed(specs: &[Check], outcomes: &[Outcome], p: &PointResult) -> bool {
+    specs.iter().zip(outcomes).any(|(c, o)| {
+        c.column == "runs_deadlocked"
+            && o.judgement == Judgement::Pass
+            && !selected(std::slice::from_ref(p), &c.select).is_empty()
+    })
+}
+
+/// A point's value of `column`: a scalar metric, or one of data.csv's status counts
+/// (`runs_deadlocked`, `runs_saturated`, …), which say how its replications ended.
+fn column_value(p: &PointResult, column: &str) -> Option<f64> {
+    if let Some(m) = p.metrics.get(column) {
+        return Some(m.value);
+    }
+    let runs = p.metrics.runs.as_ref()?;
+    let n = match column {
+        "runs_ok" => runs.ok,
+        "runs_saturated" => runs.saturated,
+        "runs_deadlocked" => runs.deadlocked,
+        "runs_drain_limit" => runs.drain_limit,
+        "runs_failed" => runs.failed,
+        _ => return None,
+    };
+    Some(f64::from(n))
+}
+
+/// Judges every check against `points`.
+pub fn judge(checks: &[Check], points: &[PointResult]) -> Vec<Outcome> {
+    checks.iter().map(|c| judge_one(c, points)).collect()
+}
+
+fn judge_one(c: &Check, points: &[PointResult]) -> Outcome {
+    let mut out = Outcome {
+        claim: c.claim.clone(),
+        measured_what: format!(
+            "{}{} ({})",
+            reduce_word(c.of),
+            c.column,
+            selection_label(&c.select)
+        ),
+        measured: None,
+        expected: c.expected(),
+        judgement: Judgement::NotJudged,
+        why: String::new(),
+        source: c.source.clone(),
+    };
+    let measured = match value_of(points, &c.select, &c.column, c.of) {
+        Ok(v) => v,
+        Err(why) => {
+            out.why = why;
+            return out;
+        }
+    };
+    out.measured = Some(measured);
+    let pass = if let Some(v) = c.value {
+        (measured - v).abs() <= c.tolerance.unwrap_or(0.0) * (1.0 + 1e-12) + f64::EPSILON * v.abs()
+    } else if let Some([lo, hi]) = c.range {
+        (lo..=hi).contains(&measured)
+    } else if let (Some(rel), Some(than)) = (c.relation, &c.than) {
+        let column = c.than_column.as_deref().unwrap_or(&c.column);
+        let other = match value_of(points, than, column, c.than_of.unwrap_or(c.of)) {
+            Ok(v) => v,
+            Err(why) => {
+                out.why = why;
+                return out;
+            }
+        };
+        let bound = c.factor.unwrap_or(1.0) * other;
+        out.expected = format!("{} = {}", out.expected, fmt_num(bound));
+        rel.holds(measured, bound)
+    } else {
+        out.why = "the check states no expectation".into();
+        return out;
+    };
+    out.judgement = if pass {
+        Judgement::Pass
+    } else {
+        Judgement::Fail
+    };
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use icn_engine::Metrics;
+
+    fn point(i: usize, routing: &str, load: f64, accepted: f64) -> PointResult {
+        let mut m = Metrics::default();
+        m.push("accepted", accepted, "", "");
+        PointResult {
+            index: i,
+            params: vec![
+                ("routing".into(), serde_json::json!(routing)),
+                ("load".into(), serde_json::json!(load)),
+            ],
+            config: serde_json::json!({"topology": "dragonfly:3", "traffic": {"pattern": "uniform"}}),
+            metrics: m,
+        }
+    }
+
+    /// Keys that are not swept select by the point's typed configuration, dotted keys too.
+    #[test]
+    fn unswept_keys_select_by_configuration() {
+        let points = vec![point(0, "minimal", 0.1, 0.1)];
+        let cs = checks(
+            "[[check]]\nclaim = 'a'\ncolumn = 'accepted'\nwhere = { topology = 'dragonfly:3', 'traffic.pattern' = 'uniform' }\nvalue = 0.1\n\
+             [[check]]\nclaim = 'b'\ncolumn = 'accepted'\nwhere = { topology = 'dragonfly:2' }\nvalue = 0.1\n",
+        );
+        let j: Vec<Judgement> = judge(&cs, &points).iter().map(|o| o.judgement).collect();
+        assert_eq!(j, [Judgement::Pass, Judgement::NotJudged]);
+    }
+
+    fn checks(text: &str) -> Vec<Check> {
+        let t: toml::Table = toml::from_str(text).unwrap();
+        icn_engine::config::deserialize_at(t["check"].clone()).unwrap()
+    }
+
+    /// Hand-made points: minimal saturates at 0.12, UGAL at 0.3. Each check shape passes or
+    /// fails as worked out by hand, and a selection without points is not judged.
+    #[test]
+    fn checks_pass_fail_or_are_not_judged_as_worked_out_by_hand() {
+        let points = vec![
+            point(0, "minimal", 0.1, 0.1),
+            point(1, "minimal", 0.5, 0.12),
+            point(2, "ugal", 0.1, 0.1),
+            point(3, "ugal", 0.5, 0.3),
+        ];
+        let cs = checks(
+            "[[check]]\nclaim = 'a'\ncolumn = 'accepted'\nwhere = { routing = 'minimal' }\nof = 'max'\nrange = [0.1, 0.15]\n\
+             [[check]]\nclaim = 'b'\ncolumn = 'accepted'\nwhere = { routing = 'ugal' }\nof = 'max'\nrelation = '>'\nthan = { routing = 'minimal' }\nfactor = 2.0\n\
+             [[check]]\nclaim = 'c'\ncolumn = 'accepted'\nwhere = { routing = 'ugal', load = 0.5 }\nvalue = 0.25\ntolerance = 0.01\n\
+             [[check]]\nclaim = 'd'\ncolumn = 'accepted'\nwhere = { routing = 'valiant' }\nof = 'max'\nrange = [0, 1]\n\
+             [[check]]\nclaim = 'e'\ncolumn = 'accepted'\nwhere = { routing = 'ugal' }\nvalue = 0.3\n\
+             [[check]]\nclaim = 'f'\ncolumn = 'accepted'\nwhere = { load = 0.1 }\nof = 'mean'\nvalue = 0.1\n\
+             [[check]]\nclaim = 'g'\ncolumn = 'accepted'\nwhere = { load = 1 }\nof = 'min'\nvalue = 0.1\n",
+        );
+        let o = judge(&cs, &points);
+        let j: Vec<Judgement> = o.iter().map(|o| o.judgement).collect();
+        use Judgement::*;
+        assert_eq!(j, [Pass, Pass, Fail, NotJudged, NotJudged, Pass, NotJudged]);
+        assert_eq!(o[0].measured, Some(0.12));
+        assert_eq!(o[1].expected, "> 2 × max accepted (routing=minimal) = 0.24");
+        assert_eq!(o[2].measured, Some(0.3));
+        assert!(
+            o[3].why
+                .contains("no point of this run has routing=valiant"),
+            "{:?}",
+            o[3]
+        );
+        assert!(o[4].why.contains("2 points"), "{:?}", o[4]);
+        assert_eq!(
+            Score::of(&o).label(),
+            "3 confirmed, 1 refuted, 3 not judged"
+        );
+        assert!(
+            o[2].line().starts_with(
+                "FAIL       accepted (routing=ugal, load=0.5) = 0.3, expected = 0.25 ± 0.01: c"
+            ),
+            "{}",
+            o[2].line()
+        );
+    }
+
+    /// data.csv's status counts are columns: a confirmed claim that a point deadlocks makes
+    /// its deadlock the experiment's result.
+    #[test]
+    fn a_confirmed_deadlock_claim_covers_its_points() {
+        let mut dead = point(0, "minimal", 0.4, f64::NAN);
+        dead.metrics = Metrics::aggregate(&[Metrics::failed(icn_engine::Status::Deadlocked(
+            "cycle".into(),
+        ))]);
+        let ok = point(1, "ugal", 0.4, 0.3);
+        let points = vec![dead.clone(), ok.clone()];
+        let cs = checks(
+            "[[check]]\nclaim = 'a'\ncolumn = 'runs_deadlocked'\nwhere = { routing = 'minimal' }\nrange = [1, 9]\n",
+        );
+        let o = judge(&cs, &points);
+        assert_eq!(o[0].judgement, Judgement::Pass, "{o:?}");
+        assert!(deadlock_claimed(&cs, &o, &dead));
+        assert!(!deadlock_claimed(&cs, &o, &ok));
+        let refuted = judge(
+            &checks(
+                "[[check]]\nclaim = 'a'\ncolumn = 'runs_deadlocked'\nwhere = { routing = 'minimal' }\nvalue = 0\n",
+            ),
+            &points,
+        );
+        assert!(!deadlock_claimed(&cs, &refuted, &dead));
+    }
+}

@@ -1,0 +1,160 @@
+//! Issue 25, item 3: an experiment's `[[check]]` claims are judged on every run. On an M/M/1
+//! queue, whose answers are exact (sojourn 1/(μ − λ) = 2 at λ = 0.5, 4 at λ = 0.75): the true
+//! claims pass (exit 0), a perturbed expected value fails (exit 3, `FAIL` in stdout, the page's
+//! scorecard and the claim's row red), and a quick run without the claim's point leaves it
+//! "not judged" rather than failing it.
+
+use assert_cmd::Command;
+use std::fs;
+use std::path::Path;
+
+fn icnlab() -> Command {
+    Command::cargo_bin("icnlab").expect("binary built")
+}
+
+fn experiment(sojourn_at_half: f64) -> String {
+    format!(
+        r#"model = "mm1"
+title = "M/M/1 claims"
+verdict = "The mean sojourn at load 0.5 is {{check 0}} (theory: 2)."
+seed = 3
+replications = 2
+customers = 20000
+[sweep]
+arrival_rate = [0.5, 0.75]
+[quick]
+customers = 2000
+[quick.sweep]
+arrival_rate = [0.75]
+
+[[check]]
+claim = "The exact sojourn at λ = 0.5 is 1/(μ − λ)"
+column = "sojourn_exact"
+where = {{ arrival_rate = 0.5 }}
+value = {sojourn_at_half}
+source = "queueing theory"
+
+[[check]]
+claim = "The simulated sojourn at λ = 0.75 is within 15 % of 1/(μ − λ) = 4"
+column = "sojourn_mean"
+where = {{ arrival_rate = 0.75 }}
+range = [3.4, 4.6]
+
+[[check]]
+claim = "Waiting grows with load"
+column = "sojourn_mean"
+where = {{ arrival_rate = 0.75 }}
+relation = ">"
+than = {{ arrival_rate = 0.5 }}
+factor = 1.5
+"#
+    )
+}
+
+fn sweep(dir: &Path, text: &str, quick: bool) -> (Option<i32>, String, serde_json::Value) {
+    let cfg = dir.join("e.toml");
+    fs::write(&cfg, text).unwrap();
+    let out = dir.join("out");
+    let mut cmd = icnlab();
+    cmd.args(["sweep", "--quiet"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out);
+    if quick {
+        cmd.arg("--quick");
+    }
+    let run = cmd.output().unwrap();
+    let report = fs::read_to_string(out.join("report.json")).unwrap();
+    (
+        run.status.code(),
+        String::from_utf8_lossy(&run.stdout).into_owned(),
+        serde_json::from_str(&report).unwrap(),
+    )
+}
+
+fn judgements(report: &serde_json::Value) -> Vec<String> {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["judgement"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn true_claims_pass_and_a_perturbed_one_fails_with_exit_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, report) = sweep(dir.path(), &experiment(2.0), false);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(judgements(&report), ["pass", "pass", "pass"], "{stdout}");
+    assert!(
+        stdout.contains("checks: 3 confirmed, 0 refuted, 0 not judged"),
+        "{stdout}"
+    );
+    assert_eq!(report["checks"][0]["measured"], 2.0);
+
+    let (code, stdout, report) = sweep(dir.path(), &experiment(2.2), false);
+    assert_eq!(code, Some(3), "{stdout}");
+    assert_eq!(judgements(&report), ["fail", "pass", "pass"]);
+    assert!(
+        stdout.contains("FAIL       sojourn_exact (arrival_rate=0.5) = 2, expected = 2.2"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_quick_run_without_the_points_does_not_judge() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, report) = sweep(dir.path(), &experiment(2.2), true);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(judgements(&report), ["not_judged", "pass", "not_judged"]);
+    assert!(
+        report["checks"][0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("no point of this run has arrival_rate=0.5"),
+        "{report}"
+    );
+}
+
+/// `reproduce` of a folder holding the perturbed experiment: scorecard in stdout, exit 3, and
+/// the page opens with a red scorecard and shows the refuted claim's row in red; the verdict
+/// quotes the measured value.
+#[test]
+fn a_refuted_claim_turns_the_page_red_and_the_exit_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let exps = dir.path().join("experiments");
+    fs::create_dir(&exps).unwrap();
+    fs::write(exps.join("mm1.toml"), experiment(2.2)).unwrap();
+    let out = dir.path().join("results");
+    let run = icnlab()
+        .args(["reproduce", "--experiments"])
+        .arg(&exps)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert_eq!(run.status.code(), Some(3), "{stderr}");
+    assert!(
+        stdout.contains("scorecard: claims 2 confirmed, 1 refuted, 0 not judged"),
+        "{stdout}"
+    );
+    let page = fs::read_to_string(out.join("index.html")).unwrap();
+    let card = page
+        .find("<div id=\"scorecard\" class=\"refuted\"")
+        .expect("red scorecard");
+    assert!(card < page.find("<section").unwrap());
+    assert!(
+        page.contains("<tr class=\"fail\"><td class=\"t j\">FAIL"),
+        "{page}"
+    );
+    assert!(
+        page.contains("The mean sojourn at load 0.5 is 2 (theory: 2)."),
+        "{page}"
+    );
+    assert!(page.contains("id=\"provenance\""), "{page}");
+}
