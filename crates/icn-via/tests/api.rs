@@ -45,8 +45,14 @@ fn multi_segment_send_with_immediate_lands_in_order_in_the_receive_segments() {
             .unwrap();
             let rc = s.vi.recv_wait(T).unwrap();
             assert_eq!(
-                (rc.status, rc.length, rc.immediate, rc.desc.id),
-                (CompletionStatus::Success, 100, Some(0xabcd), 9)
+                (
+                    rc.status,
+                    rc.length,
+                    rc.immediate,
+                    rc.desc.id,
+                    rc.by_rdma_write
+                ),
+                (CompletionStatus::Success, 100, Some(0xabcd), 9, false)
             );
             s.vi.progress();
             let sc = c.vi.send_wait(T).unwrap();
@@ -240,8 +246,8 @@ fn rdma_write_and_read_with_rights() {
             .unwrap();
             let rc = s.vi.recv_wait(T).unwrap();
             assert_eq!(
-                (rc.status, rc.immediate, rc.length),
-                (CompletionStatus::Success, Some(77), 8)
+                (rc.status, rc.immediate, rc.length, rc.by_rdma_write),
+                (CompletionStatus::Success, Some(77), 8, true)
             );
             s.vi.progress();
             assert_eq!(c.vi.send_wait(T).unwrap().op, CompletedOp::RdmaWrite);
@@ -735,8 +741,8 @@ fn single_copy_rdma_writes(cma_min: u32, single_copy_min: u32) {
         .unwrap();
     let r = s.vi.recv_wait(T).unwrap();
     assert_eq!(
-        (r.status, r.immediate, r.length),
-        (CompletionStatus::Success, Some(9), 40_000)
+        (r.status, r.immediate, r.length, r.by_rdma_write),
+        (CompletionStatus::Success, Some(9), 40_000, true)
     );
     s.vi.progress();
     assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
