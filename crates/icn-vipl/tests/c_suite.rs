@@ -95,14 +95,19 @@ fn program(name: &str) -> PathBuf {
     exe
 }
 
-/// One run's environment: provider, a private rendezvous directory, a unique run id.
-fn command(exe: &Path, provider: &str, args: &[&str], env: &[(&str, &str)]) -> Command {
+/// A run id no other run of this test binary shares (the programs put it in their
+/// discriminators).
+fn run_id() -> String {
     static RUN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let run = format!(
+    format!(
         "{}-{}",
         std::process::id(),
         RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    );
+    )
+}
+
+/// One program's environment: provider, a private rendezvous directory, the run id.
+fn command(exe: &Path, provider: &str, run: &str, args: &[&str], env: &[(&str, &str)]) -> Command {
     let rdv = out_dir().join(format!("rdv-{}", std::process::id()));
     let mut c = Command::new(exe);
     // cargo's LD_LIBRARY_PATH also names target/<profile>, where `cargo build` leaves an
@@ -111,7 +116,7 @@ fn command(exe: &Path, provider: &str, args: &[&str], env: &[(&str, &str)]) -> C
         .env_remove("LD_LIBRARY_PATH")
         .env("ICN_VIPL_PROVIDER", provider)
         .env("ICN_VIPL_RENDEZVOUS", &rdv)
-        .env("VIPL_RUN", &run)
+        .env("VIPL_RUN", run)
         .env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -151,7 +156,10 @@ const LIMIT: Duration = Duration::from_secs(60);
 fn local(case: &str) {
     let exe = program("local");
     for p in PROVIDERS {
-        let out = finish(command(&exe, p, &[case], &[]).spawn().unwrap(), LIMIT);
+        let out = finish(
+            command(&exe, p, &run_id(), &[case], &[]).spawn().unwrap(),
+            LIMIT,
+        );
         assert_ok(&format!("local {case} on {p}"), &out);
     }
 }
@@ -160,10 +168,11 @@ fn local(case: &str) {
 /// first), with `env`.
 fn pair(case: &str, provider: &str, env: &[(&str, &str)]) {
     let exe = program("pair");
-    let client = command(&exe, provider, &[case, "client"], env)
+    let run = run_id();
+    let client = command(&exe, provider, &run, &[case, "client"], env)
         .spawn()
         .unwrap();
-    let server = command(&exe, provider, &[case, "server"], env)
+    let server = command(&exe, provider, &run, &[case, "server"], env)
         .spawn()
         .unwrap();
     let s = finish(server, LIMIT);
@@ -206,4 +215,15 @@ fn the_name_service_maps_names_to_addresses_and_back() {
 #[test]
 fn connect_wait_and_request_honour_their_timeouts() {
     local("timeout");
+}
+
+const LEVELS: [&str; 3] = ["u", "d", "r"];
+
+#[test]
+fn sends_segments_chains_cqs_notify_and_flush_between_two_processes() {
+    for p in PROVIDERS {
+        for r in LEVELS {
+            pair("data", p, &[("VIPL_RELIABILITY", r)]);
+        }
+    }
 }
