@@ -227,3 +227,335 @@ fn sends_segments_chains_cqs_notify_and_flush_between_two_processes() {
         }
     }
 }
+
+#[test]
+fn rdma_write_with_immediate_read_and_a_write_without_rights() {
+    for p in PROVIDERS {
+        for r in ["d", "r"] {
+            pair("rdma", p, &[("VIPL_RELIABILITY", r)]);
+        }
+    }
+}
+
+#[test]
+fn length_errors_and_missing_receives_under_each_reliability_level() {
+    for p in PROVIDERS {
+        for r in LEVELS {
+            pair("errors", p, &[("VIPL_RELIABILITY", r)]);
+        }
+    }
+}
+
+#[test]
+fn a_peer_gone_without_disconnecting_ends_the_wait_and_calls_back() {
+    for p in PROVIDERS {
+        for r in ["d", "r"] {
+            pair("lost", p, &[("VIPL_RELIABILITY", r)]);
+        }
+    }
+}
+
+#[test]
+fn rejected_requests_and_a_reliability_mismatch() {
+    for p in PROVIDERS {
+        pair("reject", p, &[]);
+    }
+}
+
+#[test]
+fn peer_to_peer_connection_either_side_first() {
+    for p in PROVIDERS {
+        pair("peer", p, &[]);
+    }
+}
+
+/// Every structure of `vipl.h` has the size and field offsets of its Rust twin
+/// (`src/types.rs`), and the return codes agree (what the C compiler says is the truth).
+#[test]
+fn the_header_and_the_rust_types_agree_field_by_field() {
+    use vipl::types::*;
+    let want: Vec<(&str, usize)> = vec![
+        ("VIP_NET_ADDRESS", std::mem::size_of::<VIP_NET_ADDRESS>()),
+        (
+            "VIP_NET_ADDRESS.HostAddressLen",
+            std::mem::offset_of!(VIP_NET_ADDRESS, HostAddressLen),
+        ),
+        (
+            "VIP_NET_ADDRESS.DiscriminatorLen",
+            std::mem::offset_of!(VIP_NET_ADDRESS, DiscriminatorLen),
+        ),
+        (
+            "VIP_NET_ADDRESS.HostAddress",
+            std::mem::offset_of!(VIP_NET_ADDRESS, HostAddress),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES",
+            std::mem::size_of::<VIP_NIC_ATTRIBUTES>(),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.Name",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, Name),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.HardwareVersion",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, HardwareVersion),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.ProviderVersion",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, ProviderVersion),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.NicAddressLen",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, NicAddressLen),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.LocalNicAddress",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, LocalNicAddress),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.ThreadSafe",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, ThreadSafe),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxDiscriminatorLen",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxDiscriminatorLen),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxRegisterBytes",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxRegisterBytes),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxRegisterRegions",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxRegisterRegions),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxRegisterBlockBytes",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxRegisterBlockBytes),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxVI",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxVI),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxDescriptorsPerQueue",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxDescriptorsPerQueue),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxSegmentsPerDesc",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxSegmentsPerDesc),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxCQ",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxCQ),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxCQEntries",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxCQEntries),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxTransferSize",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxTransferSize),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.NativeMTU",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, NativeMTU),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxPtags",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxPtags),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.ReliabilityLevelSupport",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, ReliabilityLevelSupport),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.RDMAReadSupport",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, RDMAReadSupport),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT",
+            std::mem::size_of::<VIP_CONTROL_SEGMENT>(),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.Next",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, Next),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.NextHandle",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, NextHandle),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.SegCount",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, SegCount),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.Control",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, Control),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.Reserved",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, Reserved),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.ImmediateData",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, ImmediateData),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.Length",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, Length),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.Status",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, Status),
+        ),
+        ("VIP_DATA_SEGMENT", std::mem::size_of::<VIP_DATA_SEGMENT>()),
+        (
+            "VIP_DATA_SEGMENT.Data",
+            std::mem::offset_of!(VIP_DATA_SEGMENT, Data),
+        ),
+        (
+            "VIP_DATA_SEGMENT.Handle",
+            std::mem::offset_of!(VIP_DATA_SEGMENT, Handle),
+        ),
+        (
+            "VIP_DATA_SEGMENT.Length",
+            std::mem::offset_of!(VIP_DATA_SEGMENT, Length),
+        ),
+        ("VIP_DESCRIPTOR", std::mem::size_of::<VIP_DESCRIPTOR>()),
+        (
+            "VIP_DESCRIPTOR.CS",
+            std::mem::offset_of!(VIP_DESCRIPTOR, CS),
+        ),
+        (
+            "VIP_DESCRIPTOR.DS",
+            std::mem::offset_of!(VIP_DESCRIPTOR, DS),
+        ),
+        (
+            "VIP_VI_ATTRIBUTES",
+            std::mem::size_of::<VIP_VI_ATTRIBUTES>(),
+        ),
+        (
+            "VIP_VI_ATTRIBUTES.ReliabilityLevel",
+            std::mem::offset_of!(VIP_VI_ATTRIBUTES, ReliabilityLevel),
+        ),
+        (
+            "VIP_VI_ATTRIBUTES.MaxTransferSize",
+            std::mem::offset_of!(VIP_VI_ATTRIBUTES, MaxTransferSize),
+        ),
+        (
+            "VIP_VI_ATTRIBUTES.QoS",
+            std::mem::offset_of!(VIP_VI_ATTRIBUTES, QoS),
+        ),
+        (
+            "VIP_VI_ATTRIBUTES.Ptag",
+            std::mem::offset_of!(VIP_VI_ATTRIBUTES, Ptag),
+        ),
+        (
+            "VIP_VI_ATTRIBUTES.EnableRdmaWrite",
+            std::mem::offset_of!(VIP_VI_ATTRIBUTES, EnableRdmaWrite),
+        ),
+        (
+            "VIP_VI_ATTRIBUTES.EnableRdmaRead",
+            std::mem::offset_of!(VIP_VI_ATTRIBUTES, EnableRdmaRead),
+        ),
+        (
+            "VIP_MEM_ATTRIBUTES",
+            std::mem::size_of::<VIP_MEM_ATTRIBUTES>(),
+        ),
+        (
+            "VIP_MEM_ATTRIBUTES.Ptag",
+            std::mem::offset_of!(VIP_MEM_ATTRIBUTES, Ptag),
+        ),
+        (
+            "VIP_MEM_ATTRIBUTES.EnableRdmaWrite",
+            std::mem::offset_of!(VIP_MEM_ATTRIBUTES, EnableRdmaWrite),
+        ),
+        (
+            "VIP_MEM_ATTRIBUTES.EnableRdmaRead",
+            std::mem::offset_of!(VIP_MEM_ATTRIBUTES, EnableRdmaRead),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR",
+            std::mem::size_of::<VIP_ERROR_DESCRIPTOR>(),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR.NicHandle",
+            std::mem::offset_of!(VIP_ERROR_DESCRIPTOR, NicHandle),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR.ViHandle",
+            std::mem::offset_of!(VIP_ERROR_DESCRIPTOR, ViHandle),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR.CQHandle",
+            std::mem::offset_of!(VIP_ERROR_DESCRIPTOR, CQHandle),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR.DescriptorPtr",
+            std::mem::offset_of!(VIP_ERROR_DESCRIPTOR, DescriptorPtr),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR.OpCode",
+            std::mem::offset_of!(VIP_ERROR_DESCRIPTOR, OpCode),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR.ResourceCode",
+            std::mem::offset_of!(VIP_ERROR_DESCRIPTOR, ResourceCode),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR.ErrorCode",
+            std::mem::offset_of!(VIP_ERROR_DESCRIPTOR, ErrorCode),
+        ),
+        (
+            "VIP_AUTODISCOVERY_LIST",
+            std::mem::size_of::<VIP_AUTODISCOVERY_LIST>(),
+        ),
+        (
+            "VIP_AUTODISCOVERY_LIST.NumberOfHops",
+            std::mem::offset_of!(VIP_AUTODISCOVERY_LIST, NumberOfHops),
+        ),
+        (
+            "VIP_AUTODISCOVERY_LIST.ADAddrArray",
+            std::mem::offset_of!(VIP_AUTODISCOVERY_LIST, ADAddrArray),
+        ),
+        (
+            "VIP_AUTODISCOVERY_LIST.NumAdAddrs",
+            std::mem::offset_of!(VIP_AUTODISCOVERY_LIST, NumAdAddrs),
+        ),
+        ("VIP_SUCCESS", ret::VIP_SUCCESS as usize),
+        ("VIP_NOT_DONE", ret::VIP_NOT_DONE as usize),
+        ("VIP_INVALID_PARAMETER", ret::VIP_INVALID_PARAMETER as usize),
+        ("VIP_ERROR_RESOURCE", ret::VIP_ERROR_RESOURCE as usize),
+        ("VIP_TIMEOUT", ret::VIP_TIMEOUT as usize),
+        ("VIP_REJECT", ret::VIP_REJECT as usize),
+        (
+            "VIP_INVALID_RELIABILITY_LEVEL",
+            ret::VIP_INVALID_RELIABILITY_LEVEL as usize,
+        ),
+        ("VIP_INVALID_MTU", ret::VIP_INVALID_MTU as usize),
+        ("VIP_INVALID_QOS", ret::VIP_INVALID_QOS as usize),
+        ("VIP_INVALID_PTAG", ret::VIP_INVALID_PTAG as usize),
+        ("VIP_INVALID_RDMAREAD", ret::VIP_INVALID_RDMAREAD as usize),
+        ("VIP_DESCRIPTOR_ERROR", ret::VIP_DESCRIPTOR_ERROR as usize),
+        ("VIP_INVALID_STATE", ret::VIP_INVALID_STATE as usize),
+        ("VIP_ERROR_NAMESERVICE", ret::VIP_ERROR_NAMESERVICE as usize),
+        ("VIP_NO_MATCH", ret::VIP_NO_MATCH as usize),
+    ];
+    let exe = program("layout");
+    let out = finish(
+        command(&exe, "shm", &run_id(), &[], &[]).spawn().unwrap(),
+        LIMIT,
+    );
+    assert_ok("layout", &out);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let got: Vec<(&str, usize)> = text
+        .lines()
+        .map(|l| {
+            let (k, v) = l.rsplit_once(' ').unwrap();
+            (k, v.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(got, want);
+    // the descriptor is one 64-byte line; two segments follow the control segment
+    assert_eq!(std::mem::size_of::<VIP_DESCRIPTOR>(), 64);
+}

@@ -106,8 +106,11 @@ static void teardown(struct side *s) {
     VIP_VI_STATE st;
     VIP_VI_ATTRIBUTES q;
     VIP_BOOLEAN se, re;
+    /* the peer may disconnect first: then ours finds the VI idle */
+    VIP_RETURN rc = VipDisconnect(s->vi);
+    CHECK(rc == VIP_SUCCESS || rc == VIP_INVALID_STATE);
     OK(VipQueryVi(s->vi, &st, &q, &se, &re));
-    if (st != VIP_STATE_IDLE) OK(VipDisconnect(s->vi));
+    CHECK(st == VIP_STATE_IDLE);
     OK(VipDestroyVi(s->vi));
     OK(VipDestroyCQ(s->cq));
     OK(VipDeregisterMem(s->nic, s->mem, s->h));
@@ -280,6 +283,266 @@ static void case_data(int server) {
     teardown(&s);
 }
 
+
+/* The server's region for RDMA: its address and handle travel in a message. */
+struct window {
+    VIP_UINT64 addr;
+    VIP_MEM_HANDLE h, h_norights;
+    VIP_UINT64 addr_norights;
+};
+
+static void case_rdma(int server) {
+    struct side s;
+    VIP_MEM_ATTRIBUTES rights = {NULL, VIP_TRUE, VIP_TRUE};
+    setup(&s, server, reliability(), &rights);
+    /* a second region without RDMA rights */
+    char *plain = aligned(4096);
+    VIP_MEM_ATTRIBUTES none = {s.ptag, VIP_FALSE, VIP_FALSE};
+    VIP_MEM_HANDLE hp;
+    OK(VipRegisterMem(s.nic, plain, 4096, &none, &hp));
+    if (!server) post_recv(&s, 0, 0, sizeof(struct window));
+    else post_recv(&s, 1, 0, 16); /* for the write with immediate */
+    connect_pair(&s, "rdma", 100);
+    if (server) {
+        struct window w = {(VIP_UINT64)(uintptr_t)data(&s, 1 << 20), s.h, hp, (VIP_UINT64)(uintptr_t)plain};
+        fill(data(&s, (1 << 20) + 65536), 5000, 77); /* what the client reads */
+        memcpy(data(&s, 0), &w, sizeof w);
+        send_bytes(&s, 2, 0, sizeof w);
+        CHECK(next_send(&s) == desc(&s, 2));
+        /* the write with immediate consumes the receive */
+        VIP_DESCRIPTOR *r = next_recv(&s);
+        CHECK(r == desc(&s, 1));
+        CHECK(r->CS.Status ==
+              (VIP_STATUS_DONE | VIP_STATUS_OP_REMOTE_RDMA_WRITE | VIP_STATUS_IMMEDIATE));
+        CHECK(r->CS.ImmediateData == 4242);
+        CHECK(same(data(&s, (1 << 20) + 100), 3000, 5) && same(data(&s, (1 << 20) + 3100), 1000, 6));
+        /* the client reads, then writes where it may not; then it disconnects */
+        post_recv(&s, 3, 0, 16);
+        r = next_recv(&s);
+        CHECK(r == desc(&s, 3) && (r->CS.Status & VIP_STATUS_ERROR_MASK) == 0);
+        for (int i = 0; i < 4096; i++) CHECK(plain[i] == 0); /* nothing written */
+    } else {
+        VIP_DESCRIPTOR *r = next_recv(&s);
+        struct window w;
+        memcpy(&w, data(&s, 0), sizeof w);
+        /* RDMA write with immediate data, two local segments, at offset 100 */
+        VIP_DESCRIPTOR *d = desc(&s, 1);
+        memset(d, 0, 1024);
+        d->CS.Control = VIP_CONTROL_OP_RDMAWRITE | VIP_CONTROL_IMMEDIATE;
+        d->CS.ImmediateData = 4242;
+        d->CS.SegCount = 3;
+        d->DS[0].Remote.Data.AddressBits = w.addr + 100;
+        d->DS[0].Remote.Handle = w.h;
+        VIP_DATA_SEGMENT *seg = &d->DS[1].Local;
+        fill(data(&s, 10000), 3000, 5);
+        fill(data(&s, 20000), 1000, 6);
+        seg[0].Data.Address = data(&s, 10000);
+        seg[0].Handle = s.h;
+        seg[0].Length = 3000;
+        seg[1].Data.Address = data(&s, 20000);
+        seg[1].Handle = s.h;
+        seg[1].Length = 1000;
+        OK(VipPostSend(s.vi, d, s.h));
+        CHECK(next_send(&s) == d);
+        CHECK(d->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_WRITE));
+        CHECK(d->CS.Length == 4000);
+        /* RDMA read of 5000 bytes into two local segments */
+        d = desc(&s, 2);
+        memset(d, 0, 1024);
+        d->CS.Control = VIP_CONTROL_OP_RDMAREAD;
+        d->CS.SegCount = 3;
+        d->DS[0].Remote.Data.AddressBits = w.addr + 65536;
+        d->DS[0].Remote.Handle = w.h;
+        seg = &d->DS[1].Local;
+        seg[0].Data.Address = data(&s, 100000);
+        seg[0].Handle = s.h;
+        seg[0].Length = 2000;
+        seg[1].Data.Address = data(&s, 102000);
+        seg[1].Handle = s.h;
+        seg[1].Length = 3000;
+        OK(VipPostSend(s.vi, d, s.h));
+        CHECK(next_send(&s) == d);
+        CHECK(d->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_READ));
+        CHECK(same(data(&s, 100000), 5000, 77));
+        send_bytes(&s, 3, 0, 1); /* the server checks its plain region after this */
+        CHECK(next_send(&s) == desc(&s, 3));
+        /* a write into the region without rights: refused, the VI breaks */
+        d = desc(&s, 4);
+        memset(d, 0, 1024);
+        d->CS.Control = VIP_CONTROL_OP_RDMAWRITE;
+        d->CS.SegCount = 2;
+        d->DS[0].Remote.Data.AddressBits = w.addr_norights;
+        d->DS[0].Remote.Handle = w.h_norights;
+        d->DS[1].Local.Data.Address = data(&s, 10000);
+        d->DS[1].Local.Handle = s.h;
+        d->DS[1].Local.Length = 64;
+        usleep(200 * 1000); /* after the server's check */
+        OK(VipPostSend(s.vi, d, s.h));
+        CHECK(next_send(&s) == d);
+        CHECK(d->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_RDMA_PROT_ERROR | VIP_STATUS_OP_RDMA_WRITE));
+        CHECK(async_errors[VIP_ERROR_RDMAW_PROT] == 1);
+        VIP_VI_STATE st;
+        VIP_VI_ATTRIBUTES q;
+        VIP_BOOLEAN se, re;
+        OK(VipQueryVi(s.vi, &st, &q, &se, &re));
+        CHECK(st == VIP_STATE_ERROR);
+        OK(VipDisconnect(s.vi));
+        (void)r;
+    }
+    OK(VipDeregisterMem(s.nic, plain, hp));
+    free(plain);
+    if (server) {
+        /* the client's disconnect reaches us */
+        VIP_DESCRIPTOR *f;
+        post_recv(&s, 5, 0, 16);
+        VIP_RETURN rc = VipRecvWait(s.vi, WAIT, &f);
+        CHECK(rc == VIP_INVALID_STATE || (rc == VIP_SUCCESS && (f->CS.Status & VIP_STATUS_ERROR_MASK)));
+    }
+    teardown(&s);
+}
+
+/* Failed transfers: a message longer than the receive, a message with no receive posted. */
+static void case_errors(int server) {
+    struct side s;
+    VIP_RELIABILITY_LEVEL level = reliability();
+    setup(&s, server, level, NULL);
+    if (server) {
+        post_recv(&s, 0, 0, 50);   /* too short for the first message */
+        post_recv(&s, 1, 100, 64); /* unreliable: the VI survives, this takes the third */
+    }
+    connect_pair(&s, "errors", 100);
+    if (server) {
+        VIP_DESCRIPTOR *r = next_recv(&s);
+        CHECK(r == desc(&s, 0));
+        CHECK(r->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_LENGTH_ERROR | VIP_STATUS_OP_RECEIVE));
+        if (level == VIP_SERVICE_UNRELIABLE) {
+            r = next_recv(&s);
+            CHECK(r == desc(&s, 1) && r->CS.Length == 3 && r->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE));
+            CHECK(memcmp(data(&s, 100), "end", 3) == 0);
+        }
+    } else {
+        send_bytes(&s, 0, 0, 100);
+        VIP_DESCRIPTOR *d = next_send(&s);
+        if (level == VIP_SERVICE_RELIABLE_RECEPTION) {
+            CHECK(d->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_REMOTE_DESC_ERROR));
+            CHECK(async_errors[VIP_ERROR_RECVQ_EMPTY] == 1);
+        } else {
+            /* unreliable and reliable delivery complete the send before it is placed */
+            CHECK((d->CS.Status & VIP_STATUS_DONE) != 0);
+        }
+        if (level == VIP_SERVICE_UNRELIABLE) {
+            /* the VI survives: a message with no receive left is dropped, the next lands */
+            memcpy(data(&s, 200), "end", 3);
+            usleep(100 * 1000);
+            send_bytes(&s, 1, 200, 3);
+            CHECK(next_send(&s) == desc(&s, 1) && desc(&s, 1)->CS.Status == VIP_STATUS_DONE);
+        } else {
+            /* the VI broke: later sends complete flushed (or are refused) */
+            VIP_VI_STATE st;
+            VIP_VI_ATTRIBUTES q;
+            VIP_BOOLEAN se, re;
+            double t0 = now_ms();
+            do {
+                OK(VipQueryVi(s.vi, &st, &q, &se, &re));
+                usleep(1000);
+            } while (st != VIP_STATE_ERROR && now_ms() - t0 < WAIT);
+            CHECK(st == VIP_STATE_ERROR);
+            one_seg(desc(&s, 2), data(&s, 0), s.h, 8);
+            VIP_RETURN rc = VipPostSend(s.vi, desc(&s, 2), s.h);
+            CHECK(rc == VIP_INVALID_STATE);
+        }
+    }
+    if (server) usleep(300 * 1000);
+    teardown(&s);
+}
+
+/* The peer goes away without disconnecting: the survivor's wait ends and the error
+ * callback hears VIP_ERROR_CONN_LOST. */
+static void case_lost(int server) {
+    struct side s;
+    setup(&s, server, reliability(), NULL);
+    if (!server) post_recv(&s, 0, 0, 64);
+    connect_pair(&s, "lost", 100);
+    if (server) {
+        usleep(100 * 1000);
+        _exit(0); /* no disconnect, no cleanup */
+    }
+    VIP_DESCRIPTOR *d = NULL;
+    VIP_RETURN rc = VipRecvWait(s.vi, WAIT, &d);
+    if (rc == VIP_SUCCESS) {
+        CHECK(d == desc(&s, 0) && (d->CS.Status & VIP_STATUS_ERROR_MASK) != 0);
+        rc = VipRecvWait(s.vi, WAIT, &d);
+    }
+    CHECK(rc == VIP_INVALID_STATE || rc == VIP_TIMEOUT);
+    if (reliability() != VIP_SERVICE_UNRELIABLE || rc == VIP_INVALID_STATE)
+        CHECK(async_errors[VIP_ERROR_CONN_LOST] >= 1);
+    teardown(&s);
+}
+
+/* A server that rejects, then one whose VI's reliability level differs from the client's. */
+static void case_reject(int server) {
+    struct side s;
+    setup(&s, server, server ? VIP_SERVICE_RELIABLE_DELIVERY : VIP_SERVICE_RELIABLE_RECEPTION, NULL);
+    VIP_NET_ADDRESS *me = make_addr(s.nic, "reject");
+    VIP_VI_ATTRIBUTES ra;
+    if (server) {
+        VIP_NET_ADDRESS *remote = malloc(sizeof(VIP_NET_ADDRESS) + 4 + 64);
+        VIP_CONN_HANDLE conn;
+        OK(VipConnectWait(s.nic, me, WAIT, remote, &ra, &conn));
+        CHECK(ra.ReliabilityLevel == VIP_SERVICE_RELIABLE_RECEPTION);
+        OK(VipConnectReject(conn));
+        EXPECT(VipConnectReject(conn), VIP_INVALID_PARAMETER);
+        OK(VipConnectWait(s.nic, me, WAIT, remote, &ra, &conn));
+        EXPECT(VipConnectAccept(conn, s.vi), VIP_INVALID_RELIABILITY_LEVEL);
+        free(remote);
+    } else {
+        EXPECT(VipConnectRequest(s.vi, me, me, WAIT, &ra), VIP_REJECT);
+        EXPECT(VipConnectRequest(s.vi, me, me, WAIT, &ra), VIP_REJECT);
+    }
+    VIP_VI_STATE st;
+    VIP_VI_ATTRIBUTES q;
+    VIP_BOOLEAN se, re;
+    OK(VipQueryVi(s.vi, &st, &q, &se, &re));
+    CHECK(st == VIP_STATE_IDLE);
+    free(me);
+    teardown(&s);
+}
+
+/* Peer to peer: both sides request; one message each way. */
+static void case_peer(int server) {
+    struct side s;
+    setup(&s, server, reliability(), NULL);
+    VIP_NET_ADDRESS *a = make_addr(s.nic, server ? "peer-a" : "peer-b");
+    VIP_NET_ADDRESS *b = make_addr(s.nic, server ? "peer-b" : "peer-a");
+    VIP_VI_ATTRIBUTES ra;
+    EXPECT(VipConnectPeerDone(s.vi, &ra), VIP_INVALID_STATE); /* nothing pending */
+    EXPECT(VipConnectPeerRequest(s.vi, a, a, WAIT), VIP_INVALID_PARAMETER);
+    post_recv(&s, 0, 0, 64);
+    if (!server) usleep(300 * 1000); /* one side late: the other waits */
+    OK(VipConnectPeerRequest(s.vi, a, b, WAIT));
+    EXPECT(VipConnectPeerRequest(s.vi, a, b, WAIT), VIP_INVALID_STATE); /* one at a time */
+    VIP_RETURN rc;
+    int polls = 0;
+    while ((rc = VipConnectPeerDone(s.vi, &ra)) == VIP_NOT_DONE) {
+        polls++;
+        usleep(1000);
+    }
+    OK(rc);
+    CHECK(ra.ReliabilityLevel == reliability());
+    EXPECT(VipConnectPeerWait(s.vi, &ra), VIP_INVALID_STATE); /* reported once */
+    memcpy(data(&s, 100), server ? "from-a" : "from-b", 6);
+    send_bytes(&s, 1, 100, 6);
+    CHECK(next_send(&s) == desc(&s, 1));
+    VIP_DESCRIPTOR *r = next_recv(&s);
+    CHECK(r == desc(&s, 0) && r->CS.Length == 6);
+    CHECK(memcmp(data(&s, 0), server ? "from-b" : "from-a", 6) == 0);
+    (void)polls;
+    usleep(100 * 1000);
+    free(a);
+    free(b);
+    teardown(&s);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3 || (strcmp(argv[2], "server") && strcmp(argv[2], "client"))) {
         fprintf(stderr, "usage: pair CASE server|client\n");
@@ -288,6 +551,11 @@ int main(int argc, char **argv) {
     int server = !strcmp(argv[2], "server");
     const char *c = argv[1];
     if (!strcmp(c, "data")) case_data(server);
+    else if (!strcmp(c, "rdma")) case_rdma(server);
+    else if (!strcmp(c, "errors")) case_errors(server);
+    else if (!strcmp(c, "lost")) case_lost(server);
+    else if (!strcmp(c, "reject")) case_reject(server);
+    else if (!strcmp(c, "peer")) case_peer(server);
     else {
         fprintf(stderr, "pair: unknown case %s\n", c);
         return 2;
