@@ -200,19 +200,49 @@ fn done(
     if out.is_null() {
         return ret::VIP_INVALID_PARAMETER;
     }
-    let c = match wait {
-        None => {
-            let c = if recv {
-                v.via.recv_done()
-            } else {
-                v.via.send_done()
-            };
-            match c {
-                Some(c) => c,
-                None => return ret::VIP_NOT_DONE,
-            }
+    let poll = || {
+        if recv {
+            v.via.recv_done()
+        } else {
+            v.via.send_done()
         }
+    };
+    let c = match wait {
+        None => match poll() {
+            Some(c) => c,
+            // Nothing yet: make progress as a NIC would while the consumer polls, including
+            // the acknowledgements this side owes (icn-via sends them on outgoing frames or
+            // before it blocks, and a polling consumer does neither: two programs polling
+            // `*Done` for their sends would wait on each other's acks).
+            None => {
+                v.via.progress();
+                match poll() {
+                    Some(c) => c,
+                    None => return ret::VIP_NOT_DONE,
+                }
+            }
+        },
         Some(t) => {
+            // Poll first (with progress, as `*Done` does) for the spin budget icn-via's own
+            // waits use: a reply from a peer on another core arrives within it, and this
+            // keeps the acknowledgements flowing while both sides wait.
+            let start = std::time::Instant::now();
+            let budget =
+                icn_via::link::backoff::DEFAULT_SPIN.min(t.unwrap_or(std::time::Duration::MAX));
+            let mut found = None;
+            while found.is_none() && start.elapsed() < budget {
+                found = poll().or_else(|| {
+                    v.via.progress();
+                    poll()
+                });
+            }
+            if let Some(c) = found {
+                let d = complete(&v.nic, v.trace.as_deref(), vi as usize, &c);
+                // SAFETY: non-null out-pointer (VIPL contract).
+                unsafe { super::put(out, d) };
+                return ret::VIP_SUCCESS;
+            }
+            let t = t.map(|t| t.saturating_sub(start.elapsed()));
             let r = if recv {
                 v.via.recv_wait(t)
             } else {
