@@ -6,8 +6,8 @@ use std::ffi::{c_int, c_ulong};
 use std::time::Duration;
 
 use icn_via::{
-    CompletedOp, Completion, CompletionStatus, Descriptor, MemHandle, Reliability, RemoteAddr,
-    Segment, ViaError,
+    CompletedOp, Completion, CompletionStatus, Descriptor, MemHandle, Op, Reliability, RemoteAddr,
+    Segment, Segments, ViaError,
 };
 
 use crate::types::*;
@@ -124,43 +124,53 @@ pub fn decode(
     if control & VIP_CONTROL_RESERVED != 0 {
         return Err(Format::ReservedBits);
     }
-    let data = |s: &[VIP_DATA_SEGMENT]| -> Result<Vec<Segment>, Format> {
+    // Straight into the descriptor's inline segment list: no allocation per post.
+    let local = |s: &[VIP_DATA_SEGMENT]| -> Result<Segments, Format> {
         if s.len() > MAX_DATA_SEGMENTS {
             return Err(Format::TooManySegments);
         }
-        Ok(s.iter()
-            .map(|d| Segment::new(MemHandle::from_raw(d.Handle), d.Data, d.Length))
-            .collect())
+        let mut v = Segments::new();
+        for d in s {
+            v.push(Segment::new(
+                MemHandle::from_raw(d.Handle),
+                d.Data,
+                d.Length,
+            ));
+        }
+        Ok(v)
     };
-    let remote = |s: &[VIP_DATA_SEGMENT]| -> Result<(RemoteAddr, Vec<Segment>), Format> {
+    let data = |s: &[VIP_DATA_SEGMENT]| local(s);
+    let remote = |s: &[VIP_DATA_SEGMENT]| -> Result<(RemoteAddr, Segments), Format> {
         let (a, rest) = s.split_first().ok_or(Format::NoAddressSegment)?;
         let r = RemoteAddr {
             handle: MemHandle::from_raw(a.Handle),
             offset: a.Data,
         };
-        Ok((r, data(rest)?))
+        Ok((r, local(rest)?))
     };
     let op = control & VIP_CONTROL_OP_MASK;
     let imm = control & VIP_CONTROL_IMMEDIATE != 0;
-    let desc = match (op, recv_queue) {
-        (VIP_CONTROL_OP_SENDRECV, true) => Descriptor::recv(data(segs)?),
-        (VIP_CONTROL_OP_SENDRECV, false) => Descriptor::send(data(segs)?),
+    // The descriptor is built whole (its fields are public): the constructors would collect
+    // the segments a second time.
+    let (op, segments) = match (op, recv_queue) {
+        (VIP_CONTROL_OP_SENDRECV, true) => (Op::Recv, data(segs)?),
+        (VIP_CONTROL_OP_SENDRECV, false) => (Op::Send, data(segs)?),
         (VIP_CONTROL_OP_RDMAWRITE, false) => {
             let (r, d) = remote(segs)?;
-            Descriptor::rdma_write(r, d)
+            (Op::RdmaWrite(r), d)
         }
         (VIP_CONTROL_OP_RDMAREAD, false) => {
             let (r, d) = remote(segs)?;
-            Descriptor::rdma_read(r, d)
+            (Op::RdmaRead(r), d)
         }
         _ => return Err(Format::Operation),
     };
-    let desc = if imm && !recv_queue {
-        desc.with_immediate(immediate)
-    } else {
-        desc
-    };
-    Ok(desc.with_id(id))
+    Ok(Descriptor {
+        op,
+        segments,
+        immediate: (imm && !recv_queue).then_some(immediate),
+        id,
+    })
 }
 
 /// The reliability level of exactly one `VIP_SERVICE_*` bit.

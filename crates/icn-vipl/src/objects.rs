@@ -10,6 +10,34 @@ use crate::device::Provider;
 use crate::handle::Kind;
 use crate::types::*;
 
+/// Hashes a `u32` key to itself: memory handles are small sequential integers, and the
+/// default SipHash cost more than the rest of a post.
+#[derive(Default, Clone, Copy)]
+pub struct BuildIdHasher;
+
+pub struct IdHasher(u64);
+
+impl std::hash::BuildHasher for BuildIdHasher {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n);
+    }
+}
+
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -36,8 +64,8 @@ pub struct NicCore {
     pub handle: AtomicUsize,
     pub errors: ErrorSink,
     pub ns_open: AtomicBool,
-    /// Regions by memory handle.
-    pub regions: RwLock<HashMap<u32, Region>>,
+    /// Regions by memory handle (handles are small integers: hashed to themselves).
+    pub regions: RwLock<HashMap<u32, Region, BuildIdHasher>>,
     /// VI handles by icn-via VI id (CQ entries name VIs by id).
     pub vis: Mutex<HashMap<u32, usize>>,
 }
@@ -117,6 +145,8 @@ pub struct ViObj {
     pub nic: Arc<NicCore>,
     pub via: Arc<icn_via::Vi>,
     pub attrs: Mutex<ViAttrs>,
+    /// `attrs.ptag`, readable without the lock (checked on every post).
+    pub ptag: AtomicUsize,
     pub send_cq: usize,
     pub recv_cq: usize,
     pub peer: Mutex<Peer>,

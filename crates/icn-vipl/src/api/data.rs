@@ -40,7 +40,7 @@ unsafe fn post(
     if d.is_null() || !addr.is_multiple_of(VIP_DESCRIPTOR_ALIGNMENT) {
         return ret::VIP_INVALID_PARAMETER;
     }
-    let ptag = lock(&v.attrs).ptag;
+    let ptag = v.ptag.load(Ordering::Relaxed);
     let region = read_lock(&v.nic.regions).get(&mh).copied();
     let Some(r) = region.filter(|r| r.ptag == ptag) else {
         return ret::VIP_INVALID_PARAMETER;
@@ -76,18 +76,13 @@ unsafe fn post(
     if addr + CS_LEN + n * SEG_LEN > end {
         return ret::VIP_INVALID_PARAMETER;
     }
-    let mut segs = [VIP_DATA_SEGMENT {
-        Data: 0,
-        Handle: 0,
-        Length: 0,
-    }; MAX_SEGS];
     // SAFETY: the `n` segments after the control segment lie in the same registered region
-    // (checked above); segments are 16-byte records at 8-byte aligned offsets.
-    unsafe {
-        let first = (d as *const u8).add(CS_LEN) as *const VIP_DATA_SEGMENT;
-        std::ptr::copy_nonoverlapping(first, segs.as_mut_ptr(), n);
-    }
-    let desc = match codes::decode(cs.Control, cs.ImmediateData, &segs[..n], recv, addr as u64) {
+    // (checked above), 16-byte records at 16-byte aligned offsets (the descriptor is 64-byte
+    // aligned); read in place, before the library runs (it never writes them).
+    let segs = unsafe {
+        std::slice::from_raw_parts((d as *const u8).add(CS_LEN) as *const VIP_DATA_SEGMENT, n)
+    };
+    let desc = match codes::decode(cs.Control, cs.ImmediateData, segs, recv, addr as u64) {
         Ok(x) => x,
         Err(why) => return format_error(why),
     };
@@ -223,26 +218,6 @@ fn done(
             }
         },
         Some(t) => {
-            // Poll first (with progress, as `*Done` does) for the spin budget icn-via's own
-            // waits use: a reply from a peer on another core arrives within it, and this
-            // keeps the acknowledgements flowing while both sides wait.
-            let start = std::time::Instant::now();
-            let budget =
-                icn_via::link::backoff::DEFAULT_SPIN.min(t.unwrap_or(std::time::Duration::MAX));
-            let mut found = None;
-            while found.is_none() && start.elapsed() < budget {
-                found = poll().or_else(|| {
-                    v.via.progress();
-                    poll()
-                });
-            }
-            if let Some(c) = found {
-                let d = complete(&v.nic, v.trace.as_deref(), vi as usize, &c);
-                // SAFETY: non-null out-pointer (VIPL contract).
-                unsafe { super::put(out, d) };
-                return ret::VIP_SUCCESS;
-            }
-            let t = t.map(|t| t.saturating_sub(start.elapsed()));
             let r = if recv {
                 v.via.recv_wait(t)
             } else {

@@ -103,6 +103,7 @@ pub unsafe extern "C" fn VipCreateVi(
         nic: n.0.clone(),
         via: Arc::new(vi),
         attrs: Mutex::new(mine),
+        ptag: mine.ptag.into(),
         send_cq: send_cq as usize,
         recv_cq: recv_cq as usize,
         peer: Mutex::new(Peer::None),
@@ -215,5 +216,6 @@ pub unsafe extern "C" fn VipSetViAttributes(
         }
     }
     *cur = mine;
+    v.ptag.store(mine.ptag, Ordering::Relaxed);
     ret::VIP_SUCCESS
 }
