@@ -121,7 +121,7 @@ pub struct ViAttributes {
     /// Sends and RDMA writes of at least this many bytes from a region in shared memory
     /// (library-owned regions of at least [`SHARED_REGION_MIN`] bytes on `shm`) put only a
     /// descriptor in the ring, and the receiver copies the payload straight from the sender's
-    /// region into its own with one `memcpy` ([`crate::shared_mem`]), when the VI is reliable
+    /// region into its own with one `memcpy` (`shared_mem`), when the VI is reliable
     /// and the peer maps our regions; 0 never. The default, [`SINGLE_COPY_MIN`], is where the
     /// single-copy path overtook the ring in the measurement in docs/via.md.
     pub single_copy_min: u32,

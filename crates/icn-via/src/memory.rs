@@ -4,7 +4,7 @@
 //! it to a protection tag and says whether peers may RDMA into or out of it. MyVIA's speed-up
 //! is that the table of registered regions (RMMT) is consulted in user space instead of on
 //! the NIC. Here the table lives in the NIC object, and every segment of every descriptor, and
-//! every incoming RDMA, is checked against it by [`RegionTable::translate`] before a single
+//! every incoming RDMA, is checked against it by `RegionTable::translate` before a single
 //! byte is copied: this is what guarantees nothing is ever written outside a registered
 //! region.
 //!

@@ -187,6 +187,16 @@ static void case_post(void) {
     d->CS.Control = 0x0100; /* reserved bit */
     EXPECT(VipPostRecv(vi, d, h), VIP_DESCRIPTOR_ERROR);
     CHECK(async_errors[VIP_ERROR_POST_DESC] == 4);
+    /* a segment outside its region: the descriptor completes with a protection error (and
+     * the error callback hears VIP_ERROR_COMP_PROT) */
+    VIP_DESCRIPTOR *p = (VIP_DESCRIPTOR *)(mem + 512);
+    one_seg(p, mem + 4000, h, 200);
+    OK(VipPostRecv(vi, p, h));
+    VIP_DESCRIPTOR *got = NULL;
+    OK(VipRecvDone(vi, &got));
+    CHECK(got == p);
+    CHECK(p->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_PROTECTION_ERROR | VIP_STATUS_OP_RECEIVE));
+    CHECK(async_errors[VIP_ERROR_COMP_PROT] == 1);
     /* receives may be posted before connecting */
     one_seg(d, mem + 1024, h, 64);
     d->CS.Status = 0xFFFF;
