@@ -10,12 +10,12 @@ use crate::attrs::{
 };
 use crate::cq::{CompletionQueue, ViId, WorkQueue};
 use crate::descriptor::{Completion, Descriptor};
-use crate::engine::{STALL_TIMEOUT, ViCore};
+use crate::engine::ViCore;
 use crate::error::{Result, ViaError};
 use crate::frame::{HEADER_LEN, Header, Kind};
 use crate::lock::{FastGuard, FastMutex};
 use crate::memory::{MemHandle, MemRegion, RegionTable};
-use crate::provider::{Address, Listener, dial};
+use crate::provider::{Address, Listener, dial_until};
 use crate::vi_state::ViState;
 use crate::wire::Wire;
 
@@ -213,7 +213,9 @@ impl Nic {
     }
 
     /// `VipConnectRequest`: connects `vi` to the server NIC at `remote`, offering
-    /// `discriminator`. Fails with `Rejected`, `Timeout` or `ConnectionLost`.
+    /// `discriminator`, waiting up to `timeout` (`None`: for ever) for a server to listen
+    /// there and accept: a client may start before its server. Fails with `Rejected`,
+    /// `Timeout` (nobody listened or accepted in time) or `ConnectionLost`.
     pub fn connect_request(
         &self,
         vi: &Vi,
@@ -222,7 +224,9 @@ impl Nic {
         timeout: Option<Duration>,
     ) -> Result<()> {
         check_discriminator(discriminator)?;
-        let link = dial(&self.shared.addr, remote, timeout.unwrap_or(STALL_TIMEOUT))?;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let link = dial_until(&self.shared.addr, remote, deadline)?;
+        let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         let mut core = vi.core();
         core.peer = remote.to_string();
         core.connect(link, discriminator, timeout)
