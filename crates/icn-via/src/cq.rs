@@ -109,17 +109,27 @@ impl CompletionQueue {
         Ok(pop().map(|(v, q)| (ViId(v), q)))
     }
 
-    /// `VipCQWait`: blocks until an entry arrives or `timeout` passes. Spins briefly, then
-    /// sleeps with a growing back-off (capped at 1 ms), never busy-waiting for long.
+    /// `VipCQWait`: blocks until an entry arrives or `timeout` passes. Polls for
+    /// [`crate::link::backoff::DEFAULT_SPIN`] (as a VI's wait does by default: a message
+    /// from a peer on another core arrives within it, and a sleep would cost the wake-up
+    /// latency), then yields, then sleeps with a growing back-off (capped at 1.3 ms), never
+    /// busy-waiting for long.
     pub fn wait(&self, timeout: Option<Duration>) -> Result<(ViId, WorkQueue)> {
-        let deadline = timeout.map(|t| Instant::now() + t);
+        let start = Instant::now();
+        let deadline = timeout.map(|t| start + t);
+        let spin = crate::link::backoff::DEFAULT_SPIN.min(timeout.unwrap_or(Duration::MAX));
         let mut round = 0u32;
         loop {
             if let Some(e) = self.done()? {
                 return Ok(e);
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
                 return Err(ViaError::Timeout);
+            }
+            if now - start < spin {
+                std::hint::spin_loop();
+                continue;
             }
             if round < 64 {
                 std::thread::yield_now();

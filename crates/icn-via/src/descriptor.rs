@@ -209,6 +209,9 @@ pub struct Completion {
     pub immediate: Option<u32>,
     /// The descriptor as posted.
     pub desc: Descriptor,
+    /// A receive consumed by the peer's RDMA write with immediate data (VIA's
+    /// `VIP_STATUS_OP_REMOTE_RDMA_WRITE`) rather than by a send.
+    pub by_rdma_write: bool,
 }
 
 impl Completion {
@@ -224,6 +227,7 @@ impl Completion {
             length,
             immediate,
             desc,
+            by_rdma_write: false,
         }
     }
     /// `Ok(self)` on success, else a [`ViaError`] describing the status.

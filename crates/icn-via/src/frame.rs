@@ -62,7 +62,7 @@ pub const FLAG_IMM: u8 = 1;
 pub const FLAG_ACK: u8 = 2;
 /// The payload is not in the stream: the bytes after the prefix say where it is in the
 /// sender (a [`crate::link::SourceRef`]), to be read by cross-memory attach
-/// ([`crate::link::cma`]) or from the sender's shared region ([`crate::shared_mem`]).
+/// ([`crate::link::cma`]) or from the sender's shared region (`shared_mem`).
 pub const FLAG_CMA: u8 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

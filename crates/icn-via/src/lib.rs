@@ -56,7 +56,7 @@
 //!   table / user-level TLB);
 //! * the engine that drives them over a byte link: `engine`, `wire`;
 //! * providers: [`provider`] (URLs, listening, dialing), [`link`] (`tcp`, `shm` + its `ring`);
-//! * [`bench`]: pingpong and window programs and raw socket baselines.
+//! * [`bench`](mod@bench): pingpong and window programs and raw socket baselines.
 
 // `unsafe` is allowed only in the shared-memory ring and its mapping (`ring`, `link::shm`),
 // the single-copy paths (`link::cma`, `shared_mem`), the caller's memory lent to a registration

@@ -4,7 +4,7 @@
 //! it to a protection tag and says whether peers may RDMA into or out of it. MyVIA's speed-up
 //! is that the table of registered regions (RMMT) is consulted in user space instead of on
 //! the NIC. Here the table lives in the NIC object, and every segment of every descriptor, and
-//! every incoming RDMA, is checked against it by [`RegionTable::translate`] before a single
+//! every incoming RDMA, is checked against it by `RegionTable::translate` before a single
 //! byte is copied: this is what guarantees nothing is ever written outside a registered
 //! region.
 //!
@@ -54,6 +54,11 @@ pub enum Access {
 pub(crate) struct RegionInner {
     pub(crate) attrs: MemAttributes,
     len: usize,
+    /// What segments add to name the region's first byte: 0 for library-owned and scoped
+    /// regions (segments carry offsets), the address of the first byte for regions registered
+    /// by address ([`crate::Nic::register_addr`], VIPL's model: segments carry virtual
+    /// addresses, and a peer's RDMA names the address the application sent it).
+    origin: u64,
     /// Every access to the bytes, the engine's and the application's, holds this lock: it is
     /// what lets a lent region be revoked safely ([`crate::user_mem`]).
     data: FastMutex<Bytes>,
@@ -181,7 +186,7 @@ impl RegionTable {
             _ => None,
         };
         let bytes = shared.map_or_else(|| Bytes::Owned(vec![0; len]), Bytes::Shared);
-        let (handle, inner) = self.insert(attrs, bytes);
+        let (handle, inner) = self.insert(attrs, bytes, 0);
         Ok(MemRegion {
             handle,
             inner,
@@ -197,7 +202,7 @@ impl RegionTable {
         f: impl FnOnce(&UserRegion<'_>) -> R,
     ) -> Result<R> {
         check_len(buf.len())?;
-        let (handle, inner) = self.insert(attrs, Bytes::lend(buf));
+        let (handle, inner) = self.insert(attrs, Bytes::lend(buf), 0);
         /// Ends the registration when the scope ends, however it ends: out of the table
         /// first (no new descriptor can name it), then the bytes revoked under the lock (no
         /// pending one can reach them). Owned here, so the caller cannot forget it.
@@ -225,11 +230,17 @@ impl RegionTable {
         Ok(f(&region))
     }
 
-    fn insert(&self, attrs: MemAttributes, bytes: Bytes) -> (MemHandle, Arc<RegionInner>) {
+    fn insert(
+        &self,
+        attrs: MemAttributes,
+        bytes: Bytes,
+        origin: u64,
+    ) -> (MemHandle, Arc<RegionInner>) {
         let handle = MemHandle(self.next.fetch_add(1, Ordering::Relaxed) + 1);
         let inner = Arc::new(RegionInner {
             attrs,
             len: bytes.len(),
+            origin,
             data: FastMutex::new(bytes),
         });
         self.map
@@ -237,6 +248,88 @@ impl RegionTable {
             .unwrap_or_else(|e| e.into_inner())
             .insert(handle.0, inner.clone());
         (handle, inner)
+    }
+
+    /// Registers `bytes` (lent by address, [`crate::Nic::register_addr`]) with segments naming
+    /// them by address: the region's origin is `origin`.
+    pub(crate) fn register_by_address(
+        &self,
+        bytes: Bytes,
+        origin: u64,
+        attrs: MemAttributes,
+    ) -> Result<MemHandle> {
+        check_len(bytes.len())?;
+        if origin.checked_add(bytes.len() as u64).is_none() {
+            return Err(ViaError::InvalidParameter(
+                "region wraps around the address space".into(),
+            ));
+        }
+        Ok(self.insert(attrs, bytes, origin).0)
+    }
+
+    /// Ends a registration by address: out of the table, then the bytes revoked under the
+    /// region's lock (a descriptor still pending on it moves bytes to or from a sink, never
+    /// to the caller's memory, which may be freed once this returns).
+    pub(crate) fn deregister_by_address(&self, handle: MemHandle) -> Result<()> {
+        let inner = {
+            let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+            // Regions registered by address have a non-null origin; the others are
+            // deregistered by dropping their owner.
+            if map.get(&handle.0).is_none_or(|r| r.origin == 0) {
+                return Err(ViaError::InvalidParameter(format!(
+                    "no region registered by address with handle {}",
+                    handle.0
+                )));
+            }
+            map.remove(&handle.0)
+        };
+        self.generation.fetch_add(1, Ordering::Release);
+        if let Some(inner) = inner {
+            inner.lock().revoke();
+        }
+        Ok(())
+    }
+
+    /// The attributes of region `handle` (`VipQueryMem`).
+    pub(crate) fn attributes_of(&self, handle: MemHandle) -> Option<MemAttributes> {
+        let map = self.map.read().unwrap_or_else(|e| e.into_inner());
+        map.get(&handle.0).map(|r| r.attrs)
+    }
+
+    /// `VipSetMemAttributes` on a region registered by address: the same handle and bytes
+    /// with new attributes (a new table entry; the translation caches drop the old one). The
+    /// old entry is revoked like a deregistered region, so nothing reaches the caller's bytes
+    /// through it once the region is deregistered: a descriptor still pending on the region
+    /// from before the change moves its bytes to or from a sink (change attributes only on
+    /// idle regions).
+    pub(crate) fn set_attributes_by_address(
+        &self,
+        handle: MemHandle,
+        attrs: MemAttributes,
+        bytes: impl FnOnce() -> Bytes,
+    ) -> Result<()> {
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        let Some(old) = map.get(&handle.0) else {
+            return Err(ViaError::InvalidParameter(format!(
+                "no region with handle {}",
+                handle.0
+            )));
+        };
+        let origin = old.origin;
+        let b = bytes();
+        let inner = Arc::new(RegionInner {
+            attrs,
+            len: b.len(),
+            origin,
+            data: FastMutex::new(b),
+        });
+        let old = map.insert(handle.0, inner);
+        self.generation.fetch_add(1, Ordering::Release);
+        drop(map);
+        if let Some(old) = old {
+            old.lock().revoke();
+        }
+        Ok(())
     }
 
     fn remove(&self, handle: MemHandle) {
@@ -258,7 +351,7 @@ impl RegionTable {
         len: u64,
         ptag: Ptag,
         access: Access,
-    ) -> std::result::Result<&'c Arc<RegionInner>, CompletionStatus> {
+    ) -> std::result::Result<(&'c Arc<RegionInner>, usize), CompletionStatus> {
         let generation = self.generation.load(Ordering::Acquire);
         if generation != cache.generation {
             *cache = TranslationCache {
@@ -283,8 +376,8 @@ impl RegionTable {
         let Some((_, region)) = &cache.entries[slot] else {
             return Err(fail_status(access));
         };
-        check(region, offset, len, ptag, access)?;
-        Ok(region)
+        let local = check(region, offset, len, ptag, access)?;
+        Ok((region, local))
     }
 
     fn lookup(
@@ -308,10 +401,10 @@ impl RegionTable {
         len: u64,
         ptag: Ptag,
         access: Access,
-    ) -> std::result::Result<Arc<RegionInner>, CompletionStatus> {
+    ) -> std::result::Result<(Arc<RegionInner>, usize), CompletionStatus> {
         let region = self.lookup(handle, access)?;
-        check(&region, offset, len, ptag, access)?;
-        Ok(region)
+        let local = check(&region, offset, len, ptag, access)?;
+        Ok((region, local))
     }
 }
 
@@ -331,19 +424,23 @@ fn fail_status(access: Access) -> CompletionStatus {
     }
 }
 
-/// The checks after the lookup (rows 2–4 of the module table).
+/// The checks after the lookup (rows 2–4 of the module table); the offset into the region's
+/// bytes (`offset` less the region's origin).
 fn check(
     region: &RegionInner,
     offset: u64,
     len: u64,
     ptag: Ptag,
     access: Access,
-) -> std::result::Result<(), CompletionStatus> {
+) -> std::result::Result<usize, CompletionStatus> {
     let fail = fail_status(access);
     if region.attrs.ptag != ptag {
         return Err(fail);
     }
-    match offset.checked_add(len) {
+    let Some(local) = offset.checked_sub(region.origin) else {
+        return Err(fail);
+    };
+    match local.checked_add(len) {
         Some(end) if end <= region.len as u64 => {}
         _ => return Err(fail),
     }
@@ -355,7 +452,7 @@ fn check(
     if !allowed {
         return Err(CompletionStatus::RdmaProtectionError);
     }
-    Ok(())
+    Ok(local as usize)
 }
 
 /// A registered memory region (`VipRegisterMem`; dropping it is `VipDeregisterMem`).
@@ -553,7 +650,7 @@ mod tests {
                 let region = t
                     .translate(r.handle(), 4, 4, p, Access::RemoteWrite)
                     .unwrap();
-                region.lock()[4..8].copy_from_slice(&[1, 2, 3, 4]);
+                region.0.lock()[4..8].copy_from_slice(&[1, 2, 3, 4]);
                 r.write(0, &[9]).unwrap();
                 assert!(r.write(15, &[0, 0]).is_err(), "bounds as for owned regions");
                 assert_eq!(r.with(|b| b[..8].to_vec()), [9, 7, 7, 7, 1, 2, 3, 4]);
@@ -575,7 +672,7 @@ mod tests {
             "the handle is gone with the scope"
         );
         // the pending descriptor's bytes go elsewhere: buf is the caller's again
-        pending.unwrap().lock().fill(55);
+        pending.unwrap().0.lock().fill(55);
         assert_eq!(&buf[..8], &[9, 7, 7, 7, 1, 2, 3, 4]);
     }
 
@@ -592,7 +689,7 @@ mod tests {
             })
         }));
         assert!(r.is_err());
-        pending.unwrap().lock().fill(1);
+        pending.unwrap().0.lock().fill(1);
         assert_eq!(buf, [0; 8]);
     }
 
@@ -611,5 +708,82 @@ mod tests {
             t.register(MAX_REGISTER_SIZE + 1, MemAttributes::local(Ptag(1)))
                 .is_err()
         );
+    }
+
+    #[test]
+    #[allow(unsafe_code)]
+    fn regions_registered_by_address_are_named_by_address_and_revoked_on_deregistration() {
+        let t = table();
+        let p = Ptag(1);
+        let mut buf = vec![7u8; 64];
+        let base = buf.as_mut_ptr();
+        // SAFETY: `buf` outlives the registration, which `deregister_by_address` ends below,
+        // and no reference to it is held until then.
+        let bytes = unsafe { Bytes::lend_raw(base, buf.len()) };
+        let origin = base as u64;
+        let h = t
+            .register_by_address(bytes, origin, MemAttributes::rdma(p))
+            .unwrap();
+        use Access::*;
+        use CompletionStatus::*;
+        // the whole region, by address: local offset 0
+        assert_eq!(t.translate(h, origin, 64, p, Local).unwrap().1, 0);
+        assert_eq!(
+            t.translate(h, origin + 10, 4, p, RemoteWrite).unwrap().1,
+            10
+        );
+        assert_eq!(t.translate(h, origin + 64, 0, p, Local).unwrap().1, 64);
+        // one byte before the start, one past the end, an offset-style value
+        assert_eq!(
+            t.translate(h, origin - 1, 1, p, Local).err(),
+            Some(ProtectionError)
+        );
+        assert_eq!(
+            t.translate(h, origin + 1, 64, p, Local).err(),
+            Some(ProtectionError)
+        );
+        assert_eq!(
+            t.translate(h, 0, 1, p, RemoteRead).err(),
+            Some(RdmaProtectionError)
+        );
+        // the library writes through the translation into the caller's bytes
+        t.translate(h, origin + 2, 2, p, Local).unwrap().0.lock()[2..4].copy_from_slice(&[1, 2]);
+        let before = t.translate(h, origin, 8, p, Local).unwrap().0;
+        // new attributes keep handle, address and bytes
+        t.set_attributes_by_address(h, MemAttributes::local(p), || {
+            // SAFETY: as above, same region.
+            unsafe { Bytes::lend_raw(base, 64) }
+        })
+        .unwrap();
+        assert_eq!(t.attributes_of(h), Some(MemAttributes::local(p)));
+        assert_eq!(
+            t.translate(h, origin, 1, p, RemoteWrite).err(),
+            Some(RdmaProtectionError)
+        );
+        let kept = t.translate(h, origin, 8, p, Local).unwrap().0;
+        t.deregister_by_address(h).unwrap();
+        // gone from the table; a second deregistration is an error
+        assert_eq!(
+            t.translate(h, origin, 1, p, Local).err(),
+            Some(ProtectionError)
+        );
+        assert!(t.deregister_by_address(h).is_err());
+        // a library-owned region cannot be deregistered by address
+        let owned = t.register(8, MemAttributes::local(p)).unwrap();
+        assert!(t.deregister_by_address(owned.handle()).is_err());
+        assert!(t.translate(owned.handle(), 0, 8, p, Local).is_ok());
+        assert!(
+            t.register_by_address(
+                Bytes::Owned(vec![0; 8]),
+                u64::MAX - 3,
+                MemAttributes::local(p)
+            )
+            .is_err()
+        );
+        // the caller's memory got the write; references taken before the new attributes
+        // and before the deregistration reach only a sink now
+        kept.lock()[0] = 99;
+        before.lock()[1] = 98;
+        assert_eq!(&buf[..4], &[7, 7, 1, 2]);
     }
 }

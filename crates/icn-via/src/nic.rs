@@ -10,12 +10,12 @@ use crate::attrs::{
 };
 use crate::cq::{CompletionQueue, ViId, WorkQueue};
 use crate::descriptor::{Completion, Descriptor};
-use crate::engine::{STALL_TIMEOUT, ViCore};
+use crate::engine::ViCore;
 use crate::error::{Result, ViaError};
 use crate::frame::{HEADER_LEN, Header, Kind};
 use crate::lock::{FastGuard, FastMutex};
-use crate::memory::{MemRegion, RegionTable};
-use crate::provider::{Address, Listener, dial};
+use crate::memory::{MemHandle, MemRegion, RegionTable};
+use crate::provider::{Address, Listener, dial_until};
 use crate::vi_state::ViState;
 use crate::wire::Wire;
 
@@ -124,6 +124,70 @@ impl Nic {
         self.shared.table.register_user(buf, attrs, f)
     }
 
+    /// `VipRegisterMem` as VIPL has it: registers `len` bytes of the caller's memory at
+    /// `ptr` until [`Nic::deregister_addr`]. Segments and RDMA address segments name these
+    /// bytes by their *address* (`offset` = the address as a `u64`), not by an offset from
+    /// the start: a C program puts pointers in its descriptors and sends its buffer's address
+    /// to the peer it lets RDMA into it. This is the registration `libvipl` (`icn-vipl`) uses;
+    /// Rust code should prefer [`Nic::register_mem`] or [`Nic::register_user_mem`], which
+    /// need no `unsafe`.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `len` bytes until `deregister_addr(handle)`
+    /// has returned (or the NIC is dropped), and the caller must not hold a Rust reference to
+    /// those bytes across any call into this NIC or its VIs (the library reads and writes
+    /// them inside those calls). Plain C use (touching the buffer between calls) is fine.
+    #[allow(unsafe_code)]
+    pub unsafe fn register_addr(
+        &self,
+        ptr: *mut u8,
+        len: usize,
+        attrs: MemAttributes,
+    ) -> Result<MemHandle> {
+        if ptr.is_null() {
+            return Err(ViaError::InvalidParameter("null address".into()));
+        }
+        // SAFETY: the caller's contract above is `lend_raw`'s; `deregister_addr` (or the
+        // table's drop, which drops the `Bytes` without touching them) ends it.
+        let bytes = unsafe { crate::user_mem::Bytes::lend_raw(ptr, len) };
+        self.shared
+            .table
+            .register_by_address(bytes, ptr as u64, attrs)
+    }
+
+    /// `VipDeregisterMem` of a [`Nic::register_addr`] region: once this returns the library
+    /// never touches those bytes again (a descriptor still pending on them moves its bytes
+    /// to or from a sink).
+    pub fn deregister_addr(&self, handle: MemHandle) -> Result<()> {
+        self.shared.table.deregister_by_address(handle)
+    }
+
+    /// `VipQueryMem`: the attributes of a registered region, `None` for an unknown handle.
+    pub fn mem_attributes(&self, handle: MemHandle) -> Option<MemAttributes> {
+        self.shared.table.attributes_of(handle)
+    }
+
+    /// `VipSetMemAttributes` on a [`Nic::register_addr`] region (same handle, bytes and
+    /// address; new protection tag and RDMA rights).
+    ///
+    /// # Safety
+    /// As for [`Nic::register_addr`], with the same `ptr` and `len` it was registered with.
+    #[allow(unsafe_code)]
+    pub unsafe fn set_addr_attributes(
+        &self,
+        handle: MemHandle,
+        ptr: *mut u8,
+        len: usize,
+        attrs: MemAttributes,
+    ) -> Result<()> {
+        self.shared
+            .table
+            .set_attributes_by_address(handle, attrs, || {
+                // SAFETY: the caller's contract (same region, still registered) is `lend_raw`'s.
+                unsafe { crate::user_mem::Bytes::lend_raw(ptr, len) }
+            })
+    }
+
     /// `VipCreateCQ`.
     pub fn create_cq(&self, capacity: usize) -> Result<CompletionQueue> {
         CompletionQueue::new(capacity)
@@ -149,7 +213,9 @@ impl Nic {
     }
 
     /// `VipConnectRequest`: connects `vi` to the server NIC at `remote`, offering
-    /// `discriminator`. Fails with `Rejected`, `Timeout` or `ConnectionLost`.
+    /// `discriminator`, waiting up to `timeout` (`None`: for ever) for a server to listen
+    /// there and accept: a client may start before its server. Fails with `Rejected`,
+    /// `Timeout` (nobody listened or accepted in time) or `ConnectionLost`.
     pub fn connect_request(
         &self,
         vi: &Vi,
@@ -158,7 +224,9 @@ impl Nic {
         timeout: Option<Duration>,
     ) -> Result<()> {
         check_discriminator(discriminator)?;
-        let link = dial(&self.shared.addr, remote, timeout.unwrap_or(STALL_TIMEOUT))?;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let link = dial_until(&self.shared.addr, remote, deadline)?;
+        let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         let mut core = vi.core();
         core.peer = remote.to_string();
         core.connect(link, discriminator, timeout)

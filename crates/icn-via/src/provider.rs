@@ -125,7 +125,47 @@ impl Listener {
     }
 }
 
-/// Opens a link to the NIC at `remote` (a URL of the same provider as `local`).
+/// Opens a link to the NIC at `remote`, waiting for it to listen: a refused connection (no
+/// NIC at that address yet) is retried, with pauses growing from 1 to 20 ms, until
+/// `deadline` (`None`: for ever), then `Timeout` (VIA's `VipConnectRequest` semantics: a
+/// client may start before its server). Other errors end the attempt at once.
+pub fn dial_until(
+    local: &Address,
+    remote: &str,
+    deadline: Option<std::time::Instant>,
+) -> Result<Box<dyn Link>> {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+        let attempt = left
+            .unwrap_or(Duration::from_secs(30))
+            .max(Duration::from_millis(1));
+        match dial(local, remote, attempt) {
+            Err(e) if refused(&e) => {
+                if left.is_some_and(|l| l.is_zero()) {
+                    return Err(ViaError::Timeout);
+                }
+                std::thread::sleep(left.map_or(pause, |l| l.min(pause)));
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            r => return r,
+        }
+    }
+}
+
+/// True for "nobody listens there (yet)".
+fn refused(e: &ViaError) -> bool {
+    match e {
+        ViaError::Io(e) => matches!(
+            e.kind(),
+            io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound
+        ),
+        ViaError::ConnectionLost(m) => m.contains("refused"),
+        _ => false,
+    }
+}
+
+/// Opens a link to the NIC at `remote` (a URL of the same provider as `local`), once.
 pub fn dial(local: &Address, remote: &str, timeout: Duration) -> Result<Box<dyn Link>> {
     let remote_addr = Address::parse(remote)?;
     match (local, remote_addr) {

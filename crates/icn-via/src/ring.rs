@@ -23,7 +23,7 @@
 //! | 1536 + 128·s | side s: CPU it last waited on + 1, 0 = unknown (u64; a hint for the peer's waits, [`crate::link::backoff`]) |
 //! | 1544 + 128·s | side s: the address of the area in its own process (u64; the peer's cross-memory-attach probe reads the magic there) |
 //! | 1552 + 128·s | side s: 1 if it can read the peer's memory by cross-memory attach (u64; [`crate::link::cma`]) |
-//! | 1560 + 128·s | side s: 1 if it maps the peer's shared regions (u64; [`crate::shared_mem`]) |
+//! | 1560 + 128·s | side s: 1 if it maps the peer's shared regions (u64; `shared_mem`) |
 //! | 4096 + cap·r | ring r data, `cap` bytes of records |
 //!
 //! A record at absolute position `p` (a multiple of 64) occupies `round_up(16 + len, 64)`

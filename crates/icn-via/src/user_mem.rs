@@ -55,6 +55,19 @@ impl Bytes {
         })
     }
 
+    /// Lends `len` bytes at `ptr` until [`Bytes::revoke`] (VIPL's `VipRegisterMem`).
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `len` bytes, and nothing else may create a
+    /// Rust reference to them, until `revoke` has run on the returned `Bytes` (under its
+    /// mutex). `ptr` must not be null.
+    pub(crate) unsafe fn lend_raw(ptr: *mut u8, len: usize) -> Bytes {
+        Bytes::Lent(Lent {
+            ptr: NonNull::new(ptr).unwrap_or(NonNull::dangling()),
+            len,
+        })
+    }
+
     /// Replaces lent bytes with an owned zero buffer of the same length (see the module doc).
     pub(crate) fn revoke(&mut self) {
         if let Bytes::Lent(l) = self {

@@ -45,8 +45,14 @@ fn multi_segment_send_with_immediate_lands_in_order_in_the_receive_segments() {
             .unwrap();
             let rc = s.vi.recv_wait(T).unwrap();
             assert_eq!(
-                (rc.status, rc.length, rc.immediate, rc.desc.id),
-                (CompletionStatus::Success, 100, Some(0xabcd), 9)
+                (
+                    rc.status,
+                    rc.length,
+                    rc.immediate,
+                    rc.desc.id,
+                    rc.by_rdma_write
+                ),
+                (CompletionStatus::Success, 100, Some(0xabcd), 9, false)
             );
             s.vi.progress();
             let sc = c.vi.send_wait(T).unwrap();
@@ -240,8 +246,8 @@ fn rdma_write_and_read_with_rights() {
             .unwrap();
             let rc = s.vi.recv_wait(T).unwrap();
             assert_eq!(
-                (rc.status, rc.immediate, rc.length),
-                (CompletionStatus::Success, Some(77), 8)
+                (rc.status, rc.immediate, rc.length, rc.by_rdma_write),
+                (CompletionStatus::Success, Some(77), 8, true)
             );
             s.vi.progress();
             assert_eq!(c.vi.send_wait(T).unwrap().op, CompletedOp::RdmaWrite);
@@ -735,8 +741,8 @@ fn single_copy_rdma_writes(cma_min: u32, single_copy_min: u32) {
         .unwrap();
     let r = s.vi.recv_wait(T).unwrap();
     assert_eq!(
-        (r.status, r.immediate, r.length),
-        (CompletionStatus::Success, Some(9), 40_000)
+        (r.status, r.immediate, r.length, r.by_rdma_write),
+        (CompletionStatus::Success, Some(9), 40_000, true)
     );
     s.vi.progress();
     assert_eq!(c.vi.send_wait(T).unwrap().status, CompletionStatus::Success);
@@ -801,4 +807,61 @@ fn single_copy_rdma_writes(cma_min: u32, single_copy_min: u32) {
         c.vi.send_wait(T).unwrap().status,
         CompletionStatus::RemoteDescriptorError
     );
+}
+
+/// `connect_request` waits for a server that starts after it (VIA's timeout semantics), and
+/// times out when none ever does.
+#[test]
+fn a_request_waits_for_a_server_that_starts_later_and_times_out_without_one() {
+    for p in PROVIDERS {
+        let url = match p {
+            "tcp" => {
+                // a port nobody listens on until the server opens it below
+                let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                format!("tcp://{}", l.local_addr().unwrap())
+            }
+            _ => format!("shm:///icn-via-late/{}", std::process::id()),
+        };
+        let cnic = Nic::open(&client_url(p)).unwrap();
+        let pt = cnic.create_ptag();
+        let vi = cnic
+            .create_vi(
+                ViAttributes::new(pt, Reliability::ReliableDelivery),
+                None,
+                None,
+            )
+            .unwrap();
+        let start = std::time::Instant::now();
+        let e = cnic.connect_request(
+            &vi,
+            &url,
+            b"late",
+            Some(std::time::Duration::from_millis(150)),
+        );
+        assert!(matches!(e, Err(ViaError::Timeout)), "{p}: {e:?}");
+        assert!(
+            start.elapsed() >= std::time::Duration::from_millis(140),
+            "{p}: gave up early after {:?}",
+            start.elapsed()
+        );
+        assert_eq!(vi.query().state, ViState::Idle);
+        std::thread::scope(|s| {
+            let server = s.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                let snic = Nic::open(&url).unwrap();
+                let spt = snic.create_ptag();
+                let svi = snic
+                    .create_vi(
+                        ViAttributes::new(spt, Reliability::ReliableDelivery),
+                        None,
+                        None,
+                    )
+                    .unwrap();
+                snic.connect_wait(b"late", T).unwrap().accept(&svi).unwrap();
+                svi.disconnect().unwrap();
+            });
+            cnic.connect_request(&vi, &url, b"late", T).unwrap();
+            server.join().unwrap();
+        });
+    }
 }

@@ -11,6 +11,7 @@ mod exec;
 mod experiment;
 mod html;
 mod keys;
+mod machine_load;
 mod merge;
 mod mm1;
 mod models;

@@ -50,6 +50,11 @@ pub struct ViaArgs {
     /// run: the cluster experiment file (`model = "cluster"`) or trace file.
     #[arg(value_name = "WORKLOAD")]
     pub workload: Option<std::path::PathBuf>,
+    /// run: run the workload N times (1..=1000) and print each run's completion, their
+    /// median, minimum, maximum and spread, and the load before and after.
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
     /// Internal (run): act as this rank of the workload.
     #[arg(long, hide = true)]
     pub rank: Option<usize>,

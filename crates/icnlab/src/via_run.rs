@@ -19,6 +19,7 @@
 //! All ranks start at one instant of the machine's monotonic clock, 20 ms after the last
 //! one is ready (the start signal crosses a pipe to each child in turn, which takes far less).
 
+use crate::machine_load::{Load, median_min_max};
 use crate::via_cmd::{Provider, ViaArgs};
 use anyhow::{Context, Result, bail};
 use icn_cluster::model::{Cluster, run_point};
@@ -167,6 +168,74 @@ impl Child1 {
 }
 
 fn parent(args: &ViaArgs, path: &Path, program: &Program, predicted: Option<f64>) -> Result<()> {
+    let provider = match args.provider {
+        Provider::Shm => "shm",
+        Provider::Tcp => "tcp",
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let before = Load::now();
+    let mut runs = Vec::new();
+    for _ in 0..args.repeat {
+        runs.push(run_once(args, path, program)?);
+    }
+    let after = Load::now();
+    let (messages, bytes) = program.messages();
+    println!(
+        "# {} over icn-via {provider}: {} ranks, {messages} messages, {bytes} B",
+        path.display(),
+        program.len()
+    );
+    let finish = runs.last().cloned().unwrap_or_default();
+    println!("{:>6} {:>14}", "rank", "finish_us");
+    for (r, t) in finish.iter().enumerate() {
+        println!("{r:>6} {t:>14.2}");
+    }
+    let completion: Vec<f64> = runs
+        .iter()
+        .map(|f| f.iter().copied().fold(0.0, f64::max))
+        .collect();
+    let (real, lo, hi) = median_min_max(&completion);
+    if runs.len() == 1 {
+        println!("completion_us (measured)  {real:.2}");
+    } else {
+        let list: Vec<String> = completion.iter().map(|c| format!("{c:.2}")).collect();
+        println!("runs: completion_us {}", list.join(" "));
+        println!(
+            "completion_us (measured)  {real:.2}   median of {} runs; min {lo:.2}, max {hi:.2}, spread (max - min) / median = {:.0} %",
+            runs.len(),
+            100.0 * (hi - lo) / real
+        );
+    }
+    if let Some(p) = predicted {
+        println!(
+            "completion_us (simulated) {p:.2}   measured / simulated = {:.2}",
+            real / p
+        );
+    }
+    if program.len() > cores {
+        println!(
+            "(more ranks than CPUs: ranks take turns on the cores, which the simulation does not model)"
+        );
+    }
+    for (when, l) in [("start", before), ("end", after)] {
+        if let Some(l) = l {
+            println!("machine at {when}: {l}, {cores} cores");
+        }
+    }
+    if [before, after]
+        .iter()
+        .flatten()
+        .any(|l| l.busier_than(cores))
+    {
+        println!(
+            "warning: the machine was busier than its {cores} cores (load above): the measured times include waiting for a CPU, which the simulation does not model"
+        );
+    }
+    Ok(())
+}
+
+/// One run of the workload: every rank started, run and settled; each rank's finish (µs).
+fn run_once(args: &ViaArgs, path: &Path, program: &Program) -> Result<Vec<f64>> {
     let exe = std::env::current_exe().context("locating the icnlab executable")?;
     let provider = match args.provider {
         Provider::Shm => "shm",
@@ -235,28 +304,5 @@ fn parent(args: &ViaArgs, path: &Path, program: &Program, predicted: Option<f64>
     if !failed.is_empty() {
         bail!("ranks {failed:?} failed while finishing (their errors are above)");
     }
-    let real = finish.iter().copied().fold(0.0, f64::max);
-    let (messages, bytes) = program.messages();
-    println!(
-        "# {} over icn-via {provider}: {} ranks, {messages} messages, {bytes} B",
-        path.display(),
-        program.len()
-    );
-    println!("{:>6} {:>14}", "rank", "finish_us");
-    for (r, t) in finish.iter().enumerate() {
-        println!("{r:>6} {t:>14.2}");
-    }
-    println!("completion_us (measured)  {real:.2}");
-    if let Some(p) = predicted {
-        println!(
-            "completion_us (simulated) {p:.2}   measured / simulated = {:.2}",
-            real / p
-        );
-    }
-    if program.len() > std::thread::available_parallelism().map_or(1, |n| n.get()) {
-        println!(
-            "(more ranks than CPUs: ranks take turns on the cores, which the simulation does not model)"
-        );
-    }
-    Ok(())
+    Ok(finish)
 }

@@ -258,12 +258,9 @@ impl ViCore {
             self.note_delivered(hdr.seq);
         }
         if let Some(desc) = recv {
-            self.push_recv_done(Completion::new(
-                desc,
-                CompletionStatus::Success,
-                hdr.len,
-                hdr.immediate(),
-            ));
+            let mut c = Completion::new(desc, CompletionStatus::Success, hdr.len, hdr.immediate());
+            c.by_rdma_write = hdr.kind == Kind::RdmaWrite;
+            self.push_recv_done(c);
         }
     }
 

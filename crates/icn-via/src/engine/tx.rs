@@ -73,7 +73,7 @@ impl ViCore {
         let [s] = segs else {
             return self.translate(segs);
         };
-        let region = self.table.translate_cached(
+        let (region, offset) = self.table.translate_cached(
             &mut self.tcache,
             s.handle,
             s.offset,
@@ -87,7 +87,7 @@ impl ViCore {
         };
         Ok(smallvec![Slot {
             region,
-            offset: s.offset as usize,
+            offset,
             len: s.len as usize,
         }])
     }
@@ -99,7 +99,7 @@ impl ViCore {
         span: Segment,
         access: Access,
     ) -> std::result::Result<Slot, CompletionStatus> {
-        let region = self.table.translate_cached(
+        let (region, offset) = self.table.translate_cached(
             &mut self.tcache,
             span.handle,
             span.offset,
@@ -109,7 +109,7 @@ impl ViCore {
         )?;
         Ok(Slot {
             region: region.clone(),
-            offset: span.offset as usize,
+            offset,
             len: span.len as usize,
         })
     }
@@ -228,7 +228,7 @@ impl ViCore {
         // fails, the ack is moot: acks are owed only on reliable VIs, and a local
         // protection error breaks those.
         self.piggyback_ack(hdr);
-        let region = self.table.translate_cached(
+        let (region, start) = self.table.translate_cached(
             &mut self.tcache,
             seg.handle,
             seg.offset,
@@ -239,7 +239,7 @@ impl ViCore {
         let Some(wire) = self.wire.as_mut() else {
             return Ok(Err(io::Error::other("not connected")));
         };
-        let (start, len) = (seg.offset as usize, seg.len as usize);
+        let len = seg.len as usize;
         let mem = region.lock();
         // Large payloads on a reliable VI go with one copy, by the receiver, when the peer
         // announced it can: from a shared region as a descriptor of it (`shared_mem`), else,

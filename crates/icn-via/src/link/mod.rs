@@ -1,6 +1,6 @@
 //! Byte links between two VI endpoints: the part of a provider that moves bytes.
 //!
-//! The VI protocol engine ([`crate::engine`]) is the same for every provider; a provider only
+//! The VI protocol engine (`engine`) is the same for every provider; a provider only
 //! supplies a non-blocking, ordered, reliable byte pipe with a way to block until it is
 //! readable or writable. TCP gives one directly; `shm` builds one from two rings in shared
 //! memory with futex doorbells.
@@ -82,7 +82,7 @@ pub trait Link: Send {
         false
     }
     /// True if a large payload in a shared region may go as a descriptor: the peer announced
-    /// it maps our regions ([`crate::shared_mem`]).
+    /// it maps our regions (`shared_mem`).
     fn shared_send_ok(&self) -> bool {
         false
     }

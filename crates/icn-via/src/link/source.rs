@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | 0 | 1 | 2 |
 //! | 1 | the payload's address in the sender | the region's fd number in the sender |
-//! | 2 | 0 | the region's serial ([`crate::shared_mem`]) |
+//! | 2 | 0 | the region's serial (`shared_mem`) |
 //! | 3 | 0 | the payload's offset in the region |
 //!
 //! Every value comes from the peer: decoding checks the kind and the fd's range; what the
@@ -21,7 +21,7 @@ pub enum SourceRef {
     /// An address in the sender process, read by cross-memory attach ([`super::cma`]).
     Cma { addr: u64 },
     /// Bytes of a registered region in a sealed memfd of the sender, mapped by the receiver
-    /// ([`crate::shared_mem`]).
+    /// (`shared_mem`).
     Shared { fd: u32, serial: u64, offset: u64 },
 }
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The C layer's own cost per message, at 8 B and 1 MiB: instructions counted by callgrind
+# (not disturbed by the machine's load) for bench/swcost.c through libvipl against
+# examples/swcost_rust.rs over icn-via directly, the same loop with the same memory
+# (registered by address). Per message = (count at N2 - count at N1) / (2 (N2 - N1)), so
+# set-up cancels out.
+#
+#   crates/icn-vipl/bench/overhead.sh [N1 N2]        (default 2000 12000; 1 MiB: a tenth)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../../.." && pwd)"
+n1="${1:-2000}" n2="${2:-12000}"
+cd "$root"
+cargo build --release -q -p icn-vipl --example swcost_rust
+lib="$root/target/release"
+out="${TMPDIR:-/tmp}/icn-vipl-overhead"
+mkdir -p "$out"
+gcc -O2 -I crates/icn-vipl/include crates/icn-vipl/bench/swcost.c -o "$out/swcost" \
+    -L "$lib" -lvipl -lpthread -Wl,-rpath,"$lib"
+count() { # program args...
+    valgrind --tool=callgrind --callgrind-out-file="$out/cg.%p" "$@" >/dev/null 2>"$out/cg.log"
+    grep -h "^summary:" "$out"/cg.* | awk '{s+=$2} END {print s}'
+    rm -f "$out"/cg.*
+}
+printf '%8s %14s %14s %9s\n' size "C (Ir/msg)" "Rust (Ir/msg)" overhead
+for size in 8 1048576; do
+    a="$n1" b="$n2"
+    if [ "$size" -gt 65536 ]; then a=$((n1 / 10)) b=$((n2 / 10)); fi
+    c1=$(count "$out/swcost" "$a" "$size"); c2=$(count "$out/swcost" "$b" "$size")
+    r1=$(count "$lib/examples/swcost_rust" "$a" "$size"); r2=$(count "$lib/examples/swcost_rust" "$b" "$size")
+    python3 -c "
+c=($c2-$c1)/(2*($b-$a)); r=($r2-$r1)/(2*($b-$a))
+print(f'{$size:>8} {c:>14.0f} {r:>14.0f} {100*(c-r)/r:>8.1f}%')"
+done

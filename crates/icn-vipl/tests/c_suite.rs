@@ -1,0 +1,561 @@
+//! The C conformance suite (`tests/c/*.c`): compiled against `include/vipl.h` and the
+//! `libvipl.so` of this build with the system C compiler (`$CC`, default `cc`), under
+//! AddressSanitizer when the compiler supports it, and run on both providers: one-process
+//! cases once per provider, connection cases as two processes (server and client, started
+//! client first where the case says so). docs/vipl.md maps each VIPL function and return
+//! code to the case that checks it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The directory of this build's `libvipl.so`: `target/<profile>/deps`, next to this test
+/// (`cargo test` builds the library's C products there and copies them up only on `cargo
+/// build`).
+fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().to_path_buf()
+}
+
+fn out_dir() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("vipl-c");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn cc() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "cc".into())
+}
+
+/// True when `cc -fsanitize=address` links a program here.
+fn asan() -> bool {
+    static ASAN: OnceLock<bool> = OnceLock::new();
+    *ASAN.get_or_init(|| {
+        let d = out_dir();
+        let src = d.join("probe.c");
+        std::fs::write(&src, "int main(void){return 0;}\n").unwrap();
+        Command::new(cc())
+            .args(["-fsanitize=address", "-o"])
+            .arg(d.join("probe"))
+            .arg(&src)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+/// Compiles `tests/c/<name>.c` (once per test binary) and returns the program.
+fn program(name: &str) -> PathBuf {
+    static BUILT: OnceLock<std::sync::Mutex<Vec<String>>> = OnceLock::new();
+    let built = BUILT.get_or_init(Default::default);
+    let mut b = built.lock().unwrap_or_else(|e| e.into_inner());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let exe = out_dir().join(format!("{name}-{}", std::process::id()));
+    if !b.iter().any(|n| n == name) {
+        let lib = lib_dir();
+        assert!(
+            lib.join("libvipl.so").exists(),
+            "no libvipl.so in {}",
+            lib.display()
+        );
+        let mut c = Command::new(cc());
+        c.args([
+            "-std=c11",
+            "-D_GNU_SOURCE",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-g",
+            "-O1",
+        ])
+        .arg("-I")
+        .arg(manifest.join("include"))
+        .arg("-I")
+        .arg(manifest.join("tests/c"));
+        if asan() {
+            c.arg("-fsanitize=address");
+        }
+        c.arg("-o")
+            .arg(&exe)
+            .arg(manifest.join(format!("tests/c/{name}.c")))
+            .arg("-L")
+            .arg(&lib)
+            .arg(format!("-Wl,-rpath,{}", lib.display()))
+            .arg("-lvipl")
+            .arg("-lpthread");
+        let out = c.output().expect("run the C compiler");
+        assert!(
+            out.status.success(),
+            "compiling {name}.c failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        b.push(name.to_string());
+    }
+    exe
+}
+
+/// A run id no other run of this test binary shares (the programs put it in their
+/// discriminators).
+fn run_id() -> String {
+    static RUN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}
+
+/// One program's environment: provider, a private rendezvous directory, the run id.
+fn command(exe: &Path, provider: &str, run: &str, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let rdv = out_dir().join(format!("rdv-{}", std::process::id()));
+    let mut c = Command::new(exe);
+    // cargo's LD_LIBRARY_PATH also names target/<profile>, where `cargo build` leaves an
+    // older libvipl.so; the program finds this build's through its rpath.
+    c.args(args)
+        .env_remove("LD_LIBRARY_PATH")
+        .env("ICN_VIPL_PROVIDER", provider)
+        .env("ICN_VIPL_RENDEZVOUS", &rdv)
+        .env("VIPL_RUN", run)
+        .env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c
+}
+
+/// Waits for `child` up to `limit`, killing it after that; its output.
+fn finish(mut child: Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn assert_ok(what: &str, out: &Output) {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+const PROVIDERS: [&str; 2] = ["shm", "tcp"];
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// Runs `local CASE` on both providers.
+fn local(case: &str) {
+    let exe = program("local");
+    for p in PROVIDERS {
+        let out = finish(
+            command(&exe, p, &run_id(), &[case], &[]).spawn().unwrap(),
+            LIMIT,
+        );
+        assert_ok(&format!("local {case} on {p}"), &out);
+    }
+}
+
+/// Runs `pair CASE server` and `pair CASE client` at once on `provider` (client started
+/// first), with `env`.
+fn pair(case: &str, provider: &str, env: &[(&str, &str)]) {
+    let exe = program("pair");
+    let run = run_id();
+    let client = command(&exe, provider, &run, &[case, "client"], env)
+        .spawn()
+        .unwrap();
+    let server = command(&exe, provider, &run, &[case, "server"], env)
+        .spawn()
+        .unwrap();
+    let s = finish(server, LIMIT);
+    let c = finish(client, LIMIT);
+    let what = format!("pair {case} on {provider} {env:?}");
+    assert_ok(&format!("{what}, server"), &s);
+    assert_ok(&format!("{what}, client"), &c);
+}
+
+#[test]
+fn nic_open_query_close_and_handle_checks() {
+    local("nic");
+}
+
+#[test]
+fn protection_tags_and_memory_registration() {
+    local("mem");
+}
+
+#[test]
+fn vi_attributes_are_checked_queried_and_set() {
+    local("vi");
+}
+
+#[test]
+fn descriptors_refused_at_post_with_format_errors_and_the_callback() {
+    local("post");
+}
+
+#[test]
+fn completion_queues_without_traffic() {
+    local("cq");
+}
+
+#[test]
+fn the_name_service_maps_names_to_addresses_and_back() {
+    local("ns");
+}
+
+#[test]
+fn connect_wait_and_request_honour_their_timeouts() {
+    local("timeout");
+}
+
+const LEVELS: [&str; 3] = ["u", "d", "r"];
+
+#[test]
+fn sends_segments_chains_cqs_notify_and_flush_between_two_processes() {
+    for p in PROVIDERS {
+        for r in LEVELS {
+            pair("data", p, &[("VIPL_RELIABILITY", r)]);
+        }
+    }
+}
+
+#[test]
+fn rdma_write_with_immediate_read_and_a_write_without_rights() {
+    for p in PROVIDERS {
+        for r in ["d", "r"] {
+            pair("rdma", p, &[("VIPL_RELIABILITY", r)]);
+        }
+    }
+}
+
+#[test]
+fn length_errors_and_missing_receives_under_each_reliability_level() {
+    for p in PROVIDERS {
+        for r in LEVELS {
+            pair("errors", p, &[("VIPL_RELIABILITY", r)]);
+        }
+    }
+}
+
+#[test]
+fn a_peer_gone_without_disconnecting_ends_the_wait_and_calls_back() {
+    for p in PROVIDERS {
+        for r in ["d", "r"] {
+            pair("lost", p, &[("VIPL_RELIABILITY", r)]);
+        }
+    }
+}
+
+#[test]
+fn rejected_requests_and_a_reliability_mismatch() {
+    for p in PROVIDERS {
+        pair("reject", p, &[]);
+    }
+}
+
+#[test]
+fn peer_to_peer_connection_either_side_first() {
+    for p in PROVIDERS {
+        pair("peer", p, &[]);
+    }
+}
+
+/// Every structure of `vipl.h` has the size and field offsets of its Rust twin
+/// (`src/types.rs`), and the return codes agree (what the C compiler says is the truth).
+#[test]
+fn the_header_and_the_rust_types_agree_field_by_field() {
+    use vipl::types::*;
+    let want: Vec<(&str, usize)> = vec![
+        ("VIP_NET_ADDRESS", std::mem::size_of::<VIP_NET_ADDRESS>()),
+        (
+            "VIP_NET_ADDRESS.HostAddressLen",
+            std::mem::offset_of!(VIP_NET_ADDRESS, HostAddressLen),
+        ),
+        (
+            "VIP_NET_ADDRESS.DiscriminatorLen",
+            std::mem::offset_of!(VIP_NET_ADDRESS, DiscriminatorLen),
+        ),
+        (
+            "VIP_NET_ADDRESS.HostAddress",
+            std::mem::offset_of!(VIP_NET_ADDRESS, HostAddress),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES",
+            std::mem::size_of::<VIP_NIC_ATTRIBUTES>(),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.Name",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, Name),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.HardwareVersion",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, HardwareVersion),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.ProviderVersion",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, ProviderVersion),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.NicAddressLen",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, NicAddressLen),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.LocalNicAddress",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, LocalNicAddress),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.ThreadSafe",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, ThreadSafe),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxDiscriminatorLen",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxDiscriminatorLen),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxRegisterBytes",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxRegisterBytes),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxRegisterRegions",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxRegisterRegions),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxRegisterBlockBytes",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxRegisterBlockBytes),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxVI",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxVI),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxDescriptorsPerQueue",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxDescriptorsPerQueue),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxSegmentsPerDesc",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxSegmentsPerDesc),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxCQ",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxCQ),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxCQEntries",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxCQEntries),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxTransferSize",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxTransferSize),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.NativeMTU",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, NativeMTU),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.MaxPtags",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, MaxPtags),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.ReliabilityLevelSupport",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, ReliabilityLevelSupport),
+        ),
+        (
+            "VIP_NIC_ATTRIBUTES.RDMAReadSupport",
+            std::mem::offset_of!(VIP_NIC_ATTRIBUTES, RDMAReadSupport),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT",
+            std::mem::size_of::<VIP_CONTROL_SEGMENT>(),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.Next",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, Next),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.NextHandle",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, NextHandle),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.SegCount",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, SegCount),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.Control",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, Control),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.Reserved",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, Reserved),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.ImmediateData",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, ImmediateData),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.Length",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, Length),
+        ),
+        (
+            "VIP_CONTROL_SEGMENT.Status",
+            std::mem::offset_of!(VIP_CONTROL_SEGMENT, Status),
+        ),
+        ("VIP_DATA_SEGMENT", std::mem::size_of::<VIP_DATA_SEGMENT>()),
+        (
+            "VIP_DATA_SEGMENT.Data",
+            std::mem::offset_of!(VIP_DATA_SEGMENT, Data),
+        ),
+        (
+            "VIP_DATA_SEGMENT.Handle",
+            std::mem::offset_of!(VIP_DATA_SEGMENT, Handle),
+        ),
+        (
+            "VIP_DATA_SEGMENT.Length",
+            std::mem::offset_of!(VIP_DATA_SEGMENT, Length),
+        ),
+        ("VIP_DESCRIPTOR", std::mem::size_of::<VIP_DESCRIPTOR>()),
+        (
+            "VIP_DESCRIPTOR.CS",
+            std::mem::offset_of!(VIP_DESCRIPTOR, CS),
+        ),
+        (
+            "VIP_DESCRIPTOR.DS",
+            std::mem::offset_of!(VIP_DESCRIPTOR, DS),
+        ),
+        (
+            "VIP_VI_ATTRIBUTES",
+            std::mem::size_of::<VIP_VI_ATTRIBUTES>(),
+        ),
+        (
+            "VIP_VI_ATTRIBUTES.ReliabilityLevel",
+            std::mem::offset_of!(VIP_VI_ATTRIBUTES, ReliabilityLevel),
+        ),
+        (
+            "VIP_VI_ATTRIBUTES.MaxTransferSize",
+            std::mem::offset_of!(VIP_VI_ATTRIBUTES, MaxTransferSize),
+        ),
+        (
+            "VIP_VI_ATTRIBUTES.QoS",
+            std::mem::offset_of!(VIP_VI_ATTRIBUTES, QoS),
+        ),
+        (
+            "VIP_VI_ATTRIBUTES.Ptag",
+            std::mem::offset_of!(VIP_VI_ATTRIBUTES, Ptag),
+        ),
+        (
+            "VIP_VI_ATTRIBUTES.EnableRdmaWrite",
+            std::mem::offset_of!(VIP_VI_ATTRIBUTES, EnableRdmaWrite),
+        ),
+        (
+            "VIP_VI_ATTRIBUTES.EnableRdmaRead",
+            std::mem::offset_of!(VIP_VI_ATTRIBUTES, EnableRdmaRead),
+        ),
+        (
+            "VIP_MEM_ATTRIBUTES",
+            std::mem::size_of::<VIP_MEM_ATTRIBUTES>(),
+        ),
+        (
+            "VIP_MEM_ATTRIBUTES.Ptag",
+            std::mem::offset_of!(VIP_MEM_ATTRIBUTES, Ptag),
+        ),
+        (
+            "VIP_MEM_ATTRIBUTES.EnableRdmaWrite",
+            std::mem::offset_of!(VIP_MEM_ATTRIBUTES, EnableRdmaWrite),
+        ),
+        (
+            "VIP_MEM_ATTRIBUTES.EnableRdmaRead",
+            std::mem::offset_of!(VIP_MEM_ATTRIBUTES, EnableRdmaRead),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR",
+            std::mem::size_of::<VIP_ERROR_DESCRIPTOR>(),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR.NicHandle",
+            std::mem::offset_of!(VIP_ERROR_DESCRIPTOR, NicHandle),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR.ViHandle",
+            std::mem::offset_of!(VIP_ERROR_DESCRIPTOR, ViHandle),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR.CQHandle",
+            std::mem::offset_of!(VIP_ERROR_DESCRIPTOR, CQHandle),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR.DescriptorPtr",
+            std::mem::offset_of!(VIP_ERROR_DESCRIPTOR, DescriptorPtr),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR.OpCode",
+            std::mem::offset_of!(VIP_ERROR_DESCRIPTOR, OpCode),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR.ResourceCode",
+            std::mem::offset_of!(VIP_ERROR_DESCRIPTOR, ResourceCode),
+        ),
+        (
+            "VIP_ERROR_DESCRIPTOR.ErrorCode",
+            std::mem::offset_of!(VIP_ERROR_DESCRIPTOR, ErrorCode),
+        ),
+        (
+            "VIP_AUTODISCOVERY_LIST",
+            std::mem::size_of::<VIP_AUTODISCOVERY_LIST>(),
+        ),
+        (
+            "VIP_AUTODISCOVERY_LIST.NumberOfHops",
+            std::mem::offset_of!(VIP_AUTODISCOVERY_LIST, NumberOfHops),
+        ),
+        (
+            "VIP_AUTODISCOVERY_LIST.ADAddrArray",
+            std::mem::offset_of!(VIP_AUTODISCOVERY_LIST, ADAddrArray),
+        ),
+        (
+            "VIP_AUTODISCOVERY_LIST.NumAdAddrs",
+            std::mem::offset_of!(VIP_AUTODISCOVERY_LIST, NumAdAddrs),
+        ),
+        ("VIP_SUCCESS", ret::VIP_SUCCESS as usize),
+        ("VIP_NOT_DONE", ret::VIP_NOT_DONE as usize),
+        ("VIP_INVALID_PARAMETER", ret::VIP_INVALID_PARAMETER as usize),
+        ("VIP_ERROR_RESOURCE", ret::VIP_ERROR_RESOURCE as usize),
+        ("VIP_TIMEOUT", ret::VIP_TIMEOUT as usize),
+        ("VIP_REJECT", ret::VIP_REJECT as usize),
+        (
+            "VIP_INVALID_RELIABILITY_LEVEL",
+            ret::VIP_INVALID_RELIABILITY_LEVEL as usize,
+        ),
+        ("VIP_INVALID_MTU", ret::VIP_INVALID_MTU as usize),
+        ("VIP_INVALID_QOS", ret::VIP_INVALID_QOS as usize),
+        ("VIP_INVALID_PTAG", ret::VIP_INVALID_PTAG as usize),
+        ("VIP_INVALID_RDMAREAD", ret::VIP_INVALID_RDMAREAD as usize),
+        ("VIP_DESCRIPTOR_ERROR", ret::VIP_DESCRIPTOR_ERROR as usize),
+        ("VIP_INVALID_STATE", ret::VIP_INVALID_STATE as usize),
+        ("VIP_ERROR_NAMESERVICE", ret::VIP_ERROR_NAMESERVICE as usize),
+        ("VIP_NO_MATCH", ret::VIP_NO_MATCH as usize),
+    ];
+    let exe = program("layout");
+    let out = finish(
+        command(&exe, "shm", &run_id(), &[], &[]).spawn().unwrap(),
+        LIMIT,
+    );
+    assert_ok("layout", &out);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let got: Vec<(&str, usize)> = text
+        .lines()
+        .map(|l| {
+            let (k, v) = l.rsplit_once(' ').unwrap();
+            (k, v.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(got, want);
+    // the descriptor is one 64-byte line; two segments follow the control segment
+    assert_eq!(std::mem::size_of::<VIP_DESCRIPTOR>(), 64);
+}
