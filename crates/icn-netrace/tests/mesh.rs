@@ -15,37 +15,35 @@ use icn_fabric::Fabric;
 use icn_netrace::NetraceConfig;
 use icn_netrace::format::Reader;
 use icn_netrace::replay::{Plan, replay};
-use icn_thnet::alloc::AllocKind;
-use icn_thnet::fabric::{VcFabric, XSwitchFabric};
+use icn_thnet::fabric::{VcFabric, VcSpec, VcTopology, XSwitchFabric};
 use icn_thnet::frame::Check;
+use icn_thnet::router::VcParams;
 use icn_thnet::topology::{Grid, Topology};
 use icn_thnet::vc_model::{VcRouter, VcRouterConfig};
-use icn_thnet::vcnet::VcParams;
 use icn_thnet::xnet::NetParams;
 use icn_thnet::xswitch_model::{XSwitch, XSwitchConfig};
 use std::path::Path;
 
 /// The `vc-router` model's defaults: 2 VCs × 8 flits, every delay 1 cycle; 16-byte flits.
 fn vc_mesh() -> VcFabric {
-    let p = VcParams {
-        vcs: 2,
-        buf: 8,
-        routing_delay: 1,
-        vc_alloc_delay: 1,
-        sw_alloc_delay: 1,
-        st_delay: 1,
-        channel_delay: 1,
-        credit_delay: 1,
-        vc_alloc: AllocKind::RoundRobin,
-        sw_alloc: AllocKind::RoundRobin,
-        watchdog: 20_000,
-    };
+    let p = VcParams::unit_delays(2, 8, 20_000);
     let g = Grid {
         x: 8,
         y: 8,
         wrap: false,
     };
-    VcFabric::new(g, p, 1, 1, 16, 1 << 16).unwrap()
+    VcFabric::build(&VcSpec {
+        topology: VcTopology::Grid(g),
+        params: p,
+        global_delay: 0,
+        router_seed: 0,
+        threads: 1,
+        ranks: None,
+        cycle_ps: 1,
+        flit_bytes: 16,
+        max_packet_flits: 1 << 16,
+    })
+    .unwrap()
 }
 
 /// The `xswitch` model's defaults: 64-byte frames, 64-symbol FIFOs, DMA delay 10.
