@@ -164,10 +164,9 @@ pub fn replay<R: Read>(
     check_plan(&header, plan, fabric)?;
     reader.seek_region(plan.first)?;
     let base = header.region_start(plan.first);
-    let trace_cycles: u64 = header.regions[plan.first..=plan.last]
+    let trace_cycles = header.regions[plan.first..=plan.last]
         .iter()
-        .map(|g| g.cycles)
-        .sum();
+        .fold(0u64, |a, g| a.saturating_add(g.cycles));
     let cps = fabric.cycle_ps().max(1);
     let t0 = fabric.now() / cps;
     let mut out = Outcome {

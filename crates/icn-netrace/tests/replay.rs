@@ -5,7 +5,9 @@ mod common;
 
 use common::{check, records};
 use icn_fabric::ideal::{IdealConfig, IdealFabric};
-use icn_netrace::format::{ErrorKind, PacketType, Reader, Record};
+use icn_netrace::format::{
+    ErrorKind, PacketType, Reader, Record, Region, write_header, write_record,
+};
 use icn_netrace::replay::{Event, Plan, ReplayError, replay};
 use icn_netrace::scan::scan;
 
@@ -247,6 +249,36 @@ fn malformed_traces_name_the_byte_and_packet() {
     let mut b = good.clone();
     b[48] = 3; // header: 3 packets, the region says 2
     assert!(err(&b).to_string().contains("its regions 2"));
+    let mut b = good.clone();
+    b[40..48].copy_from_slice(&(1u64 << 37).to_le_bytes()); // a trace longer than 2^36 cycles
+    assert!(err(&b).to_string().starts_with("byte 40: cycles"));
+    let mut b = good.clone();
+    b[97 + 21..97 + 29].copy_from_slice(&9u64.to_le_bytes()); // after the header's 2 cycles
+    let e = err(&b);
+    assert_eq!(e.packet.unwrap().id, 2);
+    assert!(e.to_string().contains("after the trace's last"), "{e}");
+    // Two regions of 5 cycles; the second's record says cycle 3, before its start at 5.
+    let regions = [
+        Region {
+            offset: 0,
+            cycles: 5,
+            packets: 1,
+        },
+        Region {
+            offset: 21,
+            cycles: 5,
+            packets: 1,
+        },
+    ];
+    let mut b = Vec::new();
+    write_header(&mut b, "t", 64, 10, "", &regions).unwrap();
+    write_record(&mut b, &rec(1, 1, 0, 1, &[])).unwrap();
+    write_record(&mut b, &rec(3, 2, 1, 0, &[])).unwrap();
+    assert!(
+        err(&b)
+            .to_string()
+            .contains("before the start of its region 1 at cycle 5")
+    );
     // Not bzip2 at all.
     let path = std::env::temp_dir().join(format!("icn-netrace-plain-{}", std::process::id()));
     std::fs::write(&path, &good).unwrap();

@@ -57,6 +57,9 @@ pub const PACKET_BYTES: u64 = 21;
 pub const MAX_NOTES: u32 = 1 << 16;
 /// Most regions accepted.
 pub const MAX_REGIONS: u32 = 1 << 16;
+/// Longest trace accepted, in cycles (the models' own limit on a simulated window): the
+/// cycle-level fabrics step through idle cycles, so the cycle count bounds a replay's time.
+pub const MAX_CYCLES: u64 = 1 << 36;
 
 /// The trace header.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,9 +75,11 @@ pub struct Header {
 
 impl Header {
     /// The cycle region `r` starts at: the sum of the cycles of the regions before it (packet
-    /// cycles are absolute).
+    /// cycles are absolute; the reader refuses a record before its region's start). Saturates.
     pub fn region_start(&self, r: usize) -> u64 {
-        self.regions[..r].iter().map(|g| g.cycles).sum()
+        self.regions[..r.min(self.regions.len())]
+            .iter()
+            .fold(0u64, |a, g| a.saturating_add(g.cycles))
     }
 }
 

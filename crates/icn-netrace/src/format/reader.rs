@@ -2,8 +2,8 @@
 //! It holds the header and one record; nothing grows with the trace's length.
 
 use super::{
-    HEADER_BYTES, Header, MAGIC, MAX_NOTES, MAX_REGIONS, PACKET_BYTES, PacketType, REGION_BYTES,
-    Record, Region,
+    HEADER_BYTES, Header, MAGIC, MAX_CYCLES, MAX_NOTES, MAX_REGIONS, PACKET_BYTES, PacketType,
+    REGION_BYTES, Record, Region,
 };
 use std::fmt;
 use std::fs::File;
@@ -85,6 +85,8 @@ pub struct Reader<R> {
     region_counts: Vec<u64>,
     /// Regions before this one were skipped, not counted.
     first_counted: usize,
+    /// First cycle of the current region.
+    region_start: u64,
     last: Option<(u64, u32)>,
     done: bool,
 }
@@ -119,6 +121,7 @@ impl<R: Read> Reader<R> {
             region: 0,
             region_counts: Vec::new(),
             first_counted: 0,
+            region_start: 0,
             last: None,
             done: false,
         };
@@ -210,6 +213,9 @@ impl<R: Read> Reader<R> {
         let nodes = h[38];
         if nodes == 0 {
             return Err(self.err(38, "node count 0: 1 ..= 255".into()));
+        }
+        if u64_at(40) > MAX_CYCLES {
+            return Err(self.err(40, format!("cycles {}: 0 ..= 2^36", u64_at(40))));
         }
         let notes_len = u32_at(56);
         let regions = u32_at(60);
@@ -322,6 +328,7 @@ impl<R: Read> Reader<R> {
             ));
         }
         self.region = r;
+        self.region_start = self.header.region_start(r);
         Ok(())
     }
 
@@ -381,6 +388,12 @@ impl<R: Read> Reader<R> {
                 nodes - 1
             )));
         }
+        if rec.cycle > self.header.cycles {
+            return Err(bad(format!(
+                "cycle {} after the trace's last, {} (the header's cycles)",
+                rec.cycle, self.header.cycles
+            )));
+        }
         if let Some((cycle, id)) = self.last {
             if rec.cycle < cycle {
                 return Err(bad(format!(
@@ -418,7 +431,16 @@ impl<R: Read> Reader<R> {
         while self.region + 1 < self.header.regions.len()
             && self.header.regions[self.region + 1].offset <= rel
         {
+            self.region_start = self
+                .region_start
+                .saturating_add(self.header.regions[self.region].cycles);
             self.region += 1;
+        }
+        if rec.cycle < self.region_start {
+            return Err(bad(format!(
+                "cycle {} before the start of its region {} at cycle {} (the cycles of the regions before it)",
+                rec.cycle, self.region, self.region_start
+            )));
         }
         let end = self.offset - self.body;
         if let Some(next) = self.header.regions.get(self.region + 1)
