@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 pub const BLACKSCHOLES_PACKETS: u64 = 81_749;
 
 /// Where the shared data keeps the trace, below some folder above the working directory or
-/// the running program (the workplace and CI lay `shared/` beside the repository).
-pub const BLACKSCHOLES: &str = "shared/traces/netrace/lngrex.tra.bz2";
+/// the running program (the repository keeps the trace, with its licence, in `experiments/traces/netrace/`).
+pub const BLACKSCHOLES: &str = "experiments/traces/netrace/lngrex.tra.bz2";
 
 /// The blackscholes trace: `$ICN_NETRACE_BLACKSCHOLES` if set, else [`BLACKSCHOLES`] below the
 /// first folder above the working directory or the program that has it.

@@ -112,7 +112,7 @@ fn malformed_traces_exit_2_naming_the_byte() {
     }
 }
 
-/// The bundled example (blackscholes from the shared data beside the repository) checks.
+/// The bundled example (blackscholes, kept in `experiments/traces/netrace/`) checks.
 #[test]
 fn bundled_example_checks() {
     let exp = Path::new(env!("CARGO_MANIFEST_DIR"))

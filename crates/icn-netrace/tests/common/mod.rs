@@ -14,18 +14,18 @@ pub fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A trace of the shared data (`shared/traces/netrace/` beside the repository, as CI and the
-/// workplace lay it out). Panics naming where it looked: a missing trace fails the test.
+/// A Netrace sample the repository keeps (`experiments/traces/netrace/`, with its licence).
+/// Panics naming where it looked: a missing trace fails the test.
 pub fn shared(name: &str) -> PathBuf {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     for dir in here.ancestors() {
-        let p = dir.join("shared/traces/netrace").join(name);
+        let p = dir.join("experiments/traces/netrace").join(name);
         if p.exists() {
             return p;
         }
     }
     panic!(
-        "{name} not found in shared/traces/netrace/ above {}",
+        "{name} not found in experiments/traces/netrace/ above {}",
         here.display()
     );
 }
