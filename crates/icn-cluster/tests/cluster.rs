@@ -456,5 +456,8 @@ fn one_long_replication_moves_the_progress_bar_as_it_runs() {
     assert_eq!(steps.iter().sum::<u64>(), Cluster::work(&cfg));
     assert!(steps.len() >= 100, "{} steps", steps.len());
     // Evenly: no step is more than a tenth of the run.
-    assert!(steps.iter().all(|&s| s <= Cluster::work(&cfg) / 10), "{steps:?}");
+    assert!(
+        steps.iter().all(|&s| s <= Cluster::work(&cfg) / 10),
+        "{steps:?}"
+    );
 }
