@@ -92,6 +92,7 @@ fn probe(
     let file = dir.join(format!("{model}.toml"));
     std::fs::write(&file, format!("model = \"{model}\"\nreplications = 1\n")).unwrap();
     let out = dir.join("out");
+    let _ = std::fs::remove_dir_all(&out);
     let status = Command::new("prlimit")
         .arg(format!("--as={mem}"))
         .args(["--", "timeout", "-k", "5", &secs.to_string()])
@@ -109,7 +110,9 @@ fn probe(
     // timeout(1) exits 124 when the run timed out (TERM, then KILL 5 s later): not a crash.
     let timed_out = status.code() == Some(124);
     let report = std::fs::read_to_string(out.join("report.json")).unwrap_or_default();
-    let nan = ["NaN", "inf"].iter().any(|w| report.contains(w));
+    let nan = ["NaN", "Infinity", "\"inf\"", "\"-inf\""]
+        .iter()
+        .any(|w| report.contains(w));
     (status.code(), timed_out, nan)
 }
 
