@@ -55,6 +55,42 @@ pub enum NicKind {
     Pipeline,
 }
 
+impl NicConfig {
+    /// A key set to something other than its default that the chosen kind does not read is
+    /// an error, not silently ignored (`send_ns = -1` with `kind = "zero"` was accepted while
+    /// `keys` documents 0 ..= 10^9).
+    fn check_keys_apply(&self) -> Result<(), Invalid> {
+        use NicKind::*;
+        let d = NicConfig::default();
+        let keys: [(&str, bool, &[NicKind]); 6] = [
+            ("send_ns", self.send_ns != d.send_ns, &[Simple]),
+            ("recv_ns", self.recv_ns != d.recv_ns, &[Simple]),
+            ("dma_mbs", self.dma_mbs != d.dma_mbs, &[Simple]),
+            (
+                "packet_bytes",
+                self.packet_bytes != d.packet_bytes,
+                &[Zero, Simple],
+            ),
+            ("profile", self.profile != d.profile, &[Pipeline]),
+            ("design", self.design != d.design, &[Pipeline]),
+        ];
+        for (key, set, kinds) in keys {
+            if set && !kinds.contains(&self.kind) {
+                let kind = match self.kind {
+                    Zero => "zero",
+                    Simple => "simple",
+                    Pipeline => "pipeline",
+                };
+                return Err(Invalid::new(
+                    format!("nic.{key}"),
+                    format!("does not apply to kind = \"{kind}\""),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Default for NicConfig {
     fn default() -> Self {
         NicConfig {
@@ -161,6 +197,7 @@ fn per_byte(mbs: f64) -> u128 {
 
 impl Endpoint {
     pub fn build(cfg: &NicConfig, resolve: impl Fn(&str) -> String) -> Result<Endpoint, Invalid> {
+        cfg.check_keys_apply()?;
         let check_ns = |v: f64, key: &str| {
             Invalid::check(
                 v.is_finite() && (0.0..=1e9).contains(&v),
@@ -171,9 +208,17 @@ impl Endpoint {
         };
         match cfg.kind {
             NicKind::Zero => Ok(Endpoint {
+                packet_bytes: {
+                    Invalid::check(
+                        (1..=1 << 30).contains(&cfg.packet_bytes),
+                        "nic.packet_bytes",
+                        "1 ..= 2^30",
+                        cfg.packet_bytes,
+                    )?;
+                    u64::from(cfg.packet_bytes)
+                },
                 tx: Vec::new(),
                 rx: Vec::new(),
-                packet_bytes: u64::from(cfg.packet_bytes.max(1)),
                 header_bytes: 0,
                 pipe: None,
             }),
@@ -401,6 +446,29 @@ mod tests {
         assert!(
             e.rx.iter()
                 .any(|s| s.name == "net_recv" && s.layer == Layer::Nic)
+        );
+    }
+
+    /// Issue 22: a `simple` key set under another kind was accepted silently, whatever its
+    /// value (`send_ns = -1` with the default `zero`).
+    #[test]
+    fn keys_of_another_kind_are_refused() {
+        let cfg = NicConfig {
+            send_ns: -1.0,
+            ..NicConfig::default()
+        };
+        let e = Endpoint::build(&cfg, |p| p.to_owned()).unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.message.as_str()),
+            ("nic.send_ns", "does not apply to kind = \"zero\"")
+        );
+        let cfg = NicConfig {
+            packet_bytes: 0,
+            ..NicConfig::default()
+        };
+        assert_eq!(
+            Endpoint::build(&cfg, |p| p.to_owned()).unwrap_err().key,
+            "nic.packet_bytes"
         );
     }
 

@@ -89,6 +89,12 @@ pub fn select(
     file: &ExperimentFile,
     plan: &Plan,
 ) -> Result<(&'static dyn Runner, Vec<SweepPoint>), ExecError> {
+    // Each model's memory estimate covers one replication: it is held against the share of
+    // the memory of each replication that runs at once (threads, at most one per job).
+    let points = if plan.sweep { file.points().len() } else { 1 };
+    let jobs = points as u64 * u64::from(file.replications);
+    let at_once = (threads(plan) as u64).min(jobs.max(1));
+    icn_engine::memory::set_concurrent_runs(at_once as usize);
     let runner = check_file(file)?;
     let mut points = file.points();
     if !plan.sweep {
@@ -118,7 +124,7 @@ pub fn first_run_probe<'a>(
     let runs = points.len() as u128 * u128::from(file.replications);
     let points = points.len() as u128;
     move |sample: &icn_engine::Metrics| {
-        results_fit(sample, runs, points, icn_engine::memory::available_memory())
+        results_fit(sample, runs, points, icn_engine::memory::machine_memory())
             .map_err(|inner| ConfigError::invalid(&file.path, inner))?;
         if !plan.sweep {
             return Ok(());

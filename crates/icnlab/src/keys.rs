@@ -184,7 +184,10 @@ fn allowed_in(runner: &dyn Runner, key: &str, default: &toml::Value, context: &[
         let Some(e) = probe(runner, key, p, context) else {
             continue;
         };
-        if !context.is_empty() && !e.contains(&format!("`{key}`")) {
+        if (!context.is_empty() && !e.contains(&format!("`{key}`")))
+            || e.contains("does not apply to kind")
+        {
+            // Not this key's range (another kind reads it: see `with_selectors`).
             continue;
         }
         if let Some(range) = between(&e, "must be in ", ", got") {

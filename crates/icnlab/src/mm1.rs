@@ -90,14 +90,17 @@ impl Model for Mm1 {
         let exp = |rng: &mut icn_engine::rng::SimRng, rate: f64| -> f64 {
             -(1.0 - rng.random::<f64>()).ln() / rate
         };
-        let (mut now, mut server_free_at) = (0.0f64, 0.0f64);
+        // Lindley's recursion on the work the server has left when a customer arrives, not
+        // on absolute clock times: at λ = 1e-300 the clock reaches 1e300, where adding a
+        // service time of ~1 changes nothing and every sojourn came out as 0.
+        let mut backlog = 0.0f64;
         let mut sojourn = Summary::default();
         for i in 0..cfg.warmup + cfg.customers {
-            now += exp(&mut arrivals, cfg.arrival_rate);
-            let start = now.max(server_free_at);
-            server_free_at = start + exp(&mut services, cfg.service_rate);
+            let gap = exp(&mut arrivals, cfg.arrival_rate);
+            let time_in_system = (backlog - gap).max(0.0) + exp(&mut services, cfg.service_rate);
+            backlog = time_in_system;
             if i >= cfg.warmup {
-                sojourn.add(server_free_at - now);
+                sojourn.add(time_in_system);
             }
             if i % 65_536 == 65_535 {
                 progress.advance(65_536);
@@ -146,6 +149,29 @@ mod tests {
         );
         assert_eq!(exact, 2.0);
         assert!((sim - exact).abs() < 0.1, "simulated {sim}, exact {exact}");
+    }
+
+    /// Issue 22: λ = 1e-300 (inside (0, μ)) reported a sojourn of 0 against the exact 1
+    /// (absolute times of 1e300 swallowed every service time).
+    #[test]
+    fn a_tiny_arrival_rate_gives_the_exact_sojourn() {
+        for arrival_rate in [1e-300, 5e-324, 1e-15] {
+            let cfg = Mm1Config {
+                arrival_rate,
+                customers: 100_000,
+                ..Mm1Config::default()
+            };
+            let m = Mm1::run(&cfg, 3, &NoProgress).unwrap();
+            let (sim, exact) = (
+                m.require("sojourn_mean").unwrap(),
+                m.require("sojourn_exact").unwrap(),
+            );
+            assert!((exact - 1.0).abs() < 1e-12, "{exact}");
+            assert!(
+                (sim - exact).abs() < 0.02,
+                "λ {arrival_rate}: simulated {sim}"
+            );
+        }
     }
 
     #[test]

@@ -200,6 +200,14 @@ impl RunReport {
     }
 
     pub fn read_json(path: &Path) -> Result<Self> {
+        // A report is a file icnlab wrote: a device or FIFO under its name (`/dev/zero`) was
+        // read up to the 2 GiB bound before failing.
+        let meta = fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+        anyhow::ensure!(
+            meta.is_file(),
+            "{} is not a regular file (not an icnlab report)",
+            path.display()
+        );
         // 10^5 points (the sweep limit) with tables stay well below 2 GiB.
         let text = icn_engine::config::read_bounded(path, 2 << 30)?;
         serde_json::from_str(&text)
@@ -437,6 +445,17 @@ pub fn fmt_num(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// Issue 22: `merge` read 2 GiB from a report.json pointing at `/dev/zero`.
+    #[test]
+    fn a_report_that_is_not_a_regular_file_is_refused_unread() {
+        let tmp = tempfile::tempdir().unwrap();
+        let link = tmp.path().join("report.json");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        let e = format!("{:#}", super::RunReport::read_json(&link).unwrap_err());
+        assert!(e.contains("is not a regular file"), "{e}");
+    }
+
     use super::fmt_num;
     use icn_engine::{Metrics, Table};
 

@@ -423,3 +423,33 @@ fn model_thread_keys_are_bounded() {
         check_refused(&p(name), &[name, key, "0 (every core) ..= 1024"]);
     }
 }
+
+/// Issue 22, item 4: a model's memory estimate covers one replication, and `--threads N`
+/// runs N at once: the estimate is held against each one's share. A 300×300 VC-router mesh
+/// (≈ 115 MB of router state) fits one replication but not 1 024 at once.
+#[test]
+fn estimates_cover_every_replication_run_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("vc.toml");
+    fs::write(
+        &file,
+        "model = \"vc-router\"\ntopology = \"mesh:300x300\"\nreplications = 1024\nwarmup = 1\nmeasure = 1\ndrain = 1\n",
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    let out = dir.path().join("out").display().to_string();
+    refused(
+        &["run", &file, "--threads", "1024", "--out", &out],
+        "MB are available to each of the 1024 replications run at once",
+    );
+    let ok = icnlab()
+        .args(["check", &file])
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}
