@@ -14,8 +14,8 @@ use crate::router::{PacketDone, VcNetwork, VcObserver, VcParams};
 use crate::symbol::Port;
 use crate::topology::Grid;
 use crate::topology::Topology;
-use crate::xswitch::par::ParNetwork;
-use crate::xswitch::{Counters, NetParams, Network, Observer};
+use crate::xswitch::par::ParXNet;
+use crate::xswitch::{Counters, NetParams, Observer, XNet};
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Invalid, ModelError};
 use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};
@@ -36,8 +36,8 @@ fn fabric_error(deadlocked: bool, e: ModelError) -> FabricError {
 // The sequential network stays inline (no pointer to follow per cycle); there is one per fabric.
 #[allow(clippy::large_enum_variant)]
 pub enum XEngine {
-    Seq(Network),
-    Par(Box<ParNetwork>),
+    Seq(XNet),
+    Par(Box<ParXNet>),
 }
 
 impl XEngine {
@@ -123,7 +123,7 @@ impl XEngine {
     }
 }
 
-/// An X-Switch network ([`Network`] or [`ParNetwork`]) as a fabric: one packet = one X-NIA
+/// An X-Switch network ([`XNet`] or [`ParXNet`]) as a fabric: one packet = one X-NIA
 /// message.
 pub struct XSwitchFabric {
     pub net: XEngine,
@@ -143,7 +143,7 @@ impl XSwitchFabric {
         Self::with_threads(topo, p, 1, cycle_ps)
     }
 
-    /// Simulated by `threads` threads (1: the sequential network; more: [`ParNetwork`], same
+    /// Simulated by `threads` threads (1: the sequential network; more: [`ParXNet`], same
     /// results).
     pub fn with_threads(
         topo: Topology,
@@ -155,7 +155,7 @@ impl XSwitchFabric {
     }
 
     /// As [`XSwitchFabric::with_threads`], and with `ranks`, `threads` partitions per rank of
-    /// the network spread over them ([`ParNetwork::spread`]).
+    /// the network spread over them ([`ParXNet::spread`]).
     pub fn spread(
         topo: Topology,
         p: NetParams,
@@ -165,9 +165,9 @@ impl XSwitchFabric {
     ) -> Result<XSwitchFabric, Invalid> {
         let n = topo.nias();
         let net = if threads <= 1 && ranks.is_none() {
-            XEngine::Seq(Network::new(topo, p)?)
+            XEngine::Seq(XNet::new(topo, p)?)
         } else {
-            XEngine::Par(Box::new(ParNetwork::spread(topo, p, threads, ranks)?))
+            XEngine::Par(Box::new(ParXNet::spread(topo, p, threads, ranks)?))
         };
         Ok(XSwitchFabric {
             net,

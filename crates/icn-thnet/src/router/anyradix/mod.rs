@@ -475,7 +475,7 @@ impl VcAnyNet {
     /// One clock of the whole network.
     pub fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
         let now = self.sh.now;
-        let slot = (now as usize) & self.sh.ring;
+        let slot = (now as usize) & self.sh.ring_mask;
         self.sh.receive(slot, obs);
         let fq = self.sh.take_landings(slot);
         let mut landed = Ok(());

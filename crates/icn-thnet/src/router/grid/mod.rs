@@ -357,7 +357,7 @@ impl VcNet {
     ) -> Result<(), ModelError> {
         debug_assert_eq!((V, NV), (self.v, P * self.v));
         let now = self.sh.now;
-        let slot = (now as usize) & self.sh.ring;
+        let slot = (now as usize) & self.sh.ring_mask;
 
         // 1. Receive: credits, then flits (from routers and sources). Credit increments commute
         // and flits landing in one cycle go to distinct input VCs, so only the ejection order

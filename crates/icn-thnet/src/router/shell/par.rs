@@ -86,7 +86,7 @@ pub(crate) fn absorb<N: VcPartition>(net: &mut N, inbox: &mut Vec<VcMsg<Record<N
         match m {
             VcMsg::Credit { at, counter } => {
                 let sh = net.shell_mut();
-                sh.creds[at as usize & sh.ring].push(counter);
+                sh.creds[at as usize & sh.ring_mask].push(counter);
             }
             VcMsg::Create { src, dst, len, tag } => net.enqueue_tagged(src, dst, len, tag),
             VcMsg::Flit {
@@ -104,7 +104,7 @@ pub(crate) fn absorb<N: VcPartition>(net: &mut N, inbox: &mut Vec<VcMsg<Record<N
                     }
                     None => sh.arriving[ivc as usize],
                 };
-                sh.flits[at as usize & sh.ring].push(event(ivc, flit(id, flags)));
+                sh.flits[at as usize & sh.ring_mask].push(event(ivc, flit(id, flags)));
             }
         }
     }
