@@ -11,11 +11,11 @@ use crate::router::anyradix::VcAnyNet;
 use crate::router::grid::VcNet;
 use crate::router::grid::par::ParVcNet;
 use crate::router::{PacketDone, VcNetwork, VcObserver, VcParams};
-use crate::symbol::Port;
 use crate::topology::Grid;
 use crate::topology::Topology;
+use crate::xswitch::network::XNetwork;
 use crate::xswitch::par::ParXNet;
-use crate::xswitch::{Counters, NetParams, Observer, XNet};
+use crate::xswitch::{NetParams, Observer, XNet};
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Invalid, ModelError};
 use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};
@@ -41,84 +41,31 @@ pub enum XEngine {
 }
 
 impl XEngine {
-    pub fn now(&self) -> u64 {
-        match self {
-            XEngine::Seq(n) => n.now,
-            XEngine::Par(n) => n.now,
-        }
-    }
-
-    pub fn nias(&self) -> usize {
-        match self {
-            XEngine::Seq(n) => n.nias.len(),
-            XEngine::Par(n) => n.nias(),
-        }
-    }
-
-    pub fn topo(&self) -> &Topology {
-        match self {
-            XEngine::Seq(n) => &n.topo,
-            XEngine::Par(n) => &n.topo,
-        }
-    }
-
-    pub fn deadlocked(&self) -> bool {
-        match self {
-            XEngine::Seq(n) => n.deadlocked,
-            XEngine::Par(n) => n.deadlocked,
-        }
-    }
-
-    pub fn measuring(&self) -> bool {
-        match self {
-            XEngine::Seq(n) => n.measuring,
-            XEngine::Par(n) => n.measuring(),
-        }
-    }
-
-    pub fn set_measuring(&mut self, on: bool) {
-        match self {
-            XEngine::Seq(n) => n.measuring = on,
-            XEngine::Par(n) => n.set_measuring(on),
-        }
-    }
-
-    /// Message `size` bytes from NIA `src` to `dst`, created now.
-    pub fn submit(&mut self, src: usize, dst: usize, size: u32) {
-        match self {
-            XEngine::Seq(n) => n.nias[src].submit(dst, size, n.now),
-            XEngine::Par(n) => n.submit(src, dst, size),
-        }
-    }
-
+    /// One clock: the one dispatch on the concrete network, so that the observer inlines.
     pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), ModelError> {
         match self {
             XEngine::Seq(n) => n.step(obs),
             XEngine::Par(n) => n.step(obs),
         }
     }
+}
 
-    /// The counters of the whole network.
-    pub fn counters(&self) -> std::borrow::Cow<'_, Counters> {
+/// Everything but the clock goes through [`XNetwork`].
+impl std::ops::Deref for XEngine {
+    type Target = dyn XNetwork;
+    fn deref(&self) -> &(dyn XNetwork + 'static) {
         match self {
-            XEngine::Seq(n) => std::borrow::Cow::Borrowed(&n.counters),
-            XEngine::Par(n) => std::borrow::Cow::Owned(n.counters()),
+            XEngine::Seq(n) => n,
+            XEngine::Par(n) => &**n,
         }
     }
+}
 
-    /// Logs the grants of output port `o`.
-    pub fn log_grants(&mut self, o: usize) {
+impl std::ops::DerefMut for XEngine {
+    fn deref_mut(&mut self) -> &mut (dyn XNetwork + 'static) {
         match self {
-            XEngine::Seq(n) => n.grant_log = Some((o, Vec::new())),
-            XEngine::Par(n) => n.log_grants(o),
-        }
-    }
-
-    /// The grants of the port given to [`XEngine::log_grants`], as (cycle, input port).
-    pub fn grant_log(&self) -> Option<(usize, Vec<(u64, Port)>)> {
-        match self {
-            XEngine::Seq(n) => n.grant_log.clone(),
-            XEngine::Par(n) => n.grant_log(),
+            XEngine::Seq(n) => n,
+            XEngine::Par(n) => &mut **n,
         }
     }
 }

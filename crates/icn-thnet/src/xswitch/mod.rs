@@ -548,6 +548,7 @@ pub fn port_label(i: usize) -> String {
     format!("s{}.{}", i / PORTS, port_name((i % PORTS) as Port))
 }
 
+pub mod network;
 #[cfg(test)]
 mod tests;
 
