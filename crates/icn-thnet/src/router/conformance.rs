@@ -76,20 +76,26 @@ pub struct Outcome {
     pub credits_full: bool,
 }
 
-/// Random traffic (`rate` packets per node per cycle, 1..=8 flits) for `cycles`, measuring
-/// from a third of the way, then a drain of at most `10·cycles`.
-pub fn drive(e: &mut VcEngine, rate: f64, cycles: u64, seed: u64) -> Outcome {
+/// Random traffic (`rate` packets per node per cycle, 1..=`max_len` flits) for `cycles`,
+/// measuring from a third of the way, then a drain of at most `drain` cycles.
+pub fn drive(
+    e: &mut VcEngine,
+    rate: f64,
+    max_len: u32,
+    (cycles, drain): (u64, u64),
+    seed: u64,
+) -> Outcome {
     let n = e.net().nodes();
     let mut rng = stream(seed, n as u64);
     let mut got = Vec::new();
-    let mut end = Err(format!("not drained after {} cycles", 11 * cycles));
-    for c in 0..11 * cycles {
+    let mut end = Err(format!("not drained after {} cycles", cycles + drain));
+    for c in 0..cycles + drain {
         e.net_mut().set_measuring(c >= cycles / 3 && c < cycles);
         if c < cycles {
             for s in 0..n {
                 if rng.random::<f64>() < rate {
                     let d = rng.random_range(0..n);
-                    let len = rng.random_range(1..=8);
+                    let len = rng.random_range(1..=max_len);
                     e.net_mut().enqueue_tagged(s, d, len, c);
                 }
             }
@@ -160,12 +166,12 @@ pub fn exactly_once(e: &mut VcEngine, len: u32, rate: f64) -> Result<(), String>
 
 /// 3: the same outcome at 1, 2 and 3 partitions.
 pub fn same_at_any_thread_count(case: &Case) -> Result<(), String> {
-    let one = drive(&mut (case.build)(1), 0.08, 1_500, 2);
+    let one = drive(&mut (case.build)(1), 0.08, 8, (1_500, 15_000), 2);
     if one.end.is_err() || one.got.is_empty() {
         return Err(format!("{}: sequential run {:?}", case.name, one.end));
     }
     for threads in [2, 3] {
-        let par = drive(&mut (case.build)(threads), 0.08, 1_500, 2);
+        let par = drive(&mut (case.build)(threads), 0.08, 8, (1_500, 15_000), 2);
         if par != one {
             let first = one.got.iter().zip(&par.got).position(|(a, b)| a != b);
             return Err(format!(

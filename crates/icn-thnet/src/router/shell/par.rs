@@ -142,6 +142,27 @@ pub(crate) fn send<N: VcPartition>(net: &mut N, outbox: &mut [Vec<VcMsg<Record<N
     }
 }
 
+/// The watchdog of a whole network, after its cycle: `Err` with the wait-for diagnosis when
+/// packets are in the network and no flit moved for `limit` cycles (a partition's is the
+/// driver's, [`ParNet::step`]).
+#[inline(always)]
+pub(crate) fn watchdog<N: VcPartition>(net: &mut N, limit: u64) -> Result<(), ModelError> {
+    if net.shell().stalled(limit) {
+        return Err(stalled(net, limit));
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn stalled<N: VcPartition>(net: &mut N, limit: u64) -> ModelError {
+    net.shell_mut().deadlocked = true;
+    let (now, in_network) = (net.shell().now, net.shell().in_network);
+    super::deadlock(limit, now, in_network, net.waits(), |c| {
+        net.input_vc_name(c)
+    })
+}
+
 /// What a head flit takes to another partition: its packet's record and what the
 /// microarchitecture keeps with it.
 pub type Record<N> = (PacketDone, <N as VcPartition>::Extra);
