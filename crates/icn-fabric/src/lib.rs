@@ -24,6 +24,7 @@
 //! ring fabrics happen to keep it (the SCI ring resequences its retries); a caller that
 //! needs order resequences, as the cluster simulator does per message.
 
+pub mod conformance;
 pub mod flow;
 pub mod ideal;
 pub mod time;

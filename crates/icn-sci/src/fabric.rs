@@ -10,9 +10,9 @@
 //! `symbols − 1` cycles later). Time: one cycle = one 16-bit symbol = 2 ns.
 //!
 //! SCI retries can reorder two sends of one pair (a BUSY-echoed send retries after a later
-//! one was accepted). The fabric interface promises order per pair, as a messaging layer on
-//! SCI must provide it: deliveries are resequenced per pair, and a send accepted early is
-//! delivered when its predecessors have been.
+//! one was accepted). The fabric interface does not promise order per pair, but a messaging
+//! layer on SCI provides it, so this fabric keeps it: deliveries are resequenced per pair,
+//! and a send accepted early is delivered when its predecessors have been.
 
 use crate::config::SciConfig;
 use crate::protocol::Policy;

@@ -11,11 +11,11 @@ use crate::router::anyradix::VcAnyNet;
 use crate::router::grid::VcNet;
 use crate::router::grid::par::ParVcNet;
 use crate::router::{PacketDone, VcNetwork, VcObserver, VcParams};
-use crate::symbol::Port;
 use crate::topology::Grid;
 use crate::topology::Topology;
-use crate::xswitch::par::ParNetwork;
-use crate::xswitch::{Counters, NetParams, Network, Observer};
+use crate::xswitch::network::XNetwork;
+use crate::xswitch::par::ParXNet;
+use crate::xswitch::{NetParams, Observer, XNet};
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Invalid, ModelError};
 use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};
@@ -36,94 +36,41 @@ fn fabric_error(deadlocked: bool, e: ModelError) -> FabricError {
 // The sequential network stays inline (no pointer to follow per cycle); there is one per fabric.
 #[allow(clippy::large_enum_variant)]
 pub enum XEngine {
-    Seq(Network),
-    Par(Box<ParNetwork>),
+    Seq(XNet),
+    Par(Box<ParXNet>),
 }
 
 impl XEngine {
-    pub fn now(&self) -> u64 {
-        match self {
-            XEngine::Seq(n) => n.now,
-            XEngine::Par(n) => n.now,
-        }
-    }
-
-    pub fn nias(&self) -> usize {
-        match self {
-            XEngine::Seq(n) => n.nias.len(),
-            XEngine::Par(n) => n.nias(),
-        }
-    }
-
-    pub fn topo(&self) -> &Topology {
-        match self {
-            XEngine::Seq(n) => &n.topo,
-            XEngine::Par(n) => &n.topo,
-        }
-    }
-
-    pub fn deadlocked(&self) -> bool {
-        match self {
-            XEngine::Seq(n) => n.deadlocked,
-            XEngine::Par(n) => n.deadlocked,
-        }
-    }
-
-    pub fn measuring(&self) -> bool {
-        match self {
-            XEngine::Seq(n) => n.measuring,
-            XEngine::Par(n) => n.measuring(),
-        }
-    }
-
-    pub fn set_measuring(&mut self, on: bool) {
-        match self {
-            XEngine::Seq(n) => n.measuring = on,
-            XEngine::Par(n) => n.set_measuring(on),
-        }
-    }
-
-    /// Message `size` bytes from NIA `src` to `dst`, created now.
-    pub fn submit(&mut self, src: usize, dst: usize, size: u32) {
-        match self {
-            XEngine::Seq(n) => n.nias[src].submit(dst, size, n.now),
-            XEngine::Par(n) => n.submit(src, dst, size),
-        }
-    }
-
+    /// One clock: the one dispatch on the concrete network, so that the observer inlines.
     pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), ModelError> {
         match self {
             XEngine::Seq(n) => n.step(obs),
             XEngine::Par(n) => n.step(obs),
         }
     }
+}
 
-    /// The counters of the whole network.
-    pub fn counters(&self) -> std::borrow::Cow<'_, Counters> {
+/// Everything but the clock goes through [`XNetwork`].
+impl std::ops::Deref for XEngine {
+    type Target = dyn XNetwork;
+    fn deref(&self) -> &(dyn XNetwork + 'static) {
         match self {
-            XEngine::Seq(n) => std::borrow::Cow::Borrowed(&n.counters),
-            XEngine::Par(n) => std::borrow::Cow::Owned(n.counters()),
-        }
-    }
-
-    /// Logs the grants of output port `o`.
-    pub fn log_grants(&mut self, o: usize) {
-        match self {
-            XEngine::Seq(n) => n.grant_log = Some((o, Vec::new())),
-            XEngine::Par(n) => n.log_grants(o),
-        }
-    }
-
-    /// The grants of the port given to [`XEngine::log_grants`], as (cycle, input port).
-    pub fn grant_log(&self) -> Option<(usize, Vec<(u64, Port)>)> {
-        match self {
-            XEngine::Seq(n) => n.grant_log.clone(),
-            XEngine::Par(n) => n.grant_log(),
+            XEngine::Seq(n) => n,
+            XEngine::Par(n) => &**n,
         }
     }
 }
 
-/// An X-Switch network ([`Network`] or [`ParNetwork`]) as a fabric: one packet = one X-NIA
+impl std::ops::DerefMut for XEngine {
+    fn deref_mut(&mut self) -> &mut (dyn XNetwork + 'static) {
+        match self {
+            XEngine::Seq(n) => n,
+            XEngine::Par(n) => &mut **n,
+        }
+    }
+}
+
+/// An X-Switch network ([`XNet`] or [`ParXNet`]) as a fabric: one packet = one X-NIA
 /// message.
 pub struct XSwitchFabric {
     pub net: XEngine,
@@ -143,7 +90,7 @@ impl XSwitchFabric {
         Self::with_threads(topo, p, 1, cycle_ps)
     }
 
-    /// Simulated by `threads` threads (1: the sequential network; more: [`ParNetwork`], same
+    /// Simulated by `threads` threads (1: the sequential network; more: [`ParXNet`], same
     /// results).
     pub fn with_threads(
         topo: Topology,
@@ -155,7 +102,7 @@ impl XSwitchFabric {
     }
 
     /// As [`XSwitchFabric::with_threads`], and with `ranks`, `threads` partitions per rank of
-    /// the network spread over them ([`ParNetwork::spread`]).
+    /// the network spread over them ([`ParXNet::spread`]).
     pub fn spread(
         topo: Topology,
         p: NetParams,
@@ -165,9 +112,9 @@ impl XSwitchFabric {
     ) -> Result<XSwitchFabric, Invalid> {
         let n = topo.nias();
         let net = if threads <= 1 && ranks.is_none() {
-            XEngine::Seq(Network::new(topo, p)?)
+            XEngine::Seq(XNet::new(topo, p)?)
         } else {
-            XEngine::Par(Box::new(ParNetwork::spread(topo, p, threads, ranks)?))
+            XEngine::Par(Box::new(ParXNet::spread(topo, p, threads, ranks)?))
         };
         Ok(XSwitchFabric {
             net,

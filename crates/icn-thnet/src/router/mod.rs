@@ -6,7 +6,9 @@
 //! * [`grid`]: the 5-port fast path on 2-D meshes and tori (dimension order, dateline
 //!   classes), its hot loops compiled per VC count;
 //! * [`anyradix`]: the same router of any radix on any `icn_topo` network and routing;
-//! * [`alloc`]: the round-robin and iSLIP separable allocators.
+//! * [`alloc`]: the round-robin and iSLIP separable allocators;
+//! * [`network`]: [`VcNetwork`], the one trait every network is used through;
+//! * [`conformance`]: the suite every microarchitecture passes (`tests/vc_conformance.rs`).
 //!
 //! A new microarchitecture is a folder next to `grid/` and `anyradix/` that keeps a
 //! [`shell::Shell`], implements [`shell::par::VcPartition`] and its own stages
@@ -14,6 +16,7 @@
 
 pub mod alloc;
 pub mod anyradix;
+pub mod conformance;
 pub mod grid;
 pub mod network;
 pub mod shell;

@@ -14,7 +14,7 @@
 //!    first), each NIA sends its next frame symbol unless stopped.
 //!
 //! A symbol can therefore cross a switch in the cycle it arrives (cut-through) once its
-//! output is bound. The run never hangs: [`Network::step`] fails with a wait-for diagnosis
+//! output is bound. The run never hangs: [`XNet::step`] fails with a wait-for diagnosis
 //! when frames are in flight and no frame symbol has moved for `watchdog` cycles.
 
 use crate::fifo::{Fifo, FlowControl, check_thresholds};
@@ -92,8 +92,8 @@ pub struct Counters {
 
 const NONE: u32 = u32::MAX;
 
-pub struct Network {
-    /// Shared by the partitions of a [`ParNetwork`](par::ParNetwork) (its routes are large).
+pub struct XNet {
+    /// Shared by the partitions of a [`ParXNet`](par::ParXNet) (its routes are large).
     pub topo: Arc<Topology>,
     p: NetParams,
     pub now: u64,
@@ -116,7 +116,7 @@ pub struct Network {
     in_flight: i64,
     last_move: u64,
     /// Switch ports (`lo·5 .. hi·5`) and NIAs simulated here: all of them, or a partition's
-    /// switches with their NIAs ([`Network::partition`]). Every vector keeps the whole
+    /// switches with their NIAs ([`XNet::partition`]). Every vector keeps the whole
     /// network's indexing, so a partition visits channels in the sequential order.
     own_ports: Range<usize>,
     own_nias: Vec<u32>,
@@ -128,12 +128,12 @@ pub struct Network {
     pub counters: Counters,
     /// When set to an output port index, its grants are logged as (cycle, input port).
     pub grant_log: Option<(usize, Vec<(u64, Port)>)>,
-    /// Set when [`Network::step`] failed because of the watchdog.
+    /// Set when [`XNet::step`] failed because of the watchdog.
     pub deadlocked: bool,
 }
 
-impl Network {
-    pub fn new(topo: Topology, p: NetParams) -> Result<Network, Invalid> {
+impl XNet {
+    pub fn new(topo: Topology, p: NetParams) -> Result<XNet, Invalid> {
         p.validate()?;
         Ok(Self::build(Arc::new(topo), p, 1, 0))
     }
@@ -147,7 +147,7 @@ impl Network {
         p: NetParams,
         parts: usize,
         k: usize,
-    ) -> Result<Network, Invalid> {
+    ) -> Result<XNet, Invalid> {
         p.validate()?;
         let s = topo.switches;
         Invalid::check(
@@ -161,11 +161,11 @@ impl Network {
 
     /// Without the parameter check: only for tests that show what the check prevents.
     #[cfg(test)]
-    pub(crate) fn new_unchecked(topo: Topology, p: NetParams) -> Network {
+    pub(crate) fn new_unchecked(topo: Topology, p: NetParams) -> XNet {
         Self::build(Arc::new(topo), p, 1, 0)
     }
 
-    fn build(topo: Arc<Topology>, p: NetParams, parts: usize, k: usize) -> Network {
+    fn build(topo: Arc<Topology>, p: NetParams, parts: usize, k: usize) -> XNet {
         let nports = topo.switches * PORTS;
         let split = icn_engine::lockstep::Split {
             items: topo.switches,
@@ -208,7 +208,7 @@ impl Network {
         } else {
             Vec::new()
         };
-        Network {
+        XNet {
             own_ports: lo * PORTS..hi * PORTS,
             own_nias,
             remote_to,
@@ -548,6 +548,7 @@ pub fn port_label(i: usize) -> String {
     format!("s{}.{}", i / PORTS, port_name((i % PORTS) as Port))
 }
 
+pub mod network;
 #[cfg(test)]
 mod tests;
 

@@ -1,7 +1,7 @@
-//! The X-Switch network partitioned over threads: [`ParNetwork`].
+//! The X-Switch network partitioned over threads: [`ParXNet`].
 //!
-//! Each partition is a [`Network`] of a contiguous range of switches with the NIAs attached
-//! to them ([`Network::partition`]), run by [`icn_engine::lockstep`]. A symbol sent in cycle
+//! Each partition is a [`XNet`] of a contiguous range of switches with the NIAs attached
+//! to them ([`XNet::partition`]), run by [`icn_engine::lockstep`]. A symbol sent in cycle
 //! `t` on an X-Link is received in cycle `t + link_delay` (`link_delay ≥ 1`, checked by
 //! [`NetParams::validate`]): that delay line is the lookahead. A frame character or a
 //! STOP/GO sent to another partition's switch is an [`XMsg`], taken in before the receiver's
@@ -23,7 +23,7 @@
 //! any of them moved a frame symbol; its diagnosis is computed on the switch state
 //! assembled from the partitions, so it is the same text. Tests: `xswitch/par_tests.rs`.
 //!
-//! **Across processes.** [`ParNetwork::spread`] builds only this MPI rank's block of
+//! **Across processes.** [`ParXNet::spread`] builds only this MPI rank's block of
 //! `ranks × threads` partitions; the driver runs replicated on every rank (fed every
 //! partition's events by [`Lockstep::spread`]), and the queries that read partitions —
 //! counters, grant log, sources idle, the deadlock diagnosis — gather them from every rank.
@@ -32,7 +32,7 @@
 use super::*;
 use icn_engine::lockstep::{Exchange, Lockstep, Partition};
 
-/// What a partition of a [`Network`] receives: a symbol sent on one of its incoming links
+/// What a partition of a [`XNet`] receives: a symbol sent on one of its incoming links
 /// in the cycle just simulated (by the channel's global index), or a message submitted to one
 /// of its NIAs by the driver.
 #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
@@ -110,7 +110,7 @@ fn feeding_channels(topo: &Topology) -> Vec<u32> {
     feed
 }
 
-impl Network {
+impl XNet {
     /// Takes in what the driver and the other partitions sent during the last cycle.
     fn absorb(&mut self, inbox: &mut Vec<XMsg>) {
         let d = self.p.link_delay;
@@ -144,7 +144,7 @@ impl Network {
 
 /// A partition with the table that keys its deliveries.
 pub struct XPart {
-    net: Network,
+    net: XNet,
     feed: Arc<Vec<u32>>,
 }
 
@@ -180,10 +180,10 @@ impl Partition for XPart {
 }
 
 /// An X-Switch network simulated by several threads, possibly of several processes (MPI
-/// ranks), with [`Network`]'s interface and results. Spread over ranks, every rank drives the
+/// ranks), with [`XNet`]'s interface and results. Spread over ranks, every rank drives the
 /// whole network the same way (this driver is replicated) and simulates its block of the
-/// partitions; the queries that read partitions ([`ParNetwork::counters`], …) are collective.
-pub struct ParNetwork {
+/// partitions; the queries that read partitions ([`ParXNet::counters`], …) are collective.
+pub struct ParXNet {
     parts: Lockstep<XPart>,
     pub topo: Arc<Topology>,
     /// Partition of each NIA.
@@ -207,27 +207,27 @@ struct PortState {
     fifo: Vec<Fifo>,
 }
 
-impl ParNetwork {
+impl ParXNet {
     /// `topo` in `threads` partitions of (nearly) equal switch counts, each on its own thread.
-    pub fn new(topo: Topology, p: NetParams, threads: usize) -> Result<ParNetwork, Invalid> {
+    pub fn new(topo: Topology, p: NetParams, threads: usize) -> Result<ParXNet, Invalid> {
         Self::spread(topo, p, threads, None)
     }
 
-    /// As [`ParNetwork::new`], or with `ranks`, `ranks × threads` partitions of which this
+    /// As [`ParXNet::new`], or with `ranks`, `ranks × threads` partitions of which this
     /// process builds and simulates its rank's `threads`.
     pub fn spread(
         topo: Topology,
         p: NetParams,
         threads: usize,
         ranks: Option<Arc<dyn Exchange>>,
-    ) -> Result<ParNetwork, Invalid> {
+    ) -> Result<ParXNet, Invalid> {
         let topo = Arc::new(topo);
         let feed = Arc::new(feeding_channels(&topo));
         let watchdog = p.watchdog;
         let total = threads * ranks.as_ref().map_or(1, |x| x.size());
         let parts = Lockstep::<XPart>::local_block(total, ranks.as_deref())
             .map(|k| {
-                Network::partition(topo.clone(), p.clone(), total, k).map(|net| XPart {
+                XNet::partition(topo.clone(), p.clone(), total, k).map(|net| XPart {
                     net,
                     feed: feed.clone(),
                 })
@@ -242,7 +242,7 @@ impl ParNetwork {
             .iter()
             .map(|&(sw, _)| split.part_of(sw) as u32)
             .collect();
-        Ok(ParNetwork {
+        Ok(ParXNet {
             parts: Lockstep::new_or_spread(parts, total, ranks),
             topo,
             nia_part,
@@ -297,7 +297,7 @@ impl ParNetwork {
         );
     }
 
-    /// One clock of the whole network (as [`Network::step`]).
+    /// One clock of the whole network (as [`XNet::step`]).
     pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), ModelError> {
         let stepped = self.parts.cycle(&mut self.done);
         // Each partition's events are in the sequential order already; merge them.
@@ -327,7 +327,7 @@ impl ParNetwork {
         Ok(())
     }
 
-    /// The wait-for diagnosis of [`Network::diagnose`] over the whole network.
+    /// The wait-for diagnosis of [`XNet::diagnose`] over the whole network.
     fn diagnose(&self, still: u64) -> String {
         let n = self.topo.switches * PORTS;
         let mut bound = vec![false; n];
@@ -384,7 +384,7 @@ impl ParNetwork {
         c
     }
 
-    /// Logs the grants of output port `o` (as [`Network::grant_log`]).
+    /// Logs the grants of output port `o` (as [`XNet::grant_log`]).
     pub fn log_grants(&mut self, o: usize) {
         self.parts.for_each_local(|part| {
             if part.net.own_ports.contains(&o) {
@@ -393,7 +393,7 @@ impl ParNetwork {
         });
     }
 
-    /// The grant log set by [`ParNetwork::log_grants`]. Collective when spread.
+    /// The grant log set by [`ParXNet::log_grants`]. Collective when spread.
     pub fn grant_log(&self) -> Option<(usize, Vec<(u64, Port)>)> {
         self.parts
             .gather(|part| part.net.grant_log.clone())

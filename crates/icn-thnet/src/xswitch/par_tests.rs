@@ -2,7 +2,7 @@
 //! observer events in the same order, the same counters and the same end (including a
 //! deadlock found in the same cycle with the same diagnosis), at 1, 2, 3 and 4 threads.
 
-use super::par::ParNetwork;
+use super::par::ParXNet;
 use super::*;
 use crate::xswitch_model::{OnDeadlock, XSwitch, XSwitchConfig};
 use icn_engine::Model;
@@ -38,8 +38,8 @@ struct Outcome {
 /// The two drivers behind one interface (one of them per test run: size does not matter).
 #[allow(clippy::large_enum_variant)]
 enum Net {
-    Seq(Network),
-    Par(ParNetwork),
+    Seq(XNet),
+    Par(ParXNet),
 }
 
 impl Net {
@@ -80,9 +80,9 @@ fn run(
 ) -> Outcome {
     let topo = Topology::from_spec(spec).unwrap();
     let mut net = if threads == 0 {
-        Net::Seq(Network::new(topo, p.clone()).unwrap())
+        Net::Seq(XNet::new(topo, p.clone()).unwrap())
     } else {
-        Net::Par(ParNetwork::new(topo, p.clone(), threads).unwrap())
+        Net::Par(ParXNet::new(topo, p.clone(), threads).unwrap())
     };
     let mut events = Events::default();
     let mut next = 0;
@@ -313,7 +313,7 @@ fn thread_counts_are_checked() {
     assert_eq!(bad("mesh:2x2", 4), None);
     assert_eq!(bad("mesh:8x8", 1025).as_deref(), Some("threads"));
     let topo = Topology::from_spec("mesh:2x2").unwrap();
-    assert!(ParNetwork::new(topo, params(), 5).is_err());
+    assert!(ParXNet::new(topo, params(), 5).is_err());
 }
 
 mod properties {

@@ -32,7 +32,7 @@ impl Observer for Log {
 }
 
 /// Runs until every submitted message is delivered (or `limit` cycles).
-fn drain(net: &mut Network, log: &mut Log, limit: u64) -> Result<(), ModelError> {
+fn drain(net: &mut XNet, log: &mut Log, limit: u64) -> Result<(), ModelError> {
     let end = net.now + limit;
     while net.now < end {
         if net.in_flight() == 0 && net.nias.iter().all(|n| n.backlog() == 0 && !n.mid_frame()) {
@@ -50,7 +50,7 @@ fn conservation_and_order_on_a_mesh_with_tight_fifos() {
     p.stop_threshold = 5;
     p.go_threshold = 1;
     p.frame_size = 24;
-    let mut net = Network::new(Topology::from_spec("mesh:4x4").unwrap(), p).unwrap();
+    let mut net = XNet::new(Topology::from_spec("mesh:4x4").unwrap(), p).unwrap();
     net.measuring = true;
     let mut log = Log::default();
     let mut rng = stream(11, 0);
@@ -88,7 +88,7 @@ fn three_into_one(frame_size: u32, dma_delay: u64) -> (String, Vec<(usize, u32)>
     let mut p = params();
     p.frame_size = frame_size;
     p.dma_delay = dma_delay;
-    let mut net = Network::new(Topology::from_spec("star").unwrap(), p).unwrap();
+    let mut net = XNet::new(Topology::from_spec("star").unwrap(), p).unwrap();
     for src in 0..3 {
         net.nias[src].submit(3, 64, 0);
     }
@@ -145,7 +145,7 @@ fn without_splitting_one_input_keeps_the_output() {
 fn ring_deadlock_is_diagnosed_not_hung() {
     let mut p = params();
     p.frame_size = 4096;
-    let mut net = Network::new(Topology::from_spec("ring:4").unwrap(), p).unwrap();
+    let mut net = XNet::new(Topology::from_spec("ring:4").unwrap(), p).unwrap();
     for s in 0..4 {
         net.nias[s].submit((s + 2) % 4, 4096, 0);
     }
@@ -169,7 +169,7 @@ fn ring_deadlock_is_diagnosed_not_hung() {
 fn torus_without_vcs_runs_or_is_stopped() {
     let mut p = params();
     p.frame_size = 256;
-    let mut net = Network::new(Topology::from_spec("torus:4x4").unwrap(), p).unwrap();
+    let mut net = XNet::new(Topology::from_spec("torus:4x4").unwrap(), p).unwrap();
     let mut rng = stream(5, 0);
     let mut log = Log::default();
     let mut outcome = Ok(());
@@ -195,13 +195,13 @@ fn bad_parameters_name_the_key() {
     let topo = || Topology::from_spec("star").unwrap();
     let mut p = params();
     p.frame_size = 0;
-    assert_eq!(Network::new(topo(), p).err().unwrap().key, "frame_size");
+    assert_eq!(XNet::new(topo(), p).err().unwrap().key, "frame_size");
     let mut p = params();
     p.stop_threshold = 14; // 16 − 14 = 2 < 2·2 − 1
-    assert_eq!(Network::new(topo(), p).err().unwrap().key, "stop_threshold");
+    assert_eq!(XNet::new(topo(), p).err().unwrap().key, "stop_threshold");
     let mut p = params();
     p.watchdog = 10;
-    assert_eq!(Network::new(topo(), p).err().unwrap().key, "watchdog");
+    assert_eq!(XNet::new(topo(), p).err().unwrap().key, "watchdog");
 }
 
 /// Two sources stream long frames into one output, so the input FIFOs of the switch fill
@@ -220,7 +220,7 @@ fn headroom_rule_is_tight() {
                 dma_delay: 0,
                 ..params()
             };
-            let mut net = Network::new_unchecked(Topology::from_spec("star").unwrap(), p);
+            let mut net = XNet::new_unchecked(Topology::from_spec("star").unwrap(), p);
             for src in 0..2 {
                 net.nias[src].submit(3, 2_000, 0);
             }
@@ -284,7 +284,7 @@ mod properties {
                 dma_delay: 2,
                 watchdog: 500,
             };
-            let mut net = Network::new(Topology::from_spec(spec).unwrap(), p).unwrap();
+            let mut net = XNet::new(Topology::from_spec(spec).unwrap(), p).unwrap();
             let n = net.nias.len();
             let mut msgs = msgs;
             msgs.sort_by_key(|m| m.0);
@@ -340,7 +340,7 @@ fn zero_load_timing_by_hand() {
     p.fifo_size = 64;
     p.stop_threshold = 48;
     p.go_threshold = 16;
-    let mut net = Network::new(Topology::from_spec("mesh:4x4").unwrap(), p).unwrap();
+    let mut net = XNet::new(Topology::from_spec("mesh:4x4").unwrap(), p).unwrap();
     net.nias[0].submit(2, 10, 0);
     let mut log = Log::default();
     drain(&mut net, &mut log, 1_000).unwrap();

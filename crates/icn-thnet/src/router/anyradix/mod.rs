@@ -35,9 +35,9 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::alloc::{AllocKind, allocate, rr_first};
-use super::shell::par::{InputVc, PortPlacer, vc_partition};
+use super::shell::par::{InputVc, PortPlacer, vc_partition, watchdog};
 use super::shell::{
-    HEAD, NONE, REMOTE, Shell, ShellSize, TAIL, VcObserver, VcParams, deadlock, event, overflow,
+    HEAD, NONE, REMOTE, Shell, ShellSize, TAIL, VcObserver, VcParams, event, overflow,
 };
 use icn_engine::{Invalid, ModelError};
 use icn_topo::routing::{Header, Routing};
@@ -481,7 +481,7 @@ impl VcAnyNet {
     /// One clock of the whole network.
     pub fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
         let now = self.sh.now;
-        let slot = (now as usize) & self.sh.ring;
+        let slot = (now as usize) & self.sh.ring_mask;
         self.sh.receive(slot, obs);
         let fq = self.sh.take_landings(slot);
         let mut landed = Ok(());
@@ -506,17 +506,8 @@ impl VcAnyNet {
         self.sh.inject_all(v, self.p.terminal_latency(), |n| {
             ((counters + n) * v, term_port[n] * v as u32)
         });
-        if self.sh.stalled(self.p.watchdog) {
-            self.sh.deadlocked = true;
-            let waits = self.waits();
-            return Err(deadlock(
-                self.p.watchdog,
-                now,
-                self.sh.in_network,
-                waits,
-                |c| self.input_vc_name(c),
-            ));
-        }
+        let limit = self.p.watchdog;
+        watchdog(self, limit)?;
         self.sh.now += 1;
         Ok(())
     }

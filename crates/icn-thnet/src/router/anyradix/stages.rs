@@ -220,7 +220,7 @@ impl VcAnyNet {
             let at = now + u64::from(self.cdelay[ip]);
             let counter = self.cred_to[ip] + w as u32;
             if counter & REMOTE == 0 {
-                self.sh.creds[at as usize & self.sh.ring].push(counter);
+                self.sh.creds[at as usize & self.sh.ring_mask].push(counter);
             } else {
                 self.sh.sent_creds.push((at, counter));
             }
@@ -229,12 +229,12 @@ impl VcAnyNet {
             let at = now + u64::from(self.fdelay[op]);
             let down = self.down[op];
             if down == EJECT {
-                self.sh.ejects[at as usize & self.sh.ring].push(event(0, f));
+                self.sh.ejects[at as usize & self.sh.ring_mask].push(event(0, f));
             } else {
                 self.sh.credits[op * v + out_vc] -= 1;
                 let e = event(down + out_vc as u32, f);
                 if down & REMOTE == 0 {
-                    self.sh.flits[at as usize & self.sh.ring].push(e);
+                    self.sh.flits[at as usize & self.sh.ring_mask].push(e);
                 } else {
                     self.sh.sent_flits.push((at, e));
                 }

@@ -4,7 +4,7 @@
 use super::*;
 use crate::router::VcNetwork;
 use crate::router::alloc::rr_pick;
-use icn_engine::rng::{Rng, stream};
+use icn_engine::rng::stream;
 use icn_topo::routing::trace;
 use icn_topo::{parse_network_spec, routing_for};
 
@@ -93,36 +93,11 @@ fn global_links_have_their_own_delay() {
 }
 
 /// Random traffic with tiny buffers, then drained: every packet arrives exactly once and
-/// every credit is back.
+/// every credit is back ([`crate::router::conformance::exactly_once`]).
 fn conservation(spec: &str, routing: &str, p: VcParams, len: u32, rate: f64) {
-    let mut net = build(spec, routing, p);
-    let n = net.nodes();
-    let mut rng = stream(3, 0);
-    let mut sent = Vec::new();
-    let mut got = Vec::new();
-    for _ in 0..3_000 {
-        for s in 0..n {
-            if rng.random::<f64>() < rate {
-                let d = rng.random_range(0..n);
-                sent.push((s, d, net.now()));
-                net.enqueue(s, d, len);
-            }
-        }
-        net.step(&mut got).unwrap();
-    }
-    while net.in_network() > 0 {
-        net.step(&mut got).unwrap();
-    }
-    for _ in 0..200 {
-        net.step(&mut got).unwrap();
-    }
-    assert!(net.credits_full(), "{spec} {routing}");
-    let mut recv: Vec<(usize, usize, u64)> =
-        got.iter().map(|(_, p)| (p.src, p.dst, p.created)).collect();
-    sent.sort_unstable();
-    recv.sort_unstable();
-    assert_eq!(sent.len(), recv.len(), "{spec} {routing}");
-    assert_eq!(sent, recv, "{spec} {routing}");
+    let mut e = crate::fabric::VcEngine::Any(Box::new(build(spec, routing, p)));
+    crate::router::conformance::exactly_once(&mut e, len, rate)
+        .unwrap_or_else(|err| panic!("{spec} {routing}: {err}"));
 }
 
 #[test]

@@ -27,8 +27,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::alloc::{AllocKind, allocate, rr_allocate5, rr_first};
-use super::shell::par::{InputVc, PortPlacer, vc_partition};
-use super::shell::{HEAD, REMOTE, Shell, ShellSize, TAIL, deadlock, event, overflow};
+use super::shell::par::{InputVc, PortPlacer, vc_partition, watchdog};
+use super::shell::{HEAD, REMOTE, Shell, ShellSize, TAIL, event, overflow};
 pub use super::shell::{PacketDone, VcObserver, VcParams};
 use crate::topology::Grid;
 use icn_engine::{Invalid, ModelError};
@@ -357,7 +357,7 @@ impl VcNet {
     ) -> Result<(), ModelError> {
         debug_assert_eq!((V, NV), (self.v, P * self.v));
         let now = self.sh.now;
-        let slot = (now as usize) & self.sh.ring;
+        let slot = (now as usize) & self.sh.ring_mask;
 
         // 1. Receive: credits, then flits (from routers and sources). Credit increments commute
         // and flits landing in one cycle go to distinct input VCs, so only the ejection order
@@ -404,16 +404,9 @@ impl VcNet {
             ((counters + n) * V, ((n * P + LOCAL) * V) as u32)
         });
 
-        if !PART && self.sh.stalled(self.p.watchdog) {
-            self.sh.deadlocked = true;
-            let waits = self.waits();
-            return Err(deadlock(
-                self.p.watchdog,
-                now,
-                self.sh.in_network,
-                waits,
-                |c| self.input_vc_name(c),
-            ));
+        if !PART {
+            let limit = self.p.watchdog;
+            watchdog(self, limit)?;
         }
         self.sh.now += 1;
         Ok(())

@@ -2,56 +2,19 @@
 
 use super::*;
 use crate::fabric::VcEngine;
+use crate::router::conformance::{self, Outcome};
 use crate::router::grid::par::ParVcNet;
-use icn_engine::rng::{Rng, stream};
 use proptest::prelude::*;
 
-/// Everything a run shows: deliveries (cycle, packet) in order, per-channel counts, and how
-/// it ended (the error, with the cycle of a deadlock).
-#[derive(Debug, PartialEq)]
-struct Outcome {
-    got: Vec<(u64, PacketDone)>,
-    busy: Vec<(usize, u64)>,
-    end: Result<u64, String>,
-}
-
-/// Random traffic (a Bernoulli source per router, lengths 1..=max_len) for `cycles`, with
-/// measuring on from a third of the way, then a drain of at most `cycles` more.
-fn drive(net: &mut VcEngine, n: usize, rate: f64, max_len: u32, cycles: u64) -> Outcome {
-    let mut rng = stream(11, n as u64);
-    let mut got = Vec::new();
-    let mut tag = 0;
-    let mut end = Ok(2 * cycles);
-    for c in 0..2 * cycles {
-        net.net_mut().set_measuring(c >= cycles / 3 && c < cycles);
-        if c < cycles {
-            for s in 0..n {
-                if rng.random::<f64>() < rate {
-                    let d = rng.random_range(0..n);
-                    let len = rng.random_range(1..=max_len);
-                    net.net_mut().enqueue_tagged(s, d, len, tag);
-                    tag += 1;
-                }
-            }
-        } else if net.net().in_network() == 0 {
-            end = Ok(c);
-            break;
-        }
-        if let Err(e) = net.step(&mut got) {
-            end = Err(e.to_string());
-            break;
-        }
-    }
-    Outcome {
-        got,
-        busy: net.net().channel_loads(),
-        end,
-    }
+/// The suite's run ([`crate::router::conformance::drive`]): random traffic for `cycles`,
+/// then a drain of at most `cycles` more.
+fn drive(net: &mut VcEngine, rate: f64, max_len: u32, cycles: u64) -> Outcome {
+    conformance::drive(net, rate, max_len, (cycles, cycles), 11)
 }
 
 fn sequential(grid: Grid, p: &VcParams, rate: f64, max_len: u32, cycles: u64) -> Outcome {
     let mut net = VcEngine::Grid(VcNet::new(grid, p.clone()).unwrap());
-    drive(&mut net, grid.x * grid.y, rate, max_len, cycles)
+    drive(&mut net, rate, max_len, cycles)
 }
 
 fn parallel(
@@ -64,7 +27,7 @@ fn parallel(
 ) -> Outcome {
     let mut net =
         VcEngine::GridParallel(Box::new(ParVcNet::new(grid, p.clone(), threads).unwrap()));
-    drive(&mut net, grid.x * grid.y, rate, max_len, cycles)
+    drive(&mut net, rate, max_len, cycles)
 }
 
 fn grid(x: usize, y: usize, wrap: bool) -> Grid {
@@ -77,7 +40,7 @@ fn same_at_1_2_3_4_threads(g: Grid, p: VcParams, rate: f64, max_len: u32, cycles
     for threads in [1, 2, 3, 4] {
         let got = parallel(g, &p, threads, rate, max_len, cycles);
         assert_eq!(got.end, want.end, "{threads} threads: how the run ended");
-        assert_eq!(got.busy, want.busy, "{threads} threads: channel counts");
+        assert_eq!(got.loads, want.loads, "{threads} threads: channel counts");
         assert!(got.got == want.got, "{threads} threads: deliveries differ");
     }
 }
@@ -143,7 +106,7 @@ proptest! {
         let want = sequential(g, &p, rate, max_len, 600);
         let got = parallel(g, &p, threads, rate, max_len, 600);
         prop_assert_eq!(&got.end, &want.end);
-        prop_assert_eq!(&got.busy, &want.busy);
+        prop_assert_eq!(&got.loads, &want.loads);
         prop_assert!(got.got == want.got, "deliveries differ");
     }
 }

@@ -149,8 +149,8 @@ impl VcNet {
         let rp = &mut self.rp[r];
         let measuring = u64::from(self.sh.measuring);
         let (cred_at, flit_at) = (now + self.p.credit_delay, now + self.fdelay as u64);
-        let creds = &mut self.sh.creds[cred_at as usize & self.sh.ring];
-        let at = flit_at as usize & self.sh.ring;
+        let creds = &mut self.sh.creds[cred_at as usize & self.sh.ring_mask];
+        let at = flit_at as usize & self.sh.ring_mask;
         let (flits, ejects) = (&mut self.sh.flits[at], &mut self.sh.ejects[at]);
         // Flits and credits for routers of other partitions (never in a whole network).
         let (sent_flits, sent_creds) = (&mut self.sh.sent_flits, &mut self.sh.sent_creds);

@@ -2,7 +2,6 @@
 
 use super::*;
 use crate::router::VcNetwork;
-use icn_engine::rng::{Rng, stream};
 
 fn params(vcs: usize) -> VcParams {
     VcParams::unit_delays(vcs, 8, 10_000)
@@ -79,43 +78,11 @@ fn stage_delays_add_per_hop() {
     }
 }
 
-/// Random traffic with tiny buffers, then drained: every packet arrives exactly once.
+/// Random traffic with tiny buffers, then drained: every packet arrives exactly once and
+/// every credit is back ([`crate::router::conformance::exactly_once`]).
 fn conservation(grid: Grid, p: VcParams, len: u32, rate: f64) {
-    let mut net = VcNet::new(grid, p).unwrap();
-    let n = net.nodes();
-    let mut rng = stream(3, 0);
-    let mut sent = Vec::new();
-    let mut got = Vec::new();
-    for _ in 0..3_000 {
-        for s in 0..n {
-            if rng.random::<f64>() < rate {
-                let d = rng.random_range(0..n);
-                sent.push((s, d, net.now()));
-                net.enqueue(s, d, len);
-            }
-        }
-        net.step(&mut got).unwrap();
-    }
-    while net.in_network() > 0 {
-        net.step(&mut got).unwrap();
-    }
-    // Once the last credits are back, every counter is full again: credits are conserved,
-    // and the ejection ports' counters (which switch allocation reads without testing the
-    // port) never moved.
-    for _ in 0..200 {
-        net.step(&mut got).unwrap();
-    }
-    let buf = net.p.buf as u8;
-    assert!(
-        net.sh.credits.iter().all(|&c| c == buf),
-        "{:?}",
-        net.sh.credits
-    );
-    let mut recv: Vec<(usize, usize, u64)> =
-        got.iter().map(|(_, p)| (p.src, p.dst, p.created)).collect();
-    sent.sort_unstable();
-    recv.sort_unstable();
-    assert_eq!(sent, recv);
+    let mut e = crate::fabric::VcEngine::Grid(VcNet::new(grid, p).unwrap());
+    crate::router::conformance::exactly_once(&mut e, len, rate).unwrap();
 }
 
 #[test]

@@ -211,7 +211,7 @@ pub struct Shell<X> {
     pub(crate) creds: Vec<Vec<u32>>,
     /// Slots of the event rings minus one: the smallest power of two above the longest
     /// delay, so that with short delays the few slots in use stay in the cache.
-    pub(crate) ring: usize,
+    pub(crate) ring_mask: usize,
     /// Flits per VC buffer (the credit counters' full value).
     buf: usize,
     // Sources and their injection channel.
@@ -268,7 +268,7 @@ impl<X: Copy> Shell<X> {
             flits: vec![Vec::new(); slots],
             ejects: vec![Vec::new(); slots],
             creds: vec![Vec::new(); slots],
-            ring: slots - 1,
+            ring_mask: slots - 1,
             buf: size.buf,
             queue: vec![VecDeque::new(); size.sources],
             src: vec![
@@ -448,7 +448,7 @@ impl<X: Copy> Shell<X> {
         self.credits[c] -= 1;
         let k = s.sent;
         let flags = if k == 0 { HEAD } else { 0 } | if k + 1 == s.len { TAIL } else { 0 };
-        let at = (self.now as usize + channel_delay as usize) & self.ring;
+        let at = (self.now as usize + channel_delay as usize) & self.ring_mask;
         self.flits[at].push(event(target + w as u32, flit(id, flags)));
         s.sent += 1;
         self.last_move = self.now;

@@ -86,7 +86,7 @@ pub(crate) fn absorb<N: VcPartition>(net: &mut N, inbox: &mut Vec<VcMsg<Record<N
         match m {
             VcMsg::Credit { at, counter } => {
                 let sh = net.shell_mut();
-                sh.creds[at as usize & sh.ring].push(counter);
+                sh.creds[at as usize & sh.ring_mask].push(counter);
             }
             VcMsg::Create { src, dst, len, tag } => net.enqueue_tagged(src, dst, len, tag),
             VcMsg::Flit {
@@ -104,7 +104,7 @@ pub(crate) fn absorb<N: VcPartition>(net: &mut N, inbox: &mut Vec<VcMsg<Record<N
                     }
                     None => sh.arriving[ivc as usize],
                 };
-                sh.flits[at as usize & sh.ring].push(event(ivc, flit(id, flags)));
+                sh.flits[at as usize & sh.ring_mask].push(event(ivc, flit(id, flags)));
             }
         }
     }
@@ -140,6 +140,27 @@ pub(crate) fn send<N: VcPartition>(net: &mut N, outbox: &mut [Vec<VcMsg<Record<N
             counter: base + c % v,
         });
     }
+}
+
+/// The watchdog of a whole network, after its cycle: `Err` with the wait-for diagnosis when
+/// packets are in the network and no flit moved for `limit` cycles (a partition's is the
+/// driver's, [`ParNet::step`]).
+#[inline(always)]
+pub(crate) fn watchdog<N: VcPartition>(net: &mut N, limit: u64) -> Result<(), ModelError> {
+    if net.shell().stalled(limit) {
+        return Err(stalled(net, limit));
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn stalled<N: VcPartition>(net: &mut N, limit: u64) -> ModelError {
+    net.shell_mut().deadlocked = true;
+    let (now, in_network) = (net.shell().now, net.shell().in_network);
+    super::deadlock(limit, now, in_network, net.waits(), |c| {
+        net.input_vc_name(c)
+    })
 }
 
 /// What a head flit takes to another partition: its packet's record and what the

@@ -1,0 +1,177 @@
+//! The conformance suite of the [`Fabric`] interface: one body of checks that every fabric
+//! runs from its own crate's tests (`tests/conformance.rs` or a test module), so that a new
+//! fabric passes them on the day it is written, like `icn-via`'s suite over its providers.
+//!
+//! [`check`] drives a fabric with random traffic (every endpoint a source, sizes up to the
+//! largest packet), in steps of a few cycles with the measurement window open while
+//! injecting and draining, and checks:
+//! 1. every injected packet is delivered exactly once, unchanged (rule 1);
+//! 2. deliveries come in non-decreasing time, each `< until` of the `advance` that returned
+//!    it, at or after its injection, on a multiple of the cycle, with the injection time the
+//!    fabric's clock when it was injected (rule 2);
+//! 3. after the drain nothing is in flight and there is no next event;
+//! 4. channel loads are sane: each directed channel listed once, busy at most the measured
+//!    window (in cycles) (a clockless fabric without serialisation books none);
+//!    `accepted` has one entry per endpoint and counts something, never more than offered.
+
+use crate::{Delivery, Fabric, Packet, Ps};
+use icn_engine::rng::{Rng, stream};
+use std::collections::BTreeSet;
+
+/// How much traffic [`check`] offers.
+#[derive(Clone, Copy, Debug)]
+pub struct Traffic {
+    /// Packets injected in all.
+    pub packets: usize,
+    /// Largest payload (capped at the fabric's `max_packet_bytes`).
+    pub max_bytes: u32,
+    /// Cycles between injection rounds (one packet per round from a random endpoint).
+    pub gap_cycles: u64,
+    /// Steps the drain may take at most: each advances 64 cycles past the next event (a
+    /// cycle-driven fabric's is its clock, a clockless one's its next delivery).
+    pub drain_steps: u64,
+}
+
+impl Default for Traffic {
+    fn default() -> Self {
+        Traffic {
+            packets: 400,
+            max_bytes: 256,
+            gap_cycles: 2,
+            drain_steps: 100_000,
+        }
+    }
+}
+
+/// What a conforming run saw (for a caller's own further checks).
+#[derive(Debug)]
+pub struct Seen {
+    pub deliveries: Vec<Delivery>,
+    /// The measured window, ps.
+    pub window: Ps,
+}
+
+/// Runs the suite on `fabric` with `traffic` drawn from `seed`; `Err` names the broken rule.
+pub fn check(fabric: &mut dyn Fabric, traffic: Traffic, seed: u64) -> Result<Seen, String> {
+    let n = fabric.endpoints();
+    if n < 2 {
+        return Err(format!("{n} endpoints: the suite needs two"));
+    }
+    let cycle = fabric.cycle_ps();
+    if cycle == 0 {
+        return Err("cycle_ps is 0".into());
+    }
+    let max = traffic.max_bytes.min(fabric.max_packet_bytes()).max(1);
+    let mut rng = stream(seed, 0);
+    let mut injected: Vec<(Packet, Ps)> = Vec::with_capacity(traffic.packets);
+    let mut out: Vec<Delivery> = Vec::new();
+    let start = fabric.now();
+    fabric.set_measuring(true);
+    let mut t = start;
+    let advance = |fabric: &mut dyn Fabric, until: Ps, out: &mut Vec<Delivery>| {
+        let before = out.len();
+        fabric
+            .advance(until, out)
+            .map_err(|e| format!("advance to {until} ps failed: {e}"))?;
+        for d in &out[before..] {
+            if d.delivered >= until {
+                return Err(format!("{d:?} delivered at or after until = {until}"));
+            }
+        }
+        Ok::<(), String>(())
+    };
+    for tag in 0..traffic.packets as u64 {
+        let src = rng.random_range(0..n);
+        let dst = (src + rng.random_range(1..n)) % n;
+        let p = Packet {
+            src,
+            dst,
+            bytes: rng.random_range(1..=max),
+            tag,
+        };
+        injected.push((p, fabric.now()));
+        fabric.inject(p);
+        t += traffic.gap_cycles * cycle;
+        advance(fabric, t, &mut out)?;
+    }
+    let mut steps = 0;
+    while fabric.in_flight() > 0 {
+        if steps == traffic.drain_steps {
+            return Err(format!(
+                "{} packets still in flight after a drain of {steps} steps",
+                fabric.in_flight(),
+            ));
+        }
+        steps += 1;
+        let next = fabric.next_event().unwrap_or(0).max(fabric.now());
+        advance(fabric, next + 64 * cycle, &mut out)?;
+    }
+    fabric.set_measuring(false);
+    let window = fabric.now() - start;
+
+    // 1. Exactly once, unchanged.
+    let mut seen = vec![false; injected.len()];
+    for d in &out {
+        let k = d.packet.tag as usize;
+        let Some(&(p, at)) = injected.get(k) else {
+            return Err(format!("{d:?}: a packet never injected"));
+        };
+        if std::mem::replace(&mut seen[k], true) {
+            return Err(format!("{d:?}: delivered twice"));
+        }
+        if d.packet != p || d.injected != at {
+            return Err(format!("{d:?}: injected as {p:?} at {at} ps"));
+        }
+    }
+    if let Some(k) = seen.iter().position(|s| !s) {
+        return Err(format!("{:?} never delivered", injected[k]));
+    }
+    // 2. Time order.
+    for w in out.windows(2) {
+        if w[1].delivered < w[0].delivered {
+            return Err(format!("out of time order: {:?} after {:?}", w[1], w[0]));
+        }
+    }
+    for d in &out {
+        if d.delivered < d.injected || d.delivered % cycle != 0 {
+            return Err(format!(
+                "{d:?}: before its injection or off the {cycle} ps cycle"
+            ));
+        }
+    }
+    // 3. Empty after the drain.
+    if fabric.in_flight() != 0 || fabric.next_event().is_some() {
+        return Err(format!(
+            "after the drain: {} in flight, next event {:?}",
+            fabric.in_flight(),
+            fabric.next_event()
+        ));
+    }
+    // 4. Channel loads and accepted bytes.
+    let loads = fabric.channel_loads();
+    let mut channels = BTreeSet::new();
+    for l in &loads {
+        if !channels.insert((l.router, l.port)) {
+            return Err(format!("channel {l:?} listed twice"));
+        }
+        if l.busy > window / cycle {
+            return Err(format!(
+                "channel {l:?} busy more than the {} cycles measured",
+                window / cycle
+            ));
+        }
+    }
+    let accepted = fabric.accepted();
+    let offered: u64 = injected.iter().map(|(p, _)| u64::from(p.bytes)).sum();
+    let total: u64 = accepted.iter().sum();
+    if accepted.len() != n || total == 0 || total > offered {
+        return Err(format!(
+            "accepted: {} entries for {n} endpoints, {total} of {offered} offered",
+            accepted.len(),
+        ));
+    }
+    Ok(Seen {
+        deliveries: out,
+        window,
+    })
+}

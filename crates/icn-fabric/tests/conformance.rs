@@ -1,0 +1,106 @@
+//! The [`icn_fabric::conformance`] suite on the ideal fabric: with and without contention,
+//! serialisation, on a path, a mesh and a hypercube. (The X-Switch and VC-router fabrics run
+//! it in `icn-thnet/tests/fabric_conformance.rs`, the SCI ring in `icn-sci/tests/`.)
+
+use icn_fabric::conformance::{Traffic, check};
+use icn_fabric::ideal::IdealConfig;
+
+#[test]
+fn the_ideal_fabric_conforms() {
+    for (topology, link_mbs, contention) in [
+        ("path:2", 1000.0, true),
+        ("mesh:4x4", 1000.0, true),
+        ("mesh:4x4", 0.0, false),
+        ("hypercube:4", 250.0, true),
+    ] {
+        let cfg = IdealConfig {
+            topology: topology.into(),
+            link_mbs,
+            contention,
+            ..IdealConfig::default()
+        };
+        let mut f = cfg.build().unwrap();
+        check(&mut f, Traffic::default(), 7).unwrap_or_else(|e| panic!("{topology}: {e}"));
+    }
+}
+
+/// A fabric that breaks one rule on purpose: the suite must name it.
+struct Broken {
+    inner: icn_fabric::ideal::IdealFabric,
+    /// Drop the first delivery, or hand it out twice.
+    duplicate: bool,
+    done: bool,
+}
+
+impl icn_fabric::Fabric for Broken {
+    fn endpoints(&self) -> usize {
+        self.inner.endpoints()
+    }
+    fn cycle_ps(&self) -> icn_fabric::Ps {
+        self.inner.cycle_ps()
+    }
+    fn now(&self) -> icn_fabric::Ps {
+        self.inner.now()
+    }
+    fn max_packet_bytes(&self) -> u32 {
+        self.inner.max_packet_bytes()
+    }
+    fn inject(&mut self, p: icn_fabric::Packet) {
+        self.inner.inject(p)
+    }
+    fn advance(
+        &mut self,
+        until: icn_fabric::Ps,
+        out: &mut Vec<icn_fabric::Delivery>,
+    ) -> Result<(), icn_fabric::FabricError> {
+        let before = out.len();
+        self.inner.advance(until, out)?;
+        if !self.done && out.len() > before {
+            self.done = true;
+            if self.duplicate {
+                out.insert(before, out[before]);
+            } else {
+                out.remove(before);
+            }
+        }
+        Ok(())
+    }
+    fn in_flight(&self) -> u64 {
+        self.inner.in_flight()
+    }
+    fn set_measuring(&mut self, on: bool) {
+        self.inner.set_measuring(on)
+    }
+    fn accepted(&self) -> &[u64] {
+        self.inner.accepted()
+    }
+    fn channel_loads(&self) -> Vec<icn_fabric::ChannelLoad> {
+        self.inner.channel_loads()
+    }
+    fn nouns(&self) -> icn_fabric::Nouns {
+        self.inner.nouns()
+    }
+}
+
+#[test]
+fn a_lost_or_doubled_delivery_fails_the_suite() {
+    for duplicate in [false, true] {
+        let mut f = Broken {
+            inner: IdealConfig {
+                topology: "mesh:4x4".into(),
+                ..IdealConfig::default()
+            }
+            .build()
+            .unwrap(),
+            duplicate,
+            done: false,
+        };
+        let e = check(&mut f, Traffic::default(), 7).unwrap_err();
+        let want = if duplicate {
+            "delivered twice"
+        } else {
+            "never delivered"
+        };
+        assert!(e.contains(want), "{e}");
+    }
+}
