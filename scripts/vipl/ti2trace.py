@@ -3,8 +3,8 @@
 ICN_VIA_TRACE writes) into icn-cluster's trace format, so a recorded VIA run replays with
 `model = "cluster"` until icn-cluster reads TI traces itself:
 
-    R send P B    ->  R send P B 0
-    R recv P B    ->  R recv P B 0
+    R send P TAG B  ->  R send P B TAG
+    R recv P TAG B  ->  R recv P B TAG
     R compute F   ->  R compute NS     (NS = F / FLOPS_PER_NS, default 1: libvipl's default rate)
     init, finalize, # comments  ->  dropped
 
@@ -22,11 +22,11 @@ for f in files:
         w = line.split()
         if not w or w[0].startswith("#") or w[1] in ("init", "finalize"):
             continue
-        if w[1] in ("send", "recv") and len(w) == 4:
-            lines.append(f"{w[0]} {w[1]} {w[2]} {w[3]} 0")
+        if w[1] in ("send", "recv") and len(w) == 5:
+            lines.append(f"{w[0]} {w[1]} {w[2]} {w[4]} {w[3]}")
             if w[1] == "send":
                 messages += 1
-                nbytes += int(w[3])
+                nbytes += int(w[4])
         elif w[1] == "compute" and len(w) == 3:
             lines.append(f"{w[0]} compute {max(0, round(float(w[2]) / rate))}")
         else:

@@ -10,15 +10,20 @@
 //! ```text
 //! 0 init
 //! 0 compute 1250
-//! 0 send 1 8
-//! 0 recv 1 8
+//! 0 send 1 0 8
+//! 0 recv 1 0 8
 //! 0 finalize
 //! ```
 //!
+//! The argument lists are SimGrid 3.32's (`smpi_replay.cpp`): `send` and `recv` take
+//! `peer tag count`; `init` without an argument keeps the default datatype, one byte, so the
+//! count is the message's bytes. Every message has tag 0: a VI delivers in order, which is
+//! what MPI's non-overtaking rule gives messages of one tag.
+//!
 //! | VIPL event | line |
 //! |---|---|
-//! | a send, or an RDMA write with immediate data, posted | `R send PEER BYTES` |
-//! | a receive completed successfully (by a send or by an RDMA write with immediate data) | `R recv PEER BYTES` |
+//! | a send, or an RDMA write with immediate data, posted | `R send PEER 0 BYTES` |
+//! | a receive completed successfully (by a send or by an RDMA write with immediate data) | `R recv PEER 0 BYTES` |
 //! | the time between two VIPL calls of the process, when at least 1 µs | `R compute FLOPS`, at `ICN_VIA_TRACE_FLOPS` flop/s (default 10^9: 1 flop per ns) |
 //!
 //! Not recorded: RDMA writes without immediate data and RDMA reads (the target sees no event
@@ -205,7 +210,7 @@ fn finish() -> std::io::Result<()> {
                         .and_then(|k| k.parse::<usize>().ok())
                         .and_then(|k| peer_of.get(&k));
                     match peer {
-                        Some(peer) => writeln!(out, "{rank} {what} {peer} {bytes}")?,
+                        Some(peer) => writeln!(out, "{rank} {what} {peer} 0 {bytes}")?,
                         None => writeln!(out, "# {rank} {what} (peer not traced) {bytes}")?,
                     }
                 }

@@ -590,11 +590,14 @@ fn a_traced_run_records_every_message_once_on_each_side() {
                     let f: Vec<&str> = l.split_whitespace().collect();
                     assert_eq!(f[0], r.to_string(), "{l}");
                     match f[1] {
-                        "send" | "recv" => Some((
-                            f[1].to_string(),
-                            f[2].parse().unwrap(),
-                            f[3].parse().unwrap(),
-                        )),
+                        "send" | "recv" => {
+                            assert_eq!(f[3], "0", "tag: {l}");
+                            Some((
+                                f[1].to_string(),
+                                f[2].parse().unwrap(),
+                                f[4].parse().unwrap(),
+                            ))
+                        }
                         "compute" => {
                             assert!(f[2].parse::<f64>().unwrap() >= 1000.0, "{l}");
                             None
