@@ -45,9 +45,11 @@
 //! | [`Completion`] / [`CompletionStatus`] | descriptor status word | `ibv_wc` / `ibv_wc_status` | `fi_cq_entry` / `fi_cq_err_entry` |
 //! | [`ViaError`] | `VIP_RETURN` codes | errno | `-FI_E*` |
 //!
-//! Not provided: peer-to-peer connect (`VipConnectPeer*`), notify callbacks (`*Notify`,
-//! `VipErrorCallback`), the name service (`VipNS*`; URLs play its part), and
-//! `VipSetMemAttributes`/`VipQuerySystemManagementInfo`.
+//! Not in this Rust API: peer-to-peer connect (`VipConnectPeer*`), notify callbacks
+//! (`*Notify`, `VipErrorCallback`), the name service (`VipNS*`; URLs play its part) and
+//! `VipQuerySystemManagementInfo`: the C library `libvipl` (crate `icn-vipl`) provides all
+//! 41 VIPL calls over this one, those included. [`Nic::register_addr`] is the registration
+//! by address it uses (VIPL's model: descriptors carry virtual addresses).
 //!
 //! # Module map
 //! * sans-IO protocol logic: [`descriptor`] (format checks), [`tracker`] (send-queue

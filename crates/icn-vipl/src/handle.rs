@@ -79,7 +79,8 @@ pub unsafe fn destroy<T: Kind>(h: *mut c_void) -> bool {
 
 #[cfg(test)]
 mod tests {
-    //! Heap only: runs under Miri (`cargo +nightly miri test -p icn-vipl --lib handle`).
+    //! Heap only, so Miri can run it (`cargo +nightly miri test -p icn-vipl --lib handle`;
+    //! not run in the session that wrote it: Miri was not installed).
     use super::*;
     use std::sync::Arc;
 

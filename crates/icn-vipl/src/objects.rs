@@ -122,8 +122,8 @@ impl ViAttrs {
 /// What a peer-to-peer connection attempt is doing.
 pub enum Peer {
     None,
-    Pending(JoinHandle<(VIP_RETURN, Option<ViAttrs>)>),
-    Done(VIP_RETURN, Option<ViAttrs>),
+    /// The attempt's thread, and the connection's key (for traces).
+    Pending(JoinHandle<(VIP_RETURN, Option<ViAttrs>)>, String),
 }
 
 /// A helper thread of a notify call; stopped when its VI or CQ is destroyed.
@@ -159,6 +159,8 @@ impl Kind for ViObj {
 
 pub struct ConnObj {
     pub nic: Arc<NicCore>,
+    /// The rendezvous key the request came through (names the connection in traces).
+    pub key: String,
     pub req: Mutex<Option<icn_via::ConnRequest>>,
 }
 impl Kind for ConnObj {

@@ -559,3 +559,86 @@ fn the_header_and_the_rust_types_agree_field_by_field() {
     // the descriptor is one 64-byte line; two segments follow the control segment
     assert_eq!(std::mem::size_of::<VIP_DESCRIPTOR>(), 64);
 }
+
+/// `ICN_VIA_TRACE`: the two processes of the data case write one SimGrid TI file each and
+/// an index; every message of the run is there once as a send on one side and a receive of
+/// the same size, in the same order, on the other, and the counts and bytes are the run's
+/// (11 messages, 1 048 671 B from client to server; one of 5 B back).
+#[test]
+fn a_traced_run_records_every_message_once_on_each_side() {
+    for p in PROVIDERS {
+        let dir = out_dir().join(format!("trace-{p}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        pair(
+            "data",
+            p,
+            &[
+                ("VIPL_RELIABILITY", "r"),
+                ("ICN_VIA_TRACE", dir.to_str().unwrap()),
+            ],
+        );
+        let index = std::fs::read_to_string(dir.join("index")).unwrap();
+        assert_eq!(index, "rank-0.ti\nrank-1.ti\n");
+        let ops = |r: usize| -> Vec<(String, usize, u64)> {
+            let text = std::fs::read_to_string(dir.join(format!("rank-{r}.ti"))).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.first(), Some(&format!("{r} init").as_str()));
+            assert_eq!(lines.last(), Some(&format!("{r} finalize").as_str()));
+            lines
+                .iter()
+                .filter_map(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    assert_eq!(f[0], r.to_string(), "{l}");
+                    match f[1] {
+                        "send" | "recv" => {
+                            assert_eq!(f[3], "0", "tag: {l}");
+                            Some((
+                                f[1].to_string(),
+                                f[2].parse().unwrap(),
+                                f[4].parse().unwrap(),
+                            ))
+                        }
+                        "compute" => {
+                            assert!(f[2].parse::<f64>().unwrap() >= 1000.0, "{l}");
+                            None
+                        }
+                        "init" | "finalize" => None,
+                        other => panic!("unexpected action {other}: {l}"),
+                    }
+                })
+                .collect()
+        };
+        let (a, b) = (ops(0), ops(1));
+        for (mine, theirs, me, peer) in [(&a, &b, 0, 1), (&b, &a, 1, 0)] {
+            let sends: Vec<u64> = mine
+                .iter()
+                .filter(|o| o.0 == "send")
+                .map(|o| {
+                    assert_eq!(o.1, peer);
+                    o.2
+                })
+                .collect();
+            let recvs: Vec<u64> = theirs
+                .iter()
+                .filter(|o| o.0 == "recv")
+                .map(|o| {
+                    assert_eq!(o.1, me);
+                    o.2
+                })
+                .collect();
+            assert_eq!(
+                sends, recvs,
+                "{p}: rank {me}'s sends against rank {peer}'s receives"
+            );
+        }
+        let mut totals: Vec<(usize, u64)> = [&a, &b]
+            .iter()
+            .map(|o| {
+                let s: Vec<u64> = o.iter().filter(|x| x.0 == "send").map(|x| x.2).collect();
+                (s.len(), s.iter().sum())
+            })
+            .collect();
+        totals.sort();
+        assert_eq!(totals, vec![(1, 5), (11, 60 + 28 + 1_048_576 + 7)], "{p}");
+    }
+}

@@ -93,6 +93,7 @@ pub unsafe extern "C" fn VipConnectWait(
     }
     let h = crate::handle::new(ConnObj {
         nic: n.0.clone(),
+        key: key.clone(),
         req: Mutex::new(Some(req)),
     });
     // SAFETY: non-null out-pointer.
@@ -117,13 +118,14 @@ pub unsafe extern "C" fn VipConnectAccept(conn: VIP_PVOID, vi: VIP_PVOID) -> VIP
         return ret::VIP_INVALID_PARAMETER;
     };
     let mismatch = codes::service_bit(req.reliability()) != lock(&v.attrs).reliability;
+    let key = c.key.clone();
     let r = req.accept(&v.via);
     // SAFETY: `c` is not used past this point.
     unsafe { super::destroy::<ConnObj>(conn) };
     match r {
         Ok(()) => {
             if let Some(t) = &v.trace {
-                t.connected(&v.via);
+                t.connected(&key);
             }
             ret::VIP_SUCCESS
         }
@@ -206,7 +208,7 @@ pub unsafe extern "C" fn VipConnectRequest(
                 )
             };
             if let Some(t) = &v.trace {
-                t.connected(&v.via);
+                t.connected(&key);
             }
             ret::VIP_SUCCESS
         }
@@ -245,7 +247,7 @@ pub unsafe extern "C" fn VipConnectPeerRequest(
         return ret::VIP_INVALID_PARAMETER;
     };
     let mut peer = lock(&v.peer);
-    if matches!(*peer, Peer::Pending(_)) || v.via.query().state != icn_via::ViState::Idle {
+    if matches!(*peer, Peer::Pending(..)) || v.via.query().state != icn_via::ViState::Idle {
         return ret::VIP_INVALID_STATE;
     }
     let mine = (local.disc.clone(), host_of(&v.nic, &local));
@@ -254,6 +256,13 @@ pub unsafe extern "C" fn VipConnectPeerRequest(
         return ret::VIP_INVALID_PARAMETER;
     }
     let waits = mine < theirs;
+    // both sides name the connection by the waiting side's key
+    let (w, wh) = if waits {
+        (&mine.0, mine.1)
+    } else {
+        (&theirs.0, theirs.1)
+    };
+    let trace_key = rendezvous::key(v.nic.provider, wh, w);
     let (nic, via) = (v.nic.clone(), v.via.clone());
     let attrs = *lock(&v.attrs);
     let deadline = codes::timeout(timeout).map(|t| Instant::now() + t);
@@ -281,25 +290,27 @@ pub unsafe extern "C" fn VipConnectPeerRequest(
             Err(e) => (codes::from_error(&e), None),
         }
     });
-    *peer = Peer::Pending(thread);
+    *peer = Peer::Pending(thread, trace_key);
     ret::VIP_SUCCESS
 }
 
 fn peer_result(v: &ViObj, block: bool, out: *mut VIP_VI_ATTRIBUTES) -> VIP_RETURN {
     let mut peer = lock(&v.peer);
-    let (r, a) = match std::mem::replace(&mut *peer, Peer::None) {
+    let (r, a, key) = match std::mem::replace(&mut *peer, Peer::None) {
         Peer::None => return ret::VIP_INVALID_STATE,
-        Peer::Pending(t) if !block && !t.is_finished() => {
-            *peer = Peer::Pending(t);
+        Peer::Pending(t, key) if !block && !t.is_finished() => {
+            *peer = Peer::Pending(t, key);
             return ret::VIP_NOT_DONE;
         }
-        Peer::Pending(t) => t.join().unwrap_or((ret::VIP_ERROR_RESOURCE, None)),
-        Peer::Done(r, a) => (r, a),
+        Peer::Pending(t, key) => {
+            let (r, a) = t.join().unwrap_or((ret::VIP_ERROR_RESOURCE, None));
+            (r, a, key)
+        }
     };
     if r == ret::VIP_SUCCESS
         && let Some(t) = &v.trace
     {
-        t.connected(&v.via);
+        t.connected(&key);
     }
     if let Some(a) = a {
         // SAFETY: optional out-pointer (VIPL contract).

@@ -123,7 +123,7 @@ pub unsafe extern "C" fn VipCreateVi(
 pub unsafe extern "C" fn VipDestroyVi(vi: VIP_PVOID) -> VIP_RETURN {
     let v = obj!(ViObj, vi);
     let q = v.via.query();
-    let peer_pending = matches!(*lock(&v.peer), Peer::Pending(_));
+    let peer_pending = matches!(*lock(&v.peer), Peer::Pending(..));
     if q.state != icn_via::ViState::Idle || peer_pending {
         return ret::VIP_INVALID_STATE;
     }

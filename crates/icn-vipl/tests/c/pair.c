@@ -134,6 +134,12 @@ static void on_cq(VIP_PVOID ctx, VIP_NIC_HANDLE nic, VIP_VI_HANDLE vi, VIP_BOOLE
     *(VIP_VI_HANDLE *)ctx = vi;
     __atomic_store_n(&notified, 2, __ATOMIC_RELEASE);
 }
+static void on_recv(VIP_PVOID ctx, VIP_NIC_HANDLE nic, VIP_VI_HANDLE vi, VIP_DESCRIPTOR *d) {
+    (void)nic;
+    *(VIP_VI_HANDLE *)ctx = vi;
+    notified_desc = d;
+    __atomic_store_n(&notified, 3, __ATOMIC_RELEASE);
+}
 static void await_notified(int v) {
     double t0 = now_ms();
     while (__atomic_load_n(&notified, __ATOMIC_ACQUIRE) != v) {
@@ -530,11 +536,18 @@ static void case_peer(int server) {
     OK(rc);
     CHECK(ra.ReliabilityLevel == reliability());
     EXPECT(VipConnectPeerWait(s.vi, &ra), VIP_INVALID_STATE); /* reported once */
+    /* the receive is reported by VipRecvNotify, from a library thread */
+    VIP_VI_HANDLE who = NULL;
+    OK(VipRecvNotify(s.vi, &who, on_recv));
+    EXPECT(VipRecvNotify(s.vi, &who, NULL), VIP_INVALID_PARAMETER);
     memcpy(data(&s, 100), server ? "from-a" : "from-b", 6);
     send_bytes(&s, 1, 100, 6);
     CHECK(next_send(&s) == desc(&s, 1));
-    VIP_DESCRIPTOR *r = next_recv(&s);
+    await_notified(3);
+    VIP_DESCRIPTOR *r = notified_desc;
+    CHECK(who == s.vi);
     CHECK(r == desc(&s, 0) && r->CS.Length == 6);
+    CHECK(r->CS.Status == (VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE));
     CHECK(memcmp(data(&s, 0), server ? "from-b" : "from-a", 6) == 0);
     (void)polls;
     usleep(100 * 1000);
