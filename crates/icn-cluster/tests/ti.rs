@@ -261,3 +261,39 @@ proptest::proptest! {
         }
     }
 }
+
+/// SimGrid's small example traces on the flow and ideal fabrics: the same messages and bytes everywhere (the
+/// algorithms decide them, not the fabric), every rank ends, never before its compute.
+#[test]
+fn example_traces_replay_on_flow_and_ideal_fabrics() {
+    let fabrics = [("flow", "crossbar:4"), ("ideal", "path:4")];
+    // The traces with messages of at most 50 kB.
+    for t in [
+        "bcast",
+        "allreduce",
+        "alltoall",
+        "alltoallv",
+        "gather",
+        "waitall",
+    ] {
+        let file = repo().join(format!(
+            "experiments/traces/simgrid-examples/actions_{t}.txt"
+        ));
+        let mut seen = None;
+        for (kind, topology) in fabrics {
+            let tab: toml::Table = toml::from_str(&format!(
+                "[workload]\nkind = \"ti\"\nfile = \"{}\"\n[fabric]\nkind = \"{kind}\"\ntopology = \"{topology}\"\n",
+                file.display()
+            ))
+            .unwrap();
+            let cfg: ClusterConfig = toml::Value::Table(tab).try_into().unwrap();
+            let m = run(&cfg, &Context::default()).unwrap_or_else(|e| panic!("{t} on {kind}: {e}"));
+            let counts = (get(&m, "messages"), get(&m, "bytes"), get(&m, "actions"));
+            assert_eq!(*seen.get_or_insert(counts), counts, "{t} on {kind}");
+            assert!(
+                get(&m, "completion_us") >= get(&m, "compute_us"),
+                "{t} on {kind}"
+            );
+        }
+    }
+}
