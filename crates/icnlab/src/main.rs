@@ -9,6 +9,7 @@ mod bench;
 mod exec;
 mod experiment;
 mod html;
+mod import;
 mod keys;
 mod merge;
 mod mm1;
@@ -129,6 +130,21 @@ enum Command {
     },
     /// List the models an experiment file can name.
     Models,
+    /// Translate another simulator's configuration into an icnlab experiment: `import booksim
+    /// FILE [key=value ...]` (BookSim2 syntax and keys; keys icnlab does not model are refused
+    /// by name). Prints the TOML, or writes it with --out; then `icnlab run` it.
+    Import {
+        /// The simulator the file is for.
+        #[arg(value_parser = ["booksim"])]
+        from: String,
+        /// The configuration file.
+        config: PathBuf,
+        /// Command-line overrides in that simulator's syntax (BookSim2: `key=value`).
+        overrides: Vec<String>,
+        /// Write the experiment file here (atomically) instead of printing it.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 /// What the ranks of an MPI job share out (`--spread`).
@@ -281,6 +297,12 @@ fn main() -> ExitCode {
             Ok(())
         }),
         Command::Keys { model, markdown } => keys::keys(&model, markdown),
+        Command::Import {
+            config,
+            overrides,
+            out,
+            ..
+        } => import::booksim(&config, &overrides, out.as_ref()),
         Command::Models => {
             for r in models::all() {
                 println!("{:10} {}", r.name(), r.about());
