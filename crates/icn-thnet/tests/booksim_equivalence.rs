@@ -6,7 +6,7 @@
 //!
 //! Tolerances (issue 24): mean packet latency within 2 % at the three loads below saturation,
 //! accepted throughput at saturation (offered 1.0) within 3 %. In a release build every row
-//! runs (≈ 1 min); a debug build runs the first latency row of each case only.
+//! runs (≈ 1 min); a debug build runs the first latency row of the mesh and torus cases only.
 
 use icn_engine::Model;
 use icn_engine::model::NoProgress;
@@ -78,7 +78,8 @@ fn icnlab_matches_booksim2_within_tolerance() {
     for row in &rows {
         let case = &cases[&row["case"]];
         let saturation = row["kind"] == "saturation";
-        if cfg!(debug_assertions) && (saturation || !ran.insert(row["case"].clone())) {
+        let small = row["case"].starts_with("mesh") || row["case"].starts_with("torus");
+        if cfg!(debug_assertions) && (saturation || !small || !ran.insert(row["case"].clone())) {
             continue;
         }
         let load: f64 = row["load"].parse().unwrap();
