@@ -92,7 +92,15 @@ fn run_bounded<F: Fabric>(
     let rate = w.load / w.sizes.mean();
     let is_trace = w.traffic.pattern == crate::traffic::Pattern::Trace;
     let mut sources: Vec<Source> = (0..n)
-        .map(|s| Source::new(s, rate, stream(seed, s as u64), is_trace.then_some(w.trace)))
+        .map(|s| {
+            let src = Source::new(s, rate, stream(seed, s as u64), is_trace.then_some(w.trace));
+            match w.traffic.injection {
+                crate::traffic::Injection::OnOff => {
+                    src.on_off(w.traffic.burst_alpha, w.traffic.burst_beta)
+                }
+                crate::traffic::Injection::Bernoulli => src,
+            }
+        })
         .collect();
     // `next_at` mirrors the sources' `next` in one small array: reading it from each
     // 100-byte `Source` cost a cache miss per source and cycle.

@@ -14,9 +14,14 @@
 //! | `trace`          | the rows of `trace_file`: `cycle src dst size` per line, `#` comments  |
 //! | `random_permutation` | `π(s)`, a permutation of the endpoints fixed by `perm_seed` (BookSim's `randperm` with `perm_seed`) |
 //! | `group_shift`    | a uniform endpoint of the next dragonfly group (Kim et al.'s adversarial pattern) |
+//! | `bitrev`, `shuffle` | BookSim2's bit permutations: the address bits reversed / rotated left by one; need `n` a power of two |
+//! | `tornado`, `neighbor` | BookSim2's digit permutations of a mesh or torus: every coordinate `+ ⌈k/2⌉ − 1` / `+ 1` mod `k` |
+//! | `asymmetric`     | BookSim2's: `s mod n/2`, in the upper half with probability ½            |
 //!
-//! The last two are [`icn_topo::traffic`]'s patterns: they need the network, which the model
-//! binds into the config ([`TrafficConfig::bind`], `vc-router` only) before validation.
+//! `random_permutation` and `group_shift` are [`icn_topo::traffic`]'s patterns bound to the
+//! network, which the model binds into the config ([`TrafficConfig::bind`], `vc-router` only)
+//! before validation; BookSim2's permutations are icn-topo's functions, on the model's grid or
+//! (vc-router) the bound network.
 //!
 //! Sizes are `size` units (bytes for X-Switch, flits for the VC router), or with
 //! `large_fraction > 0` the bimodal mix `size_large` with that probability (the MyVIA paper's
@@ -40,6 +45,12 @@ pub enum Pattern {
     Trace,
     RandomPermutation,
     GroupShift,
+    #[serde(rename = "bitrev")]
+    BitReverse,
+    Shuffle,
+    Tornado,
+    Neighbor,
+    Asymmetric,
 }
 
 /// A pattern of [`icn_topo::traffic`] bound to the model's network (not a config key: the
@@ -53,6 +64,21 @@ impl PartialEq for Bound {
     }
 }
 
+/// How messages arrive at a source (BookSim2's `injection_process`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Injection {
+    /// A message in each cycle with probability `rate` (BookSim2's `bernoulli`).
+    #[default]
+    Bernoulli,
+    /// BookSim2's `on_off`: a two-state Markov chain per source, on → off with probability
+    /// `burst_beta` and off → on with `burst_alpha` per cycle; in an on cycle a message with
+    /// probability `r1 = rate·(α + β)/α`, so the mean rate is `rate`. Sources start on or off
+    /// with probability ½ each. Drawn as run lengths (geometric), so the cost stays per
+    /// message.
+    OnOff,
+}
+
 /// The `[traffic]` table of both models.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -63,6 +89,12 @@ pub struct TrafficConfig {
     pub trace_file: String,
     /// Seed of the `random_permutation` (fixed across replications, as BookSim's `perm_seed`).
     pub perm_seed: u64,
+    /// `bernoulli` or `on_off` (BookSim2's `injection_process`).
+    pub injection: Injection,
+    /// `on_off`: per-cycle probability off → on (BookSim2's `burst_alpha`), in (0, 1].
+    pub burst_alpha: f64,
+    /// `on_off`: per-cycle probability on → off (BookSim2's `burst_beta`), in (0, 1].
+    pub burst_beta: f64,
     /// The network's pattern for `random_permutation` and `group_shift`.
     #[serde(skip)]
     pub bound: Option<Bound>,
@@ -75,6 +107,10 @@ impl TrafficConfig {
         let pattern = match self.pattern {
             Pattern::RandomPermutation => icn_topo::traffic::Pattern::RandomPermutation,
             Pattern::GroupShift => icn_topo::traffic::Pattern::GroupShift,
+            Pattern::Tornado => icn_topo::traffic::Pattern::Tornado,
+            Pattern::Neighbor => icn_topo::traffic::Pattern::Neighbor,
+            // A grid the router of any radix runs (a torus with dim_order) has no `Grid`.
+            Pattern::Transpose => icn_topo::traffic::Pattern::Transpose,
             _ => return Ok(()),
         };
         let t = icn_topo::traffic::Traffic::new(pattern, net, self.perm_seed)
@@ -92,6 +128,9 @@ impl Default for TrafficConfig {
             hotspot_fraction: 0.2,
             trace_file: String::new(),
             perm_seed: 1,
+            injection: Injection::Bernoulli,
+            burst_alpha: 0.5,
+            burst_beta: 0.5,
             bound: None,
         }
     }
@@ -178,6 +217,31 @@ pub fn check_windows(warmup: u64, measure: u64, drain: u64) -> Result<(), Invali
     Invalid::check(drain <= 1 << 36, "drain", "0 ..= 2^36 cycles", drain)
 }
 
+/// Checks the injection process for a per-source message `rate`: on/off needs its on-state
+/// rate `rate·(α + β)/α` to be at most one message per cycle.
+pub fn check_injection(t: &TrafficConfig, rate: f64) -> Result<(), Invalid> {
+    if t.injection == Injection::Bernoulli {
+        return Ok(());
+    }
+    for (key, v) in [
+        ("traffic.burst_alpha", t.burst_alpha),
+        ("traffic.burst_beta", t.burst_beta),
+    ] {
+        Invalid::check(v > 0.0 && v <= 1.0, key, "(0, 1]", v)?;
+    }
+    let r1 = rate * (t.burst_alpha + t.burst_beta) / t.burst_alpha;
+    if r1 > 1.0 {
+        return Err(Invalid::new(
+            "traffic.burst_alpha",
+            format!(
+                "on_off at {rate:.4} messages/cycle needs a message in {r1:.3} of the on cycles; \
+                 raise burst_alpha or lower burst_beta so that rate·(α + β)/α ≤ 1"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks the traffic table against the network size and returns the parsed trace, if any.
 pub fn validate(
     t: &TrafficConfig,
@@ -201,7 +265,7 @@ pub fn validate(
             )?;
         }
         Pattern::Transpose => {
-            if !matches!(grid, Some(g) if g.x == g.y) {
+            if !matches!(grid, Some(g) if g.x == g.y) && t.bound.is_none() {
                 return Err(Invalid::new(
                     "traffic.pattern",
                     "transpose needs a square mesh or torus",
@@ -237,7 +301,23 @@ pub fn validate(
                 ));
             }
         }
-        Pattern::Uniform | Pattern::Neighbour => {}
+        Pattern::BitReverse | Pattern::Shuffle => {
+            if !n.is_power_of_two() {
+                return Err(Invalid::new(
+                    "traffic.pattern",
+                    format!("bitrev and shuffle need a power-of-two number of endpoints, got {n}"),
+                ));
+            }
+        }
+        Pattern::Tornado | Pattern::Neighbor => {
+            if grid.is_none() && t.bound.is_none() {
+                return Err(Invalid::new(
+                    "traffic.pattern",
+                    "tornado and neighbor need a mesh or torus",
+                ));
+            }
+        }
+        Pattern::Uniform | Pattern::Neighbour | Pattern::Asymmetric => {}
     }
     Ok(Vec::new())
 }
@@ -285,6 +365,16 @@ pub struct Source {
     /// For traces: this source's rows, next index.
     trace: Vec<TraceRow>,
     trace_at: usize,
+    /// On/off: (α, β), the end of the current on run and the first cycle not yet drawn.
+    on_off: Option<OnOff>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct OnOff {
+    alpha: f64,
+    beta: f64,
+    on_end: u64,
+    cursor: u64,
 }
 
 impl Source {
@@ -306,6 +396,51 @@ impl Source {
             src,
             trace,
             trace_at: 0,
+            on_off: None,
+        }
+    }
+
+    /// This (non-trace) source with BookSim2's on/off process at its mean `rate` (see
+    /// [`Injection::OnOff`]; [`check_injection`] has checked `α`, `β` and the on-state rate).
+    pub fn on_off(mut self, alpha: f64, beta: f64) -> Source {
+        if self.is_trace() || self.rate <= 0.0 {
+            return self;
+        }
+        let (start, on_end) = if self.rng.random::<bool>() {
+            (0, gap(&mut self.rng, beta))
+        } else {
+            let s = gap(&mut self.rng, alpha);
+            (s, s + gap(&mut self.rng, beta))
+        };
+        self.rate *= (alpha + beta) / alpha;
+        let mut st = OnOff {
+            alpha,
+            beta,
+            on_end,
+            cursor: start,
+        };
+        self.next = self.next_on_off(&mut st);
+        self.on_off = Some(st);
+        self
+    }
+
+    /// The next arrival of the on/off chain from `st.cursor` on: in the current on run, or
+    /// (memoryless) in a later one after an off run.
+    fn next_on_off(&mut self, st: &mut OnOff) -> u64 {
+        // Saturating: a tiny rate or burst probability gives gaps past u64 (never), and an
+        // on run that would end past the clock means no further arrival.
+        loop {
+            let c = st.cursor.saturating_add(gap(&mut self.rng, self.rate) - 1);
+            if c < st.on_end {
+                st.cursor = c + 1;
+                return c;
+            }
+            if st.on_end == u64::MAX {
+                return u64::MAX;
+            }
+            let start = st.on_end.saturating_add(gap(&mut self.rng, st.alpha));
+            st.on_end = start.saturating_add(gap(&mut self.rng, st.beta));
+            st.cursor = start;
         }
     }
 
@@ -329,7 +464,13 @@ impl Source {
             dst: w.destination(self.src, &mut self.rng),
             size: w.sizes.draw(&mut self.rng),
         };
-        self.next = self.next.saturating_add(gap(&mut self.rng, self.rate));
+        match self.on_off {
+            Some(mut st) => {
+                self.next = self.next_on_off(&mut st);
+                self.on_off = Some(st);
+            }
+            None => self.next = self.next.saturating_add(gap(&mut self.rng, self.rate)),
+        }
         a
     }
 }
@@ -377,7 +518,7 @@ impl Workload {
             Pattern::Uniform | Pattern::Trace => rng.random_range(0..n),
             Pattern::Hotspot if rng.random::<f64>() < self.hotspot_fraction => self.hotspot_node,
             Pattern::Hotspot => rng.random_range(0..n),
-            Pattern::Transpose => {
+            Pattern::Transpose if self.bound.is_none() => {
                 let g = self.grid.expect("validated: square grid");
                 (s % g.x) * g.x + s / g.x
             }
@@ -386,7 +527,26 @@ impl Workload {
                 Some(g) => (s / g.x) * g.x + (s % g.x + 1) % g.x,
                 None => (s + 1) % n,
             },
-            Pattern::RandomPermutation | Pattern::GroupShift => {
+            Pattern::BitReverse => icn_topo::traffic::bit_reverse(s as u32, n as u32) as usize,
+            Pattern::Shuffle => icn_topo::traffic::shuffle(s as u32, n as u32) as usize,
+            Pattern::Asymmetric => {
+                icn_topo::traffic::asymmetric(s as u32, n as u32, rng.random::<bool>()) as usize
+            }
+            Pattern::Tornado | Pattern::Neighbor if self.bound.is_none() => {
+                let g = self.grid.expect("validated: a grid");
+                let dims = [g.x as u32, g.y as u32];
+                let dims = &dims[..if g.y > 1 { 2 } else { 1 }];
+                if self.pattern == Pattern::Tornado {
+                    icn_topo::traffic::tornado(s as u32, dims) as usize
+                } else {
+                    icn_topo::traffic::neighbor(s as u32, dims) as usize
+                }
+            }
+            Pattern::RandomPermutation
+            | Pattern::GroupShift
+            | Pattern::Transpose
+            | Pattern::Tornado
+            | Pattern::Neighbor => {
                 let t = self
                     .bound
                     .as_ref()
@@ -450,6 +610,41 @@ mod tests {
         }
         // Binomial(100000, 0.1): sd ≈ 95; allow 5 sd.
         assert!((count as i64 - 10_000).abs() < 475, "{count}");
+    }
+
+    #[test]
+    fn on_off_keeps_the_mean_rate_and_bursts() {
+        // α = 0.05, β = 0.2: on a fifth of the time, at 5·0.05 = 0.25 in on cycles.
+        let w = workload(Pattern::Uniform);
+        let mut s = Source::new(0, 0.05, stream(9, 0), None).on_off(0.05, 0.2);
+        let mut at = Vec::new();
+        while s.next < 400_000 {
+            at.push(s.next);
+            s.arrive(&w);
+        }
+        // Mean 20 000; the count's sd is larger than Bernoulli's (bursts): allow 8 %.
+        assert!((at.len() as i64 - 20_000).abs() < 1_600, "{}", at.len());
+        assert!(
+            at.windows(2).all(|p| p[1] > p[0]),
+            "one message per cycle at most"
+        );
+        // Burstiness: gaps of 1–3 cycles (inside an on run) are far more common than for a
+        // Bernoulli source of the same rate (P(gap ≤ 3) = 1 − 0.95³ ≈ 14 %).
+        let short = at.windows(2).filter(|p| p[1] - p[0] <= 3).count();
+        assert!(short * 100 / at.len() > 30, "{short} of {}", at.len());
+        let t = TrafficConfig {
+            injection: Injection::OnOff,
+            burst_alpha: 0.05,
+            burst_beta: 0.2,
+            ..Default::default()
+        };
+        assert!(check_injection(&t, 0.2).is_ok());
+        assert!(check_injection(&t, 0.21).is_err());
+        let bad = TrafficConfig {
+            burst_beta: 0.0,
+            ..t
+        };
+        assert!(check_injection(&bad, 0.01).is_err());
     }
 
     #[test]

@@ -488,6 +488,7 @@ impl Model for VcRouter {
             cfg.load,
         )?;
         cfg.sizes().validate(MAX_SIZE)?;
+        traffic::check_injection(&cfg.traffic, cfg.load / cfg.sizes().mean())?;
         let trace = traffic::validate(&cfg.traffic, endpoints, grid, MAX_SIZE)?;
         traffic::check_windows(cfg.warmup, cfg.measure, cfg.drain)?;
         Ok(VcRouterPoint {

@@ -196,6 +196,7 @@ impl Model for XSwitch {
             cfg.load,
         )?;
         cfg.sizes().validate(MAX_SIZE)?;
+        traffic::check_injection(&cfg.traffic, cfg.load / cfg.sizes().mean())?;
         let trace = traffic::validate(&cfg.traffic, topo.nias(), topo.grid, MAX_SIZE)?;
         traffic::check_windows(cfg.warmup, cfg.measure, cfg.drain)?;
         let traced = trace_port(&cfg, &topo)?;

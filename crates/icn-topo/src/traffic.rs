@@ -8,6 +8,15 @@
 //! | `transpose` | `(y, x)` on a square 2-D mesh or torus with one terminal per router; otherwise the two halves of the address bits swapped | a square grid, or `n = 4^m` |
 //! | `bit_complement` | `s XOR (n − 1)` | `n` a power of two |
 //! | `group_shift` | a uniform terminal of the next group: group `(G + 1) mod g` (Kim et al.'s adversarial pattern, which loads one global link per group pair) | a dragonfly |
+//! | `bitrev` | the `log₂ n` address bits of `s` reversed (BookSim2's `bitrev`) | `n` a power of two |
+//! | `shuffle` | the address bits rotated left by one (BookSim2's `shuffle`) | `n` a power of two |
+//! | `tornado` | every coordinate `x` of a k-ary n-cube to `(x + ⌈k/2⌉ − 1) mod k` (BookSim2's `tornado`: half-way round each ring, the worst case of minimal routing on a torus) | a mesh or torus, one terminal per router |
+//! | `neighbor` | every coordinate to `x + 1 mod k` (BookSim2's `neighbor`; the X-Switch's `neighbour` moves `x` only) | a mesh or torus, one terminal per router |
+//! | `asymmetric` | `s mod n/2`, plus `n/2` with probability ½ (BookSim2's `asymmetric`: the upper half receives from everybody, the lower half only from itself) | — |
+//!
+//! The BookSim2 permutations are also plain functions ([`bit_reverse`], [`shuffle`],
+//! [`tornado`], [`neighbor`], [`asymmetric`]) for models that number their endpoints the same
+//! way without an icn-topo network (the X-Switch).
 //!
 //! The random permutation costs no memory: `π` is a 4-round Feistel network over the smallest
 //! even-bit domain holding `n` values, restricted to `0..n` by cycle walking (re-applying it
@@ -28,6 +37,54 @@ pub enum Pattern {
     Transpose,
     BitComplement,
     GroupShift,
+    #[serde(rename = "bitrev")]
+    BitReverse,
+    Shuffle,
+    Tornado,
+    Neighbor,
+    Asymmetric,
+}
+
+/// BookSim2's `bitrev`: the `log₂ n` low bits of `s` in reverse order (`n` a power of two).
+pub fn bit_reverse(s: u32, n: u32) -> u32 {
+    let bits = n.trailing_zeros();
+    if bits == 0 {
+        return 0;
+    }
+    s.reverse_bits() >> (32 - bits)
+}
+
+/// BookSim2's `shuffle`: the `log₂ n` low bits of `s` rotated left by one (`n` a power of two).
+pub fn shuffle(s: u32, n: u32) -> u32 {
+    let shifted = s << 1;
+    (shifted & (n - 1)) | u32::from(shifted & n != 0)
+}
+
+/// BookSim2's `tornado` on a k-ary n-cube with sides `dims` (dimension 0 least significant):
+/// every coordinate `x` to `(x + ⌈k/2⌉ − 1) mod k`.
+pub fn tornado(s: u32, dims: &[u32]) -> u32 {
+    digits(s, dims, |x, k| (x + k.div_ceil(2) - 1) % k)
+}
+
+/// BookSim2's `neighbor` on a k-ary n-cube: every coordinate to `x + 1 mod k`.
+pub fn neighbor(s: u32, dims: &[u32]) -> u32 {
+    digits(s, dims, |x, k| (x + 1) % k)
+}
+
+/// BookSim2's `asymmetric`: `s mod n/2`, in the upper half when `upper` (a fair coin).
+pub fn asymmetric(s: u32, n: u32, upper: bool) -> u32 {
+    let half = (n / 2).max(1);
+    (s % half + if upper { half } else { 0 }).min(n - 1)
+}
+
+fn digits(s: u32, dims: &[u32], f: impl Fn(u32, u32) -> u32) -> u32 {
+    let (mut rest, mut stride, mut out) = (s, 1u32, 0u32);
+    for &k in dims {
+        out += f(rest % k, k) * stride;
+        rest /= k;
+        stride *= k;
+    }
+    out
 }
 
 #[derive(Clone, Debug)]
@@ -38,6 +95,11 @@ enum Rule {
     BitTranspose { half: u32 },
     Complement,
     GroupShift { size: u32, groups: u32 },
+    BitReverse,
+    Shuffle,
+    Tornado { dims: Vec<u32> },
+    Neighbor { dims: Vec<u32> },
+    Asymmetric,
 }
 
 /// A pattern bound to a network: validated once, then [`Traffic::destination`] per packet.
@@ -85,6 +147,30 @@ impl Traffic {
                 },
                 _ => return Err(err("group_shift needs a dragonfly".into())),
             },
+            Pattern::BitReverse | Pattern::Shuffle if !n.is_power_of_two() => {
+                return Err(err(format!(
+                    "bitrev and shuffle need a power-of-two number of terminals, got {n}"
+                )));
+            }
+            Pattern::BitReverse => Rule::BitReverse,
+            Pattern::Shuffle => Rule::Shuffle,
+            Pattern::Tornado | Pattern::Neighbor => match net.shape() {
+                Shape::Cube { dims, .. } if net.terminals_per_router() == 1 => {
+                    let dims = dims.clone();
+                    if pattern == Pattern::Tornado {
+                        Rule::Tornado { dims }
+                    } else {
+                        Rule::Neighbor { dims }
+                    }
+                }
+                _ => {
+                    return Err(err(
+                        "tornado and neighbor need a mesh or torus with one terminal per router"
+                            .into(),
+                    ));
+                }
+            },
+            Pattern::Asymmetric => Rule::Asymmetric,
         };
         Ok(Traffic { n, rule })
     }
@@ -104,6 +190,11 @@ impl Traffic {
                 let next = (src / size + 1) % groups;
                 next * size + rng.random_range(0..*size)
             }
+            Rule::BitReverse => bit_reverse(src, self.n),
+            Rule::Shuffle => shuffle(src, self.n),
+            Rule::Tornado { dims } => tornado(src, dims),
+            Rule::Neighbor { dims } => neighbor(src, dims),
+            Rule::Asymmetric => asymmetric(src, self.n, rng.random::<bool>()),
         }
     }
 }
@@ -276,6 +367,59 @@ mod tests {
                     // All three are involutions.
                     prop_assert_eq!(t.destination(d, &mut rng()), s);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn booksim_permutations_by_hand() {
+        // 16 nodes: 0b0001 ↔ 0b1000, 0b0110 stays; shuffle rotates left.
+        assert_eq!(bit_reverse(0b0001, 16), 0b1000);
+        assert_eq!(bit_reverse(0b0110, 16), 0b0110);
+        assert_eq!(bit_reverse(0b1011, 16), 0b1101);
+        assert_eq!(shuffle(0b1001, 16), 0b0011);
+        assert_eq!(shuffle(0b0100, 16), 0b1000);
+        // 8-ary 2-cube: tornado adds ⌈8/2⌉ − 1 = 3 to each coordinate; (6, 1) → (1, 4).
+        assert_eq!(tornado(8 + 6, &[8, 8]), 4 * 8 + 1);
+        // 5-ary: adds 2. Neighbor adds 1 to each: (7, 7) → (0, 0).
+        assert_eq!(tornado(4, &[5]), 1);
+        assert_eq!(neighbor(63, &[8, 8]), 0);
+        assert_eq!(neighbor(8 + 2, &[8, 8]), 2 * 8 + 3);
+        // Asymmetric: 64 nodes, 37 → 5 or 37.
+        assert_eq!(asymmetric(37, 64, false), 5);
+        assert_eq!(asymmetric(37, 64, true), 37);
+    }
+
+    #[test]
+    fn booksim_patterns_bind_where_they_apply() {
+        let torus = Network::torus(8, 8).unwrap();
+        let t = Traffic::new(Pattern::Tornado, &torus, 0).unwrap();
+        let mut r = rng();
+        assert_eq!(t.destination(0, &mut r), 3 * 8 + 3);
+        let a = Traffic::new(Pattern::Asymmetric, &torus, 0).unwrap();
+        let upper = (0..1000).filter(|_| a.destination(3, &mut r) == 35).count();
+        assert!((400..=600).contains(&upper), "{upper}");
+        let ft = Network::fat_tree(3, 2).unwrap();
+        assert!(Traffic::new(Pattern::Tornado, &ft, 0).is_err());
+        assert!(Traffic::new(Pattern::BitReverse, &ft, 0).is_err());
+        assert!(Traffic::new(Pattern::Shuffle, &torus, 0).is_ok());
+    }
+
+    proptest! {
+        #[test]
+        fn booksim_bit_and_digit_patterns_are_permutations(m in 1u32..7, k in 2u32..7, d in 1usize..4) {
+            let n = 1u32 << m;
+            for f in [bit_reverse, shuffle] {
+                let mut seen: Vec<u32> = (0..n).map(|s| f(s, n)).collect();
+                seen.sort_unstable();
+                prop_assert_eq!(seen, (0..n).collect::<Vec<_>>());
+            }
+            let dims = vec![k; d];
+            let total = k.pow(d as u32);
+            for f in [tornado, neighbor] {
+                let mut seen: Vec<u32> = (0..total).map(|s| f(s, &dims)).collect();
+                seen.sort_unstable();
+                prop_assert_eq!(seen, (0..total).collect::<Vec<_>>());
             }
         }
     }

@@ -10,6 +10,7 @@ mod checks;
 mod exec;
 mod experiment;
 mod html;
+mod import;
 mod keys;
 mod machine_load;
 mod merge;
@@ -145,6 +146,21 @@ enum Command {
         /// Resolution of the bisection, in load units (0, 0.25].
         #[arg(long, default_value_t = 0.01)]
         step: f64,
+    },
+    /// Translate another simulator's configuration into an icnlab experiment: `import booksim
+    /// FILE [key=value ...]` (BookSim2 syntax and keys; keys icnlab does not model are refused
+    /// by name). Prints the TOML, or writes it with --out; then `icnlab run` it.
+    Import {
+        /// The simulator the file is for.
+        #[arg(value_parser = ["booksim"])]
+        from: String,
+        /// The configuration file.
+        config: PathBuf,
+        /// Command-line overrides in that simulator's syntax (BookSim2: `key=value`).
+        overrides: Vec<String>,
+        /// Write the experiment file here (atomically) instead of printing it.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -306,6 +322,12 @@ fn main() -> ExitCode {
             }
             Ok(())
         }),
+        Command::Import {
+            config,
+            overrides,
+            out,
+            ..
+        } => import::booksim(&config, &overrides, out.as_ref()),
         Command::Models => {
             for r in models::all() {
                 println!("{:10} {}", r.name(), r.about());

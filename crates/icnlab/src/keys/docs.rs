@@ -450,6 +450,21 @@ const XSWITCH: Docs = &[
         "seed of `random_permutation` (fixed across replications, as BookSim's `perm_seed`)",
     ),
     (
+        "traffic.injection",
+        "",
+        "`bernoulli` or BookSim2's `on_off` (a two-state Markov chain per source)",
+    ),
+    (
+        "traffic.burst_alpha",
+        "1/cycle",
+        "`on_off`: probability off → on per cycle (BookSim2's `burst_alpha`)",
+    ),
+    (
+        "traffic.burst_beta",
+        "1/cycle",
+        "`on_off`: probability on → off per cycle (BookSim2's `burst_beta`)",
+    ),
+    (
         "frame_size",
         "bytes",
         "payload per frame; longer messages are split",

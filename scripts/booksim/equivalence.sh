@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# BookSim2's side of the equivalence suite (docs/booksim.md): fetches and builds BookSim2 at a
+# pinned commit OUTSIDE this repository (in DIR), runs every case of
+# crates/icn-thnet/tests/booksim/cases.csv — first at saturation (sim_type = throughput,
+# offered 1.0 flit/node/cycle), then in latency mode at the case's three loads (by default
+# 30 %, 60 % and 85 % of the saturation throughput it found) — and writes crates/icn-thnet/tests/booksim/booksim2.csv with the
+# BookSim2 commit on every row. The test `booksim_equivalence` compares icnlab against it.
+#
+#   scripts/booksim/equivalence.sh DIR [CASE...]     (default: every case)
+#
+# Needs git, make, g++, bison, flex. Takes about an hour on one core (BookSim2 runs until its
+# sample periods converge); the rows of the cases given are replaced, the others kept.
+# BOOKSIM_OUT=FILE writes elsewhere (to run groups of cases side by side).
+set -euo pipefail
+COMMIT=28f43299f1706a3160ffac721ca461d74eb6e618
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+CASES="$REPO/crates/icn-thnet/tests/booksim/cases.csv"
+OUT=${BOOKSIM_OUT:-"$REPO/crates/icn-thnet/tests/booksim/booksim2.csv"}
+DIR=${1:?usage: equivalence.sh DIR [CASE...]}
+shift
+mkdir -p "$DIR"
+DIR=$(cd "$DIR" && pwd)
+case "$DIR/" in "$REPO"/*) echo "DIR must be outside the repository" >&2; exit 2 ;; esac
+
+if [ ! -d "$DIR/booksim2/.git" ]; then
+    git clone https://github.com/booksim/booksim2 "$DIR/booksim2"
+fi
+git -C "$DIR/booksim2" checkout -q "$COMMIT"
+[ -x "$DIR/booksim2/src/booksim" ] || make -C "$DIR/booksim2/src" -j2 >/dev/null
+# valiant_dragonflynew is not upstream: BookSim2's UGAL with its fixed bias at −10⁶, so it
+# never takes the minimal route for an intermediate node outside the source group.
+if [ ! -x "$DIR/booksim2-valiant/src/booksim" ]; then
+    rm -rf "$DIR/booksim2-valiant"
+    cp -r "$DIR/booksim2" "$DIR/booksim2-valiant"
+    sed -i 's/int adaptive_threshold = 30;/int adaptive_threshold = -1000000;/' \
+        "$DIR/booksim2-valiant/src/networks/dragonfly.cpp"
+    grep -q 'adaptive_threshold = -1000000' "$DIR/booksim2-valiant/src/networks/dragonfly.cpp"
+    make -C "$DIR/booksim2-valiant/src" -j2 >/dev/null
+fi
+
+# The router and measurement every case shares (BookSim2's iq router, iSLIP allocators,
+# 5-flit packets, all pipeline delays 1).
+cat > "$DIR/base.cfg" <<'CFG'
+router = iq;
+vc_allocator = islip;
+sw_allocator = islip;
+alloc_iters = 1;
+wait_for_tail_credit = 0;
+routing_delay = 1;
+vc_alloc_delay = 1;
+sw_alloc_delay = 1;
+st_final_delay = 1;
+credit_delay = 1;
+input_speedup = 1;
+output_speedup = 1;
+internal_speedup = 1.0;
+packet_size = 5;
+injection_rate_uses_flits = 1;
+warmup_periods = 3;
+sample_period = 2000;
+max_samples = 8;
+sim_count = 1;
+CFG
+
+# run BINARY ARGS... → "latency accepted" of the Overall statistics.
+run() {
+    local bin=$1
+    shift
+    "$bin" "$DIR/base.cfg" "$@" 2>&1 | awk -F'= ' '
+        /Overall Traffic Statistics/ { on = 1 }
+        on && /^Packet latency average/ { split($2, a, " "); lat = a[1] }
+        on && /^Accepted flit rate average/ { split($2, a, " "); acc = a[1] }
+        END { if (acc == "") { print "NaN NaN" } else { print lat, acc } }'
+}
+
+TMP=$(mktemp)
+[ -f "$OUT" ] && grep -v '^case,' "$OUT" > "$TMP" || true
+tail -n +2 "$CASES" | while IFS= read -r line; do
+    name=${line%%,*}
+    if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then continue; fi
+    args=${line##*,}
+    bin="$DIR/booksim2/src/booksim"
+    case " $args " in *" valiant_build=1 "*) bin="$DIR/booksim2-valiant/src/booksim" ;; esac
+    args=$(printf '%s' "$args" | sed 's/ *valiant_build=1//')
+    # vcs and buf from the icnlab columns (5th and 6th) — the same values on both sides.
+    vcs=$(printf '%s' "$line" | python3 -c 'import csv,sys; print(next(csv.reader(sys.stdin))[4])')
+    buf=$(printf '%s' "$line" | python3 -c 'import csv,sys; print(next(csv.reader(sys.stdin))[5])')
+    read -ra bargs <<< "$args"
+    bargs+=("num_vcs=$vcs" "vc_buf_size=$buf")
+    grep -v "^$name," "$TMP" > "$TMP.k" || true
+    mv "$TMP.k" "$TMP"
+    read -r _ sat < <(run "$bin" "${bargs[@]}" sim_type=throughput injection_rate=1.0)
+    echo "$name,saturation,1.0,NaN,$sat,$COMMIT" >> "$TMP"
+    echo "$name saturation: $sat" >&2
+    # The case's three loads, or 30 %, 60 % and 85 % of the saturation throughput (only
+    # for patterns where every node's accepted rate saturates together, e.g. uniform).
+    loads=$(printf '%s' "$line" | python3 -c 'import csv,sys; print(next(csv.reader(sys.stdin))[6])')
+    [ -n "$loads" ] || loads=$(python3 -c "print(' '.join(str(round(f * $sat, 2)) for f in (0.3, 0.6, 0.85)))")
+    for load in $loads; do
+        read -r lat acc < <(run "$bin" "${bargs[@]}" sim_type=latency injection_rate="$load")
+        echo "$name,latency,$load,$lat,$acc,$COMMIT" >> "$TMP"
+        echo "$name $load: $lat $acc" >&2
+    done
+done
+{ echo "case,kind,load,latency,accepted,booksim2_commit"; sort -t, -k1,1 -s "$TMP"; } > "$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
+rm -f "$TMP"
+echo "wrote $OUT" >&2
