@@ -504,6 +504,39 @@ fn sweep_values(key: &str, values: toml::Value) -> Result<Vec<toml::Value>, Inva
 }
 
 /// Deserializes a TOML value into `T`, reporting the dotted path of the offending key.
+/// The `[[name]]` tables of an experiment file (one `[name]` table counts as a list of one):
+/// at most `max` of them, each read as a `T`. Errors name `name[i].key`; `shape` lists the
+/// keys an entry takes, for the message when `name` is not a table.
+pub(crate) fn table_list<T: DeserializeOwned>(
+    value: Option<toml::Value>,
+    name: &str,
+    shape: &str,
+    max: usize,
+) -> Result<Vec<T>, Invalid> {
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    let value = match value {
+        toml::Value::Table(t) => toml::Value::Array(vec![toml::Value::Table(t)]),
+        list @ toml::Value::Array(_) => list,
+        _ => {
+            return Err(Invalid::new(
+                name,
+                format!("must be [[{name}]] tables of {shape}"),
+            ));
+        }
+    };
+    let items: Vec<T> = deserialize_at(value)
+        .map_err(|inner| Invalid::new(format!("{name}{}", inner.key), inner.message))?;
+    Invalid::check(
+        items.len() <= max,
+        name,
+        &format!("lists of at most {max} entries"),
+        items.len(),
+    )?;
+    Ok(items)
+}
+
 pub fn deserialize_at<T: DeserializeOwned>(value: toml::Value) -> Result<T, Invalid> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let key = e.path().to_string();

@@ -21,7 +21,7 @@ use icn_engine::Invalid;
 use icn_topo::{Graph, NodeId};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap};
 
 /// `[fabric]` keys of `kind = "ideal"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -146,20 +146,10 @@ impl IdealFabric {
     /// The path from `src` to `dst` as (node, index of the link taken in `graph.links(node)`).
     fn path(&mut self, src: NodeId, dst: NodeId) -> Vec<(NodeId, usize)> {
         let graph = &self.graph;
-        let parent = self.parents.entry(src).or_insert_with(|| {
-            let mut parent = vec![u32::MAX; graph.len()];
-            parent[src] = src as u32;
-            let mut queue = VecDeque::from([src]);
-            while let Some(v) = queue.pop_front() {
-                for l in graph.links(v) {
-                    if parent[l.to] == u32::MAX {
-                        parent[l.to] = v as u32;
-                        queue.push_back(l.to);
-                    }
-                }
-            }
-            parent
-        });
+        let parent = self
+            .parents
+            .entry(src)
+            .or_insert_with(|| graph.bfs_parents(src));
         let mut hops = Vec::new();
         let mut v = dst;
         while v != src {

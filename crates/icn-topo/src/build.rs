@@ -224,6 +224,19 @@ mod tests {
     use super::*;
     use crate::paths::diameter;
 
+    /// A ring of 5 from node 0: 1 and 4 hang off 0, 2 off 1 and 3 off 4 (each at distance 2,
+    /// reached first by the lower-numbered side's links in port order).
+    #[test]
+    fn bfs_parents_is_a_shortest_path_tree() {
+        let g = ring(5).unwrap();
+        let p = g.bfs_parents(0);
+        assert_eq!(p[0], 0);
+        assert_eq!((p[1], p[4]), (0, 0));
+        assert_eq!((p[2], p[3]), (1, 4));
+        let two = path(2).unwrap();
+        assert_eq!(two.bfs_parents(1), vec![1, 1]);
+    }
+
     #[test]
     fn ccc_4_3_matches_the_paper_example() {
         let g = ccc(4, 3).unwrap();

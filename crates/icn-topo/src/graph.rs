@@ -171,6 +171,25 @@ impl Graph {
         self.len() == 0
     }
 
+    /// The breadth-first tree from `src`: each node's parent on one shortest path from `src`
+    /// (`src` is its own parent, `u32::MAX` marks a node `src` cannot reach). Links are taken
+    /// in their stored order, so the tree, and every path read from it, is deterministic. The
+    /// ideal and flow fabrics route along it.
+    pub fn bfs_parents(&self, src: NodeId) -> Vec<u32> {
+        let mut parent = vec![u32::MAX; self.len()];
+        parent[src] = src as u32;
+        let mut queue = std::collections::VecDeque::from([src]);
+        while let Some(v) = queue.pop_front() {
+            for l in self.links(v) {
+                if parent[l.to] == u32::MAX {
+                    parent[l.to] = v as u32;
+                    queue.push_back(l.to);
+                }
+            }
+        }
+        parent
+    }
+
     /// Links of `v` in port order.
     pub fn links(&self, v: NodeId) -> &[Link] {
         &self.links[self.offsets[v]..self.offsets[v + 1]]

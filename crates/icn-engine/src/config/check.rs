@@ -30,7 +30,7 @@
 //! `check[i].key`; its column and `where` keys are checked against the first run, like the
 //! plot columns.
 
-use super::{Invalid, deserialize_at};
+use super::{Invalid, table_list};
 use serde::{Deserialize, Serialize};
 
 /// Most `[[check]]` entries per file.
@@ -174,26 +174,11 @@ pub fn selection_label(t: &toml::Table) -> String {
 /// The `[[check]]` entries, each of one shape: `value` (with `tolerance`), `range`, or
 /// `relation` with `than`.
 pub(super) fn checks(value: Option<toml::Value>) -> Result<Vec<Check>, Invalid> {
-    let Some(value) = value else {
-        return Ok(Vec::new());
-    };
-    let value = match value {
-        toml::Value::Table(t) => toml::Value::Array(vec![toml::Value::Table(t)]),
-        list @ toml::Value::Array(_) => list,
-        _ => {
-            return Err(Invalid::new(
-                "check",
-                "must be [[check]] tables of claim, column, where, of and value, range or relation",
-            ));
-        }
-    };
-    let checks: Vec<Check> = deserialize_at(value)
-        .map_err(|inner| Invalid::new(format!("check{}", inner.key), inner.message))?;
-    Invalid::check(
-        checks.len() <= MAX_CHECKS,
+    let checks: Vec<Check> = table_list(
+        value,
         "check",
-        &format!("lists of at most {MAX_CHECKS} entries"),
-        checks.len(),
+        "claim, column, where, of and value, range or relation",
+        MAX_CHECKS,
     )?;
     for (i, c) in checks.iter().enumerate() {
         let key = |k: &str| format!("check[{i}].{k}");

@@ -22,7 +22,7 @@
 //! that no panel draws would never appear in any figure, so it is an error naming
 //! `reference[i].column`, before anything runs.
 
-use super::{Invalid, PlotSpec, deserialize_at};
+use super::{Invalid, PlotSpec, table_list};
 use serde::{Deserialize, Serialize};
 
 /// Longest verdict accepted: one or two sentences, not an essay.
@@ -103,26 +103,11 @@ pub(super) fn references(
     value: Option<toml::Value>,
     plots: &[PlotSpec],
 ) -> Result<Vec<Reference>, Invalid> {
-    let Some(value) = value else {
-        return Ok(Vec::new());
-    };
-    let value = match value {
-        toml::Value::Table(t) => toml::Value::Array(vec![toml::Value::Table(t)]),
-        list @ toml::Value::Array(_) => list,
-        _ => {
-            return Err(Invalid::new(
-                "reference",
-                "must be [[reference]] tables of column, y, label and optionally x, source, plot",
-            ));
-        }
-    };
-    let refs: Vec<Reference> = deserialize_at(value)
-        .map_err(|inner| Invalid::new(format!("reference{}", inner.key), inner.message))?;
-    Invalid::check(
-        refs.len() <= MAX_REFERENCES,
+    let refs: Vec<Reference> = table_list(
+        value,
         "reference",
-        &format!("lists of at most {MAX_REFERENCES} entries"),
-        refs.len(),
+        "column, y, label and optionally x, source, plot",
+        MAX_REFERENCES,
     )?;
     for (i, r) in refs.iter().enumerate() {
         let key = |k: &str| format!("reference[{i}].{k}");

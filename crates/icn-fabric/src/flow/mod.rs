@@ -29,7 +29,7 @@ use icn_topo::Graph;
 use maxmin::{FlowUse, Scratch};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap};
 
 /// `[fabric]` keys of `kind = "flow"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -201,20 +201,10 @@ impl FlowFabric {
     fn route(&mut self, src: usize, dst: usize) -> Vec<usize> {
         let mut r = vec![2 * src];
         if let Topo::Graph(g) = &self.topo {
-            let parent = self.parents.entry(src).or_insert_with(|| {
-                let mut parent = vec![u32::MAX; g.len()];
-                parent[src] = src as u32;
-                let mut queue = VecDeque::from([src]);
-                while let Some(v) = queue.pop_front() {
-                    for l in g.links(v) {
-                        if parent[l.to] == u32::MAX {
-                            parent[l.to] = v as u32;
-                            queue.push_back(l.to);
-                        }
-                    }
-                }
-                parent
-            });
+            let parent = self
+                .parents
+                .entry(src)
+                .or_insert_with(|| g.bfs_parents(src));
             let mut hops = Vec::new();
             let mut v = dst;
             while v != src && parent[v] != u32::MAX {
