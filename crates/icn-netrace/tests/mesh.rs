@@ -20,7 +20,7 @@ use icn_thnet::frame::Check;
 use icn_thnet::router::VcParams;
 use icn_thnet::topology::{Grid, Topology};
 use icn_thnet::vc_model::{VcRouter, VcRouterConfig};
-use icn_thnet::xnet::NetParams;
+use icn_thnet::xswitch::NetParams;
 use icn_thnet::xswitch_model::{XSwitch, XSwitchConfig};
 use std::path::Path;
 

@@ -38,9 +38,3 @@ pub mod traffic;
 pub mod vc_model;
 pub mod xswitch;
 pub mod xswitch_model;
-
-// The modules' former names, for code written against them on branches in flight.
-#[doc(hidden)]
-pub use router::{alloc, anyradix as vcnet_any, grid as vcnet};
-#[doc(hidden)]
-pub use xswitch as xnet;
