@@ -47,6 +47,23 @@ pub struct Split {
 }
 
 impl Split {
+    /// `items` in `parts` parts, checked for part `k` as the `threads` key: every part holds
+    /// one item at least. `noun` names an item for the message ("router", "switch").
+    pub fn checked(
+        items: usize,
+        parts: usize,
+        k: usize,
+        noun: &str,
+    ) -> Result<Split, crate::Invalid> {
+        crate::Invalid::check(
+            (1..=items).contains(&parts) && k < parts,
+            "threads",
+            &format!("1 ..= {items} (one {noun} per thread at least)"),
+            parts,
+        )?;
+        Ok(Split { items, parts })
+    }
+
     /// The first item of part `k` (`items` for `k = parts`).
     pub fn start(&self, k: usize) -> usize {
         k * self.items / self.parts

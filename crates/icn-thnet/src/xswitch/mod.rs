@@ -149,13 +149,7 @@ impl XNet {
         k: usize,
     ) -> Result<XNet, Invalid> {
         p.validate()?;
-        let s = topo.switches;
-        Invalid::check(
-            (1..=s).contains(&parts) && k < parts,
-            "threads",
-            &format!("1 ..= {s} (one switch per thread at least)"),
-            parts,
-        )?;
+        icn_engine::lockstep::Split::checked(topo.switches, parts, k, "switch")?;
         Ok(Self::build(topo, p, parts, k))
     }
 

@@ -134,13 +134,7 @@ impl VcNet {
                 format!("{all} routers × {v} VCs: too many input VCs for the VC router"),
             ));
         }
-        Invalid::check(
-            (1..=all).contains(&parts) && k < parts,
-            "threads",
-            &format!("1 ..= {all} (one router per thread at least)"),
-            parts,
-        )?;
-        let split = icn_engine::lockstep::Split { items: all, parts };
+        let split = icn_engine::lockstep::Split::checked(all, parts, k, "router")?;
         let (lo, hi) = (split.start(k), split.start(k + 1));
         let routers = hi - lo;
         let ports = routers * P;
