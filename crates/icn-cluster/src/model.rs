@@ -24,6 +24,7 @@ use crate::ti::reader::{self, Summary, TraceSet};
 use crate::ti::replay::{self, ReplayConfig, TiOutcome};
 use icn_bcast::schemes::Scheme;
 use icn_engine::lockstep::Exchange;
+use icn_engine::model::Ticker;
 use icn_engine::stats::Histogram;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
 use icn_fabric::flow::FlowConfig;
@@ -785,13 +786,19 @@ fn prepare_ti(cfg: &ClusterConfig, endpoints: usize, ctx: &Context) -> Result<Ti
     })
 }
 
-/// Replays a prepared TI trace on `fabric`.
+/// Replays a prepared TI trace on `fabric`. Progress is the cluster's fixed
+/// [`crate::sim::PROGRESS_UNITS`] (what [`Cluster`]'s `work` promised), moved by the share of
+/// the pre-scanned actions replayed.
 pub fn run_ti<F: Fabric + ?Sized>(
     fabric: &mut F,
     ti: &TiPoint,
     progress: &dyn Progress,
 ) -> Result<TiOutcome, replay::ReplayError> {
-    replay::Replay::new(fabric, &ti.set, &ti.replay)?.run(progress)
+    let actions = ti.summary.actions.iter().sum();
+    let mut ticker = Ticker::new(progress, actions, crate::sim::PROGRESS_UNITS);
+    let out = replay::Replay::new(fabric, &ti.set, &ti.replay)?.run(&mut ticker)?;
+    ticker.finish();
+    Ok(out)
 }
 
 fn report_ti(o: &TiOutcome) -> Metrics {

@@ -28,7 +28,7 @@
 use super::action::{Action, CollKind, Collective};
 use super::reader::{RankReader, TraceError, TraceSet};
 use crate::collectives::{Algorithm, Call, Step};
-use icn_engine::Progress;
+use icn_engine::model::Ticker;
 use icn_fabric::{Delivery, Fabric, Packet, Ps};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -253,8 +253,8 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
         format!("{}:{} ({})", k.reader.path(), k.line, k.action)
     }
 
-    /// Runs every rank to the end of its trace.
-    pub fn run(mut self, progress: &dyn Progress) -> Result<TiOutcome, ReplayError> {
+    /// Runs every rank to the end of its trace, moving `ticker` by the actions replayed.
+    pub fn run(mut self, ticker: &mut Ticker) -> Result<TiOutcome, ReplayError> {
         self.fabric.set_measuring(true);
         for r in 0..self.ranks.len() {
             self.schedule(0, r);
@@ -285,14 +285,14 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                     self.now = self.now.max(t);
                     self.run_rank(r)?;
                     if self.out.actions - reported >= 1024 {
-                        progress.advance(self.out.actions - reported);
+                        ticker.add(self.out.actions - reported);
                         reported = self.out.actions;
                     }
                 }
                 (None, Some(_)) => unreachable!("handled by the fabric arm"),
             }
         }
-        progress.advance(self.out.actions - reported);
+        ticker.add(self.out.actions - reported);
         if let Some(why) = self.diagnose() {
             return Err(ReplayError::Stuck(why));
         }
