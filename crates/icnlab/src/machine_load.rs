@@ -5,8 +5,10 @@
 /// One reading.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Load {
-    /// 1-minute load average.
+    /// 1-, 5- and 15-minute load averages.
     pub avg1: f64,
+    pub avg5: f64,
+    pub avg15: f64,
     /// Tasks runnable at the moment of reading (including the reader).
     pub runnable: u32,
 }
@@ -16,8 +18,15 @@ impl Load {
     pub fn parse(text: &str) -> Option<Load> {
         let mut f = text.split_whitespace();
         let avg1 = f.next()?.parse().ok()?;
-        let runnable = f.nth(2)?.split_once('/')?.0.parse().ok()?;
-        Some(Load { avg1, runnable })
+        let avg5 = f.next()?.parse().ok()?;
+        let avg15 = f.next()?.parse().ok()?;
+        let runnable = f.next()?.split_once('/')?.0.parse().ok()?;
+        Some(Load {
+            avg1,
+            avg5,
+            avg15,
+            runnable,
+        })
     }
 
     /// Reads it now (`None` where there is no `/proc/loadavg`).
@@ -63,6 +72,8 @@ mod tests {
             Load::parse("0.52 0.58 0.59 3/1064 12345\n"),
             Some(Load {
                 avg1: 0.52,
+                avg5: 0.58,
+                avg15: 0.59,
                 runnable: 3
             })
         );
@@ -73,7 +84,12 @@ mod tests {
 
     #[test]
     fn busier_than_its_cores_by_load_or_by_runnable_tasks() {
-        let l = |avg1, runnable| Load { avg1, runnable };
+        let l = |avg1, runnable| Load {
+            avg1,
+            avg5: 0.0,
+            avg15: 0.0,
+            runnable,
+        };
         assert!(!l(1.9, 2).busier_than(2)); // the reader and one other
         assert!(l(1.9, 3).busier_than(2)); // the reader and a busy loop per core
         assert!(l(2.1, 1).busier_than(2));

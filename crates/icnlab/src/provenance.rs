@@ -6,7 +6,7 @@
 //! uncommitted changes; the host facts come from `/proc` (empty where there is none).
 
 use serde::{Deserialize, Serialize};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
@@ -114,41 +114,19 @@ impl Host {
 }
 
 fn load_average() -> [f64; 3] {
-    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     // 0 where unknown: JSON has no NaN.
-    let mut v = text.split_whitespace().map(|x| x.parse().unwrap_or(0.0));
-    [
-        v.next().unwrap_or(0.0),
-        v.next().unwrap_or(0.0),
-        v.next().unwrap_or(0.0),
-    ]
+    crate::machine_load::Load::now().map_or([0.0; 3], |l| [l.avg1, l.avg5, l.avg15])
 }
 
-/// `YYYY-MM-DDTHH:MM:SSZ` of `t` (days to a civil date: H. Hinnant's algorithm).
+/// `YYYY-MM-DDTHH:MM:SSZ` of `t` (RFC 3339 in UTC, whole seconds).
 fn utc(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    humantime::format_rfc3339_seconds(t).to_string()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
     fn dates_are_utc_civil_dates() {
