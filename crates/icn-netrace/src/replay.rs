@@ -30,6 +30,7 @@
 
 use crate::deps::Window;
 use crate::format::{Header, PacketRef, Reader, Record, TraceError};
+use icn_engine::stats::Histogram;
 use icn_fabric::{Delivery, Fabric, FabricError, Packet};
 use std::collections::HashMap;
 use std::io::Read;
@@ -74,73 +75,13 @@ pub struct Outcome {
     /// Cycles the replayed regions last in the trace (the full-system run's time).
     pub trace_cycles: u64,
     /// Network latency (delivery − injection), cycles.
-    pub latency: Dist,
+    pub latency: Histogram,
     /// Injection cycle − trace cycle: how much later than in the traced run a packet went.
-    pub delay: Dist,
+    pub delay: Histogram,
     /// Most packets read and not yet delivered at once, and the largest dependency window:
     /// the replay's memory (see the module documentation).
     pub peak_live: usize,
     pub peak_window: usize,
-}
-
-/// A distribution of cycle counts: exact count, mean and maximum; percentiles from an HDR
-/// histogram of fixed size (3 significant digits: exact below 2 048 cycles, within 0.1 %
-/// above, up to 2^40 cycles, larger values counted as 2^40), so memory stays bounded whatever
-/// the values.
-#[derive(Clone, Debug)]
-pub struct Dist {
-    hist: hdrhistogram::Histogram<u64>,
-    sum: u128,
-    max: u64,
-}
-
-impl Default for Dist {
-    fn default() -> Self {
-        Dist {
-            hist: hdrhistogram::Histogram::new_with_max(1 << 40, 3)
-                .expect("3 significant digits up to 2^40 is valid"),
-            sum: 0,
-            max: 0,
-        }
-    }
-}
-
-impl Dist {
-    pub fn record(&mut self, v: u64) {
-        self.hist.saturating_record(v);
-        self.sum += u128::from(v);
-        self.max = self.max.max(v);
-    }
-
-    pub fn count(&self) -> u64 {
-        self.hist.len()
-    }
-
-    /// NaN when empty.
-    pub fn mean(&self) -> f64 {
-        match self.count() {
-            0 => f64::NAN,
-            n => self.sum as f64 / n as f64,
-        }
-    }
-
-    /// NaN when empty.
-    pub fn max(&self) -> f64 {
-        if self.count() == 0 {
-            f64::NAN
-        } else {
-            self.max as f64
-        }
-    }
-
-    /// The `q` quantile (nearest rank); NaN when empty.
-    pub fn quantile(&self, q: f64) -> f64 {
-        if self.count() == 0 {
-            f64::NAN
-        } else {
-            self.hist.value_at_quantile(q) as f64
-        }
-    }
 }
 
 /// A read packet not yet delivered.
@@ -173,8 +114,8 @@ pub fn replay<R: Read>(
         packets: 0,
         runtime: 0,
         trace_cycles,
-        latency: Dist::default(),
-        delay: Dist::default(),
+        latency: Histogram::default(),
+        delay: Histogram::default(),
         peak_live: 0,
         peak_window: 0,
     };
@@ -336,8 +277,8 @@ impl State<'_> {
         });
         out.packets += 1;
         out.runtime = out.runtime.max(cycle + 1);
-        out.latency.record(cycle - injected);
-        out.delay.record(injected - (p.rec.cycle - self.base));
+        out.latency.add(cycle - injected);
+        out.delay.add(injected - (p.rec.cycle - self.base));
         for &dep in &p.rec.dependents {
             if self.window.delivered(dep, p.rec.id, cycle).is_some() {
                 continue;
@@ -393,14 +334,16 @@ fn check_plan(header: &Header, plan: &Plan, fabric: &dyn Fabric) -> Result<(), R
 
 #[cfg(test)]
 mod tests {
-    use super::Dist;
+    use icn_engine::stats::Histogram;
 
+    /// The replay's distributions (icn-engine's histogram): exact mean and maximum, and
+    /// percentiles within the stated error, whatever the values.
     #[test]
     fn dist_is_exact_in_mean_and_max_and_close_in_percentiles() {
-        let mut d = Dist::default();
+        let mut d = Histogram::default();
         assert!(d.mean().is_nan() && d.max().is_nan() && d.quantile(0.5).is_nan());
         for v in [1u64, 2, 3, 1_000_000, 564_253] {
-            d.record(v);
+            d.add(v);
         }
         assert_eq!(d.count(), 5);
         assert_eq!(d.mean(), (1 + 2 + 3 + 1_000_000 + 564_253) as f64 / 5.0);
