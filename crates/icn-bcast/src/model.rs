@@ -7,6 +7,8 @@
 //! source = "all"         # or a node name such as "(0,2)"
 //! ```
 
+pub mod doc;
+
 use crate::bounds::{lemma1, sharp_claim, theorem1};
 use crate::claims::{ClaimLimits, single_entry_optimum};
 use crate::optimum::{Answer, decide};
@@ -120,6 +122,7 @@ fn opt_f64(t: Option<u32>) -> f64 {
 
 impl Model for Bcast {
     const NAME: &'static str = "bcast";
+    const DOC: &'static icn_engine::ModelDoc = &doc::DOC;
     const ABOUT: &'static str = "Broadcast on CCC/hypercube/mesh/torus/ring/any graph: CLBM, ULBM, ILBM (CCCBrd), exact optimum";
     type Config = BcastConfig;
     /// Nothing to parse ahead of the runs: the prepared point is the validated config.

@@ -14,6 +14,8 @@
 //! topology = "ccc:3,3"
 //! ```
 
+pub mod doc;
+
 use crate::collectives;
 use crate::nic::{Endpoint, NicConfig};
 use crate::patterns;
@@ -1193,6 +1195,7 @@ fn report<F: Fabric + ?Sized>(o: &Outcome, f: &F, point: &ClusterPoint) -> Metri
 
 impl Model for Cluster {
     const NAME: &'static str = "cluster";
+    const DOC: &'static icn_engine::ModelDoc = &doc::DOC;
     const ABOUT: &'static str = "a program's messages through host/NIC endpoints into any fabric (ideal, xswitch, vc-router, sci-ring)";
     /// Its xswitch and vc-router fabrics; the ideal and sci-ring fabrics run whole on every rank.
     const SPREADS_NETWORK: bool = true;

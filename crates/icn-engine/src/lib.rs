@@ -7,6 +7,7 @@
 //! * [`stats`]: online summaries, percentiles, Student-t confidence intervals, Jain fairness;
 //! * [`metrics`]: the uniform result format a model run returns ([`Metrics`]);
 //! * [`model`]: the [`Model`] trait through which the CLI runs any model from a TOML file;
+//! * [`doc`]: the unit and meaning of a model's keys and outputs, which each model declares;
 //! * [`config`]: parsing and validating experiment files with errors that name the file and key;
 //! * [`input`]: bounded reads of the side files an experiment names (traces, graphs, profiles);
 //! * [`memory`]: the memory available to a run, which models check their state against.
@@ -15,6 +16,7 @@
 //! queue), as DESIGN.md prescribes.
 
 pub mod config;
+pub mod doc;
 pub mod input;
 pub mod lockstep;
 pub mod memory;
@@ -24,5 +26,6 @@ pub mod rng;
 pub mod stats;
 
 pub use config::{ConfigError, ExperimentFile, Invalid};
+pub use doc::ModelDoc;
 pub use metrics::{Metric, Metrics, Status, StatusCounts, Table, UnknownMetric};
 pub use model::{Context, Model, ModelError, Progress};

@@ -259,6 +259,28 @@ impl Metrics {
         self
     }
 
+    /// Appends a scalar the model declares in its [`ModelDoc`](crate::doc::ModelDoc): its
+    /// name, unit and meaning are the documented ones.
+    pub fn put(&mut self, output: &crate::doc::Output, value: f64) -> &mut Self {
+        self.push(output.name, value, output.unit, output.meaning)
+    }
+
+    /// As [`Metrics::put`], under the output's name followed by `suffix` (one of the
+    /// model's [`Suffix`](crate::doc::Suffix)es, or empty).
+    pub fn put_suffixed(
+        &mut self,
+        output: &crate::doc::Output,
+        suffix: &str,
+        value: f64,
+    ) -> &mut Self {
+        self.push(
+            &format!("{}{suffix}", output.name),
+            value,
+            output.unit,
+            output.meaning,
+        )
+    }
+
     pub fn get(&self, name: &str) -> Option<&Metric> {
         self.scalars.iter().find(|m| m.name == name)
     }

@@ -177,6 +177,9 @@ pub trait Model: Sync {
     /// Whether [`Model::prepare`] spreads each replication's network over the ranks of
     /// [`Context::network`] (`icnlab --spread network`); a model that does not ignores it.
     const SPREADS_NETWORK: bool = false;
+    /// Unit and meaning of every key of [`Model::Config`] and every output of a run, written
+    /// next to the config in the model's crate ([`crate::doc`]).
+    const DOC: &'static crate::doc::ModelDoc;
 
     /// The typed configuration: `#[serde(deny_unknown_fields)]`, defaults that reproduce the
     /// paper's set-up.

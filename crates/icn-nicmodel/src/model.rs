@@ -1,5 +1,7 @@
 //! `model = "nic"`: the timing model behind `icnlab run` / `sweep` / `reproduce`.
 
+pub mod doc;
+
 use crate::bench::{self, Effort};
 use crate::pdring::{self, RingConfig};
 use crate::{Switches, build, report};
@@ -169,6 +171,7 @@ pub struct Nic;
 
 impl Model for Nic {
     const NAME: &'static str = "nic";
+    const DOC: &'static icn_engine::ModelDoc = &doc::DOC;
     const ABOUT: &'static str =
         "VIA NIC pipeline timing (Berkeley VIA, MyVIA, GM, M-VIA) on Myrinet LANai4/9 and Ethernet";
     type Config = Config;

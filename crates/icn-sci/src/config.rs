@@ -2,6 +2,8 @@
 //! the paper's set-up (8 nodes, 64-byte sends, hot-spot traffic, A/B aging, 4 active buffers,
 //! 4-packet input queues) and validation that names the key and the allowed range.
 
+pub mod doc;
+
 use crate::protocol::packet::{DATA_SIZES, send_symbols};
 use crate::protocol::receiver::{GenerationEnd, Policy};
 use crate::ring::trace::Trace;

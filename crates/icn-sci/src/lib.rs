@@ -116,6 +116,7 @@ pub(crate) fn compare_metrics(
 
 impl Model for Sci {
     const NAME: &'static str = "sci";
+    const DOC: &'static icn_engine::ModelDoc = &config::doc::DOC;
     const ABOUT: &'static str =
         "cycle-level SCI ring: A/B aging vs intelligent A/B aging queue allocation";
     type Config = SciConfig;

@@ -7,6 +7,8 @@
 //! Units: `load` is offered flits per node per cycle (BookSim `injection_rate` with
 //! `injection_rate_uses_flits = 1`); sizes are in flits (BookSim `packet_size`).
 
+pub mod doc;
+
 use crate::fabric::{VcFabric, VcSpec, VcTopology};
 use crate::harness::{self, OpenLoop};
 use crate::router::VcParams;
@@ -432,6 +434,7 @@ pub const MAX_SIZE: u32 = 65_536;
 
 impl Model for VcRouter {
     const NAME: &'static str = "vc-router";
+    const DOC: &'static icn_engine::ModelDoc = &doc::DOC;
     const ABOUT: &'static str = "input-queued virtual-channel router network with BookSim2 iq conventions (comparison for TH-Net)";
     const SPREADS_NETWORK: bool = true;
     type Config = VcRouterConfig;

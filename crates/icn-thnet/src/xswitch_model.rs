@@ -9,6 +9,8 @@
 //! keeps the traffic going until they are all delivered (or `drain` cycles pass, in which
 //! case the point is past saturation and `unfinished` says how many were not delivered).
 
+pub mod doc;
+
 use crate::fabric::{XEngine, XSwitchFabric};
 use crate::frame::Check;
 use crate::harness::{self, OpenLoop};
@@ -168,6 +170,7 @@ const CYCLE_PS: u64 = 1;
 
 impl Model for XSwitch {
     const NAME: &'static str = "xswitch";
+    const DOC: &'static icn_engine::ModelDoc = &doc::DOC;
     const ABOUT: &'static str = "TH-Net X-Switch network at symbol level: STOP/GO FIFOs, circulating-priority outputs, frame splitting";
     type Config = XSwitchConfig;
     const SPREADS_NETWORK: bool = true;

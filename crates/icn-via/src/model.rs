@@ -18,6 +18,8 @@
 //! | `reliability` | `"reliable_delivery"` | `"unreliable"`, `"reliable_delivery"`, `"reliable_reception"` |
 //! | `pin` | true | pin the two sides to different CPUs (icn-via transports only) |
 
+pub mod doc;
+
 use std::sync::Mutex;
 
 use icn_engine::{Invalid, Metrics, Model, ModelError, Progress};
@@ -87,6 +89,7 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 impl Model for ViaBench {
     const NAME: &'static str = "via-bench";
+    const DOC: &'static icn_engine::ModelDoc = &doc::DOC;
     const ABOUT: &'static str = "VIA pingpong/window measured over icn-via (shm, tcp) and raw TCP/Unix sockets on this machine";
     type Config = ViaBenchConfig;
     /// Nothing to parse ahead of the runs: the prepared point is the validated config.

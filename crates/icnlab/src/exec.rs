@@ -46,6 +46,8 @@ pub enum ExecError {
 pub trait Runner: Sync {
     fn name(&self) -> &'static str;
     fn about(&self) -> &'static str;
+    /// Unit and meaning of the model's keys and outputs ([`icn_engine::Model::DOC`]).
+    fn doc(&self) -> &'static icn_engine::ModelDoc;
     /// The model's keys with their defaults (the typed config of an empty body), as TOML.
     fn defaults(&self) -> Result<toml::Table, String>;
     /// Parses and validates every point, without running anything.
@@ -286,6 +288,10 @@ impl<M: Model> Runner for ModelRunner<M> {
 
     fn about(&self) -> &'static str {
         M::ABOUT
+    }
+
+    fn doc(&self) -> &'static icn_engine::ModelDoc {
+        M::DOC
     }
 
     fn check(&self, file: &ExperimentFile, points: &[SweepPoint]) -> Result<(), ConfigError> {

@@ -7,11 +7,9 @@
 //! |--------|--------|
 //! | key, default | the typed config of an empty experiment file ([`Runner::defaults`]) |
 //! | allowed | the model's own validation: the key is set to probe values (−1, 0, 2⁶³−1, `"?"`, …) and the `must be in …` or `expected …` of the first error is kept; a key that only one choice of a `kind`-like key of its table (or of the top level) reads is probed with each choice set, so `fabric.frame_size` shows the X-Switch's range, not "any u32" |
-//! | unit, meaning | [`docs::DOCS`], checked by a test to cover exactly the keys of the config |
+//! | unit, meaning | the model's own [`ModelDoc`](icn_engine::ModelDoc) (`Model::DOC`, written next to its config in its crate), checked by a test to cover exactly the keys of the config |
 //!
 //! A test also checks that each `docs/<model>.md` holds the Markdown table verbatim.
-
-mod docs;
 
 use crate::exec::{ExecError, Runner};
 use icn_engine::ExperimentFile;
@@ -37,23 +35,21 @@ pub fn rows(runner: &dyn Runner) -> Result<Vec<KeyRow>, String> {
     let defaults = runner.defaults()?;
     let mut flat = Vec::new();
     flatten("", &defaults, &mut flat);
-    let optional = docs::OPTIONAL
-        .iter()
-        .filter(|o| o.0 == runner.name())
-        .map(|o| KeyRow {
-            key: o.1.to_owned(),
-            default: "unset".into(),
-            allowed: allowed(runner, o.1, &o.2.value()),
-            unit: o.3,
-            meaning: o.4,
-            context: None,
-        });
+    let doc = runner.doc();
+    let optional = doc.optional.iter().map(|o| KeyRow {
+        key: o.key.to_owned(),
+        default: "unset".into(),
+        allowed: allowed(runner, o.key, &o.sample.value()),
+        unit: o.unit,
+        meaning: o.meaning,
+        context: None,
+    });
     let typed: Result<Vec<KeyRow>, String> = flat
         .into_iter()
         .map(|(key, value)| {
-            let (unit, meaning) = docs::lookup(runner.name(), &key).ok_or_else(|| {
+            let doc = doc.key(&key).ok_or_else(|| {
                 format!(
-                    "model {}: key `{key}` has no unit and meaning in keys/docs.rs",
+                    "model {}: key `{key}` has no unit and meaning in the model's `DOC`",
                     runner.name()
                 )
             })?;
@@ -61,8 +57,8 @@ pub fn rows(runner: &dyn Runner) -> Result<Vec<KeyRow>, String> {
                 allowed: allowed(runner, &key, &value),
                 default: value.to_string(),
                 key,
-                unit,
-                meaning,
+                unit: doc.unit,
+                meaning: doc.meaning,
                 context: None,
             })
         })
@@ -290,6 +286,42 @@ pub fn keys(model: &str, markdown_table: bool) -> Result<(), ExecError> {
     Ok(())
 }
 
+/// The file of `docs/` that carries a model's tables.
+#[cfg(test)]
+fn doc_file(model: &str) -> &'static str {
+    match model {
+        "sci" | "sci-switched" => "sci.md",
+        "xswitch" | "vc-router" => "thnet.md",
+        "nic" => "nicmodel.md",
+        "via-bench" => "via.md",
+        "bcast" => "bcast.md",
+        "cluster" => "cluster.md",
+        _ => "mm1.md",
+    }
+}
+
+/// The text between `<!-- TAG MODEL -->` and `<!-- /TAG -->` in the model's docs file, and
+/// the file's name.
+#[cfg(test)]
+pub(crate) fn docs_block(model: &str, tag: &str) -> (&'static str, String) {
+    let doc = doc_file(model);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs")
+        .join(doc);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let open = format!("<!-- {tag} {model} -->\n");
+    let start = text
+        .find(&open)
+        .unwrap_or_else(|| panic!("{doc}: no `{}`", open.trim()))
+        + open.len();
+    let close = format!("<!-- /{tag} -->");
+    let end = start
+        + text[start..]
+            .find(&close)
+            .unwrap_or_else(|| panic!("{doc}: no `{close}`"));
+    (doc, text[start..end].to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,9 +337,9 @@ mod tests {
                 assert!(!r.allowed.is_empty(), "{} {}", runner.name(), r.key);
             }
             let keys: Vec<&str> = rows.iter().map(|r| r.key.as_str()).collect();
-            for stale in docs::keys_of(runner.name()) {
+            for stale in runner.doc().key_names() {
                 assert!(
-                    keys.contains(&stale),
+                    keys.contains(&stale.as_str()),
                     "{}: `{stale}` is not a key",
                     runner.name()
                 );
@@ -318,11 +350,12 @@ mod tests {
     /// The optional keys are keys of their model: setting one is not an "unknown field".
     #[test]
     fn optional_keys_exist() {
-        for &(model, key, sample, _, _) in docs::OPTIONAL {
-            let runner = crate::models::find(model).unwrap();
-            let value = sample.value().to_string();
-            let e = probe(runner, key, &value, &[]).unwrap_or_default();
-            assert!(!e.contains("unknown"), "{model} {key}: {e}");
+        for runner in crate::models::all() {
+            for o in runner.doc().optional {
+                let value = o.sample.value().to_string();
+                let e = probe(runner, o.key, &value, &[]).unwrap_or_default();
+                assert!(!e.contains("unknown"), "{} {}: {e}", runner.name(), o.key);
+            }
         }
     }
 
@@ -450,25 +483,11 @@ mod tests {
     /// `<!-- keys MODEL -->` and `<!-- /keys -->`, so the docs cannot drift from the code.
     #[test]
     fn docs_tables_equal_the_generated_ones() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
         for runner in crate::models::all() {
-            let doc = docs::doc_file(runner.name());
-            let path = root.join(doc);
-            let text = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let open = format!("<!-- keys {} -->\n", runner.name());
-            let start = text
-                .find(&open)
-                .unwrap_or_else(|| panic!("{doc}: no `{}`", open.trim()))
-                + open.len();
-            let end = start
-                + text[start..]
-                    .find("<!-- /keys -->")
-                    .unwrap_or_else(|| panic!("{doc}: no `<!-- /keys -->`"));
-            let want = markdown(&rows(runner).unwrap());
+            let (doc, block) = docs_block(runner.name(), "keys");
             assert_eq!(
-                &text[start..end],
-                want,
+                block,
+                markdown(&rows(runner).unwrap()),
                 "{doc}: regenerate with `icnlab keys {} --markdown`",
                 runner.name()
             );

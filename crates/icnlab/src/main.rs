@@ -14,6 +14,7 @@ mod import;
 mod keys;
 mod machine_load;
 mod merge;
+mod metrics_cmd;
 mod mm1;
 mod models;
 /// Compiled where it is used: MPI builds, and every build's tests (ranks as threads).
@@ -130,6 +131,14 @@ enum Command {
     },
     /// List a model's keys: default, allowed range (from its validation), unit and meaning.
     Keys {
+        /// Model name, as in `model = "..."` (see `icnlab models`).
+        model: String,
+        /// Print the Markdown table that docs/<model>.md carries.
+        #[arg(long)]
+        markdown: bool,
+    },
+    /// List a model's output metrics and tables: name, unit and meaning.
+    Metrics {
         /// Model name, as in `model = "..."` (see `icnlab models`).
         model: String,
         /// Print the Markdown table that docs/<model>.md carries.
@@ -316,6 +325,7 @@ fn main() -> ExitCode {
             Ok(())
         }),
         Command::Keys { model, markdown } => keys::keys(&model, markdown),
+        Command::Metrics { model, markdown } => metrics_cmd::metrics(&model, markdown),
         Command::Saturate { common, step } => common.load().and_then(|file| {
             for s in saturate::saturate(&file, step, common.opts())? {
                 println!("{}", saturate::line(&s));

@@ -5,6 +5,7 @@
 //! whole pipeline — config, replications, confidence intervals, sweeps, CSV, plots — reports
 //! the right number with an honest interval before trusting it with a network model.
 
+use icn_engine::doc::{Key, KeyGroup, ModelDoc, Output, key, output};
 use icn_engine::rng::{Rng, stream};
 use icn_engine::stats::Summary;
 use icn_engine::{Invalid, Metrics, Model, ModelError, Progress};
@@ -36,8 +37,37 @@ impl Default for Mm1Config {
     }
 }
 
+/// Unit and meaning of every key of [`Mm1Config`] (defaults and ranges come from the config
+/// and [`Mm1::validate`]).
+const KEYS: &[Key] = &[
+    key("arrival_rate", "1/time", "arrival rate λ"),
+    key(
+        "service_rate",
+        "1/time",
+        "service rate μ; stability needs λ < μ",
+    ),
+    key("warmup", "customers", "discarded at the start"),
+    key("customers", "customers", "measured after the warm-up"),
+];
+
+const SOJOURN_MEAN: Output = output("sojourn_mean", "time", "mean time in system (simulated)");
+const SOJOURN_EXACT: Output = output("sojourn_exact", "time", "1 / (μ − λ), queueing theory");
+const UTILISATION: Output = output("utilisation", "", "ρ = λ / μ");
+
+const DOC: ModelDoc = ModelDoc {
+    keys: &[KeyGroup {
+        prefix: "",
+        keys: KEYS,
+    }],
+    optional: &[],
+    outputs: &[SOJOURN_MEAN, SOJOURN_EXACT, UTILISATION],
+    suffixes: &[],
+    tables: &[],
+};
+
 impl Model for Mm1 {
     const NAME: &'static str = "mm1";
+    const DOC: &'static ModelDoc = &DOC;
     const ABOUT: &'static str = "M/M/1 queue with an exact answer: the pipeline's self-check";
     type Config = Mm1Config;
     /// Nothing to parse ahead of the runs: the prepared point is the validated config.
@@ -107,24 +137,9 @@ impl Model for Mm1 {
             }
         }
         let mut m = Metrics::default();
-        m.push(
-            "sojourn_mean",
-            sojourn.mean,
-            "time",
-            "mean time in system (simulated)",
-        );
-        m.push(
-            "sojourn_exact",
-            1.0 / (cfg.service_rate - cfg.arrival_rate),
-            "time",
-            "1 / (μ − λ), queueing theory",
-        );
-        m.push(
-            "utilisation",
-            cfg.arrival_rate / cfg.service_rate,
-            "",
-            "ρ = λ / μ",
-        );
+        m.put(&SOJOURN_MEAN, sojourn.mean)
+            .put(&SOJOURN_EXACT, 1.0 / (cfg.service_rate - cfg.arrival_rate))
+            .put(&UTILISATION, cfg.arrival_rate / cfg.service_rate);
         Ok(m)
     }
 }
@@ -149,6 +164,7 @@ mod tests {
         );
         assert_eq!(exact, 2.0);
         assert!((sim - exact).abs() < 0.1, "simulated {sim}, exact {exact}");
+        assert_eq!(DOC.undeclared(&m), Vec::<String>::new());
     }
 
     /// Issue 22: λ = 1e-300 (inside (0, μ)) reported a sojourn of 0 against the exact 1

@@ -6,6 +6,8 @@
 //! are numbered ring by ring: host `r × nodes + k` is the k-th host of host ring r). The
 //! top-level keys say how rings are joined and how switches behave.
 
+pub mod doc;
+
 use crate::config::{Pattern, SciConfig};
 use crate::protocol::Policy;
 use icn_engine::Invalid;

@@ -171,6 +171,7 @@ pub fn metrics_of(sys: &System, suffix: &str) -> Metrics {
 
 impl Model for SciSwitched {
     const NAME: &'static str = "sci-switched";
+    const DOC: &'static icn_engine::ModelDoc = &config::doc::DOC;
     const ABOUT: &'static str =
         "SCI rings joined by switches: A/B aging per hop vs intelligent A/B aging machine-wide";
     type Config = SwitchedConfig;

@@ -1,0 +1,285 @@
+//! The keys and outputs of `model = "cluster"`: unit and meaning of every key of
+//! [`super::ClusterConfig`] and every metric a run reports. Defaults and allowed ranges are not
+//! repeated here: `icnlab keys` reads them from the config and its validation. Adding a key to the
+//! config means adding its row here, in the same crate.
+
+use icn_engine::doc::{Key, KeyGroup, ModelDoc, OptionalKey, Sample, key};
+
+pub const KEYS: &[Key] = &[
+    key(
+        "workload.kind",
+        "",
+        "`pingpong`, `window`, `alltoall`, `bcast`, `trace` or `ti` (a SimGrid time-independent trace)",
+    ),
+    key(
+        "workload.bytes",
+        "bytes",
+        "message size (bcast: the whole message)",
+    ),
+    key(
+        "workload.iterations",
+        "",
+        "pingpong round trips, window messages",
+    ),
+    key(
+        "workload.ranks",
+        "ranks",
+        "ranks of all-to-all and bcast; 0: one per fabric endpoint",
+    ),
+    key(
+        "workload.algorithm",
+        "",
+        "bcast algorithm: `binomial`, `chain`, `scatter_allgather`, `ilbm`, `clbm`, `naulbm`, `aulbm`",
+    ),
+    key(
+        "workload.segments",
+        "segments",
+        "segments of the pipelined chain",
+    ),
+    key("workload.root", "rank", "root of the broadcast"),
+    key(
+        "workload.file",
+        "",
+        "trace file (`kind = \"trace\"`; `ti`: an index, a folder with `index.txt` or a shared trace), relative to the experiment file",
+    ),
+    key(
+        "workload.eager_bytes",
+        "bytes",
+        "ti: sends below this size complete locally (eager), larger ones with their transfer (SMPI's `smpi/send-is-detached-thresh`)",
+    ),
+    key(
+        "workload.test_us",
+        "µs",
+        "ti: host time of one `test` (SMPI's `smpi/test`; grows while tests fail, as in SMPI)",
+    ),
+    key(
+        "host.flops",
+        "flop/s",
+        "ti: host speed; `compute F` takes F / flops seconds",
+    ),
+    key(
+        "algorithms",
+        "",
+        "ti: the algorithm of each collective, by SimGrid's names (the `algorithms.*` keys below); empty: every collective's default",
+    ),
+    key("nic.kind", "", "NIC model: `zero`, `simple` or `pipeline`"),
+    key("nic.send_ns", "ns", "`simple`: host time to post a send"),
+    key(
+        "nic.recv_ns",
+        "ns",
+        "`simple`: host time to notice a completed receive",
+    ),
+    key(
+        "nic.dma_mbs",
+        "MB/s",
+        "`simple`: host↔NIC DMA bandwidth (0: infinite)",
+    ),
+    key(
+        "nic.packet_bytes",
+        "bytes",
+        "`simple`: largest packet the NIC puts on the wire",
+    ),
+    key(
+        "nic.profile",
+        "",
+        "`pipeline`: an icn-nicmodel profile (bundled name or path)",
+    ),
+    key(
+        "nic.design",
+        "",
+        "`pipeline`: an icn-nicmodel design (`myvia`, `bvia`, `gm`, `mvia` or a path)",
+    ),
+];
+
+/// The keys of `[fabric]`, as they are: one table for every kind, each row saying which kinds
+/// read it.
+pub const FABRIC_KEYS: &[Key] = &[
+    key(
+        "kind",
+        "",
+        "fabric model: `ideal`, `flow` (flows sharing links max-min, SimGrid's CM02), `xswitch`, `vc-router` or `sci-ring`",
+    ),
+    key(
+        "topology",
+        "",
+        "the fabric's network, in the spelling of its model",
+    ),
+    key("hop_ns", "ns", "ideal: latency per hop"),
+    key(
+        "link_mbs",
+        "MB/s",
+        "ideal, flow: link bandwidth (ideal: 0 infinite)",
+    ),
+    key(
+        "link_lat_ns",
+        "ns",
+        "flow: latency of every link (a crossbar route has two, up and down)",
+    ),
+    key(
+        "tcp_gamma",
+        "bytes",
+        "flow: TCP window; a flow's rate ≤ tcp_gamma / (2 × route latency); 0: none",
+    ),
+    key(
+        "crosstraffic",
+        "",
+        "flow: the reverse route carries 5 % of each flow's rate (acknowledgements)",
+    ),
+    key("contention", "", "ideal: packets share links"),
+    key("max_packet", "bytes", "ideal: largest packet"),
+    key(
+        "clock_mhz",
+        "MHz",
+        "xswitch, vc-router: clock (an X-Switch link moves 1 byte per cycle)",
+    ),
+    key("frame_size", "bytes", "xswitch: payload per frame"),
+    key(
+        "fifo_size",
+        "symbols",
+        "xswitch: input FIFO of a switch port",
+    ),
+    key(
+        "stop_threshold",
+        "symbols",
+        "xswitch: FIFO fill that sends STOP",
+    ),
+    key(
+        "go_threshold",
+        "symbols",
+        "xswitch: FIFO fill that sends GO",
+    ),
+    key("dma_delay", "cycles", "xswitch: NIA DMA setup per message"),
+    key("flit_bytes", "bytes", "vc-router: bytes per flit"),
+    key("max_packet_flits", "flits", "vc-router: largest packet"),
+    key("vcs", "VCs", "vc-router: virtual channels per port"),
+    key("buf", "flits", "vc-router: buffer per virtual channel"),
+    key(
+        "watchdog",
+        "cycles",
+        "xswitch, vc-router: cycles without progress that count as a deadlock",
+    ),
+    key(
+        "sci_data_bytes",
+        "bytes",
+        "sci-ring: data bytes per SCI send (16, 64 or 256)",
+    ),
+    key(
+        "intelligent",
+        "",
+        "sci-ring: intelligent A/B aging instead of standard A/B aging",
+    ),
+    key(
+        "threads",
+        "threads",
+        "xswitch, vc-router: threads simulating the fabric (0: every core); same results at any count",
+    ),
+];
+
+/// The model's documentation, as [`icn_engine::Model::DOC`].
+pub const DOC: ModelDoc = ModelDoc {
+    keys: &[
+        KeyGroup {
+            prefix: "",
+            keys: KEYS,
+        },
+        KeyGroup {
+            prefix: "fabric.",
+            keys: FABRIC_KEYS,
+        },
+    ],
+    optional: &[
+        OptionalKey {
+            key: "algorithms.barrier",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: barrier algorithm (`ompi_recursivedoubling`, `ompi_bruck`, `ompi_basic_linear`); unset: the first",
+        },
+        OptionalKey {
+            key: "algorithms.bcast",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: `binomial_tree`, `flattree`, `scatter_LR_allgather`, `scatter_rdb_allgather`, `pipeline`",
+        },
+        OptionalKey {
+            key: "algorithms.reduce",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: `binomial`, `flat_tree`",
+        },
+        OptionalKey {
+            key: "algorithms.allreduce",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: `rdb`, `lr`, `rab_rdb`, `redbcast`",
+        },
+        OptionalKey {
+            key: "algorithms.alltoall",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: `ring`, `pair`, `basic_linear`, `bruck`",
+        },
+        OptionalKey {
+            key: "algorithms.alltoallv",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: `ring`, `pair`, `ompi_basic_linear`",
+        },
+        OptionalKey {
+            key: "algorithms.gather",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: `ompi_binomial`, `ompi_basic_linear`",
+        },
+        OptionalKey {
+            key: "algorithms.gatherv",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: `ompi_basic_linear`",
+        },
+        OptionalKey {
+            key: "algorithms.scatter",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: `ompi_binomial`, `ompi_basic_linear`",
+        },
+        OptionalKey {
+            key: "algorithms.scatterv",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: `ompi_basic_linear`",
+        },
+        OptionalKey {
+            key: "algorithms.allgather",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: `ring`, `NTSLR`, `rdb`, `bruck`",
+        },
+        OptionalKey {
+            key: "algorithms.allgatherv",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: `ring`, `mpich_ring`",
+        },
+        OptionalKey {
+            key: "algorithms.reduce_scatter",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: `mpich_pair`, `default`",
+        },
+        OptionalKey {
+            key: "algorithms.scan",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: `linear`",
+        },
+        OptionalKey {
+            key: "algorithms.exscan",
+            sample: Sample::Text,
+            unit: "",
+            meaning: "ti: `linear`",
+        },
+    ],
+    outputs: &[],
+    suffixes: &[],
+    tables: &[],
+};
