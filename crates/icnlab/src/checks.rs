@@ -138,32 +138,84 @@ fn selected<'a>(points: &'a [PointResult], select: &toml::Table) -> Vec<&'a Poin
         .collect()
 }
 
-/// The reduced value of `column` over the points `select` picks, or why there is none.
+/// The values of `column` at the points `select` picks, or, with `table`, in the rows of
+/// that table whose columns match the `select` keys naming them (the other keys pick the
+/// points). Why there are none when there are none.
+fn values_of(
+    points: &[PointResult],
+    select: &toml::Table,
+    table: Option<&str>,
+    column: &str,
+) -> Result<Vec<f64>, String> {
+    let Some(name) = table else {
+        let chosen = selected(points, select);
+        if chosen.is_empty() {
+            return Err(format!(
+                "no point of this run has {}",
+                selection_label(select)
+            ));
+        }
+        return Ok(chosen
+            .iter()
+            .filter_map(|p| column_value(p, column))
+            .collect());
+    };
+    let mut values = Vec::new();
+    let mut rows = 0;
+    for p in points {
+        let Some(t) = p.metrics.table(name) else {
+            continue;
+        };
+        let (by_row, by_point): (toml::Table, toml::Table) = select
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .partition(|(k, _)| t.columns.contains(k));
+        if selected(std::slice::from_ref(p), &by_point).is_empty() {
+            continue;
+        }
+        let Some(at) = t.columns.iter().position(|c| c == column) else {
+            continue;
+        };
+        for row in &t.rows {
+            let matches = by_row.iter().all(|(k, want)| {
+                let i = t.columns.iter().position(|c| c == k);
+                i.and_then(|i| row.get(i))
+                    .is_some_and(|v| same(&serde_json::json!(v), want))
+            });
+            if matches {
+                rows += 1;
+                values.extend(row.get(at).copied());
+            }
+        }
+    }
+    if rows == 0 {
+        return Err(format!(
+            "no row of table `{name}` in this run has {}",
+            selection_label(select)
+        ));
+    }
+    Ok(values)
+}
+
+/// The reduced value of `column` over the points (or table rows) `select` picks, or why there
+/// is none.
 fn value_of(
     points: &[PointResult],
     select: &toml::Table,
+    table: Option<&str>,
     column: &str,
     of: Reduce,
 ) -> Result<f64, String> {
-    let chosen = selected(points, select);
-    if chosen.is_empty() {
+    let values = values_of(points, select, table, column)?;
+    if of == Reduce::One && values.len() > 1 {
         return Err(format!(
-            "no point of this run has {}",
+            "{} {} have {}; the check needs `of` = max, min or mean",
+            values.len(),
+            if table.is_some() { "rows" } else { "points" },
             selection_label(select)
         ));
     }
-    if of == Reduce::One && chosen.len() > 1 {
-        return Err(format!(
-            "{} points have {}; the check needs `of` = max, min or mean",
-            chosen.len(),
-            selection_label(select)
-        ));
-    }
-    let values: Vec<f64> = chosen
-        .iter()
-        .filter_map(|p| column_value(p, column))
-        .filter(|v| !v.is_nan())
-        .collect();
+    let values: Vec<f64> = values.into_iter().filter(|v| !v.is_nan()).collect();
     if values.is_empty() {
         return Err(format!(
             "no value of `{column}` at {}",
@@ -183,6 +235,7 @@ fn value_of(
 pub fn deadlock_claimed(specs: &[Check], outcomes: &[Outcome], p: &PointResult) -> bool {
     specs.iter().zip(outcomes).any(|(c, o)| {
         c.column == "runs_deadlocked"
+            && c.table.is_none()
             && o.judgement == Judgement::Pass
             && !selected(std::slice::from_ref(p), &c.select).is_empty()
     })
@@ -215,9 +268,12 @@ fn judge_one(c: &Check, points: &[PointResult]) -> Outcome {
     let mut out = Outcome {
         claim: c.claim.clone(),
         measured_what: format!(
-            "{}{} ({})",
+            "{}{}{} ({})",
             reduce_word(c.of),
             c.column,
+            c.table
+                .as_ref()
+                .map_or(String::new(), |t| format!(" in {t}")),
             selection_label(&c.select)
         ),
         measured: None,
@@ -226,7 +282,8 @@ fn judge_one(c: &Check, points: &[PointResult]) -> Outcome {
         why: String::new(),
         source: c.source.clone(),
     };
-    let measured = match value_of(points, &c.select, &c.column, c.of) {
+    let table = c.table.as_deref();
+    let measured = match value_of(points, &c.select, table, &c.column, c.of) {
         Ok(v) => v,
         Err(why) => {
             out.why = why;
@@ -240,7 +297,7 @@ fn judge_one(c: &Check, points: &[PointResult]) -> Outcome {
         (lo..=hi).contains(&measured)
     } else if let (Some(rel), Some(than)) = (c.relation, &c.than) {
         let column = c.than_column.as_deref().unwrap_or(&c.column);
-        let other = match value_of(points, than, column, c.than_of.unwrap_or(c.of)) {
+        let other = match value_of(points, than, table, column, c.than_of.unwrap_or(c.of)) {
             Ok(v) => v,
             Err(why) => {
                 out.why = why;
@@ -342,6 +399,51 @@ mod tests {
             "{}",
             o[2].line()
         );
+    }
+
+    /// A table check reads the rows the table-column keys of `where` pick, within the points
+    /// its other keys pick: hand-made ablation rows (variant 0 at 75 MB/s, variant 4 at 52).
+    #[test]
+    fn table_checks_select_rows_by_the_tables_columns() {
+        let mut p = point(0, "minimal", 0.1, 0.1);
+        p.metrics.tables.push(icn_engine::Table {
+            name: "ablation".into(),
+            columns: vec!["profile".into(), "variant".into(), "bw".into()],
+            rows: vec![
+                vec![0.0, 0.0, 75.0],
+                vec![0.0, 4.0, 52.0],
+                vec![1.0, 0.0, 249.0],
+            ],
+            ci95: vec![],
+        });
+        let cs = checks(
+            "[[check]]\nclaim = 'a'\ntable = 'ablation'\ncolumn = 'bw'\nwhere = { profile = 0, variant = 4 }\nrelation = '<'\nthan = { profile = 0, variant = 0 }\nfactor = 0.8\n\
+             [[check]]\nclaim = 'b'\ntable = 'ablation'\ncolumn = 'bw'\nwhere = { routing = 'minimal', variant = 0 }\nof = 'max'\nvalue = 249\n\
+             [[check]]\nclaim = 'c'\ntable = 'ablation'\ncolumn = 'bw'\nwhere = { routing = 'ugal', variant = 0 }\nof = 'max'\nvalue = 249\n\
+             [[check]]\nclaim = 'd'\ntable = 'ablation'\ncolumn = 'bw'\nwhere = { variant = 7 }\nvalue = 1\n\
+             [[check]]\nclaim = 'e'\ntable = 'ablation'\ncolumn = 'bw'\nwhere = { variant = 0 }\nvalue = 75\n\
+             [[check]]\nclaim = 'f'\ntable = 'ablation'\ncolumn = 'bw'\nwhere = { profile = 0, variant = 4 }\nvalue = 60\ntolerance = 5\n",
+        );
+        let o = judge(&cs, &[p]);
+        let j: Vec<Judgement> = o.iter().map(|o| o.judgement).collect();
+        use Judgement::*;
+        assert_eq!(
+            j,
+            [Pass, Pass, NotJudged, NotJudged, NotJudged, Fail],
+            "{o:?}"
+        );
+        assert_eq!(o[0].measured, Some(52.0));
+        assert_eq!(o[0].expected, "< 0.8 × bw (profile=0, variant=0) = 60");
+        assert_eq!(
+            o[1].measured_what,
+            "max bw in ablation (routing=minimal, variant=0)"
+        );
+        assert!(
+            o[2].why.contains("no row of table `ablation`"),
+            "{:?}",
+            o[2]
+        );
+        assert!(o[4].why.contains("2 rows"), "{:?}", o[4]);
     }
 
     /// data.csv's status counts are columns: a confirmed claim that a point deadlocks makes

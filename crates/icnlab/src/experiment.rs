@@ -135,13 +135,18 @@ pub fn first_run_probe<'a>(
     }
 }
 
-/// Every `[[check]]` column must be a scalar the model writes (checked on the first run, as
-/// the plot columns are), so a misspelt claim is an input error rather than "not judged".
+/// Every `[[check]]` column must be a scalar the model writes, or a column of the table the
+/// check names (checked on the first run, as the plot columns are), so a misspelt claim is an
+/// input error rather than "not judged".
 fn check_columns(
     checks: &[icn_engine::config::Check],
     sample: &icn_engine::Metrics,
 ) -> Result<(), icn_engine::Invalid> {
     for (i, c) in checks.iter().enumerate() {
+        if let Some(name) = &c.table {
+            check_table_columns(i, c, name, sample)?;
+            continue;
+        }
         for (key, column) in [
             ("column", Some(&c.column)),
             ("than_column", c.than_column.as_ref()),
@@ -159,6 +164,42 @@ fn check_columns(
                     ),
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// A table check's table must be one the model writes, and its columns that table's.
+fn check_table_columns(
+    i: usize,
+    c: &icn_engine::config::Check,
+    name: &str,
+    sample: &icn_engine::Metrics,
+) -> Result<(), icn_engine::Invalid> {
+    let Some(t) = sample.table(name) else {
+        let have: Vec<&str> = sample.tables.iter().map(|t| t.name.as_str()).collect();
+        return Err(icn_engine::Invalid::new(
+            format!("check[{i}].table"),
+            format!(
+                "the model writes no table `{name}` (have: {})",
+                have.join(", ")
+            ),
+        ));
+    };
+    for (key, column) in [
+        ("column", Some(&c.column)),
+        ("than_column", c.than_column.as_ref()),
+    ] {
+        if let Some(column) = column
+            && !t.columns.contains(column)
+        {
+            return Err(icn_engine::Invalid::new(
+                format!("check[{i}].{key}"),
+                format!(
+                    "table `{name}` has no column `{column}` (have: {})",
+                    t.columns.join(", ")
+                ),
+            ));
         }
     }
     Ok(())

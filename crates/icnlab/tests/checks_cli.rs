@@ -158,3 +158,105 @@ fn a_refuted_claim_turns_the_page_red_and_the_exit_non_zero() {
     );
     assert!(page.contains("id=\"provenance\""), "{page}");
 }
+
+/// Issue 25: every bundled experiment states its claims as `[[check]]`s, and its verdict
+/// quotes what this run measured (`{check N}` of a check that exists) rather than fixed
+/// numbers of some earlier run.
+#[test]
+fn every_bundled_experiment_states_its_claims_as_checks_its_verdict_quotes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let mut seen = 0;
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|x| x != "toml") {
+            continue;
+        }
+        seen += 1;
+        let name = path.display();
+        let file: toml::Table = toml::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        let checks = file
+            .get("check")
+            .and_then(|c| c.as_array())
+            .map_or(0, Vec::len);
+        assert!(checks > 0, "{name}: no [[check]]");
+        let verdict = file["verdict"].as_str().unwrap();
+        let quoted: Vec<usize> = verdict
+            .split("{check ")
+            .skip(1)
+            .map(|rest| rest[..rest.find('}').unwrap()].trim().parse().unwrap())
+            .collect();
+        assert!(!quoted.is_empty(), "{name}: the verdict quotes no check");
+        for i in quoted {
+            assert!(
+                i < checks,
+                "{name}: the verdict quotes check {i} of {checks}"
+            );
+        }
+    }
+    assert_eq!(seen, 30, "bundled experiments");
+}
+
+/// A check on a model's table (`table = "curve"`): the rows its `where` keys select are
+/// judged, and a table or column the model does not write is an input error naming the key
+/// (exit 2), found on the first run like a misspelt scalar column.
+#[test]
+fn table_checks_are_judged_and_misspelt_tables_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = |table: &str, column: &str| {
+        format!(
+            r#"model = "nic"
+title = "table checks"
+profile = "setup-b"
+benchmark = "both"
+sizes = [64, 4096]
+messages = 50
+round_trips = 2
+[sweep]
+design = ["bvia", "myvia"]
+
+[[check]]
+claim = "MyVIA streams more than Berkeley VIA at 4 KB"
+table = "{table}"
+column = "{column}"
+where = {{ design = "myvia", size_bytes = 4096 }}
+relation = ">"
+than = {{ design = "bvia", size_bytes = 4096 }}
+
+[[check]]
+claim = "a size the run does not have"
+table = "{table}"
+column = "{column}"
+where = {{ size_bytes = 8 }}
+of = "max"
+range = [0, 1]
+"#
+        )
+    };
+    let (code, stdout, report) = sweep(dir.path(), &text("curve", "bandwidth_mbs"), false);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(judgements(&report), ["pass", "not_judged"], "{stdout}");
+    assert!(
+        report["checks"][0]["measured_what"]
+            .as_str()
+            .unwrap()
+            .starts_with("bandwidth_mbs in curve (design=myvia, size_bytes=4096)"),
+        "{report}"
+    );
+    for (table, column, key) in [
+        ("curves", "bandwidth_mbs", "check[0].table"),
+        ("curve", "bandwidth", "check[0].column"),
+    ] {
+        let cfg = dir.path().join("bad.toml");
+        fs::write(&cfg, text(table, column)).unwrap();
+        let run = icnlab()
+            .args(["sweep", "--quiet"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(dir.path().join("bad"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(key), "{stderr}");
+    }
+}

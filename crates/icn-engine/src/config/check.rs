@@ -22,6 +22,21 @@
 //! factor = 2.0                        # compared with factor × the other value (default 1)
 //! ```
 //!
+//! A claim about a model's table (a NIC ablation, a switch's grant order) names it: with
+//! `table = "ablation"`, `column` is a column of that table and `where` keys that are columns of
+//! the table select its rows (the other keys select points, as above):
+//!
+//! ```toml
+//! [[check]]
+//! claim = "Without pipelining MyVIA loses more than 20 % of its 64 KB bandwidth on set-up A"
+//! table = "ablation"
+//! column = "bw_64k_mbs"
+//! where = { profile = 0, variant = 4 }
+//! relation = "<"
+//! than = { profile = 0, variant = 0 }
+//! factor = 0.8
+//! ```
+//!
 //! `check` is also the X-Switch's frame-check key (`check = "crc16"`): only `[[check]]` (an
 //! array of tables) is read as claims.
 //!
@@ -87,8 +102,12 @@ impl Relation {
 pub struct Check {
     /// The claim in words, as the page states it.
     pub claim: String,
-    /// A scalar metric column of `data.csv`.
+    /// A scalar metric column of `data.csv`, or a column of `table`.
     pub column: String,
+    /// A table the model writes (`ablation.csv`): the check reads `column` in its rows, which
+    /// `where` keys naming the table's columns select.
+    #[serde(default)]
+    pub table: Option<String>,
     /// The points: every sweep key named here must have this value; empty selects all points.
     #[serde(default, rename = "where")]
     pub select: toml::Table,
@@ -184,6 +203,12 @@ pub(super) fn checks(value: Option<toml::Value>) -> Result<Vec<Check>, Invalid> 
         let key = |k: &str| format!("check[{i}].{k}");
         if c.claim.trim().is_empty() {
             return Err(Invalid::new(key("claim"), "must state the claim"));
+        }
+        if c.table.as_ref().is_some_and(|t| t.trim().is_empty()) {
+            return Err(Invalid::new(
+                key("table"),
+                "must name a table the model writes",
+            ));
         }
         let shapes = [
             c.value.is_some(),
@@ -303,6 +328,10 @@ mod tests {
             (
                 "claim = 'c'\ncolumn = 'x'\nvalue = 1\ncolour = 1",
                 "check[0]",
+            ),
+            (
+                "claim = 'c'\ncolumn = 'x'\ntable = ''\nvalue = 1",
+                "check[0].table",
             ),
         ] {
             let e = parse(&format!("[[check]]\n{text}\n")).unwrap_err();
