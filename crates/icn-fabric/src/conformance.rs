@@ -175,3 +175,77 @@ pub fn check(fabric: &mut dyn Fabric, traffic: Traffic, seed: u64) -> Result<See
         window,
     })
 }
+
+/// Checks that [`Fabric::skip_idle`] is exact, i.e. changes nothing but the cost: two
+/// fabrics built alike, `stepped` advanced through every idle spell and `skipping` skipping each one,
+/// deliver the same packets at the same times. The traffic is `bursts` bursts of up to 8
+/// packets a few cycles apart, separated by idle spells of up to `max_gap_cycles` cycles
+/// after the fabric has drained (what a program computing between messages offers).
+pub fn skip_idle_matches_stepping(
+    stepped: &mut dyn Fabric,
+    skipping: &mut dyn Fabric,
+    bursts: usize,
+    max_gap_cycles: u64,
+    seed: u64,
+) -> Result<(), String> {
+    let n = stepped.endpoints();
+    let cycle = stepped.cycle_ps();
+    if n < 2 || skipping.endpoints() != n || skipping.cycle_ps() != cycle {
+        return Err(format!(
+            "fabrics of {n} and {} endpoints: not alike, or fewer than two",
+            skipping.endpoints()
+        ));
+    }
+    let max = stepped.max_packet_bytes().clamp(1, 256);
+    let mut rng = stream(seed, 1);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let mut tag = 0;
+    let fail = |e: crate::FabricError| e.to_string();
+    for _ in 0..bursts {
+        for _ in 0..rng.random_range(1..=8) {
+            let src = rng.random_range(0..n);
+            let p = Packet {
+                src,
+                dst: (src + rng.random_range(1..n)) % n,
+                bytes: rng.random_range(1..=max),
+                tag,
+            };
+            tag += 1;
+            stepped.inject(p);
+            skipping.inject(p);
+            let t = stepped.now() + rng.random_range(0..4u64) * cycle;
+            stepped.advance(t, &mut a).map_err(fail)?;
+            skipping.advance(t, &mut b).map_err(fail)?;
+        }
+        // Drain both (the same way), then let `stepped` step the gap and `skipping` skip it.
+        while stepped.in_flight() > 0 || skipping.in_flight() > 0 {
+            let t = stepped.now().max(skipping.now()) + 64 * cycle;
+            stepped.advance(t, &mut a).map_err(fail)?;
+            skipping.advance(t, &mut b).map_err(fail)?;
+            if t > 1 << 50 {
+                return Err("the fabrics do not drain".into());
+            }
+        }
+        let t = stepped.now() + rng.random_range(0..=max_gap_cycles) * cycle;
+        stepped.advance(t, &mut a).map_err(fail)?;
+        skipping.skip_idle(t).map_err(fail)?;
+        if stepped.now() != skipping.now() {
+            return Err(format!(
+                "after an idle spell to {t} ps: stepped to {} ps, skipped to {} ps",
+                stepped.now(),
+                skipping.now()
+            ));
+        }
+    }
+    if a.len() as u64 != tag {
+        return Err(format!("{} of {tag} packets delivered", a.len()));
+    }
+    if let Some(k) = (0..a.len()).find(|&k| a.get(k) != b.get(k)) {
+        return Err(format!(
+            "delivery {k}: {:?} when stepping, {:?} when skipping",
+            a[k],
+            b.get(k)
+        ));
+    }
+    Ok(())
+}

@@ -2,7 +2,7 @@
 //! serialisation, on a path, a mesh and a hypercube. (The X-Switch and VC-router fabrics run
 //! it in `icn-thnet/tests/fabric_conformance.rs`, the SCI ring in `icn-sci/tests/`.)
 
-use icn_fabric::conformance::{Traffic, check};
+use icn_fabric::conformance::{Traffic, check, skip_idle_matches_stepping};
 use icn_fabric::ideal::IdealConfig;
 
 #[test]
@@ -22,6 +22,16 @@ fn the_ideal_fabric_conforms() {
         let mut f = cfg.build().unwrap();
         check(&mut f, Traffic::default(), 7).unwrap_or_else(|e| panic!("{topology}: {e}"));
     }
+}
+
+#[test]
+fn the_ideal_fabric_skips_idle_time_exactly() {
+    let cfg = IdealConfig {
+        topology: "mesh:4x4".into(),
+        ..IdealConfig::default()
+    };
+    let (mut a, mut b) = (cfg.build().unwrap(), cfg.build().unwrap());
+    skip_idle_matches_stepping(&mut a, &mut b, 20, 1_000_000, 7).unwrap();
 }
 
 /// A fabric that breaks one rule on purpose: the suite must name it.

@@ -162,6 +162,26 @@ impl Observer for FrameTracker<'_> {
     }
 }
 
+impl XSwitchFabric {
+    /// [`Fabric::skip_idle`], returning the cycles it had to step before the network
+    /// settled (all of them for a partitioned network, which does not jump).
+    pub fn skip_idle_counted(&mut self, to: Ps) -> Result<u64, FabricError> {
+        let target = to.div_ceil(self.cycle_ps);
+        let mut stepped = 0;
+        let mut none = Vec::new();
+        while self.net.now() < target {
+            let left = target - self.net.now();
+            if self.in_flight == 0 && self.net.skip_settled(left) {
+                break;
+            }
+            self.advance((self.net.now() + 1) * self.cycle_ps, &mut none)?;
+            stepped += 1;
+        }
+        debug_assert!(none.is_empty(), "nothing in flight, nothing delivered");
+        Ok(stepped)
+    }
+}
+
 impl Fabric for XSwitchFabric {
     fn endpoints(&self) -> usize {
         self.net.nias()
@@ -206,6 +226,12 @@ impl Fabric for XSwitchFabric {
 
     fn in_flight(&self) -> u64 {
         self.in_flight
+    }
+
+    /// Exact: steps until the last frame's symbols and flow-control characters have
+    /// passed, then jumps ([`XNet::skip_settled`]).
+    fn skip_idle(&mut self, to: Ps) -> Result<(), FabricError> {
+        self.skip_idle_counted(to).map(|_| ())
     }
 
     fn set_measuring(&mut self, on: bool) {

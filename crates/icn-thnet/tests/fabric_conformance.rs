@@ -3,7 +3,8 @@
 //! routers through their one builder (`VcSpec`): the grid fast path and routers of any
 //! radix, sequential and partitioned, on a mesh, a torus, a fat tree and a dragonfly.
 
-use icn_fabric::conformance::{Traffic, check};
+use icn_fabric::Fabric;
+use icn_fabric::conformance::{Traffic, check, skip_idle_matches_stepping};
 use icn_thnet::fabric::{VcFabric, VcSpec, VcTopology, XSwitchFabric};
 use icn_thnet::frame::Check;
 use icn_thnet::router::VcParams;
@@ -11,23 +12,62 @@ use icn_thnet::topology::{Grid, Topology};
 use icn_thnet::xswitch::NetParams;
 use std::sync::Arc;
 
+fn xswitch(spec: &str, threads: usize, link_delay: usize) -> XSwitchFabric {
+    let p = NetParams {
+        link_delay,
+        fifo_size: 64,
+        stop_threshold: 40,
+        go_threshold: 20,
+        frame_size: 64,
+        check: Check::Crc16,
+        dma_delay: 4,
+        watchdog: 100_000,
+    };
+    XSwitchFabric::with_threads(Topology::from_spec(spec).unwrap(), p, threads, 1_000).unwrap()
+}
+
 #[test]
 fn the_xswitch_fabric_conforms_at_1_and_2_threads() {
     for (spec, threads) in [("mesh:4x4", 1), ("mesh:4x4", 2), ("mesh:3x5", 2)] {
-        let p = NetParams {
-            link_delay: 1,
-            fifo_size: 64,
-            stop_threshold: 40,
-            go_threshold: 20,
-            frame_size: 64,
-            check: Check::Crc16,
-            dma_delay: 4,
-            watchdog: 100_000,
-        };
-        let topo = Topology::from_spec(spec).unwrap();
-        let mut f = XSwitchFabric::with_threads(topo, p, threads, 1_000).unwrap();
+        let mut f = xswitch(spec, threads, 1);
         check(&mut f, Traffic::default(), 3).unwrap_or_else(|e| panic!("{spec} × {threads}: {e}"));
     }
+}
+
+/// The sequential X-Switch jumps over idle time (`XNet::skip_settled`), the partitioned one
+/// steps: both give what stepping gives, with link delays that leave symbols on the lines
+/// and hot spots that make switches send STOP/GO.
+#[test]
+fn the_xswitch_fabric_skips_idle_time_exactly() {
+    for (spec, threads, delay) in [("mesh:4x4", 1, 1), ("mesh:3x5", 1, 3), ("mesh:4x4", 2, 2)] {
+        for seed in 0..4 {
+            let (mut a, mut b) = (xswitch(spec, threads, delay), xswitch(spec, threads, delay));
+            skip_idle_matches_stepping(&mut a, &mut b, 12, 2_000, seed)
+                .unwrap_or_else(|e| panic!("{spec} × {threads}, delay {delay}: {e}"));
+        }
+    }
+}
+
+/// An idle spell of a simulated second costs the X-Switch only the cycles its last frame
+/// needs to clear the links: the rest is one jump.
+#[test]
+fn a_second_of_idle_time_is_jumped_not_stepped() {
+    let mut f = xswitch("mesh:4x4", 1, 2);
+    f.inject(icn_fabric::Packet {
+        src: 0,
+        dst: 15,
+        bytes: 200,
+        tag: 0,
+    });
+    let mut out = Vec::new();
+    while f.in_flight() > 0 {
+        let t = f.now() + 1_000;
+        f.advance(t, &mut out).unwrap();
+    }
+    let stepped = f.skip_idle_counted(f.now() + 1_000_000_000_000).unwrap();
+    assert!(stepped < 100, "{stepped} cycles stepped");
+    assert_eq!(f.now() % 1_000, 0);
+    assert!(f.now() >= 1_000_000_000_000);
 }
 
 fn vc(topology: VcTopology, threads: usize, flit_bytes: u32) -> VcFabric {
@@ -70,4 +110,15 @@ fn the_vc_fabric_conforms_on_every_network_at_1_and_2_threads() {
                 .unwrap_or_else(|e| panic!("{name} × {threads}: {e}"));
         }
     }
+}
+
+#[test]
+fn the_vc_fabric_skips_idle_time_exactly() {
+    let grid = VcTopology::Grid(Grid {
+        x: 4,
+        y: 4,
+        wrap: false,
+    });
+    let (mut a, mut b) = (vc(grid.clone(), 1, 16), vc(grid, 1, 16));
+    skip_idle_matches_stepping(&mut a, &mut b, 8, 500, 1).unwrap();
 }

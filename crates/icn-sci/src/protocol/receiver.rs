@@ -164,6 +164,13 @@ impl Receiver {
         }
     }
 
+    /// True when time alone can still change this receiver: it serves a generation that a
+    /// quiet window ends ([`Receiver::tick`]).
+    pub fn waits_for_time(&self) -> bool {
+        matches!(self.end, GenerationEnd::QuietWindow(_))
+            && matches!(self.state, ServeState::A | ServeState::B)
+    }
+
     /// Advances time to `now` (quiet-window generation end only; a no-op otherwise).
     pub fn tick(&mut self, now: u64) -> Option<StateChange> {
         let GenerationEnd::QuietWindow(w) = self.end else {

@@ -21,6 +21,10 @@ pub trait XNetwork {
     fn set_measuring(&mut self, on: bool);
     /// Message `size` bytes from NIA `src` to `dst`, created now.
     fn submit(&mut self, src: usize, dst: usize, size: u32);
+    /// Jumps `cycles` idle cycles at once if the network has settled ([`XNet::settled`]);
+    /// false (nothing done) otherwise, and always for a partitioned network, whose
+    /// partitions may live in other processes: its caller steps.
+    fn skip_settled(&mut self, cycles: u64) -> bool;
     /// The counters of the whole network.
     fn counters(&self) -> Cow<'_, Counters>;
     /// Logs the grants of output port `o`.
@@ -50,6 +54,13 @@ impl XNetwork for XNet {
     }
     fn submit(&mut self, src: usize, dst: usize, size: u32) {
         self.nias[src].submit(dst, size, self.now);
+    }
+    fn skip_settled(&mut self, cycles: u64) -> bool {
+        let settled = self.settled();
+        if settled {
+            XNet::skip_settled(self, cycles);
+        }
+        settled
     }
     fn counters(&self) -> Cow<'_, Counters> {
         Cow::Borrowed(&self.counters)
@@ -83,6 +94,9 @@ impl XNetwork for ParXNet {
     }
     fn submit(&mut self, src: usize, dst: usize, size: u32) {
         ParXNet::submit(self, src, dst, size);
+    }
+    fn skip_settled(&mut self, _cycles: u64) -> bool {
+        false
     }
     fn counters(&self) -> Cow<'_, Counters> {
         Cow::Owned(ParXNet::counters(self))

@@ -28,6 +28,7 @@
 
 mod agent;
 mod checks;
+mod idle;
 mod transmit;
 
 pub use agent::{AgentParams, Fwd, Outbox};

@@ -174,11 +174,7 @@ impl Sim {
         let p = &mut ports[i];
         let starving = p.tx_dirty && !p.sent_since_sat;
         if !starving {
-            p.quota = if self.agents.is_agent(i) {
-                self.agents.sat_quota()
-            } else {
-                self.sat_quota
-            };
+            p.quota = self.full_quota(i);
             p.sent_since_sat = false;
             self.sat_at = if i + 1 == self.n { 0 } else { i + 1 };
         }
