@@ -538,6 +538,11 @@ const VC_ROUTER: Docs = &[
         "cycles",
         "latency of the injection and ejection channels (BookSim2: 1); 0: `channel_delay`",
     ),
+    (
+        "speculative",
+        "",
+        "switch allocation in the cycle of VC allocation (BookSim2's `speculative = 1`; router of any radix)",
+    ),
     ("load", "flits/node/cycle", "offered load per node"),
     (
         "size",
