@@ -10,6 +10,7 @@ use crate::router::ParNet;
 use crate::router::anyradix::VcAnyNet;
 use crate::router::grid::VcNet;
 use crate::router::grid::par::ParVcNet;
+use crate::router::spec::SpecNet;
 use crate::router::{PacketDone, VcNetwork, VcObserver, VcParams};
 use crate::topology::Grid;
 use crate::topology::Topology;
@@ -277,6 +278,9 @@ pub enum VcEngine {
     Any(Box<VcAnyNet>),
     /// Any network in partitions over threads (same results as `Any`).
     AnyParallel(Box<ParNet<VcAnyNet>>),
+    /// Routers of any radix with speculative switch allocation, and in partitions.
+    Spec(Box<SpecNet>),
+    SpecParallel(Box<ParNet<SpecNet>>),
 }
 
 impl VcEngine {
@@ -287,6 +291,8 @@ impl VcEngine {
             VcEngine::GridParallel(n) => &**n,
             VcEngine::Any(n) => &**n,
             VcEngine::AnyParallel(n) => &**n,
+            VcEngine::Spec(n) => &**n,
+            VcEngine::SpecParallel(n) => &**n,
         }
     }
 
@@ -296,6 +302,8 @@ impl VcEngine {
             VcEngine::GridParallel(n) => &mut **n,
             VcEngine::Any(n) => &mut **n,
             VcEngine::AnyParallel(n) => &mut **n,
+            VcEngine::Spec(n) => &mut **n,
+            VcEngine::SpecParallel(n) => &mut **n,
         }
     }
 
@@ -306,6 +314,8 @@ impl VcEngine {
             VcEngine::GridParallel(n) => n.step(obs),
             VcEngine::Any(n) => n.step(obs),
             VcEngine::AnyParallel(n) => n.step(obs),
+            VcEngine::Spec(n) => n.step(obs),
+            VcEngine::SpecParallel(n) => n.step(obs),
         }
     }
 }
@@ -356,6 +366,13 @@ impl VcSpec {
         let parallel = self.threads > 1 || self.ranks.is_some();
         let p = self.params.clone();
         Ok(match &self.topology {
+            VcTopology::Grid(_) if p.speculative => {
+                return Err(Invalid::new(
+                    "speculative",
+                    "speculative switch allocation runs on the router of any radix \
+                     (VcTopology::Any), not on the grid's fast path",
+                ));
+            }
             VcTopology::Grid(g) if parallel => VcEngine::GridParallel(Box::new(ParVcNet::spread(
                 *g,
                 p,
@@ -369,7 +386,22 @@ impl VcSpec {
                     d => d,
                 };
                 let (net, routing) = (net.clone(), routing.clone());
-                if parallel {
+                let seed = self.router_seed;
+                if p.speculative && parallel {
+                    VcEngine::SpecParallel(Box::new(ParNet::any_spread(
+                        net,
+                        routing,
+                        p,
+                        global,
+                        seed,
+                        self.threads,
+                        self.ranks.clone(),
+                    )?))
+                } else if p.speculative {
+                    VcEngine::Spec(Box::new(SpecNet::over(VcAnyNet::new(
+                        net, routing, p, global, seed,
+                    )?)?))
+                } else if parallel {
                     VcEngine::AnyParallel(Box::new(ParNet::any_spread(
                         net,
                         routing,

@@ -57,6 +57,10 @@ pub struct VcRouterConfig {
     /// network channels take: 2 on its torus, 10/100 on its dragonfly); 0: `channel_delay`.
     /// Set and different from `channel_delay`, it moves a grid to the router of any radix.
     pub terminal_delay: u64,
+    /// Speculative switch allocation (BookSim2's `speculative = 1`, [`crate::router::spec`]):
+    /// a head bids for the switch in the cycle it bids for its output VC. Runs on the router
+    /// of any radix (a grid too).
+    pub speculative: bool,
     /// Offered flits per node per cycle.
     pub load: f64,
     /// Packet size in flits (or the small mode of the bimodal mix).
@@ -96,6 +100,7 @@ impl Default for VcRouterConfig {
             allow_deadlock: false,
             global_delay: 0,
             terminal_delay: 0,
+            speculative: false,
             load: 0.1,
             size: 5,
             size_large: 20,
@@ -137,6 +142,7 @@ impl VcRouterConfig {
             vc_alloc: self.vc_alloc,
             sw_alloc: self.sw_alloc,
             watchdog: self.watchdog,
+            speculative: self.speculative,
         }
     }
 
@@ -161,7 +167,7 @@ impl VcRouterConfig {
             let fast = name == "dor" || (name.is_empty() && (!g.wrap || twin.is_none()));
             let terminals_as_links =
                 matches!(self.terminal_delay, 0) || self.terminal_delay == self.channel_delay;
-            if self.vcs <= 8 && fast && terminals_as_links {
+            if self.vcs <= 8 && fast && terminals_as_links && !self.speculative {
                 let checked = match twin {
                     Some(net) => {
                         let classes = if g.wrap && self.vcs >= 2 { 2 } else { 1 };

@@ -1,7 +1,8 @@
 //! The [`icn_fabric::conformance`] suite on this crate's fabrics: the X-Switch on meshes at
 //! one thread and two (tori and rings deadlock without VCs, see `xswitch::tests`), and the VC
 //! routers through their one builder (`VcSpec`): the grid fast path and routers of any
-//! radix, sequential and partitioned, on a mesh, a torus, a fat tree and a dragonfly.
+//! radix, sequential and partitioned, on a mesh, a torus, a fat tree and a dragonfly, and
+//! those with speculative switch allocation.
 
 use icn_fabric::Fabric;
 use icn_fabric::conformance::{Traffic, check, skip_idle_matches_stepping};
@@ -70,10 +71,13 @@ fn a_second_of_idle_time_is_jumped_not_stepped() {
     assert!(f.now() >= 1_000_000_000_000);
 }
 
-fn vc(topology: VcTopology, threads: usize, flit_bytes: u32) -> VcFabric {
+fn vc(topology: VcTopology, threads: usize, flit_bytes: u32, speculative: bool) -> VcFabric {
     VcFabric::build(&VcSpec {
         topology,
-        params: VcParams::unit_delays(4, 8, 100_000),
+        params: VcParams {
+            speculative,
+            ..VcParams::unit_delays(4, 8, 100_000)
+        },
         global_delay: 0,
         router_seed: VcSpec::router_seed(5),
         threads,
@@ -105,9 +109,14 @@ fn the_vc_fabric_conforms_on_every_network_at_1_and_2_threads() {
             ("any fattree:4,2 updown", any("fattree:4,2", "updown")),
             ("any dragonfly:2 ugal", any("dragonfly:2", "ugal")),
         ] {
-            let mut f = vc(topology, threads, 16);
-            check(&mut f, Traffic::default(), 3)
-                .unwrap_or_else(|e| panic!("{name} × {threads}: {e}"));
+            for speculative in [false, true] {
+                if speculative && matches!(topology, VcTopology::Grid(_)) {
+                    continue;
+                }
+                let mut f = vc(topology.clone(), threads, 16, speculative);
+                check(&mut f, Traffic::default(), 3)
+                    .unwrap_or_else(|e| panic!("{name} spec={speculative} × {threads}: {e}"));
+            }
         }
     }
 }
@@ -119,6 +128,6 @@ fn the_vc_fabric_skips_idle_time_exactly() {
         y: 4,
         wrap: false,
     });
-    let (mut a, mut b) = (vc(grid.clone(), 1, 16), vc(grid, 1, 16));
+    let (mut a, mut b) = (vc(grid.clone(), 1, 16, false), vc(grid, 1, 16, false));
     skip_idle_matches_stepping(&mut a, &mut b, 8, 500, 1).unwrap();
 }

@@ -10,10 +10,13 @@ use icn_thnet::router::conformance::{
 use icn_thnet::topology::Grid;
 use std::sync::Arc;
 
-fn engine(topology: VcTopology, vcs: usize, threads: usize) -> VcEngine {
+fn engine(topology: VcTopology, vcs: usize, speculative: bool, threads: usize) -> VcEngine {
     VcSpec {
         topology,
-        params: VcParams::unit_delays(vcs, 8, 100_000),
+        params: VcParams {
+            speculative,
+            ..VcParams::unit_delays(vcs, 8, 100_000)
+        },
         global_delay: 0,
         router_seed: VcSpec::router_seed(11),
         threads,
@@ -61,14 +64,24 @@ fn cases() -> Vec<(&'static str, &'static str, &'static str, VcTopology, usize)>
 
 fn each(check: fn(&Case) -> Result<(), String>) {
     for (name, spec, routing, topology, vcs) in cases() {
-        let build = move |threads| engine(topology.clone(), vcs, threads);
-        let case = Case {
-            name,
-            spec,
-            routing,
-            build: &build,
-        };
-        check(&case).unwrap();
+        // The input-queued routers, then the any-radix cases with speculative switch
+        // allocation (one stage less per router).
+        for speculative in [false, true] {
+            if speculative && matches!(topology, VcTopology::Grid(_)) {
+                continue;
+            }
+            let topology = topology.clone();
+            let build = move |threads| engine(topology.clone(), vcs, speculative, threads);
+            let name = format!("{name}{}", if speculative { " spec" } else { "" });
+            let case = Case {
+                name: &name,
+                spec,
+                routing,
+                zero_load: if speculative { (6, 4) } else { (7, 5) },
+                build: &build,
+            };
+            check(&case).unwrap();
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 //! * [`grid`]: the 5-port fast path on 2-D meshes and tori (dimension order, dateline
 //!   classes), its hot loops compiled per VC count;
 //! * [`anyradix`]: the same router of any radix on any `icn_topo` network and routing;
+//! * [`spec`]: that router with speculative switch allocation (only its allocation order);
 //! * [`alloc`]: the round-robin and iSLIP separable allocators;
 //! * [`network`]: [`VcNetwork`], the one trait every network is used through;
 //! * [`conformance`]: the suite every microarchitecture passes (`tests/vc_conformance.rs`).
@@ -20,6 +21,7 @@ pub mod conformance;
 pub mod grid;
 pub mod network;
 pub mod shell;
+pub mod spec;
 
 pub use network::VcNetwork;
 pub use shell::par::{ParNet, VcPartition};

@@ -31,6 +31,11 @@ pub const KEYS: &[Key] = &[
         "cycles",
         "latency of the injection and ejection channels (BookSim2: 1); 0: `channel_delay`",
     ),
+    key(
+        "speculative",
+        "",
+        "switch allocation in the cycle of VC allocation (BookSim2's `speculative = 1`; router of any radix)",
+    ),
     key("load", "flits/node/cycle", "offered load per node"),
     key(
         "size",

@@ -146,9 +146,9 @@ pub struct VcAnyNet {
     // Per input VC / output VC of a router, index `(r·R + i)·V + w`.
     va_in: Vec<u16>,
     va_out: Vec<u16>,
-    routing_ports: Vec<u64>,
+    pub(in crate::router) routing_ports: Vec<u64>,
     routing_vcs: Vec<u32>,
-    sa_ports: Vec<u64>,
+    pub(in crate::router) sa_ports: Vec<u64>,
     sa_vcs: Vec<u32>,
     // Terminals.
     term_port: Vec<u32>,
@@ -474,6 +474,25 @@ impl VcAnyNet {
 
     /// One clock of the whole network.
     pub fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
+        self.step_with(obs, |n, r| {
+            if n.routing_ports[r] != 0 {
+                n.vc_allocate(r);
+            }
+            if n.sa_ports[r] != 0 {
+                n.switch_allocate::<false>(r, 0, 0);
+            }
+        })
+    }
+
+    /// One clock with `allocate(self, r)` as router `r`'s allocation and traversal: the
+    /// receive phase, landing, every router's allocation, injection and the watchdog, so that
+    /// a microarchitecture that differs only in its allocation (`router/spec/`) supplies that.
+    #[inline(always)]
+    pub(in crate::router) fn step_with<O: VcObserver>(
+        &mut self,
+        obs: &mut O,
+        mut allocate: impl FnMut(&mut VcAnyNet, usize),
+    ) -> Result<(), ModelError> {
         let now = self.sh.now;
         let slot = (now as usize) & self.sh.ring_mask;
         self.sh.receive(slot, obs);
@@ -488,12 +507,7 @@ impl VcAnyNet {
         self.sh.landed(slot, fq);
         landed?;
         for r in 0..self.routers {
-            if self.routing_ports[r] != 0 {
-                self.vc_allocate(r);
-            }
-            if self.sa_ports[r] != 0 {
-                self.switch_allocate(r);
-            }
+            allocate(self, r);
         }
         let (v, term_port) = (self.v, &self.term_port);
         let counters = self.routers * self.radix;
@@ -552,7 +566,7 @@ fn distance(i: usize, ptr: u16, n: usize) -> usize {
 
 mod stages;
 
-mod par;
+pub mod par;
 
 #[cfg(test)]
 mod tests;

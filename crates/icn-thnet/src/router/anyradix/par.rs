@@ -48,7 +48,19 @@ impl VcPartition for VcAnyNet {
     }
 }
 
-impl ParNet<VcAnyNet> {
+/// A microarchitecture that is the router of any radix with another cycle (`router/spec/`):
+/// made from a built [`VcAnyNet`] (or its partition), after checking its parameters.
+pub trait OverAny: VcPartition + Sized {
+    fn over(n: VcAnyNet) -> Result<Self, Invalid>;
+}
+
+impl OverAny for VcAnyNet {
+    fn over(n: VcAnyNet) -> Result<VcAnyNet, Invalid> {
+        Ok(n)
+    }
+}
+
+impl<N: OverAny> ParNet<N> {
     /// [`VcAnyNet::new`]'s network in `threads` partitions of (nearly) equal router counts.
     pub fn any(
         net: Arc<Network>,
@@ -57,7 +69,7 @@ impl ParNet<VcAnyNet> {
         global_delay: u64,
         seed: u64,
         threads: usize,
-    ) -> Result<ParNet<VcAnyNet>, Invalid> {
+    ) -> Result<ParNet<N>, Invalid> {
         Self::any_spread(net, routing, p, global_delay, seed, threads, None)
     }
 
@@ -71,12 +83,12 @@ impl ParNet<VcAnyNet> {
         seed: u64,
         threads: usize,
         ranks: Option<Arc<dyn Exchange>>,
-    ) -> Result<ParNet<VcAnyNet>, Invalid> {
+    ) -> Result<ParNet<N>, Invalid> {
         let watchdog = p.watchdog;
         let total = threads * ranks.as_ref().map_or(1, |x| x.size());
-        let parts = Lockstep::<VcAnyNet>::local_block(total, ranks.as_deref())
+        let parts = Lockstep::<N>::local_block(total, ranks.as_deref())
             .map(|k| {
-                VcAnyNet::partition(
+                N::over(VcAnyNet::partition(
                     net.clone(),
                     routing.clone(),
                     p.clone(),
@@ -84,7 +96,7 @@ impl ParNet<VcAnyNet> {
                     seed,
                     total,
                     k,
-                )
+                )?)
             })
             .collect::<Result<Vec<_>, _>>()?;
         let split = icn_engine::lockstep::Split {

@@ -25,7 +25,7 @@ impl VcAnyNet {
     /// VCs `o·V + w`. Round robin: each requester picks a VC from its pointer, each VC grants
     /// the requester nearest its pointer; iSLIP: each VC grants, each requester accepts.
     /// Pointers index the router's `R·V` input and output VCs, as in the fast path.
-    pub(super) fn vc_allocate(&mut self, r: usize) {
+    pub(in crate::router) fn vc_allocate(&mut self, r: usize) {
         let (rad, v, now) = (self.radix, self.v, self.sh.now);
         let n = rad * v;
         let base = r * n;
@@ -155,19 +155,37 @@ impl VcAnyNet {
     }
 
     /// Switch allocation and traversal at router `r`: input ports × output ports, then the
-    /// granted input's VC round robin among its ready VCs bound for that output.
-    pub(super) fn switch_allocate(&mut self, r: usize) {
+    /// granted input's VC round robin among its ready VCs bound for that output. Input ports
+    /// in `taken_in` and output ports in `taken_out` are left out. `SPEC`: the requesters are
+    /// not the ready VCs but the heads that won VC allocation this very cycle (speculative
+    /// switch allocation, `router/spec/`). Returns the input and output ports granted.
+    pub(in crate::router) fn switch_allocate<const SPEC: bool>(
+        &mut self,
+        r: usize,
+        taken_in: u64,
+        taken_out: u64,
+    ) -> (u64, u64) {
         let (rad, v, now, b) = (self.radix, self.v, self.sh.now, self.p.buf);
         let pr = r * rad;
         let mut sc = std::mem::take(&mut self.scratch);
         sc.cands.clear();
         let mut inputs = 0u64;
-        for i in bits(self.sa_ports[r]) {
+        for i in bits(self.sa_ports[r] & !taken_in) {
             let ip = pr + i;
             for w in bits(u64::from(self.sa_vcs[ip])) {
                 let s = self.ivcs[ip * v + w];
                 let o = usize::from(s.out);
-                if s.ready <= now && self.sh.credits[(pr + o) * v + usize::from(s.lo)] > 0 {
+                // A head granted its output VC this cycle is the one active VC whose
+                // `ready` lies a VC-allocation delay ahead.
+                let eligible = if SPEC {
+                    s.st == ACTIVE && s.ready == now + self.p.vc_alloc_delay
+                } else {
+                    s.ready <= now
+                };
+                if eligible
+                    && taken_out >> o & 1 == 0
+                    && self.sh.credits[(pr + o) * v + usize::from(s.lo)] > 0
+                {
                     sc.req[i] |= 1 << o;
                     sc.cands.push((i as u8, o as u8, w as u8));
                     inputs |= 1 << i;
@@ -176,7 +194,7 @@ impl VcAnyNet {
         }
         if inputs == 0 {
             self.scratch = sc;
-            return;
+            return (0, 0);
         }
         allocate::<MAX_RADIX>(
             self.p.sw_alloc,
@@ -193,12 +211,15 @@ impl VcAnyNet {
         let mut cursor = 0;
         let mut reroute = 0u64;
         let mut reroute_vc = [0u8; MAX_RADIX];
+        let (mut won_in, mut won_out) = (0u64, 0u64);
         for i in bits(inputs) {
             let g = sc.grant[i];
             if g == u8::MAX {
                 continue;
             }
             let o = usize::from(g);
+            won_in |= 1 << i;
+            won_out |= 1 << o;
             // Candidates are in input order: those of input i start at or after the cursor.
             let mut mask = 0u64;
             while cursor < sc.cands.len() && usize::from(sc.cands[cursor].0) <= i {
@@ -213,6 +234,10 @@ impl VcAnyNet {
             self.sa_vc[ip] = if w + 1 == v { 0 } else { (w + 1) as u8 };
             let ivc = ip * v + w;
             let s = &mut self.ivcs[ivc];
+            if SPEC {
+                // The body follows the head a cycle later, as after a non-speculative grant.
+                s.ready = now + 1;
+            }
             let f = self.buf[ivc * b + s.head as usize];
             let h = s.head as usize + 1;
             s.head = if h == b { 0 } else { h as u8 };
@@ -262,5 +287,6 @@ impl VcAnyNet {
             let ivc = (pr + i) * v + usize::from(reroute_vc[i]);
             self.start_routing(r, ivc, now + 1);
         }
+        (won_in, won_out)
     }
 }

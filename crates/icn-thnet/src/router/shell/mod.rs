@@ -75,6 +75,9 @@ pub struct VcParams {
     pub vc_alloc: AllocKind,
     pub sw_alloc: AllocKind,
     pub watchdog: u64,
+    /// `speculative`: switch allocation in the same cycle as VC allocation
+    /// ([`crate::router::spec`]); only the router of any radix has it.
+    pub speculative: bool,
 }
 
 impl VcParams {
@@ -102,6 +105,7 @@ impl VcParams {
             vc_alloc: AllocKind::RoundRobin,
             sw_alloc: AllocKind::RoundRobin,
             watchdog,
+            speculative: false,
         }
     }
 
