@@ -560,6 +560,22 @@ fn the_header_and_the_rust_types_agree_field_by_field() {
     assert_eq!(std::mem::size_of::<VIP_DESCRIPTOR>(), 64);
 }
 
+/// The descriptor's other dialect of field names (`VIPL_CONTROL_DATA_NAMES`, `Control` and
+/// `Data[]`): same offsets as `CS` / `DS[]` (static assertions in `c/names.c`), and
+/// descriptors written through them post and are refused as the default ones are.
+#[test]
+fn the_control_data_field_names_are_the_same_descriptor() {
+    for p in PROVIDERS {
+        let exe = program("names");
+        let out = finish(
+            command(&exe, p, &run_id(), &[], &[]).spawn().unwrap(),
+            LIMIT,
+        );
+        assert_ok(&format!("names on {p}"), &out);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "names: ok\n");
+    }
+}
+
 /// `ICN_VIA_TRACE`: the two processes of the data case write one SimGrid TI file each and
 /// an index; every message of the run is there once as a send on one side and a receive of
 /// the same size, in the same order, on the other, and the counts and bytes are the run's
