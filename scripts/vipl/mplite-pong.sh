@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # MP_Lite's VIA module and its `pong`, unchanged in their use of VIPL, built out of tree
 # against libvipl and run between two processes on shm and on tcp, side by side with
-# `icnlab via pingpong` (and OSU's osu_latency over OpenMPI when OSU_DIR holds it).
+# `icnlab via pingpong` and OSU's osu_latency over OpenMPI (shared memory and tcp; when
+# OSU_DIR holds osu_latency, built out of tree). Then pong once more on shm with
+# ICN_VIA_TRACE, and the recorded trace replayed by `icnlab run` (workload.kind = "ti") on
+# the fabrics of the THNPC-II-like and MyVIA/Myrinet experiments: the recorded and the
+# replayed message counts and bytes are printed side by side.
 #
 #   scripts/vipl/mplite-pong.sh NETPIPE_DIR [OUT_DIR]
 #
@@ -69,13 +73,15 @@ for p in shm tcp; do
     "$root/target/release/icnlab" via pingpong --provider "$p" \
         --sizes 8,16,32,64,128,256,512,1024,2048,4096,8192,16384,32768,65536,131072,262144,524288,1048576 \
         --json >"$out/run-$p/icnlab.json"
-    osu="${OSU_DIR:-/work/ext/vipl/osu/mpi/pt2pt}"
-    if [ "$p" = shm ] && [ -x "$osu/osu_latency" ] && command -v mpirun >/dev/null; then
-        mpirun --allow-run-as-root -np 2 --bind-to core --mca btl self,vader \
-            "$osu/osu_latency" -m 8:1048576 -i 1000 -x 100 >"$out/run-$p/osu.out" 2>/dev/null || true
+    osu="${OSU_DIR:-}"
+    if [ -x "$osu/osu_latency" ] && command -v mpirun >/dev/null; then
+        btl=self,vader
+        [ "$p" = tcp ] && btl=self,tcp
+        mpirun --allow-run-as-root -np 2 --bind-to core --mca btl "$btl" \
+            "$osu/osu_latency" -m 8:1048576 -i 1000 -x 100 >"$out/run-$p/osu.out" 2>"$out/run-$p/osu.err" || true
     fi
     echo "== $p: one-way latency (us) — pong: one round trip / 2 (blocking, asynchronous);"
-    echo "   icnlab via pingpong: mean of 1000 round trips / 2; osu_latency (OpenMPI vader): mean of 1000"
+    echo "   icnlab via pingpong: mean of 1000 round trips / 2; osu_latency (OpenMPI btl $([ "$p" = tcp ] && echo tcp || echo vader)): mean of 1000"
     python3 - "$out/run-$p" <<'PY'
 import json, os, re, sys
 d = sys.argv[1]
@@ -110,3 +116,40 @@ for s in sorted(set(pong) | set(icn)):
 PY
 done
 echo "== load after: $(cat /proc/loadavg)"
+
+# The recorded pong and its replays.
+dir="$out/run-trace"
+rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
+printf '2\n1\n./pong\n0 localhost\n1 localhost\n' >.mplite.config
+cp "$out/build/pong" .
+ICN_VIA_TRACE="$dir/trace" ICN_VIPL_PROVIDER=shm ICN_VIPL_RENDEZVOUS="$dir/rendezvous" timeout 600 \
+    unshare -u -i sh -c 'hostname localhost; ./pong >a.out 2>a.err & sleep 0.3; ./pong >b.out 2>b.err; wait'
+recorded=$(cat "$dir"/trace/rank-*.ti | awk '$2 == "isend" {n++; b += $5} END {print n, b}')
+echo "== pong recorded on shm ($dir/trace): messages and bytes: $recorded"
+for machine in thnpc myvia; do
+    # the experiment's fabric; the TI replay hands whole messages to it (zero NIC)
+    python3 - "$root/experiments/cluster-$machine.toml" "$dir/trace/index" >"$dir/$machine.toml" <<'PY'
+import sys, tomllib
+fabric = tomllib.load(open(sys.argv[1], "rb"))["fabric"]
+print('model = "cluster"\ntitle = "MP_Lite pong recorded over libvipl"\n')
+print(f'[workload]\nkind = "ti"\nfile = "{sys.argv[2]}"\n\n[nic]\nkind = "zero"\n\n[fabric]')
+for k, v in fabric.items():
+    print(f"{k} = {v!r}".replace("'", '"'))
+PY
+    "$root/target/release/icnlab" run --quiet --out "$dir/out-$machine" "$dir/$machine.toml" >/dev/null
+    python3 - "$dir/out-$machine/report.json" "$machine" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+def find(o):
+    if isinstance(o, dict):
+        if o.get("name") in ("messages", "bytes", "completion_us") and "value" in o:
+            yield o["name"], o["value"]
+        for v in o.values():
+            yield from find(v)
+    elif isinstance(o, list):
+        for v in o:
+            yield from find(v)
+m = dict(find(r))
+print(f"== replay on {sys.argv[2]}: messages and bytes: {m['messages']:.0f} {m['bytes']:.0f}; completion {m['completion_us']:.0f} us")
+PY
+done

@@ -10,7 +10,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 n1="${1:-2000}" n2="${2:-12000}"
 cd "$root"
-cargo build --release -q -p icn-vipl --example swcost_rust
+cargo build --release -q -p icn-vipl --lib --example swcost_rust
 lib="$root/target/release"
 out="${TMPDIR:-/tmp}/icn-vipl-overhead"
 mkdir -p "$out"

@@ -138,10 +138,25 @@ typedef union {
     VIP_DATA_SEGMENT Local;
 } VIP_DESCRIPTOR_SEGMENT;
 
+/* The descriptor's field names come in two dialects, with one layout. By default, and
+ * whenever the program defines VIPL095 before including this header (ARMCI's via.c does),
+ * they are VIPL 0.95's: `CS` for the control segment and `DS[]` of `Remote` / `Local`
+ * segments, which M-VIA's header always uses and MP_Lite's via.c expects. Headers such as
+ * Emulex/Giganet cLAN's give those names only under VIPL095 and otherwise name the two
+ * parts `Control` and `Data[]` (data segments; an RDMA address segment is `Data[0]`, its
+ * `Length` the address segment's reserved word): define VIPL_CONTROL_DATA_NAMES (and not
+ * VIPL095) before including this header for that dialect. */
+#if defined(VIPL_CONTROL_DATA_NAMES) && !defined(VIPL095)
+typedef struct _VIP_DESCRIPTOR {
+    VIP_CONTROL_SEGMENT Control;
+    VIP_DATA_SEGMENT Data[2];
+} VIP_DESCRIPTOR;
+#else
 typedef struct _VIP_DESCRIPTOR {
     VIP_CONTROL_SEGMENT CS;
     VIP_DESCRIPTOR_SEGMENT DS[2];
 } VIP_DESCRIPTOR;
+#endif
 
 /* Control field. */
 #define VIP_CONTROL_OP_SENDRECV 0x0000

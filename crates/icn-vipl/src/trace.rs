@@ -22,9 +22,22 @@
 //!
 //! | VIPL event | line |
 //! |---|---|
-//! | a send, or an RDMA write with immediate data, posted | `R send PEER 0 BYTES` |
-//! | a receive completed successfully (by a send or by an RDMA write with immediate data) | `R recv PEER 0 BYTES` |
+//! | a send, or an RDMA write with immediate data, posted | `R isend PEER 0 BYTES` |
+//! | its completion, reaped by the consumer | `R wait R PEER 0` |
+//! | a receive posted (before the connection too) | `R irecv PEER 0 BYTES` (its buffer) |
+//! | its completion, reaped (consumed by a send or an RDMA write with immediate data) | `R wait PEER R 0` |
 //! | the time between two VIPL calls of the process, when at least 1 µs | `R compute FLOPS`, at `ICN_VIA_TRACE_FLOPS` flop/s (default 10^9: 1 flop per ns) |
+//!
+//! Why non-blocking requests: VIA posts receives ahead and never blocks in a post, so two
+//! processes may each send 64 KiB to the other at once, each into its pre-posted receive.
+//! Recorded as blocking `send`/`recv` where they happen, an MPI-semantics replay (a large
+//! send waits for its receive) deadlocks on that; `irecv` where the receive is posted and
+//! `wait` where it completes is what the program did. An RDMA write with immediate data
+//! consumes the peer's next receive whatever its size: it is the `isend` that receive
+//! matches (a replay moves the sender's bytes; the receive's own size is only its buffer).
+//! Receives that never matched a message (flushed at disconnect or by a lost connection,
+//! or still posted at exit after the last completion the program reaped) are left out, and
+//! so are sends flushed before they moved: a replay would wait for their partner for ever.
 //!
 //! Not recorded: RDMA writes without immediate data and RDMA reads (the target sees no event
 //! a replay could match: a one-sided transfer has no receive). Peers are named by rank:
@@ -40,13 +53,16 @@ use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
-use icn_via::{Completion, Descriptor, Op};
+use icn_via::{Completion, CompletionStatus, Descriptor, Op};
 
 use crate::objects::lock;
 
 /// Per VI: the key of its connection, once connected.
 pub struct Recorder {
     key: Mutex<Option<String>>,
+    /// Receives posted before the connection (their buffers' bytes): recorded when it is
+    /// made. As many as the receive queue holds.
+    early: Mutex<Vec<u64>>,
 }
 
 struct Process {
@@ -108,6 +124,7 @@ impl Recorder {
         process()?;
         Some(std::sync::Arc::new(Recorder {
             key: Mutex::new(None),
+            early: Mutex::new(Vec::new()),
         }))
     }
 
@@ -120,10 +137,22 @@ impl Recorder {
             // setting up the connection is not compute
             p.last = Instant::now();
         }
+        // posted before the connection: at its start, with no compute between them
+        for bytes in std::mem::take(&mut *lock(&self.early)) {
+            self.record("irecv", bytes, false);
+        }
     }
 
     fn event(&self, what: &str, bytes: u64) {
+        self.record(what, bytes, true);
+    }
+
+    /// Streams one event; `timed`: preceded by the compute since the last one.
+    fn record(&self, what: &str, bytes: u64, timed: bool) {
         let Some(key) = lock(&self.key).clone() else {
+            if what == "irecv" {
+                lock(&self.early).push(bytes);
+            }
             return;
         };
         let Some(p) = process() else { return };
@@ -139,33 +168,79 @@ impl Recorder {
             }
         };
         let flops = (gap * p.flops_per_ns).round();
-        if gap >= 1000.0 {
+        if timed && gap >= 1000.0 {
             let _ = writeln!(p.raw, "compute {flops}");
         }
         let _ = writeln!(p.raw, "{what} @{k} {bytes}");
     }
 
-    /// A descriptor posted on the send queue.
+    /// A descriptor posted on either queue.
     pub fn posted(&self, d: &Descriptor) {
-        let recorded = match d.op {
-            Op::Send => true,
-            Op::RdmaWrite(_) => d.immediate.is_some(),
-            _ => false,
-        };
-        if recorded {
-            self.event("send", d.total_len());
+        if d.op == Op::Recv {
+            self.event("irecv", d.total_len());
+        } else if is_message(d) {
+            self.event("isend", d.total_len());
         }
     }
 
-    /// A descriptor completed.
+    /// A descriptor completed and reaped by the consumer: 1 if its message moved (even
+    /// into an error, such as a receive too short), 0 if it was flushed or the connection
+    /// was lost first (its request is then left out at exit).
     pub fn completed(&self, c: &Completion) {
-        if c.op == icn_via::CompletedOp::Recv && c.status.is_ok() {
-            self.event("recv", u64::from(c.length));
-        }
+        let what = match c.op {
+            icn_via::CompletedOp::Recv => "rdone",
+            _ if is_message(&c.desc) => "sdone",
+            _ => return,
+        };
+        let moved = !matches!(
+            c.status,
+            CompletionStatus::Flushed | CompletionStatus::TransportError
+        );
+        self.event(what, u64::from(moved));
     }
 
     /// The VI is destroyed (the trace is written at process exit).
     pub fn finish(&self) {}
+}
+
+/// A send-queue descriptor the peer sees as a message: a send, or an RDMA write with
+/// immediate data (it consumes a receive).
+fn is_message(d: &Descriptor) -> bool {
+    match d.op {
+        Op::Send => true,
+        Op::RdmaWrite(_) => d.immediate.is_some(),
+        _ => false,
+    }
+}
+
+/// What the first pass over a rank's raw events learns per connection, so the second can
+/// leave out requests that never matched. Sized by connections and failures, not by the run.
+#[derive(Default)]
+struct Fate {
+    /// Receives reaped (ok or not): posted receives past these never completed.
+    recvs_reaped: u64,
+    /// Sequence numbers (per connection and queue) of requests completed in error.
+    failed_recvs: std::collections::HashSet<u64>,
+    failed_sends: std::collections::HashSet<u64>,
+}
+
+/// The per-connection counters of a pass: posted receives, posted sends, reaped receives,
+/// reaped sends.
+#[derive(Default, Clone, Copy)]
+struct Seq {
+    irecv: u64,
+    isend: u64,
+    rdone: u64,
+    sdone: u64,
+}
+
+/// Parses a raw line `what @k n`.
+fn raw_event(line: &str) -> Option<(&str, usize, u64)> {
+    let mut f = line.split_whitespace();
+    let what = f.next()?;
+    let k = f.next()?.strip_prefix('@')?.parse().ok()?;
+    let n = f.next()?.parse().ok()?;
+    Some((what, k, n))
 }
 
 extern "C" fn finish_at_exit() {
@@ -193,25 +268,85 @@ fn finish() -> std::io::Result<()> {
             }
         }
     }
+    let raw_path = dir.join(format!(".rank-{rank}.raw"));
+    let raw_lines = || -> std::io::Result<_> {
+        Ok(std::io::BufReader::new(std::fs::File::open(&raw_path)?).lines())
+    };
+    // Pass 1: which requests completed, and how.
+    let mut fate: Vec<Fate> = (0..p.keys.len()).map(|_| Fate::default()).collect();
+    let mut seq = vec![Seq::default(); p.keys.len()];
+    for line in raw_lines()? {
+        let line = line?;
+        let Some((what, k, n)) = raw_event(&line) else {
+            continue;
+        };
+        let (Some(f), Some(s)) = (fate.get_mut(k), seq.get_mut(k)) else {
+            continue;
+        };
+        match what {
+            "rdone" => {
+                if n == 0 {
+                    f.failed_recvs.insert(s.rdone);
+                }
+                s.rdone += 1;
+                f.recvs_reaped = s.rdone;
+            }
+            "sdone" => {
+                if n == 0 {
+                    f.failed_sends.insert(s.sdone);
+                }
+                s.sdone += 1;
+            }
+            _ => {}
+        }
+    }
+    // Pass 2: the trace, without the requests that never matched.
     let tmp = dir.join(format!(".rank-{rank}.ti.tmp"));
     {
-        let raw =
-            std::io::BufReader::new(std::fs::File::open(dir.join(format!(".rank-{rank}.raw")))?);
         let mut out = BufWriter::new(std::fs::File::create(&tmp)?);
         writeln!(out, "{rank} init")?;
-        for line in raw.lines() {
+        let mut seq = vec![Seq::default(); p.keys.len()];
+        for line in raw_lines()? {
             let line = line?;
-            let f: Vec<&str> = line.split_whitespace().collect();
-            match f.as_slice() {
-                ["compute", flops] => writeln!(out, "{rank} compute {flops}")?,
-                [what, k, bytes] => {
-                    let peer = k
-                        .strip_prefix('@')
-                        .and_then(|k| k.parse::<usize>().ok())
-                        .and_then(|k| peer_of.get(&k));
-                    match peer {
-                        Some(peer) => writeln!(out, "{rank} {what} {peer} 0 {bytes}")?,
-                        None => writeln!(out, "# {rank} {what} (peer not traced) {bytes}")?,
+            if let Some(flops) = line.strip_prefix("compute ") {
+                writeln!(out, "{rank} compute {flops}")?;
+                continue;
+            }
+            let Some((what, k, n)) = raw_event(&line) else {
+                continue;
+            };
+            let (Some(f), Some(s)) = (fate.get(k), seq.get_mut(k)) else {
+                continue;
+            };
+            let Some(&peer) = peer_of.get(&k) else {
+                writeln!(out, "# {rank} {what} (peer not traced) {n}")?;
+                continue;
+            };
+            match what {
+                "irecv" => {
+                    let i = s.irecv;
+                    s.irecv += 1;
+                    if i < f.recvs_reaped && !f.failed_recvs.contains(&i) {
+                        writeln!(out, "{rank} irecv {peer} 0 {n}")?;
+                    }
+                }
+                "isend" => {
+                    let i = s.isend;
+                    s.isend += 1;
+                    if !f.failed_sends.contains(&i) {
+                        writeln!(out, "{rank} isend {peer} 0 {n}")?;
+                    }
+                }
+                "rdone" => {
+                    s.rdone += 1;
+                    if n == 1 {
+                        writeln!(out, "{rank} wait {peer} {rank} 0")?;
+                    }
+                }
+                "sdone" => {
+                    s.sdone += 1;
+                    if n == 1 {
+                        writeln!(out, "{rank} wait {rank} {peer} 0")?;
                     }
                 }
                 _ => {}
@@ -221,7 +356,7 @@ fn finish() -> std::io::Result<()> {
         out.flush()?;
     }
     std::fs::rename(&tmp, dir.join(format!("rank-{rank}.ti")))?;
-    let _ = std::fs::remove_file(dir.join(format!(".rank-{rank}.raw")));
+    let _ = std::fs::remove_file(&raw_path);
     // The index: every rank file present, in rank order.
     let mut ranks: Vec<usize> = std::fs::read_dir(&dir)?
         .flatten()

@@ -560,6 +560,22 @@ fn the_header_and_the_rust_types_agree_field_by_field() {
     assert_eq!(std::mem::size_of::<VIP_DESCRIPTOR>(), 64);
 }
 
+/// The descriptor's other dialect of field names (`VIPL_CONTROL_DATA_NAMES`, `Control` and
+/// `Data[]`): same offsets as `CS` / `DS[]` (static assertions in `c/names.c`), and
+/// descriptors written through them post and are refused as the default ones are.
+#[test]
+fn the_control_data_field_names_are_the_same_descriptor() {
+    for p in PROVIDERS {
+        let exe = program("names");
+        let out = finish(
+            command(&exe, p, &run_id(), &[], &[]).spawn().unwrap(),
+            LIMIT,
+        );
+        assert_ok(&format!("names on {p}"), &out);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "names: ok\n");
+    }
+}
+
 /// `ICN_VIA_TRACE`: the two processes of the data case write one SimGrid TI file each and
 /// an index; every message of the run is there once as a send on one side and a receive of
 /// the same size, in the same order, on the other, and the counts and bytes are the run's
@@ -590,13 +606,25 @@ fn a_traced_run_records_every_message_once_on_each_side() {
                     let f: Vec<&str> = l.split_whitespace().collect();
                     assert_eq!(f[0], r.to_string(), "{l}");
                     match f[1] {
-                        "send" | "recv" => {
+                        "isend" | "irecv" => {
                             assert_eq!(f[3], "0", "tag: {l}");
                             Some((
                                 f[1].to_string(),
                                 f[2].parse().unwrap(),
                                 f[4].parse().unwrap(),
                             ))
+                        }
+                        // wait SRC DST TAG: a receive's (SRC is the peer) or a send's
+                        "wait" => {
+                            assert_eq!(f[4], "0", "tag: {l}");
+                            let (src, dst): (usize, usize) =
+                                (f[2].parse().unwrap(), f[3].parse().unwrap());
+                            Some(if dst == r {
+                                ("rwait".to_string(), src, 0)
+                            } else {
+                                assert_eq!(src, r, "{l}");
+                                ("swait".to_string(), dst, 0)
+                            })
                         }
                         "compute" => {
                             assert!(f[2].parse::<f64>().unwrap() >= 1000.0, "{l}");
@@ -609,36 +637,110 @@ fn a_traced_run_records_every_message_once_on_each_side() {
                 .collect()
         };
         let (a, b) = (ops(0), ops(1));
+        let count = |o: &[(String, usize, u64)], what: &str, peer: usize| {
+            o.iter().filter(|x| x.0 == what && x.1 == peer).count()
+        };
         for (mine, theirs, me, peer) in [(&a, &b, 0, 1), (&b, &a, 1, 0)] {
-            let sends: Vec<u64> = mine
-                .iter()
-                .filter(|o| o.0 == "send")
-                .map(|o| {
-                    assert_eq!(o.1, peer);
-                    o.2
-                })
-                .collect();
-            let recvs: Vec<u64> = theirs
-                .iter()
-                .filter(|o| o.0 == "recv")
-                .map(|o| {
-                    assert_eq!(o.1, me);
-                    o.2
-                })
-                .collect();
+            // every message once: each send of mine is one receive posted and one waited
+            // for on the other side (receives flushed unmatched are left out)
+            let sends = count(mine, "isend", peer);
             assert_eq!(
-                sends, recvs,
-                "{p}: rank {me}'s sends against rank {peer}'s receives"
+                count(theirs, "irecv", me),
+                sends,
+                "{p}: rank {me} to {peer}"
             );
+            assert_eq!(
+                count(theirs, "rwait", me),
+                sends,
+                "{p}: rank {me} to {peer}"
+            );
+            assert!(count(mine, "swait", peer) <= sends, "{p}: rank {me}");
         }
         let mut totals: Vec<(usize, u64)> = [&a, &b]
             .iter()
             .map(|o| {
-                let s: Vec<u64> = o.iter().filter(|x| x.0 == "send").map(|x| x.2).collect();
+                let s: Vec<u64> = o.iter().filter(|x| x.0 == "isend").map(|x| x.2).collect();
                 (s.len(), s.iter().sum())
             })
             .collect();
         totals.sort();
         assert_eq!(totals, vec![(1, 5), (11, 60 + 28 + 1_048_576 + 7)], "{p}");
+    }
+}
+
+/// The isend lines of a recorded run: (messages, bytes), over every rank file of `dir`.
+fn recorded_sends(dir: &Path) -> (u64, u64) {
+    let (mut n, mut bytes) = (0, 0);
+    for r in 0..2 {
+        let text = std::fs::read_to_string(dir.join(format!("rank-{r}.ti"))).unwrap();
+        for l in text.lines() {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.get(1) == Some(&"isend") {
+                n += 1;
+                bytes += f[4].parse::<u64>().unwrap();
+            }
+        }
+    }
+    (n, bytes)
+}
+
+/// MP_Lite pong's pattern (`pair.c`, case `pong`: receives pre-posted before the
+/// connection, both sides sending 64 KiB at once into them, an RDMA write with immediate
+/// data of 64 KiB consuming a receive, receives left posted and flushed at the end),
+/// recorded on each provider, replays in `cluster` (`workload.kind = "ti"`) on the fabrics
+/// of the THNPC-II-like and MyVIA/Myrinet experiments to the end, with the recorded run's
+/// message count and bytes: 11 messages, 3 x 8 + 65 536 + 65 536 from the client and
+/// 3 x 8 + 65 536 + 16 + 1 from the server. Recorded as blocking send/recv where they
+/// complete, the two simultaneous 64 KiB sends deadlocked such a replay.
+#[test]
+fn a_recorded_pong_replays_on_the_thnpc_and_myvia_machines_with_its_messages_and_bytes() {
+    use icn_cluster::model::{Cluster, ClusterConfig};
+    use icn_engine::Model;
+    use icn_engine::model::NoProgress;
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for p in PROVIDERS {
+        let dir = out_dir().join(format!("trace-pong-{p}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        pair("pong", p, &[("ICN_VIA_TRACE", dir.to_str().unwrap())]);
+        let recorded = recorded_sends(&dir);
+        assert_eq!(
+            recorded,
+            (11, 24 + 65_536 + 65_536 + 24 + 65_536 + 16 + 1),
+            "{p}"
+        );
+        for machine in ["cluster-thnpc.toml", "cluster-myvia.toml"] {
+            let exp: toml::Table = toml::from_str(
+                &std::fs::read_to_string(repo.join("experiments").join(machine)).unwrap(),
+            )
+            .unwrap();
+            // The machine is the experiment's fabric; the TI replay hands whole messages
+            // to it (its NIC is the zero one).
+            let t: toml::Table = toml::from_str(&format!(
+                "[workload]\nkind = \"ti\"\nfile = \"{}\"\n[nic]\nkind = \"zero\"\n",
+                dir.join("index").display()
+            ))
+            .unwrap();
+            let mut t = t;
+            t.insert("fabric".into(), exp["fabric"].clone());
+            let cfg: ClusterConfig = toml::Value::Table(t).try_into().unwrap();
+            let ctx = icn_engine::Context::default();
+            let prepared = Cluster::prepare(&cfg, &ctx)
+                .unwrap_or_else(|e| panic!("{p} {machine}: {} {}", e.key, e.message));
+            let m = Cluster::run_prepared(&prepared, 1, &NoProgress)
+                .unwrap_or_else(|e| panic!("{p} {machine}: {e:?}"));
+            let get = |name: &str| {
+                m.scalars
+                    .iter()
+                    .find(|s| s.name == name)
+                    .unwrap_or_else(|| panic!("{name}"))
+                    .value
+            };
+            assert_eq!(
+                (get("messages") as u64, get("bytes") as u64),
+                recorded,
+                "{p} {machine}"
+            );
+            assert!(get("completion_us") > 0.0, "{p} {machine}");
+        }
     }
 }

@@ -29,6 +29,7 @@ const MAX_SEGS: usize = codes::MAX_DATA_SEGMENTS + 1;
 /// # Safety
 /// `d` is null or points into memory the consumer registered (checked here against the
 /// region table before any byte is read).
+#[inline(always)]
 unsafe fn post(
     v: &ViObj,
     vi: VIP_PVOID,
@@ -54,22 +55,8 @@ unsafe fn post(
     let cs = unsafe { (*d).CS };
     let n = cs.SegCount as usize;
     let status = d as usize + std::mem::offset_of!(VIP_CONTROL_SEGMENT, Status);
-    let format_error = |why: Format| {
-        // SAFETY: as above: the control segment is registered memory.
-        unsafe { (status as *mut u32).write(VIP_STATUS_DONE | VIP_STATUS_FORMAT_ERROR) };
-        v.nic.errors.report(
-            v.nic.handle.load(Ordering::Relaxed),
-            AsyncError {
-                vi: vi as usize,
-                cq: 0,
-                desc: d,
-                resource: err::VIP_RESOURCE_DESCRIPTOR,
-                code: err::VIP_ERROR_POST_DESC,
-            },
-        );
-        let _ = why;
-        ret::VIP_DESCRIPTOR_ERROR
-    };
+    // SAFETY (for the calls below): the control segment is registered memory, as above.
+    let format_error = |_why: Format| unsafe { refuse(v, vi, d) };
     if n > MAX_SEGS {
         return format_error(Format::TooManySegments);
     }
@@ -88,9 +75,7 @@ unsafe fn post(
     };
     // SAFETY: registered memory, as above; the status is the provider's to write.
     unsafe { (status as *mut u32).write(0) };
-    if let Some(t) = &v.trace
-        && !recv
-    {
+    if let Some(t) = &v.trace {
         t.posted(&desc);
     }
     let res = if recv {
@@ -103,6 +88,29 @@ unsafe fn post(
         Err(ViaError::Descriptor(_)) => format_error(Format::Operation),
         Err(e) => codes::from_error(&e),
     }
+}
+
+/// Refuses a malformed descriptor: its status becomes `DONE | FORMAT_ERROR` and the error
+/// callback gets `VIP_ERROR_POST_DESC`. Out of line: the posting path stays short.
+///
+/// # Safety
+/// `d`'s control segment lies in registered memory (checked by [`post`]).
+#[cold]
+#[inline(never)]
+unsafe fn refuse(v: &ViObj, vi: VIP_PVOID, d: *mut VIP_DESCRIPTOR) -> VIP_RETURN {
+    // SAFETY: the caller's contract.
+    unsafe { (&raw mut (*d).CS.Status).write(VIP_STATUS_DONE | VIP_STATUS_FORMAT_ERROR) };
+    v.nic.errors.report(
+        v.nic.handle.load(Ordering::Relaxed),
+        AsyncError {
+            vi: vi as usize,
+            cq: 0,
+            desc: d,
+            resource: err::VIP_RESOURCE_DESCRIPTOR,
+            code: err::VIP_ERROR_POST_DESC,
+        },
+    );
+    ret::VIP_DESCRIPTOR_ERROR
 }
 
 /// Posts a send, RDMA write or RDMA read descriptor (by its control bits) on a connected
@@ -136,6 +144,7 @@ pub unsafe extern "C" fn VipPostRecv(
 
 /// Writes `c`'s status into its descriptor, reports an error completion to the error
 /// callback, and returns the descriptor's address.
+#[inline]
 pub(crate) fn complete(
     nic: &NicCore,
     trace: Option<&crate::trace::Recorder>,

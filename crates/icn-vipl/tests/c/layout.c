@@ -1,5 +1,10 @@
 /* Prints the size and field offsets of every vipl.h structure, and the return codes, for
- * tests/c_suite.rs to compare with the Rust definitions (src/types.rs). */
+ * tests/c_suite.rs to compare with the Rust definitions (src/types.rs). Compiled as a
+ * VIPL 0.95-era program is (ARMCI's via.c defines VIPL095 before the header): VIPL095 keeps
+ * the `CS` / `DS[]` names even where the other dialect is asked for; every other C file of
+ * the suite gets them by default. */
+#define VIPL095
+#define VIPL_CONTROL_DATA_NAMES
 #include <stddef.h>
 #include <stdio.h>
 #include "vipl.h"

@@ -2,7 +2,7 @@
  * VipConnectRequest waits for the server), sends with several segments and immediate data,
  * descriptor chains, CQs and notify calls, RDMA write with immediate data and RDMA read,
  * the error and status codes of failed transfers, rejection, peer-to-peer connection.
- * Usage: pair CASE server|client (data|rdma|errors|lost|reject|peer). */
+ * Usage: pair CASE server|client (data|rdma|errors|lost|reject|peer|pong). */
 #include <pthread.h>
 
 #include "suite.h"
@@ -556,6 +556,75 @@ static void case_peer(int server) {
     teardown(&s);
 }
 
+/* MP_Lite pong's pattern, for the trace test: receives pre-posted before the connection
+ * (four of 64 KiB, each reposted when consumed), three round trips of 8 B, both sides
+ * sending 64 KiB at once into each other's pre-posted receives, an RDMA write with
+ * immediate data of 64 KiB consuming one receive, a 1-byte goodbye; the receives still
+ * posted at the end are flushed by the disconnect. Sends: client 3x8 + 65536 + 65536
+ * (write), server 3x8 + 65536 + 16 (window) + 1. */
+static void got(struct side *s, VIP_UINT32 len, VIP_UINT32 op) {
+    VIP_DESCRIPTOR *r = next_recv(s);
+    CHECK((r->CS.Status & VIP_STATUS_ERROR_MASK) == 0);
+    CHECK((r->CS.Status & VIP_STATUS_OP_MASK) == op);
+    if (op == VIP_STATUS_OP_RECEIVE) CHECK(r->CS.Length == len);
+    int i = (int)(((char *)r - s->mem) / 1024);
+    CHECK(i >= 0 && i < 4);
+    post_recv(s, i, (size_t)i << 16, 65536);
+}
+
+static void sent(struct side *s, int i, size_t off, VIP_UINT32 len) {
+    send_bytes(s, i, off, len);
+    CHECK(next_send(s) == desc(s, i));
+}
+
+static void case_pong(int server) {
+    struct side s;
+    VIP_MEM_ATTRIBUTES rights = {NULL, VIP_TRUE, VIP_FALSE};
+    setup(&s, server, reliability(), &rights);
+    for (int i = 0; i < 4; i++) post_recv(&s, i, (size_t)i << 16, 65536);
+    connect_pair(&s, "pong", 100);
+    for (int k = 0; k < 3; k++) {
+        if (server) {
+            got(&s, 8, VIP_STATUS_OP_RECEIVE);
+            sent(&s, 10, 1 << 20, 8);
+        } else {
+            sent(&s, 10, 1 << 20, 8);
+            got(&s, 8, VIP_STATUS_OP_RECEIVE);
+        }
+    }
+    /* both at once: each send goes into the other's pre-posted receive */
+    send_bytes(&s, 11, 1 << 20, 65536);
+    got(&s, 65536, VIP_STATUS_OP_RECEIVE);
+    CHECK(next_send(&s) == desc(&s, 11));
+    if (server) {
+        struct window w = {(VIP_UINT64)(uintptr_t)data(&s, 2 << 20), s.h, s.h, 0};
+        memcpy(data(&s, 1 << 20), &w, 16);
+        sent(&s, 12, 1 << 20, 16);
+        got(&s, 0, VIP_STATUS_OP_REMOTE_RDMA_WRITE);
+        CHECK(same(data(&s, 2 << 20), 65536, 9));
+        sent(&s, 13, 1 << 20, 1);
+    } else {
+        got(&s, 16, VIP_STATUS_OP_RECEIVE);
+        struct window w;
+        memcpy(&w, data(&s, 0), sizeof w); /* the first buffer holds the fifth message */
+        VIP_DESCRIPTOR *d = desc(&s, 12);
+        memset(d, 0, 1024);
+        d->CS.Control = VIP_CONTROL_OP_RDMAWRITE | VIP_CONTROL_IMMEDIATE;
+        d->CS.ImmediateData = 7;
+        d->CS.SegCount = 2;
+        d->DS[0].Remote.Data.AddressBits = w.addr;
+        d->DS[0].Remote.Handle = w.h;
+        fill(data(&s, 1 << 20), 65536, 9);
+        d->DS[1].Local.Data.Address = data(&s, 1 << 20);
+        d->DS[1].Local.Handle = s.h;
+        d->DS[1].Local.Length = 65536;
+        OK(VipPostSend(s.vi, d, s.h));
+        CHECK(next_send(&s) == d);
+        got(&s, 1, VIP_STATUS_OP_RECEIVE);
+    }
+    teardown(&s);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3 || (strcmp(argv[2], "server") && strcmp(argv[2], "client"))) {
         fprintf(stderr, "usage: pair CASE server|client\n");
@@ -569,6 +638,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(c, "lost")) case_lost(server);
     else if (!strcmp(c, "reject")) case_reject(server);
     else if (!strcmp(c, "peer")) case_peer(server);
+    else if (!strcmp(c, "pong")) case_pong(server);
     else {
         fprintf(stderr, "pair: unknown case %s\n", c);
         return 2;

@@ -88,6 +88,7 @@ static inline VIP_VI_ATTRIBUTES vi_attrs(VIP_PROTECTION_HANDLE ptag, VIP_RELIABI
     return a;
 }
 
+#ifndef VIPL_CONTROL_DATA_NAMES
 /* A one-segment send/receive descriptor over `len` bytes at `buf`. */
 static inline void one_seg(VIP_DESCRIPTOR *d, void *buf, VIP_MEM_HANDLE h, VIP_UINT32 len) {
     memset(d, 0, sizeof *d);
@@ -97,6 +98,7 @@ static inline void one_seg(VIP_DESCRIPTOR *d, void *buf, VIP_MEM_HANDLE h, VIP_U
     d->DS[0].Local.Handle = h;
     d->DS[0].Local.Length = len;
 }
+#endif
 
 /* Asynchronous errors seen by the suite's error callback. */
 static int async_errors[16];
