@@ -22,7 +22,6 @@ fn the_ideal_fabric_conforms() {
             contention,
             hop_ns: 100.0,
             max_packet: 4096,
-            ..IdealConfig::default()
         };
         let mut f = cfg.build().unwrap();
         check(&mut f, Traffic::default(), 7).unwrap_or_else(|e| panic!("{topology}: {e}"));
