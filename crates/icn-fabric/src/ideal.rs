@@ -1,7 +1,14 @@
 //! The ideal fabric: a graph of nodes joined by links with a fixed per-hop latency and a
 //! bandwidth, for analytic checks and for "what if the network were perfect" questions.
 //!
-//! Each graph node is a switch with one endpoint attached; a packet follows a shortest path
+//! On a graph (`path:N`, `mesh:WxH`, `ccc:H,K`, ... of `icn_topo::parse_graph_spec`) each
+//! node is a switch with one endpoint attached. On a switch network of
+//! `icn_topo::parse_network_spec` (`fattree:K,N`, `dragonfly:P`, `mesh:WxH,C`, `crossbar:N`,
+//! ...; what the any-radix VC router takes) the endpoints are nodes of their own, each joined
+//! to its router by a link ([`icn_topo::Network::endpoint_graph`]): a route pays a hop into
+//! the network and one out of it, and two packets to one endpoint share its last link (a
+//! crossbar's output port). A spelling both parse (`mesh:4x4`, `ring:8`, `hypercube:3`) is
+//! the graph. A packet follows a shortest path
 //! (BFS, lowest neighbour index first, computed per source when first needed — never a table
 //! of all pairs). Timing, with `L` = `hop_ns` and `S` = payload bytes / `link_mbs`:
 //!
@@ -27,8 +34,10 @@ use std::collections::{BinaryHeap, HashMap};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IdealConfig {
-    /// A graph spec of `icn-topo`: `path:N`, `ring:N`, `mesh:WxH`, `torus:WxH`,
-    /// `hypercube:D`, `ccc:H,K`, `file:PATH`. One endpoint per node.
+    /// A graph spec of `icn-topo` (`path:N`, `ring:N`, `mesh:WxH`, `torus:WxH`,
+    /// `hypercube:D`, `ccc:H,K`, `file:PATH`: one endpoint per node), or a network spec
+    /// (`fattree:K,N`, `dragonfly:P`, `flatfly:..`, `mesh:WxH,C`, `crossbar:N`,
+    /// `graph:SPEC`, ...: endpoints linked to their routers).
     pub topology: String,
     /// Latency of one hop (switch + wire), ns.
     pub hop_ns: f64,
@@ -44,10 +53,10 @@ impl Default for IdealConfig {
     fn default() -> Self {
         IdealConfig {
             topology: "path:2".into(),
-            hop_ns: 100.0,
-            link_mbs: 1000.0,
+            hop_ns: 550.0,
+            link_mbs: 160.0,
             contention: true,
-            max_packet: 4096,
+            max_packet: 1 << 20,
         }
     }
 }
@@ -78,9 +87,37 @@ impl IdealConfig {
     /// Builds the fabric (the graph is parsed here, once).
     pub fn build(&self) -> Result<IdealFabric, Invalid> {
         self.validate()?;
-        let graph = icn_topo::parse_graph_spec(&self.topology)
-            .map_err(|e| Invalid::new("fabric.topology", e.to_string()))?;
-        Ok(IdealFabric::new(graph, self))
+        let (graph, endpoints) = topology(&self.topology)?;
+        let mut f = IdealFabric::new(graph, self);
+        f.endpoints = endpoints;
+        f.accepted.truncate(endpoints);
+        Ok(f)
+    }
+}
+
+/// The graph `spec` names and its endpoint count: a graph spec first (one endpoint per
+/// node), else a network spec (endpoints first, then routers). Neither: the graph parser's
+/// error for a graph family, the network parser's for any other.
+pub fn topology(spec: &str) -> Result<(Graph, usize), Invalid> {
+    let bad = |e: icn_topo::TopoError| Invalid::new("fabric.topology", e.to_string());
+    let graph_error = match icn_topo::parse_graph_spec(spec) {
+        Ok(g) => {
+            let n = g.len();
+            return Ok((g, n));
+        }
+        Err(e) => e,
+    };
+    let family = spec.split_once(':').map_or(spec, |(f, _)| f).trim();
+    let graph_family = icn_topo::spec::SPEC_FORMS
+        .split(" | ")
+        .any(|form| form.split(':').next() == Some(family));
+    match icn_topo::parse_network_spec(spec) {
+        Ok(net) => {
+            let endpoints = net.terminals() as usize;
+            Ok((net.endpoint_graph().map_err(bad)?, endpoints))
+        }
+        Err(_) if graph_family => Err(bad(graph_error)),
+        Err(e) => Err(bad(e)),
     }
 }
 
@@ -98,6 +135,8 @@ pub struct IdealFabric {
     parents: HashMap<NodeId, Vec<u32>>,
     /// Per directed link `(node, neighbour index)`: when it is next free.
     link_free: HashMap<(NodeId, usize), Ps>,
+    /// Endpoints: the first nodes of the graph (all of them on a graph spec).
+    endpoints: usize,
     /// Per directed link: busy picoseconds while measuring.
     link_busy: HashMap<(NodeId, usize), u64>,
     /// Per pair: delivery time of its latest packet (keeps pairs in order).
@@ -121,6 +160,7 @@ impl IdealFabric {
         };
         IdealFabric {
             graph,
+            endpoints: n,
             hop_ps: (cfg.hop_ns * 1e3).round() as Ps,
             ps_per_byte_q16,
             contention: cfg.contention,
@@ -169,7 +209,7 @@ impl IdealFabric {
 
 impl Fabric for IdealFabric {
     fn endpoints(&self) -> usize {
-        self.graph.len()
+        self.endpoints
     }
 
     fn cycle_ps(&self) -> Ps {
@@ -301,6 +341,61 @@ mod tests {
         let mut out = Vec::new();
         f.advance(Ps::MAX, &mut out).unwrap();
         out
+    }
+
+    /// On `crossbar:3` a packet crosses two links (in, out): 1 000 B at 160 MB/s take
+    /// S = 6.25 µs per link, L = 0.55 µs per hop, so alone it lands at 2L + S = 7.35 µs;
+    /// a second one to the same endpoint waits for that endpoint's link: 2L + 2S = 13.6 µs.
+    #[test]
+    fn a_crossbar_is_two_hops_with_the_output_link_shared() {
+        let mut f = fabric("crossbar:3", true);
+        assert_eq!(f.endpoints(), 3);
+        for (src, tag) in [(0, 0), (1, 1)] {
+            f.inject(Packet {
+                src,
+                dst: 2,
+                bytes: 1000,
+                tag,
+            });
+        }
+        let d = run_all(&mut f);
+        let at: Vec<Ps> = d.iter().map(|d| d.delivered).collect();
+        assert_eq!(at, [7_350_000, 13_600_000]);
+        assert_eq!(f.accepted().len(), 3);
+    }
+
+    /// Every network spelling of the VC routers builds, with its terminals as endpoints;
+    /// a graph family's own error is kept when neither parser takes the spelling.
+    #[test]
+    fn network_spellings_build_with_their_terminals_as_endpoints() {
+        for (spec, endpoints) in [
+            ("fattree:2,3", 8),
+            ("dragonfly:1,2,1", 6),
+            ("mesh:4x4,2", 32),
+            ("torus:3x3x3", 27),
+            ("flatfly:4x4", 16),
+            ("hypercube:3,2", 16),
+            ("graph:ccc:3,3", 24),
+            ("mesh:4x4", 16),
+        ] {
+            assert_eq!(fabric(spec, true).endpoints(), endpoints, "{spec}");
+        }
+        let e = IdealConfig {
+            topology: "mesh:0x3".into(),
+            ..IdealConfig::default()
+        }
+        .build()
+        .err()
+        .unwrap();
+        assert_eq!(e.key, "fabric.topology");
+        let e = IdealConfig {
+            topology: "butterfly:3".into(),
+            ..IdealConfig::default()
+        }
+        .build()
+        .err()
+        .unwrap();
+        assert!(e.message.contains("fattree"), "{}", e.message);
     }
 
     /// 4 096 B at 160 MB/s take 25.6 µs; one 0.55 µs hop: 26.15 µs, exactly.

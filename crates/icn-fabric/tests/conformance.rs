@@ -12,12 +12,16 @@ fn the_ideal_fabric_conforms() {
         ("mesh:4x4", 1000.0, true),
         ("mesh:4x4", 0.0, false),
         ("hypercube:4", 250.0, true),
+        ("crossbar:8", 1000.0, true),
+        ("fattree:2,3", 1000.0, true),
+        ("dragonfly:1,2,1", 1000.0, true),
     ] {
         let cfg = IdealConfig {
             topology: topology.into(),
             link_mbs,
             contention,
-            ..IdealConfig::default()
+            hop_ns: 100.0,
+            max_packet: 4096,
         };
         let mut f = cfg.build().unwrap();
         check(&mut f, Traffic::default(), 7).unwrap_or_else(|e| panic!("{topology}: {e}"));
@@ -98,6 +102,9 @@ fn a_lost_or_doubled_delivery_fails_the_suite() {
         let mut f = Broken {
             inner: IdealConfig {
                 topology: "mesh:4x4".into(),
+                hop_ns: 100.0,
+                link_mbs: 1000.0,
+                max_packet: 4096,
                 ..IdealConfig::default()
             }
             .build()

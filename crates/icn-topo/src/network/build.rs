@@ -356,6 +356,18 @@ impl Network {
         if !(1..=26).contains(&d) {
             return Err(err(what, format!("d must be in 1..=26, got {d}")));
         }
+        Self::binary_cube(what, d, c)
+    }
+
+    /// One router with `n` terminals and no other link: a single crossbar (`crossbar:N`).
+    /// It is the 0-dimensional hypercube, so every routing of a hypercube (dimension
+    /// order: nothing to correct, eject) and every user of one takes it unchanged.
+    pub fn crossbar(n: u32) -> Result<Network, TopoError> {
+        Self::binary_cube("crossbar", 0, n)
+    }
+
+    /// The `d`-cube with `c` terminals per router (`d = 0`: one router).
+    fn binary_cube(what: &str, d: u32, c: u32) -> Result<Network, TopoError> {
         let conc = conc_ok(what, c)?;
         let routers = 1u64 << d;
         let (routers, radix, terminals, mut ends) = table(

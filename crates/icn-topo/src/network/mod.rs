@@ -272,6 +272,32 @@ impl Network {
         dist
     }
 
+    /// The network as an undirected [`Graph`] whose nodes are its terminals first (node
+    /// `t` is terminal `t`, named `t<t>`) and then its routers (node `T + r`, named `r<r>`),
+    /// a terminal linked to its router and routers to each other port by port. For models
+    /// that route on graphs with one endpoint per node (the ideal fabric): a terminal has
+    /// one link, so no shortest path passes through one, and every route pays the hop in
+    /// and the hop out as a packet through a router port does.
+    pub fn endpoint_graph(&self) -> Result<Graph, crate::TopoError> {
+        let t = self.terminals as usize;
+        let mut names: Vec<String> = (0..t).map(|i| format!("t{i}")).collect();
+        names.extend((0..self.routers).map(|r| format!("r{r}")));
+        let mut edges = Vec::with_capacity(t + self.ends.len() / 2);
+        for r in 0..self.routers {
+            for (p, e) in self.ports(r).iter().enumerate() {
+                match *e {
+                    End::Terminal(n) => edges.push((n as usize, t + r as usize)),
+                    // Each router link once, from its lower end.
+                    End::Router { router, port } if (router, port) > (r, p as PortId) => {
+                        edges.push((t + r as usize, t + router as usize));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        crate::build::from_edges(names, &edges)
+    }
+
     /// Largest router-hop distance between two terminal-carrying routers, by BFS from each
     /// (quadratic: for tests on small networks). Compare with [`Network::min_route_bound`].
     pub fn terminal_diameter(&self) -> u32 {

@@ -12,6 +12,7 @@
 //! | `dragonfly:P,palm`, `dragonfly:P,A,H,absolute` | the same with the global links' [`Arrangement`] named (palm tree by default; `absolute` is BookSim2's `dragonflynew`) |
 //! | `flatfly:4x4`, `flatfly:4x4,4` | flattened butterfly, optional terminals per router |
 //! | `hypercube:D`, `hypercube:D,C` | hypercube |
+//! | `crossbar:N` | one router joining `N` terminals (a 0-dimensional hypercube) |
 //! | `graph:SPEC` | a [`crate::spec`] graph (`graph:ccc:4,3`, `graph:file:PATH`), one terminal per node |
 //!
 //! | routing | networks | VC classes by default |
@@ -38,7 +39,7 @@ use crate::routing::updown::{UpDown, UpPort};
 
 /// The accepted network forms, for error messages.
 pub const NETWORK_FORMS: &str = "mesh:WxH[x..][,C] | torus:WxH[x..][,C] | ring:N | fattree:K,N | \
-     dragonfly:P[,A,H][,palm|,absolute] | flatfly:WxH[x..][,C] | hypercube:D[,C] | graph:GRAPHSPEC";
+     dragonfly:P[,A,H][,palm|,absolute] | flatfly:WxH[x..][,C] | hypercube:D[,C] | crossbar:N | graph:GRAPHSPEC";
 
 /// The accepted routing names.
 pub const ROUTING_NAMES: &str = "dim_order | dim_order_mesh | dim_order_torus | nca_fattree | \
@@ -97,6 +98,7 @@ pub fn parse_network_spec(spec: &str) -> Result<Network, TopoError> {
             [d, c] => Network::hypercube(*d, *c),
             _ => Err(err("expected hypercube:D or hypercube:D,C".into())),
         },
+        "crossbar" => Network::crossbar(num(args)?),
         "graph" => Network::from_graph(crate::spec::parse_graph_spec(args)?),
         other => Err(err(format!(
             "unknown family `{other}`; expected one of {NETWORK_FORMS}"
@@ -221,6 +223,8 @@ mod tests {
             Shape::Cube { wrap: true, .. }
         ));
         assert_eq!(n("ring:5").routers(), 5);
+        let xbar = n("crossbar:6");
+        assert_eq!((xbar.routers(), xbar.terminals(), xbar.radix()), (1, 6, 6));
         assert_eq!(n("fattree:4,3").terminals(), 64);
         // Balanced p = 2: a = 4, h = 2, g = 9: 72 terminals.
         assert_eq!(n("dragonfly:2").terminals(), 72);
@@ -265,6 +269,20 @@ mod tests {
         assert!(e("dragonfly:99999").contains("dragonfly"));
         assert!(e("graph:ccc:2,3").contains("h must be ≥ k"));
         assert!(e("mesh:99999999999x2").contains("not a number"));
+        assert!(e("crossbar:0").contains("crossbar"), "{}", e("crossbar:0"));
+    }
+
+    /// A crossbar is one router: its default routing ejects at once, and the deadlock
+    /// check finds no channel dependency at all.
+    #[test]
+    fn a_crossbar_routes_every_pair_through_its_one_router() {
+        let xbar = parse_network_spec("crossbar:5").unwrap();
+        let routing = default_routing(&xbar).unwrap();
+        assert_eq!(routing.vc_classes(), 1);
+        cdg::check(&xbar, routing.as_ref()).unwrap();
+        for t in 0..5 {
+            assert_eq!(xbar.terminal_at(t), (0, t as super::super::PortId));
+        }
     }
 
     #[test]

@@ -313,3 +313,32 @@ proptest! {
         prop_assert_eq!(names.len(), usize::from(net.radix()));
     }
 }
+
+/// The endpoint graph of a crossbar is a star (every terminal one link to the router); of
+/// a 4×4 mesh with two terminals per router, 32 terminal links and the mesh's 24 links, and
+/// two terminals of one router are two hops apart, of neighbouring routers three.
+#[test]
+fn endpoint_graphs_put_terminals_first_and_link_them_to_their_router() {
+    let star = Network::crossbar(3).unwrap().endpoint_graph().unwrap();
+    assert_eq!(star.len(), 4);
+    assert_eq!(
+        (0..3).map(|t| star.degree(t)).collect::<Vec<_>>(),
+        [1, 1, 1]
+    );
+    assert_eq!(star.degree(3), 3);
+    let mesh = crate::parse_network_spec("mesh:4x4,2").unwrap();
+    let g = mesh.endpoint_graph().unwrap();
+    assert_eq!(g.len(), 32 + 16);
+    assert_eq!(g.edge_count(), 32 + 24);
+    let hops = |a: usize, b: usize| {
+        let p = g.bfs_parents(a);
+        let (mut v, mut n) = (b, 0);
+        while v != a {
+            v = p[v] as usize;
+            n += 1;
+        }
+        n
+    };
+    assert_eq!(hops(0, 1), 2);
+    assert_eq!(hops(0, 2), 3);
+}
