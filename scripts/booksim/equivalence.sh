@@ -27,15 +27,24 @@ if [ ! -d "$DIR/booksim2/.git" ]; then
 fi
 git -C "$DIR/booksim2" checkout -q "$COMMIT"
 [ -x "$DIR/booksim2/src/booksim" ] || make -C "$DIR/booksim2/src" -j2 >/dev/null
-# valiant_dragonflynew is not upstream: BookSim2's UGAL with its fixed bias at −10⁶, so it
-# never takes the minimal route for an intermediate node outside the source group.
-if [ ! -x "$DIR/booksim2-valiant/src/booksim" ]; then
+# The "valiant" build, for the cases marked valiant_build=1:
+# - valiant_dragonflynew is not upstream: BookSim2's UGAL with its fixed bias at −10⁶, so it
+#   never takes the minimal route for an intermediate node outside the source group;
+# - upstream valiant_torus reads an uninitialised ring partition on every hop that continues
+#   in a dimension (dor_next_torus sets it only on entering one) and aborts on its own
+#   assert(ring_part == 1) at once; the fix keeps the partition the packet carries in
+#   f->ph = 2·phase + partition, as dim_order_torus does.
+V="$DIR/booksim2-valiant/src"
+if ! grep -qs 'int ring_part = f->ph % 2;' "$V/routefunc.cpp"; then
     rm -rf "$DIR/booksim2-valiant"
     cp -r "$DIR/booksim2" "$DIR/booksim2-valiant"
     sed -i 's/int adaptive_threshold = 30;/int adaptive_threshold = -1000000;/' \
-        "$DIR/booksim2-valiant/src/networks/dragonfly.cpp"
-    grep -q 'adaptive_threshold = -1000000' "$DIR/booksim2-valiant/src/networks/dragonfly.cpp"
-    make -C "$DIR/booksim2-valiant/src" -j2 >/dev/null
+        "$V/networks/dragonfly.cpp"
+    grep -q 'adaptive_threshold = -1000000' "$V/networks/dragonfly.cpp"
+    sed -i '/^void valiant_torus/,/^}/s/    int ring_part;/    int ring_part = f->ph % 2;/' \
+        "$V/routefunc.cpp"
+    grep -q 'int ring_part = f->ph % 2;' "$V/routefunc.cpp"
+    make -C "$V" -j2 >/dev/null
 fi
 
 # The router and measurement every case shares (BookSim2's iq router, iSLIP allocators,
@@ -62,15 +71,17 @@ max_samples = 8;
 sim_count = 1;
 CFG
 
-# run BINARY ARGS... → "latency accepted" of the Overall statistics.
+# run BINARY ARGS... → "latency accepted" of the Overall statistics, or "deadlock deadlock"
+# at BookSim2's first deadlock warning (awk exits, so BookSim2 stops on its next write).
 run() {
     local bin=$1
     shift
     "$bin" "$DIR/base.cfg" "$@" 2>&1 | awk -F'= ' '
+        /Possible network deadlock/ { print "deadlock deadlock"; done = 1; exit }
         /Overall Traffic Statistics/ { on = 1 }
         on && /^Packet latency average/ { split($2, a, " "); lat = a[1] }
         on && /^Accepted flit rate average/ { split($2, a, " "); acc = a[1] }
-        END { if (acc == "") { print "NaN NaN" } else { print lat, acc } }'
+        END { if (done) {} else if (acc == "") { print "NaN NaN" } else { print lat, acc } }' || true
 }
 
 TMP=$(mktemp)

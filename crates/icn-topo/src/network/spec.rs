@@ -23,6 +23,9 @@
 //! | `minimal`, `valiant`, `ugal` | dragonfly (Kim et al.'s: intermediate group) | 2, 3, 3 |
 //! | `dim_order_mesh`, `dim_order_torus` | BookSim2's full names of `dim_order` | as `dim_order` |
 //! | `nca_fattree` | fat tree: BookSim2's nearest common ancestor, random up port (= `updown_random`) | 1 |
+//! | `anca_fattree` | fat tree: BookSim2's adaptive NCA, the less loaded of two random up ports | 1 |
+//! | `xy_yx_mesh`, `romm_mesh`, `valiant_mesh` | mesh: BookSim2's (see [`crate::routing::twophase`]) | 2 |
+//! | `valiant_torus` | torus, ring: BookSim2's Valiant, each phase BookSim2's `dim_order` | 4 |
 //! | `min_dragonflynew`, `ugal_dragonflynew`, `valiant_dragonflynew` | dragonfly: BookSim2's (see [`crate::routing::dragonfly`]) | 2, 3, 3 |
 //!
 //! A VC-class count given with the routing overrides the default: `dor` with 1 class on a torus
@@ -35,6 +38,7 @@ use crate::routing::Routing;
 use crate::routing::dor::{DimensionOrder, Vcs};
 use crate::routing::dragonfly::{Algorithm, DragonflyRouting};
 use crate::routing::tree::GraphUpDown;
+use crate::routing::twophase::{Kind, TwoPhase};
 use crate::routing::updown::{UpDown, UpPort};
 
 /// The accepted network forms, for error messages.
@@ -43,8 +47,9 @@ pub const NETWORK_FORMS: &str = "mesh:WxH[x..][,C] | torus:WxH[x..][,C] | ring:N
 
 /// The accepted routing names.
 pub const ROUTING_NAMES: &str = "dim_order | dim_order_mesh | dim_order_torus | nca_fattree | \
-     min_dragonflynew | ugal_dragonflynew | valiant_dragonflynew | dor | updown | updown_random | \
-     minimal | valiant | ugal";
+     anca_fattree | xy_yx_mesh | romm_mesh | valiant_mesh | valiant_torus | min_dragonflynew | \
+     ugal_dragonflynew | valiant_dragonflynew | dor | updown | updown_random | minimal | valiant | \
+     ugal";
 
 /// Builds the network a specification names.
 pub fn parse_network_spec(spec: &str) -> Result<Network, TopoError> {
@@ -143,12 +148,34 @@ pub fn routing_for(
             let classes = vc_classes.unwrap_or(if wrap { 2 } else { 1 });
             Ok(Box::new(DimensionOrder::booksim(net, classes)?))
         }
-        "nca_fattree" => {
+        "nca_fattree" | "anca_fattree" => {
             only_one(name)?;
             if !matches!(net.shape(), Shape::FatTree { .. }) {
-                return Err(err("nca_fattree (BookSim2's) needs a fat tree".into()));
+                return Err(err(format!("{name} (BookSim2's) needs a fat tree")));
             }
-            Ok(Box::new(UpDown::new(net, UpPort::Random)?))
+            let up = if name.trim() == "anca_fattree" {
+                UpPort::Adaptive
+            } else {
+                UpPort::Random
+            };
+            Ok(Box::new(UpDown::new(net, up)?))
+        }
+        "xy_yx_mesh" | "romm_mesh" | "valiant_mesh" | "valiant_torus" => {
+            let r = TwoPhase::new(
+                net,
+                match name.trim() {
+                    "xy_yx_mesh" => Kind::XyYx,
+                    "romm_mesh" => Kind::Romm,
+                    _ => Kind::Valiant,
+                },
+            )?;
+            match vc_classes {
+                Some(n) if n != r.vc_classes() => Err(err(format!(
+                    "{name} uses {} VC classes, got {n}",
+                    r.vc_classes()
+                ))),
+                _ => Ok(Box::new(r)),
+            }
         }
         "updown" | "updown_random" => {
             only_one(name)?;

@@ -21,10 +21,12 @@
 //! | [`updown`] | fat tree | up to a nearest common ancestor, then down; up port by destination or random | 1 |
 //! | [`dragonfly`] | dragonfly | minimal, Valiant, UGAL-L | class = global hops taken: 2 minimal, 3 Valiant/UGAL |
 //! | [`tree`] | any (graphs: CCC, edge lists) | up*/down* on a BFS tree | 1 |
+//! | [`twophase`] | mesh, torus | BookSim2's `xy_yx`, `romm`, `valiant` (mesh and torus) | 2 (the phase or order); 4 on a torus |
 
 pub mod dor;
 pub mod dragonfly;
 pub mod tree;
+pub mod twophase;
 pub mod updown;
 
 use crate::network::{End, Network, PortId, RouterId, TerminalId};
@@ -39,7 +41,8 @@ pub const NO_VIA: u32 = u32::MAX;
 pub struct Header {
     /// Destination terminal.
     pub dst: TerminalId,
-    /// Dragonfly Valiant/UGAL: the intermediate group still to visit, or [`NO_VIA`].
+    /// The intermediate group (dragonfly Valiant/UGAL) or router (mesh and torus Valiant,
+    /// ROMM) still to visit, or [`NO_VIA`].
     pub via: u32,
     /// VC class of the hop last taken (0 before the first).
     pub vc: u8,
@@ -129,6 +132,27 @@ pub trait Routing: std::fmt::Debug + Send + Sync {
         let (hop, h) = only.expect("a routing function offers at least one hop");
         *header = h;
         hop
+    }
+
+    /// Whether the hop depends on the current router's congestion at every hop (BookSim2's
+    /// `anca`): the simulator then calls [`Routing::next_hop_queued`] with the router's output
+    /// queues. False for all others, so they cost the simulator no queue scan per hop.
+    fn adaptive(&self) -> bool {
+        false
+    }
+
+    /// [`Routing::next_hop`] given `queues[port]`, the caller's congestion estimate of each
+    /// output port of `router` (as for [`Routing::inject`]). Still one of
+    /// [`Routing::choices`]; the default ignores the queues.
+    fn next_hop_queued(
+        &self,
+        router: RouterId,
+        header: &mut Header,
+        rng: &mut dyn RngCore,
+        queues: &[u32],
+    ) -> Hop {
+        let _ = queues;
+        self.next_hop(router, header, rng)
     }
 }
 

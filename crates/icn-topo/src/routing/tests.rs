@@ -1,5 +1,6 @@
 use super::dor::{DimensionOrder, Vcs};
 use super::dragonfly::{Algorithm, DragonflyRouting};
+use super::twophase::{Kind, TwoPhase};
 use super::updown::{UpDown, UpPort};
 use super::*;
 use proptest::prelude::*;
@@ -256,6 +257,22 @@ fn network_and_routing() -> impl Strategy<Value = (Network, Box<dyn Routing>, bo
                 alg == Algorithm::Minimal,
             )
         }),
+        (prop::collection::vec(2u32..6, 1..4), 0usize..3).prop_map(|(d, kind)| {
+            let net = Network::cube(&d, false, 1).unwrap();
+            let kind = [Kind::XyYx, Kind::Romm, Kind::Valiant][kind];
+            let r = TwoPhase::new(&net, kind).unwrap();
+            (net, Box::new(r) as Box<dyn Routing>, kind != Kind::Valiant)
+        }),
+        prop::collection::vec(3u32..7, 1..4).prop_map(|d| {
+            let net = Network::cube(&d, true, 1).unwrap();
+            let r = TwoPhase::new(&net, Kind::Valiant).unwrap();
+            (net, Box::new(r) as Box<dyn Routing>, false)
+        }),
+        (2u32..5, 1u32..4).prop_map(|(k, n)| {
+            let net = Network::fat_tree(k, n).unwrap();
+            let r = UpDown::new(&net, UpPort::Adaptive).unwrap();
+            (net, Box::new(r) as Box<dyn Routing>, true)
+        }),
         (2usize..6, 1u32..4, any::<bool>()).prop_filter_map("h ≥ k", |(h, k, adaptive)| {
             let net = Network::from_graph(crate::build::ccc(h, k).ok()?).unwrap();
             let r = super::tree::GraphUpDown::new(&net, 0, adaptive).unwrap();
@@ -325,7 +342,8 @@ proptest! {
                 let mut router = net.terminal_at(src).0;
                 let mut h = r.inject(src, dst, &mut rng, &[]);
                 for _ in 0..=2 * net.min_route_bound() {
-                    if router == dst_router && h.via == NO_VIA {
+                    // At the destination with no intermediate left to visit: the final hop.
+                    if router == dst_router && (h.via == NO_VIA || h.via == router) {
                         break;
                     }
                     let base = offered(r.as_ref(), router, &h);
@@ -548,4 +566,175 @@ fn booksim_valiant_dragonflynew_visits_the_intermediate_router() {
         assert_eq!(classes.first(), Some(&0));
     }
     assert!(seen > 100);
+}
+
+/// The hops from router `at` with `header` (already injected), taking the first choice at
+/// every router, until the ejection.
+fn walk(net: &Network, r: &dyn Routing, mut at: RouterId, mut header: Header) -> Vec<Hop> {
+    let mut out = Vec::new();
+    loop {
+        let mut first = None;
+        r.choices(at, &header, &mut |hop, h| {
+            first.get_or_insert((hop, h));
+        });
+        let (hop, h) = first.unwrap();
+        out.push(hop);
+        header = h;
+        match net.end(at, hop.port) {
+            crate::network::End::Router { router, .. } => at = router,
+            _ => return out,
+        }
+        assert!(out.len() < 64, "no ejection");
+    }
+}
+
+#[test]
+fn booksim_xy_yx_mesh_by_hand() {
+    // Mesh 4×3, ports 1 +x, 2 −x, 3 +y, 4 −y. 0 → 6 = (2,1): XY in class 0, YX in class 1,
+    // one of each offered at injection.
+    let net = Network::mesh(4, 3).unwrap();
+    let r = TwoPhase::new(&net, Kind::XyYx).unwrap();
+    let mut heads = Vec::new();
+    r.inject_choices(0, 6, &mut |h| heads.push(h));
+    assert_eq!(heads.iter().map(|h| h.vc).collect::<Vec<_>>(), [0, 1]);
+    assert_eq!(
+        walk(&net, &r, 0, heads[0]),
+        hops(&[(1, 0), (1, 0), (3, 0), (0, 0)])
+    );
+    assert_eq!(
+        walk(&net, &r, 0, heads[1]),
+        hops(&[(3, 1), (1, 1), (1, 1), (0, 1)])
+    );
+    // The draw is ½ each.
+    let mut rng = Pcg64::seed_from_u64(3);
+    let yx = (0..4000)
+        .filter(|_| r.inject(0, 6, &mut rng, &[]).vc == 1)
+        .count();
+    assert!((1800..2200).contains(&yx), "{yx}");
+}
+
+#[test]
+fn booksim_romm_mesh_by_hand() {
+    // Mesh 4×4, 0 → 6 = (2,1): the intermediate lies in the box x 0..=2, y 0..=1 (6 routers).
+    let net = Network::mesh(4, 4).unwrap();
+    let r = TwoPhase::new(&net, Kind::Romm).unwrap();
+    let mut vias = Vec::new();
+    r.inject_choices(0, 6, &mut |h| vias.push(h.via));
+    vias.sort();
+    assert_eq!(vias, [0, 1, 2, 4, 5, 6]);
+    let mut rng = Pcg64::seed_from_u64(5);
+    for _ in 0..200 {
+        assert!(vias.contains(&r.inject(0, 6, &mut rng, &[]).via));
+    }
+    // Via 5 = (1,1): +x, +y in class 0, then +x in class 1 and the ejection.
+    let h = Header {
+        via: 5,
+        ..Header::to(6)
+    };
+    assert_eq!(
+        walk(&net, &r, 0, h),
+        hops(&[(1, 0), (3, 0), (1, 1), (0, 1)])
+    );
+    // Via the source itself: phase 1 at once.
+    let h = Header {
+        via: 0,
+        ..Header::to(6)
+    };
+    assert_eq!(
+        walk(&net, &r, 0, h),
+        hops(&[(1, 1), (1, 1), (3, 1), (0, 1)])
+    );
+}
+
+#[test]
+fn booksim_valiant_mesh_and_torus_by_hand() {
+    // Mesh 4×4, 0 → 1 via 15 = (3,3): out in class 0, back in class 1.
+    let net = Network::mesh(4, 4).unwrap();
+    let r = TwoPhase::new(&net, Kind::Valiant).unwrap();
+    let mut n = 0;
+    r.inject_choices(0, 1, &mut |_| n += 1);
+    assert_eq!(n, 16);
+    let h = Header {
+        via: 15,
+        ..Header::to(1)
+    };
+    assert_eq!(
+        walk(&net, &r, 0, h),
+        hops(&[
+            (1, 0),
+            (1, 0),
+            (1, 0),
+            (3, 0),
+            (3, 0),
+            (3, 0),
+            (2, 1),
+            (2, 1),
+            (4, 1),
+            (4, 1),
+            (4, 1),
+            (0, 1)
+        ])
+    );
+    // Ring of 6 (ports 1 +, 2 −), 0 → 2 via 4: phase 0 goes − (distance 2) in class
+    // 2·(0 > 4) + 0 = 0; phase 1 from 4 to 2 goes − in class 2·(4 > 2) + 1 = 3.
+    let ring = Network::ring(6).unwrap();
+    let r = TwoPhase::new(&ring, Kind::Valiant).unwrap();
+    assert_eq!(r.vc_classes(), 4);
+    let h = Header {
+        via: 4,
+        ..Header::to(2)
+    };
+    assert_eq!(
+        walk(&ring, &r, 0, h),
+        hops(&[(2, 0), (2, 0), (2, 3), (2, 3), (0, 3)])
+    );
+    // 0 → 4 via 1: phase 0 + in class 0; phase 1 from 1 to 4 is a tie (distance 3): both
+    // ways offered, class 2·(1 > 4) + 1 = 1.
+    let at_via = offered(
+        &r,
+        1,
+        &Header {
+            via: 1,
+            progress: 1,
+            ..Header::to(4)
+        },
+    );
+    assert_eq!(
+        at_via.iter().map(|x| x.0).collect::<Vec<_>>(),
+        hops(&[(1, 1), (2, 1)])
+    );
+    assert!(TwoPhase::new(&ring, Kind::Romm).is_err());
+    assert!(TwoPhase::new(&ring, Kind::XyYx).is_err());
+}
+
+#[test]
+fn booksim_anca_takes_the_less_loaded_of_two_random_up_ports() {
+    // 4-ary 2-tree: leaf 0 to terminal 15 climbs. With queue j on up port 4 + j the choice is
+    // the smaller of two draws, the draws being the routing's own.
+    let net = Network::fat_tree(4, 2).unwrap();
+    let r = UpDown::new(&net, UpPort::Adaptive).unwrap();
+    assert!(r.adaptive());
+    let queues = [0, 0, 0, 0, 0, 1, 2, 3];
+    for seed in 0..50 {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let mut copy = rng.clone();
+        let (a, b) = (
+            rand::Rng::random_range(&mut copy, 0..4u32),
+            rand::Rng::random_range(&mut copy, 0..4u32),
+        );
+        let hop = r.next_hop_queued(0, &mut Header::to(15), &mut rng, &queues);
+        assert_eq!(hop.port, 4 + a.min(b) as u16, "seed {seed}");
+    }
+    // Equal queues: the first draw (BookSim2 keeps `random1` unless it is more loaded).
+    let mut rng = Pcg64::seed_from_u64(9);
+    let mut copy = rng.clone();
+    let a = rand::Rng::random_range(&mut copy, 0..4u32);
+    let hop = r.next_hop_queued(0, &mut Header::to(15), &mut rng, &[0; 8]);
+    assert_eq!(hop.port, 4 + a as u16);
+    // Going down it is nca's.
+    assert_eq!(
+        r.next_hop_queued(0, &mut Header::to(2), &mut rng, &queues)
+            .port,
+        2
+    );
 }

@@ -27,6 +27,10 @@ pub enum UpPort {
     Destination,
     /// Uniformly at random among the `k` up ports (the caller's RNG); all are candidates.
     Random,
+    /// BookSim2's `anca`: two up ports drawn uniformly (possibly the same), the one with the
+    /// shorter output queue taken, the first on a tie. Without queues (a simulator that does
+    /// not pass them) it is [`UpPort::Random`].
+    Adaptive,
 }
 
 /// Up/down routing on a fat tree.
@@ -92,7 +96,7 @@ impl Routing for UpDown {
     }
 
     fn by_router(&self) -> bool {
-        self.up == UpPort::Random
+        self.up != UpPort::Destination
     }
 
     fn inject_choices(&self, _src: TerminalId, dst: TerminalId, emit: &mut dyn FnMut(Header)) {
@@ -103,7 +107,7 @@ impl Routing for UpDown {
         match (self.decide(router, header.dst), self.up) {
             (Step::Down(port), _) => emit(Hop { port, vc: 0 }, *header),
             (Step::Up(j), UpPort::Destination) => emit(self.up_hop(j), *header),
-            (Step::Up(_), UpPort::Random) => {
+            (Step::Up(_), UpPort::Random | UpPort::Adaptive) => {
                 for j in 0..self.k {
                     emit(self.up_hop(j), *header);
                 }
@@ -116,7 +120,32 @@ impl Routing for UpDown {
         match (self.decide(router, header.dst), self.up) {
             (Step::Down(port), _) => Hop { port, vc: 0 },
             (Step::Up(j), UpPort::Destination) => self.up_hop(j),
-            (Step::Up(_), UpPort::Random) => self.up_hop(rng.random_range(0..self.k)),
+            (Step::Up(_), UpPort::Random | UpPort::Adaptive) => {
+                self.up_hop(rng.random_range(0..self.k))
+            }
+        }
+    }
+
+    fn adaptive(&self) -> bool {
+        self.up == UpPort::Adaptive
+    }
+
+    /// `anca`: of two random up ports the less loaded (BookSim2's `GetUsedCredit`).
+    fn next_hop_queued(
+        &self,
+        router: RouterId,
+        header: &mut Header,
+        rng: &mut dyn RngCore,
+        queues: &[u32],
+    ) -> Hop {
+        match (self.decide(router, header.dst), self.up) {
+            (Step::Up(_), UpPort::Adaptive) => {
+                let a = rng.random_range(0..self.k);
+                let b = rng.random_range(0..self.k);
+                let q = |j: u32| queues.get((self.k + j) as usize).copied().unwrap_or(0);
+                self.up_hop(if q(a) > q(b) { b } else { a })
+            }
+            _ => self.next_hop(router, header, rng),
         }
     }
 }

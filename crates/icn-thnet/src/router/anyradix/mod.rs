@@ -442,23 +442,31 @@ impl VcAnyNet {
         let mut rng = Mix(&mut self.rng[r]);
         let mut hdr = self.sh.pk_x[id];
         let up = self.cred_to[ip];
-        if up & REMOTE == 0 && up as usize >= self.routers * self.radix * self.v {
-            // From a terminal: the packet enters the network here.
-            let q = &mut self.scratch.queues;
+        let entering = up & REMOTE == 0 && up as usize >= self.routers * self.radix * self.v;
+        let adaptive = self.routing.adaptive();
+        let q = &mut self.scratch.queues;
+        if entering || adaptive {
+            // The flits in the downstream buffers of each output port of this router.
             for o in 0..self.radix {
                 let op = r * self.radix + o;
                 q[o] = (0..self.v)
                     .map(|w| (self.p.buf - usize::from(self.sh.credits[op * self.v + w])) as u32)
                     .sum();
             }
+        }
+        if entering {
+            // From a terminal: the packet enters the network here.
             let pk = self.sh.pk[id];
             hdr = self
                 .routing
                 .inject(pk.src as u32, pk.dst as u32, &mut rng, q);
         }
-        let hop = self
-            .routing
-            .next_hop((self.lo + r) as u32, &mut hdr, &mut rng);
+        let router = (self.lo + r) as u32;
+        let hop = if adaptive {
+            self.routing.next_hop_queued(router, &mut hdr, &mut rng, q)
+        } else {
+            self.routing.next_hop(router, &mut hdr, &mut rng)
+        };
         self.sh.pk_x[id] = hdr;
         let c = usize::from(hop.vc);
         let s = &mut self.ivcs[ivc];
