@@ -78,7 +78,7 @@ for p in shm tcp; do
         btl=self,vader
         [ "$p" = tcp ] && btl=self,tcp
         mpirun --allow-run-as-root -np 2 --bind-to core --mca btl "$btl" \
-            "$osu/osu_latency" -m 8:1048576 -i 1000 -x 100 >"$out/run-$p/osu.out" 2>"$out/run-$p/osu.err" || true
+            "$osu/osu_latency" -i 1000 -x 100 >"$out/run-$p/osu.out" 2>"$out/run-$p/osu.err" || true
     fi
     echo "== $p: one-way latency (us) — pong: one round trip / 2 (blocking, asynchronous);"
     echo "   icnlab via pingpong: mean of 1000 round trips / 2; osu_latency (OpenMPI btl $([ "$p" = tcp ] && echo tcp || echo vader)): mean of 1000"

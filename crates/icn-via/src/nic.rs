@@ -377,7 +377,7 @@ pub struct Vi {
 
 impl Vi {
     #[inline]
-    fn core(&self) -> FastGuard<'_, ViCore> {
+    pub(crate) fn core(&self) -> FastGuard<'_, ViCore> {
         self.core.lock()
     }
     /// The id CQ entries name this VI by.

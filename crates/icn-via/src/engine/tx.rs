@@ -315,6 +315,13 @@ impl ViCore {
     }
 
     /// Sends a standalone ack if one is owed.
+    /// True if the connection's peer last waited on the CPU this thread runs on (and
+    /// publishes ours): a completion queue's wait then yields instead of spinning
+    /// ([`crate::link::backoff`]). False before the connection.
+    pub fn peer_shares_cpu(&self) -> bool {
+        self.wire.as_ref().is_some_and(|w| w.link.peer_shares_cpu())
+    }
+
     pub fn flush_ack(&mut self) {
         let Some(a) = self.ack_due.take() else { return };
         self.unacked = 0;

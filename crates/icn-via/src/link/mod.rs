@@ -95,6 +95,12 @@ pub trait Link: Send {
             "single-copy frame on a link without it",
         ))
     }
+    /// Publishes the CPU the caller waits on and says whether the peer last waited on the
+    /// same one ([`backoff`]): a wait elsewhere than in this link (a completion queue's)
+    /// asks before it spins. Links with no such hint say false.
+    fn peer_shares_cpu(&self) -> bool {
+        false
+    }
     /// Sets the spin budget of this link's waits ([`crate::ViAttributes::spin`]); links whose
     /// waits block in the kernel ignore it.
     fn set_spin(&mut self, spin: Duration) {

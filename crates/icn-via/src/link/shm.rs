@@ -193,18 +193,6 @@ impl ShmLink {
         })
     }
 
-    /// Publishes the CPU we wait on and says whether the peer last waited on the same one:
-    /// then spinning would only keep it from running ([`super::backoff`]). One load of
-    /// glibc's rseq area (or a vDSO call) and one load of a line the peer writes only when
-    /// it migrates.
-    fn peer_shares_cpu(&self) -> bool {
-        let Some(cpu) = current_cpu() else {
-            return false;
-        };
-        self.ring.set_cpu(cpu);
-        self.ring.peer_cpu() == Some(cpu)
-    }
-
     fn wake_peer(&self) {
         if self.ring.ring_peer() {
             let _ = futex::wake(self.ring.peer_bell(), futex::Flags::empty(), 1);
@@ -239,6 +227,18 @@ fn corrupt(e: crate::ring::RingError) -> io::Error {
 }
 
 impl Link for ShmLink {
+    /// Publishes the CPU we wait on and says whether the peer last waited on the same one:
+    /// then spinning would only keep it from running ([`super::backoff`]). One load of
+    /// glibc's rseq area (or a vDSO call) and one load of a line the peer writes only when
+    /// it migrates.
+    fn peer_shares_cpu(&self) -> bool {
+        let Some(cpu) = current_cpu() else {
+            return false;
+        };
+        self.ring.set_cpu(cpu);
+        self.ring.peer_cpu() == Some(cpu)
+    }
+
     fn write_some(&mut self, bufs: &[&[u8]]) -> io::Result<usize> {
         let n = self.ring.write(bufs).map_err(corrupt)?;
         if n > 0 {
