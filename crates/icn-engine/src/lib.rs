@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod model;
 pub mod rng;
 pub mod stats;
+pub mod watchdog;
 
 pub use config::{ConfigError, ExperimentFile, Invalid};
 pub use metrics::{Metric, Metrics, Status, StatusCounts, Table, UnknownMetric};

@@ -23,6 +23,7 @@ fn the_xswitch_fabric_conforms_at_1_and_2_threads() {
             check: Check::Crc16,
             dma_delay: 4,
             watchdog: 100_000,
+            watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
         };
         let topo = Topology::from_spec(spec).unwrap();
         let mut f = XSwitchFabric::with_threads(topo, p, threads, 1_000).unwrap();

@@ -488,6 +488,11 @@ const XSWITCH: Docs = &[
         "cycles",
         "cycles without progress that count as a deadlock",
     ),
+    (
+        "watchdog_wall_s",
+        "s",
+        "seconds of wall time without progress that count as a deadlock (the clock is read every 4096 still cycles)",
+    ),
     ("warmup", "cycles", "simulated before measuring"),
     ("measure", "cycles", "length of the measurement window"),
     (
@@ -874,6 +879,11 @@ const CLUSTER: Docs = &[
         "fabric.watchdog",
         "cycles",
         "xswitch, vc-router: cycles without progress that count as a deadlock",
+    ),
+    (
+        "fabric.watchdog_wall_s",
+        "s",
+        "xswitch, vc-router: seconds of wall time without progress that count as a deadlock",
     ),
     (
         "fabric.sci_data_bytes",

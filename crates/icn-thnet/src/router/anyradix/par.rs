@@ -72,7 +72,7 @@ impl ParNet<VcAnyNet> {
         threads: usize,
         ranks: Option<Arc<dyn Exchange>>,
     ) -> Result<ParNet<VcAnyNet>, Invalid> {
-        let watchdog = p.watchdog;
+        let watchdog = (p.watchdog, p.watchdog_wall_s);
         let total = threads * ranks.as_ref().map_or(1, |x| x.size());
         let parts = Lockstep::<VcAnyNet>::local_block(total, ranks.as_deref())
             .map(|k| {
