@@ -10,6 +10,7 @@
 //! diagnosis (only its cycle differs). Networks spread over MPI ranks agree on the verdict
 //! collectively (every rank reaches the check in the same cycle).
 
+use crate::config::Invalid;
 use std::time::{Duration, Instant};
 
 /// Still cycles between two readings of the clock (a power of two).
@@ -20,6 +21,16 @@ pub const DEFAULT_WALL_S: u64 = 60;
 pub const WALL_S_RANGE: std::ops::RangeInclusive<u64> = 1..=86_400;
 /// [`WALL_S_RANGE`] in words, for key tables and messages.
 pub const WALL_S_RANGE_TEXT: &str = "1 ..= 86400 s of wall time";
+
+/// Checks a `watchdog_wall_s` value against [`WALL_S_RANGE`].
+pub fn check_wall_s(seconds: u64) -> Result<(), Invalid> {
+    Invalid::check(
+        WALL_S_RANGE.contains(&seconds),
+        "watchdog_wall_s",
+        WALL_S_RANGE_TEXT,
+        seconds,
+    )
+}
 
 /// The wall-clock side of a watchdog: when the current stall was first seen.
 #[derive(Clone, Debug, Default)]

@@ -69,12 +69,7 @@ impl NetParams {
             &format!("{min} ..= 2^40 cycles (4·link_delay + 64 at least)"),
             self.watchdog,
         )?;
-        Invalid::check(
-            icn_engine::watchdog::WALL_S_RANGE.contains(&self.watchdog_wall_s),
-            "watchdog_wall_s",
-            icn_engine::watchdog::WALL_S_RANGE_TEXT,
-            self.watchdog_wall_s,
-        )
+        icn_engine::watchdog::check_wall_s(self.watchdog_wall_s)
     }
 }
 

@@ -154,12 +154,7 @@ impl VcParams {
             "1000 ..= 2^40 cycles",
             self.watchdog,
         )?;
-        Invalid::check(
-            icn_engine::watchdog::WALL_S_RANGE.contains(&self.watchdog_wall_s),
-            "watchdog_wall_s",
-            icn_engine::watchdog::WALL_S_RANGE_TEXT,
-            self.watchdog_wall_s,
-        )
+        icn_engine::watchdog::check_wall_s(self.watchdog_wall_s)
     }
 }
 
