@@ -7,7 +7,7 @@
 //! long). Each run's peak memory (`/usr/bin/time`'s maximum resident set) is held against
 //! its largest estimate (the models print them under `ICNLAB_SHOW_ESTIMATES`): for runs
 //! estimated at [`MIN_ESTIMATE`] or more, the peak must stay within 2× of the estimate, and
-//! the worst ratios are printed as a table (docs/limits.md keeps the last one). It runs
+//! the worst ratios are printed as a table (docs/trust.md keeps the last one). It runs
 //! minutes per model, so it is ignored by default:
 //!
 //! ```sh
