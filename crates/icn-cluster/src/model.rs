@@ -257,6 +257,8 @@ pub struct FabricConfig {
     pub buf: usize,
     /// xswitch, vc-router: cycles without progress that count as a deadlock.
     pub watchdog: u64,
+    /// xswitch, vc-router: the same bound in seconds of wall time.
+    pub watchdog_wall_s: u64,
     /// sci-ring: data bytes per SCI send (16, 64 or 256); messages are cut into such sends.
     pub sci_data_bytes: u16,
     /// sci-ring: intelligent A/B aging instead of standard A/B aging.
@@ -289,6 +291,7 @@ impl Default for FabricConfig {
             vcs: 2,
             buf: 8,
             watchdog: 1_000_000,
+            watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
             sci_data_bytes: 64,
             intelligent: false,
             threads: 1,
@@ -425,11 +428,15 @@ impl FabricConfig {
             check: Check::Crc16,
             dma_delay: self.dma_delay,
             watchdog: self.watchdog,
+            watchdog_wall_s: self.watchdog_wall_s,
         }
     }
 
     fn vc_params(&self) -> VcParams {
-        VcParams::unit_delays(self.vcs, self.buf, self.watchdog)
+        VcParams {
+            watchdog_wall_s: self.watchdog_wall_s,
+            ..VcParams::unit_delays(self.vcs, self.buf, self.watchdog)
+        }
     }
 
     /// The `threads` key with 0 resolved to the machine's cores.
@@ -467,7 +474,7 @@ impl FabricConfig {
     fn check_keys_apply(&self) -> Result<(), Invalid> {
         use FabricKind::*;
         let d = FabricConfig::default();
-        let keys: [(&str, bool, &[FabricKind]); 20] = [
+        let keys: [(&str, bool, &[FabricKind]); 21] = [
             ("hop_ns", self.hop_ns != d.hop_ns, &[Ideal]),
             ("link_mbs", self.link_mbs != d.link_mbs, &[Ideal, Flow]),
             ("link_lat_ns", self.link_lat_ns != d.link_lat_ns, &[Flow]),
@@ -505,6 +512,11 @@ impl FabricConfig {
             (
                 "watchdog",
                 self.watchdog != d.watchdog,
+                &[Xswitch, VcRouter],
+            ),
+            (
+                "watchdog_wall_s",
+                self.watchdog_wall_s != d.watchdog_wall_s,
                 &[Xswitch, VcRouter],
             ),
             (
@@ -550,6 +562,7 @@ impl FabricConfig {
             _ => self.topology.clone(),
         };
         let bad = |e: icn_topo::TopoError| Invalid::new("fabric.topology", e.to_string());
+        vc_model::check_spec_fits("fabric.topology", &spec, self.vcs, self.buf)?;
         let net = icn_topo::parse_network_spec(&spec).map_err(bad)?;
         let routing = icn_topo::default_routing(&net).map_err(bad)?;
         let classes = usize::from(routing.vc_classes());

@@ -114,6 +114,56 @@ impl Program {
         (count, bytes)
     }
 
+    /// What rank `me` of a real run needs of the program: its own operations, and of every
+    /// other rank only the operations naming `me` (its peers, and the sizes and counts of
+    /// the messages it will receive). The rank count is kept, so ranks keep their numbers.
+    pub fn view(&self, me: usize) -> Program {
+        let ranks = self
+            .ranks
+            .iter()
+            .enumerate()
+            .map(|(r, ops)| {
+                if r == me {
+                    return ops.clone();
+                }
+                ops.iter()
+                    .filter(|op| match **op {
+                        Op::Send { peer, .. } | Op::Ssend { peer, .. } | Op::Recv { peer, .. } => {
+                            peer == me
+                        }
+                        Op::Compute { .. } => false,
+                    })
+                    .copied()
+                    .collect()
+            })
+            .collect();
+        Program { ranks }
+    }
+
+    /// The program as a trace file ([`parse_trace`] reads it back equal), with its rank
+    /// count in the header.
+    pub fn to_trace(&self) -> String {
+        use std::fmt::Write;
+        let mut text = format!("# ranks {}\n", self.ranks.len());
+        for (r, ops) in self.ranks.iter().enumerate() {
+            for op in ops {
+                let _ = match *op {
+                    Op::Send { peer, bytes, tag } => {
+                        writeln!(text, "{r} send {peer} {bytes} {tag}")
+                    }
+                    Op::Ssend { peer, bytes, tag } => {
+                        writeln!(text, "{r} ssend {peer} {bytes} {tag}")
+                    }
+                    Op::Recv { peer, bytes, tag } => {
+                        writeln!(text, "{r} recv {peer} {bytes} {tag}")
+                    }
+                    Op::Compute { ns } => writeln!(text, "{r} compute {ns}"),
+                };
+            }
+        }
+        text
+    }
+
     /// Checks peers against the rank count and sizes against the limits.
     pub fn check(&self) -> Result<(), String> {
         if self.ranks.is_empty() || self.ranks.len() > MAX_RANKS {

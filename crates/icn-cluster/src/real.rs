@@ -73,6 +73,29 @@ pub fn check(program: &Program) -> Result<(), String> {
     Ok(())
 }
 
+/// Bytes of message buffers a real run of `program` registers over all its ranks together:
+/// for every rank that sends another, the receiver's buffer for each of those messages and
+/// the sender's one buffer, each the size of the pair's largest message
+/// (`Σ largest × (messages + 1)` over ordered pairs; see [`Rank::connect`]). Every page is
+/// touched before the start, so this is resident memory, held by all ranks at once.
+pub fn buffer_bytes(program: &Program) -> u128 {
+    let mut pairs: std::collections::HashMap<(usize, usize), (u128, u128)> =
+        std::collections::HashMap::new();
+    for (from, ops) in program.ranks.iter().enumerate() {
+        for op in ops {
+            if let Op::Send { peer, bytes, .. } = *op {
+                let (count, largest) = pairs.entry((from, peer)).or_default();
+                *count += 1;
+                *largest = (*largest).max(u128::from(bytes.max(1)));
+            }
+        }
+    }
+    pairs
+        .values()
+        .map(|(count, largest)| largest * (count + 1))
+        .sum()
+}
+
 /// One peer of this rank: its VI, buffers and arrived messages.
 struct Peer {
     rank: usize,
@@ -362,5 +385,61 @@ impl Rank {
             }
             std::thread::yield_now();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alltoall(ranks: usize, bytes: u64) -> Program {
+        let mut p = Program::new(ranks);
+        for from in 0..ranks {
+            for to in (0..ranks).filter(|&t| t != from) {
+                p.send(from, to, bytes, 0);
+                p.recv(to, from, bytes, 0);
+            }
+        }
+        p
+    }
+
+    /// Issue 22: path:8 × 256 MiB alltoall passed `check` and needed tens of GB over its
+    /// ranks. 56 ordered pairs, each one 256 MiB receive buffer and one 256 MiB send buffer.
+    #[test]
+    fn buffers_are_counted_over_every_rank() {
+        assert_eq!(buffer_bytes(&alltoall(8, 256 << 20)), 56 * 2 * (256 << 20));
+        let mut p = Program::new(2);
+        for b in [10, 30, 20] {
+            p.send(0, 1, b, 0);
+            p.recv(1, 0, b, 0);
+        }
+        // Three receive slots and one send buffer of the largest message; nothing back.
+        assert_eq!(buffer_bytes(&p), 30 * 4);
+    }
+
+    /// A rank handed only its view of the program posts the same buffers and peers as with
+    /// the whole program (`via run` sends each rank its view).
+    #[test]
+    fn a_ranks_view_holds_what_it_connects_with() {
+        let mut p = alltoall(4, 64);
+        p.send(2, 3, 4096, 9);
+        p.recv(3, 2, 4096, 9);
+        p.ranks[1].push(Op::Compute { ns: 5 });
+        for me in 0..4 {
+            let v = p.view(me);
+            assert_eq!(v.len(), 4);
+            assert_eq!(v.ranks[me], p.ranks[me]);
+            assert_eq!(peers_of(&v, me), peers_of(&p, me));
+            for peer in 0..4 {
+                assert_eq!(messages(&v, peer, me), messages(&p, peer, me));
+                assert_eq!(max_bytes(&v, peer, me), max_bytes(&p, peer, me));
+                assert_eq!(max_bytes(&v, me, peer), max_bytes(&p, me, peer));
+            }
+            let text = v.to_trace();
+            assert_eq!(crate::program::parse_trace(&text, "view").unwrap(), v);
+        }
+        // Rank 0's view: its own 6 operations and the 2 of each other rank naming it; none
+        // of rank 1's compute or of the 2 → 3 messages.
+        assert_eq!(p.view(0).ops(), 6 + 3 * 2);
     }
 }

@@ -24,6 +24,7 @@ pub mod metrics;
 pub mod model;
 pub mod rng;
 pub mod stats;
+pub mod watchdog;
 
 pub use config::{ConfigError, ExperimentFile, Invalid};
 pub use doc::ModelDoc;

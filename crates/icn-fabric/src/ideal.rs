@@ -84,9 +84,11 @@ impl IdealConfig {
         )
     }
 
-    /// Builds the fabric (the graph is parsed here, once).
+    /// Builds the fabric (the graph is parsed here, once), after checking that the graph's
+    /// build fits in memory ([`IdealConfig::check_fits`]).
     pub fn build(&self) -> Result<IdealFabric, Invalid> {
         self.validate()?;
+        self.check_fits(icn_engine::memory::available_memory())?;
         let (graph, endpoints) = topology(&self.topology)?;
         let mut f = IdealFabric::new(graph, self);
         f.endpoints = endpoints;
@@ -118,6 +120,25 @@ pub fn topology(spec: &str) -> Result<(Graph, usize), Invalid> {
         }
         Err(_) if graph_family => Err(bad(graph_error)),
         Err(e) => Err(bad(e)),
+    }
+}
+
+impl IdealConfig {
+    /// Refuses, before anything is built, a graph whose build and first routes exceed
+    /// `available` bytes: the builder's peak ([`icn_topo::GraphSize::build_bytes`]), then
+    /// per node its accepted-bytes counter and one source's BFS tree (4 B). Each further
+    /// source that sends adds a tree of 4 B per node, held for the run. `file:` graphs are
+    /// bounded by their file.
+    pub fn check_fits(&self, available: u64) -> Result<(), Invalid> {
+        let Some(size) = icn_topo::graph_spec_size(&self.topology) else {
+            return Ok(());
+        };
+        icn_engine::memory::check_fits(
+            "fabric.topology",
+            &format!("the ideal fabric's graph of {} nodes", size.nodes),
+            size.build_bytes() + size.nodes * (8 + 4),
+            available,
+        )
     }
 }
 

@@ -57,6 +57,7 @@ fn xswitch_mesh() -> XSwitchFabric {
         check: Check::Crc16,
         dma_delay: 10,
         watchdog: 20_000,
+        watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
     };
     XSwitchFabric::new(Topology::from_spec("mesh:8x8").unwrap(), p, 1).unwrap()
 }

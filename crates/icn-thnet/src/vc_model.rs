@@ -79,6 +79,9 @@ pub struct VcRouterConfig {
     pub vc_alloc: AllocKind,
     pub sw_alloc: AllocKind,
     pub watchdog: u64,
+    /// The watchdog's bound in seconds of wall time: a stall of `watchdog` cycles at its
+    /// maximum (2^40) took days to report.
+    pub watchdog_wall_s: u64,
     pub warmup: u64,
     pub measure: u64,
     pub drain: u64,
@@ -117,6 +120,7 @@ impl Default for VcRouterConfig {
             vc_alloc: AllocKind::RoundRobin,
             sw_alloc: AllocKind::RoundRobin,
             watchdog: 20_000,
+            watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
             warmup: 5_000,
             measure: 20_000,
             drain: 100_000,
@@ -143,6 +147,7 @@ impl VcRouterConfig {
             sw_alloc: self.sw_alloc,
             watchdog: self.watchdog,
             speculative: self.speculative,
+            watchdog_wall_s: self.watchdog_wall_s,
         }
     }
 
@@ -424,13 +429,40 @@ pub fn check_router_state_fits(
     buf: usize,
     endpoints: usize,
 ) -> Result<(), Invalid> {
-    let per_router = radix as u128 * (vcs as u128 * (4 * buf as u128 + 32) + 64) + 64;
+    let size = icn_topo::NetworkSize {
+        routers: routers as u128,
+        radix: radix as u128,
+        terminals: endpoints as u128,
+        build_bytes: 0,
+    };
+    network_fits(key, &size, vcs, buf)
+}
+
+/// [`check_router_state_fits`] from the topology's text, before the network is built: its
+/// wiring table (and for `graph:` the graph's build) comes on top of the router state.
+/// `hypercube:22` is refused here instead of aborting half-way through its build. A spec
+/// with no size from its text (`graph:file:`) is checked once built.
+pub fn check_spec_fits(key: &str, topology: &str, vcs: usize, buf: usize) -> Result<(), Invalid> {
+    match icn_topo::network_spec_size(topology) {
+        Some(size) => network_fits(key, &size, vcs, buf),
+        None => Ok(()),
+    }
+}
+
+fn network_fits(
+    key: &str,
+    s: &icn_topo::NetworkSize,
+    vcs: usize,
+    buf: usize,
+) -> Result<(), Invalid> {
+    let per_router = s.radix * (vcs as u128 * (4 * buf as u128 + 32) + 64) + 64;
     icn_engine::memory::check_fits(
         key,
         &format!(
-            "the router state of {routers} routers of radix {radix} ({vcs} VCs × {buf} flits)"
+            "the router state of {} routers of radix {} ({vcs} VCs × {buf} flits)",
+            s.routers, s.radix
         ),
-        routers as u128 * per_router + endpoints as u128 * 256,
+        s.routers * per_router + s.terminals * 256 + s.build_bytes,
         icn_engine::memory::available_memory(),
     )
 }
@@ -460,6 +492,7 @@ impl Model for VcRouter {
             "0 (= channel_delay) ..= 1024 cycles",
             cfg.global_delay,
         )?;
+        check_spec_fits("topology", &cfg.topology, cfg.vcs, cfg.buf)?;
         let (net, checked) = cfg.network()?;
         let endpoints = match &net {
             VcTopology::Grid(g) => g.x * g.y,

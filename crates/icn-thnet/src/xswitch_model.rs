@@ -61,6 +61,9 @@ pub struct XSwitchConfig {
     pub check: Check,
     pub dma_delay: u64,
     pub watchdog: u64,
+    /// The watchdog's bound in seconds of wall time: a stall of `watchdog` cycles at its
+    /// maximum (2^40) took days to report.
+    pub watchdog_wall_s: u64,
     pub warmup: u64,
     pub measure: u64,
     pub drain: u64,
@@ -102,6 +105,7 @@ impl Default for XSwitchConfig {
             check: Check::Crc16,
             dma_delay: 10,
             watchdog: 20_000,
+            watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
             warmup: 5_000,
             measure: 20_000,
             drain: 100_000,
@@ -124,6 +128,7 @@ impl XSwitchConfig {
             check: self.check,
             dma_delay: self.dma_delay,
             watchdog: self.watchdog,
+            watchdog_wall_s: self.watchdog_wall_s,
         }
     }
 

@@ -23,6 +23,7 @@ fn xswitch(spec: &str, threads: usize, link_delay: usize) -> XSwitchFabric {
         check: Check::Crc16,
         dma_delay: 4,
         watchdog: 100_000,
+        watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
     };
     XSwitchFabric::with_threads(Topology::from_spec(spec).unwrap(), p, threads, 1_000).unwrap()
 }

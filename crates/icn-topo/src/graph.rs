@@ -83,6 +83,60 @@ pub enum Kind {
 }
 
 /// An undirected connected graph with port-labelled links and named nodes.
+impl Kind {
+    /// Nodes of a regular family, from its parameters alone (`None` for a file graph, or a
+    /// count beyond `usize`).
+    pub fn nodes(&self) -> Option<usize> {
+        match *self {
+            Kind::Ring { n } | Kind::Path { n } => Some(n),
+            Kind::Mesh { w, h } | Kind::Torus { w, h } => w.checked_mul(h),
+            Kind::Hypercube { d } => 1usize.checked_shl(d),
+            Kind::Ccc { h, k } => h.checked_mul(1usize.checked_shl(k)?),
+            Kind::File => None,
+        }
+    }
+
+    /// The paper's name of node `v` of a regular family (see [`Graph::name`]); a file
+    /// graph's names are its file's, kept by the graph.
+    pub fn node_name(&self, v: NodeId) -> String {
+        match *self {
+            Kind::File | Kind::Ring { .. } | Kind::Path { .. } => v.to_string(),
+            Kind::Mesh { w, .. } | Kind::Torus { w, .. } => format!("({},{})", v % w, v / w),
+            Kind::Hypercube { d } => format!("{v:0width$b}", width = d as usize),
+            Kind::Ccc { h, .. } => format!("({},{})", v / h, v % h),
+        }
+    }
+
+    /// Inverse of [`Kind::node_name`] (whitespace already removed): only the exact name of
+    /// a node is accepted (`(01,2)` is not `(1,2)`), as when names were looked up in a
+    /// table. Needs no graph, so a source name is checked before a graph is built.
+    pub fn parse_node(&self, key: &str) -> Option<NodeId> {
+        let pair = || -> Option<(usize, usize)> {
+            let (a, b) = key.strip_prefix('(')?.strip_suffix(')')?.split_once(',')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        };
+        let v = match *self {
+            Kind::File => return None,
+            Kind::Ring { .. } | Kind::Path { .. } => key.parse().ok()?,
+            Kind::Mesh { w, h } | Kind::Torus { w, h } => {
+                let (x, y) = pair()?;
+                (x < w && y < h).then_some(y * w + x)?
+            }
+            Kind::Hypercube { d } => {
+                if key.len() != d as usize {
+                    return None;
+                }
+                usize::from_str_radix(key, 2).ok()?
+            }
+            Kind::Ccc { h, k } => {
+                let (c, p) = pair()?;
+                (c < 1usize.checked_shl(k)? && p < h).then_some(c * h + p)?
+            }
+        };
+        (v < self.nodes()? && self.node_name(v) == key).then_some(v)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Graph {
     kind: Kind,
@@ -231,12 +285,7 @@ impl Graph {
     pub fn name(&self, v: NodeId) -> Cow<'_, str> {
         match self.kind {
             Kind::File => Cow::Borrowed(&self.names[v]),
-            Kind::Ring { .. } | Kind::Path { .. } => Cow::Owned(v.to_string()),
-            Kind::Mesh { w, .. } | Kind::Torus { w, .. } => {
-                Cow::Owned(format!("({},{})", v % w, v / w))
-            }
-            Kind::Hypercube { d } => Cow::Owned(format!("{v:0width$b}", width = d as usize)),
-            Kind::Ccc { h, .. } => Cow::Owned(format!("({},{})", v / h, v % h)),
+            kind => Cow::Owned(kind.node_name(v)),
         }
     }
 
@@ -251,40 +300,12 @@ impl Graph {
         let key: String = name.chars().filter(|c| !c.is_whitespace()).collect();
         let found = match self.kind {
             Kind::File => self.index.get(&key).copied(),
-            _ => self.parse_name(&key),
+            kind => kind.parse_node(&key),
         };
         found.ok_or_else(|| TopoError::UnknownNode {
             name: name.to_owned(),
             example: self.name(0).into_owned(),
         })
-    }
-
-    /// Inverse of [`Graph::name`] for the regular families: only the exact name of a node is
-    /// accepted (`(01,2)` is not `(1,2)`), as when names were looked up in a table.
-    fn parse_name(&self, key: &str) -> Option<NodeId> {
-        let pair = || -> Option<(usize, usize)> {
-            let (a, b) = key.strip_prefix('(')?.strip_suffix(')')?.split_once(',')?;
-            Some((a.parse().ok()?, b.parse().ok()?))
-        };
-        let v = match self.kind {
-            Kind::File => return None,
-            Kind::Ring { .. } | Kind::Path { .. } => key.parse().ok()?,
-            Kind::Mesh { w, h } | Kind::Torus { w, h } => {
-                let (x, y) = pair()?;
-                (x < w && y < h).then_some(y * w + x)?
-            }
-            Kind::Hypercube { d } => {
-                if key.len() != d as usize {
-                    return None;
-                }
-                usize::from_str_radix(key, 2).ok()?
-            }
-            Kind::Ccc { h, k } => {
-                let (c, p) = pair()?;
-                (c < 1 << k && p < h).then_some(c * h + p)?
-            }
-        };
-        (v < self.len() && self.name(v) == key).then_some(v)
     }
 
     /// `(h, k)` for a CCC.

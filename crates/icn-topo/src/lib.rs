@@ -11,7 +11,7 @@
 //! meshes); [`Graph::node`] maps a name back to its index.
 //!
 //! Modules: [`graph`] (the type), [`build`] (regular topologies), [`edgelist`] (graphs from
-//! files), [`spec`] (`"ccc:4,3"`-style specifications), [`paths`] (BFS, eccentricity,
+//! files), [`spec`] (`"ccc:4,3"`-style specifications), [`size`] (what a spec will hold, before it is built), [`paths`] (BFS, eccentricity,
 //! diameter, shortest paths), [`layout`] (2-D drawing positions).
 //!
 //! **Switch networks** for network simulators, separate from the graphs because a router has
@@ -30,13 +30,15 @@ pub mod layout;
 pub mod network;
 pub mod paths;
 pub mod routing;
+pub mod size;
 pub mod spec;
 pub mod traffic;
 
 pub use graph::{Graph, Kind, Link, NodeId, Port};
 pub use network::spec::{default_routing, default_routing_name, parse_network_spec, routing_for};
 pub use network::{Arrangement, End, Network, PortId, RouterId, Shape, TerminalId};
-pub use spec::parse_graph_spec;
+pub use size::{GraphSize, NetworkSize, graph_spec_size, network_spec_size};
+pub use spec::{parse_graph_spec, spec_kind};
 
 /// Why a topology could not be built. Every variant says what was wrong and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

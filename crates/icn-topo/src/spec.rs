@@ -13,11 +13,40 @@
 use crate::TopoError;
 use crate::build;
 use crate::edgelist::read_edge_list;
-use crate::graph::Graph;
+use crate::graph::{Graph, Kind};
 
 /// The accepted forms, for error messages.
 pub const SPEC_FORMS: &str =
     "ccc:H,K | hypercube:D | mesh:WxH | torus:WxH | ring:N | path:N | file:PATH";
+
+/// The family and parameters a specification names, read without building anything
+/// (`None` for `file:` and for text that does not parse: [`parse_graph_spec`] says why).
+/// Node names and sizes follow from it ([`Kind::parse_node`], [`crate::size`]).
+pub fn spec_kind(spec: &str) -> Option<Kind> {
+    let (family, args) = spec.split_once(':')?;
+    let num = |s: &str| s.trim().parse::<usize>().ok();
+    let pair = |sep: char| {
+        let (a, b) = args.split_once(sep)?;
+        Some((num(a)?, num(b)?))
+    };
+    Some(match family.trim() {
+        "ccc" => {
+            let (h, k) = pair(',')?;
+            Kind::Ccc {
+                h,
+                k: u32::try_from(k).ok()?,
+            }
+        }
+        "hypercube" => Kind::Hypercube {
+            d: u32::try_from(num(args)?).ok()?,
+        },
+        "mesh" => pair('x').map(|(w, h)| Kind::Mesh { w, h })?,
+        "torus" => pair('x').map(|(w, h)| Kind::Torus { w, h })?,
+        "ring" => Kind::Ring { n: num(args)? },
+        "path" => Kind::Path { n: num(args)? },
+        _ => return None,
+    })
+}
 
 /// Builds the graph a specification names.
 pub fn parse_graph_spec(spec: &str) -> Result<Graph, TopoError> {

@@ -102,10 +102,51 @@ fn show<T: ToString>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
 }
 
+/// What can be checked from the text of `--graph` before the graph is built (a
+/// `hypercube:22` took 5.7 GB before an unknown source name was reported): the source names,
+/// then the graph's build against `available` bytes. File graphs are checked once read.
+fn check_before_building(args: &BcastArgs, available: u64) -> anyhow::Result<()> {
+    let Some(kind) = icn_topo::spec_kind(&args.graph) else {
+        return Ok(());
+    };
+    let names = [
+        ("--source", Some(&args.source)),
+        ("--draw-source", args.draw_source.as_ref()),
+    ];
+    for (flag, name) in names {
+        let Some(name) = name.filter(|n| !(flag == "--source" && *n == "all")) else {
+            continue;
+        };
+        let key: String = name.chars().filter(|c| !c.is_whitespace()).collect();
+        if kind.parse_node(&key).is_none()
+            && kind
+                .nodes()
+                .is_some_and(|n| n > 0 && n <= icn_topo::build::MAX_NODES)
+        {
+            let e = icn_topo::TopoError::UnknownNode {
+                name: name.clone(),
+                example: kind.node_name(0),
+            };
+            return Err(usage(format!("{flag}: {e}")));
+        }
+    }
+    if let Some(size) = icn_topo::graph_spec_size(&args.graph) {
+        icn_engine::memory::check_fits(
+            "--graph",
+            &format!("building the graph of {} nodes", size.nodes),
+            size.build_bytes(),
+            available,
+        )
+        .map_err(|e| usage(format!("--graph: {}", e.message)))?;
+    }
+    Ok(())
+}
+
 /// Runs the `bcast` subcommand.
 pub fn run(args: &BcastArgs) -> anyhow::Result<()> {
-    let g = parse_graph_spec(&args.graph).map_err(|e| usage(format!("--graph: {e}")))?;
     let models = parse_models(&args.model)?;
+    check_before_building(args, limits::available_memory())?;
+    let g = parse_graph_spec(&args.graph).map_err(|e| usage(format!("--graph: {e}")))?;
     let sources: Vec<usize> = if args.source == "all" {
         (0..g.len()).collect()
     } else {

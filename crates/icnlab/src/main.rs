@@ -7,6 +7,7 @@
 mod bcast_cmd;
 mod bench;
 mod checks;
+mod echo;
 mod exec;
 mod experiment;
 mod html;
@@ -266,8 +267,18 @@ fn main() -> ExitCode {
     let command = <Cli as clap::CommandFactory>::command().mut_subcommand("bench", |c| {
         c.after_help(format!("Targets: {}", targets.join(", ")))
     });
-    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&command.get_matches())
-        .unwrap_or_else(|e| e.exit());
+    let cli = match command
+        .try_get_matches()
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+    {
+        Ok(cli) => cli,
+        // Help and version go to stdout as clap writes them; errors echo what was typed.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprint!("{}", echo::escape_controls(&e.render().to_string()));
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
     #[cfg(feature = "mpi")]
     if let Some(code) = across_ranks(&cli.command) {
         return code;
@@ -348,7 +359,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", echo::escape_controls(&e.to_string()));
             ExitCode::from(exit_code(&e))
         }
     }

@@ -528,33 +528,98 @@ mod tests {
         }
     }
 
-    /// Writability is checked on the folder itself, before the run, and a writable folder
-    /// under a read-only parent is used in place. Permission bits do not bind root, so as
-    /// root (CI) only the in-place path's outcome is checked through the cwd test above.
-    #[test]
-    fn writability_is_checked_on_the_folder_itself() {
-        use std::os::unix::fs::PermissionsExt;
-        let tmp = tempfile::tempdir().unwrap();
-        let ro = tmp.path().join("ro");
-        fs::create_dir(&ro).unwrap();
-        fs::set_permissions(&ro, fs::Permissions::from_mode(0o555)).unwrap();
-        if writable(&ro).is_ok() {
-            return; // root: permission bits do not bind
-        }
-        let e = Staging::begin(&ro)
+    /// What [`writability_is_checked_on_the_folder_itself`] asserts, given a folder that
+    /// cannot take files (`ro`) and a writable folder under a parent that cannot (`out`).
+    fn refuses_the_folder_and_uses_in_place(ro: &Path, out: &Path) {
+        let e = Staging::begin(ro)
             .err()
             .expect("a read-only folder is refused");
-        assert!(matches!(e, ExecError::Usage(_)));
-        fs::set_permissions(&ro, fs::Permissions::from_mode(0o755)).unwrap();
-        let parent = tmp.path().join("locked");
-        let out = parent.join("out");
-        fs::create_dir_all(&out).unwrap();
-        fs::set_permissions(&parent, fs::Permissions::from_mode(0o555)).unwrap();
-        let s = Staging::begin(&out).unwrap();
+        assert!(matches!(e, ExecError::Usage(_)), "{e}");
+        let s = Staging::begin(out).unwrap();
         fs::write(s.path().join("data.csv"), "new").unwrap();
         s.commit().unwrap();
         assert_eq!(fs::read_to_string(out.join("data.csv")).unwrap(), "new");
+    }
+
+    /// Writability is checked on the folder itself, before the run, and a writable folder
+    /// under a read-only parent is used in place. Permission bits do not bind root (CI), so
+    /// as root the test runs itself again in a private mount namespace (`unshare -m`) where
+    /// `ro` and the parent are read-only bind mounts, and `out` a writable mount inside the
+    /// read-only parent. Only where no namespace can be made (no `unshare`, or no
+    /// CAP_SYS_ADMIN in a container) is it skipped, saying so.
+    #[test]
+    fn writability_is_checked_on_the_folder_itself() {
+        use std::os::unix::fs::PermissionsExt;
+        if let (Some(ro), Some(out)) = (
+            std::env::var_os("ICNLAB_TEST_RO"),
+            std::env::var_os("ICNLAB_TEST_OUT"),
+        ) {
+            // Inside the namespace the mounts were made for.
+            refuses_the_folder_and_uses_in_place(Path::new(&ro), Path::new(&out));
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let ro = tmp.path().join("ro");
+        let parent = tmp.path().join("locked");
+        let out = parent.join("out");
+        fs::create_dir(&ro).unwrap();
+        fs::create_dir_all(&out).unwrap();
+        fs::set_permissions(&ro, fs::Permissions::from_mode(0o555)).unwrap();
+        fs::set_permissions(&parent, fs::Permissions::from_mode(0o555)).unwrap();
+        if writable(&ro).is_err() {
+            refuses_the_folder_and_uses_in_place(&ro, &out);
+            fs::set_permissions(&parent, fs::Permissions::from_mode(0o755)).unwrap();
+            return;
+        }
+        // Root. The writable `out` is mounted from a folder outside the read-only parent.
+        let real_out = tmp.path().join("real-out");
+        fs::create_dir(&real_out).unwrap();
+        let script = r#"
+            set -e
+            ro_mount() { mount --bind "$1" "$1" && mount -o remount,bind,ro "$1"; }
+            { ro_mount "$RO" && ro_mount "$PARENT" && mount --bind "$REAL_OUT" "$OUT"; } 2>&1 || exit 77
+            exec "$0" --exact outdir::tests::writability_is_checked_on_the_folder_itself --test-threads 1
+        "#;
+        let run = std::process::Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c", script])
+            .arg(std::env::current_exe().unwrap())
+            .env("RO", &ro)
+            .env("PARENT", &parent)
+            .env("OUT", &out)
+            .env("REAL_OUT", &real_out)
+            .env("ICNLAB_TEST_RO", &ro)
+            .env("ICNLAB_TEST_OUT", &out)
+            .output();
         fs::set_permissions(&parent, fs::Permissions::from_mode(0o755)).unwrap();
+        let run = match run {
+            Ok(r) if r.status.code() != Some(77) => r,
+            Ok(r) => {
+                eprintln!(
+                    "skipped: running as root and no read-only mount can be made here ({})",
+                    String::from_utf8_lossy(&r.stdout).trim()
+                );
+                return;
+            }
+            Err(e) => {
+                eprintln!("skipped: running as root and `unshare` cannot run: {e}");
+                return;
+            }
+        };
+        assert!(
+            run.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&run.stdout).contains("1 passed"),
+            "the test ran in the namespace"
+        );
+        // What the namespace's run wrote went through the mount into the real folder.
+        assert_eq!(
+            fs::read_to_string(real_out.join("data.csv")).unwrap(),
+            "new"
+        );
     }
 
     #[test]

@@ -170,7 +170,7 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
         }
         if let Some(e) = &error {
             failures += 1;
-            eprintln!("  failed: {e}");
+            eprintln!("  failed: {}", crate::echo::escape_controls(&e.to_string()));
         }
         let mut files: Vec<String> = std::fs::read_dir(&out)
             .map(|d| {

@@ -2,10 +2,13 @@
 //! per rank over `icn-via`, beside its simulated prediction.
 //!
 //! WORKLOAD is a cluster experiment file (`model = "cluster"`, its first point) or a trace
-//! file. The parent starts one child per rank (`icnlab via run WORKLOAD --rank R`), and
-//! speaks a line protocol with each over its stdin/stdout:
+//! file. The parent reads it and runs its simulation once, checks what the real run will
+//! hold in memory over all ranks ([`real::buffer_bytes`]), then starts one child per rank
+//! (`icnlab via run WORKLOAD --rank R`; a child never reads WORKLOAD) and speaks a line
+//! protocol with each over its stdin/stdout:
 //!
 //! ```text
+//! parent → <trace> END       the rank's view of the program (`Program::view`) as a trace
 //! child  → ADDR <url>        its NIC is open
 //! parent → <url of rank 0> … <url of rank N−1>   one per line
 //! child  → READY             connected to its peers, receive buffers posted
@@ -18,6 +21,10 @@
 //!
 //! All ranks start at one instant of the machine's monotonic clock, 20 ms after the last
 //! one is ready (the start signal crosses a pipe to each child in turn, which takes far less).
+//!
+//! A child's stderr passes through the parent, each line prefixed with its rank, so that a
+//! rank that dies is reported by how it ended (its exit status or the signal that killed it),
+//! and pointed to its error message only when it wrote one.
 
 use crate::machine_load::{Load, median_min_max};
 use crate::via_cmd::{Provider, ViaArgs};
@@ -38,8 +45,9 @@ use std::time::Instant;
 #[error("{0}")]
 pub struct BadWorkload(pub String);
 
-/// The program of WORKLOAD and, for an experiment file, its simulated completion time (µs).
-fn load(path: &Path) -> Result<(Program, Option<f64>)> {
+/// The program of WORKLOAD and, for an experiment file, the prepared simulation of it (run
+/// once by the parent, after the real run's memory is checked: [`simulate`]).
+fn load(path: &Path) -> Result<(Program, Option<<Cluster as Model>::Prepared>)> {
     if path.extension().is_some_and(|e| e == "toml") {
         let file = ExperimentFile::load(path, false)?;
         if file.model != "cluster" {
@@ -57,10 +65,7 @@ fn load(path: &Path) -> Result<(Program, Option<f64>)> {
         let cfg = file.typed(&point.body)?;
         let prepared = Cluster::prepare(&cfg, &icn_engine::Context::for_file(path))
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        let (_, m) =
-            run_point(&prepared, &NoProgress).map_err(|e| anyhow::anyhow!("simulation: {e}"))?;
-        let predicted = m.get("completion_us").map(|c| c.value);
-        Ok((prepared.program, predicted))
+        Ok((prepared.program.clone(), Some(prepared)))
     } else {
         let text = icn_engine::input::read_to_string(path)
             .with_context(|| format!("reading {}", path.display()))?;
@@ -70,18 +75,65 @@ fn load(path: &Path) -> Result<(Program, Option<f64>)> {
     }
 }
 
+/// The simulated completion time (µs) of a prepared experiment.
+fn simulate(prepared: &<Cluster as Model>::Prepared) -> Result<Option<f64>> {
+    let (_, m) =
+        run_point(prepared, &NoProgress).map_err(|e| anyhow::anyhow!("simulation: {e}"))?;
+    Ok(m.get("completion_us").map(|c| c.value))
+}
+
 /// Entry point of `via run`: the parent, or one rank when `--rank` is given.
 pub fn run(args: &ViaArgs) -> Result<()> {
+    if let Some(r) = args.rank {
+        let program = read_view(r)?;
+        return rank_main(args, &program, r);
+    }
     let path = args
         .workload
         .as_deref()
         .ok_or_else(|| BadWorkload("via run needs a WORKLOAD file".into()))?;
-    let (program, predicted) = load(path).map_err(|e| BadWorkload(format!("{e:#}")))?;
+    let (program, prepared) = load(path).map_err(|e| BadWorkload(format!("{e:#}")))?;
     real::check(&program).map_err(BadWorkload)?;
-    match args.rank {
-        Some(r) => rank_main(args, &program, r),
-        None => parent(args, path, &program, predicted),
+    check_memory(path, &program, icn_engine::memory::machine_memory())?;
+    let predicted = prepared.as_ref().map(simulate).transpose()?.flatten();
+    parent(args, path, &program, predicted)
+}
+
+/// Refuses a run whose ranks together would register more buffer memory than `available`.
+fn check_memory(path: &Path, program: &Program, available: u64) -> Result<()> {
+    let key = if path.extension().is_some_and(|e| e == "toml") {
+        "workload.bytes"
+    } else {
+        "WORKLOAD"
+    };
+    icn_engine::memory::check_fits(
+        key,
+        &format!(
+            "the real run's message buffers over its {} ranks",
+            program.len()
+        ),
+        real::buffer_bytes(program),
+        available,
+    )
+    .map_err(|e| BadWorkload(format!("{}: {e}", path.display())).into())
+}
+
+/// A rank's view of the program, as the parent writes it on stdin (a trace, then `END`).
+fn read_view(me: usize) -> Result<Program> {
+    let mut text = String::new();
+    let stdin = std::io::stdin();
+    let mut lock = stdin.lock();
+    loop {
+        let mut line = String::new();
+        if lock.read_line(&mut line)? == 0 {
+            bail!("rank {me}: the parent closed stdin before the end of the program");
+        }
+        if line.trim() == "END" {
+            break;
+        }
+        text.push_str(&line);
     }
+    Ok(parse_trace(&text, &format!("rank {me}'s program"))?)
 }
 
 /// The machine's monotonic clock (the one `Instant` reads), ns: one time base for every
@@ -149,21 +201,107 @@ struct Child1 {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
+    /// Forwards the rank's stderr; true once it wrote anything.
+    stderr: Option<std::thread::JoinHandle<bool>>,
+}
+
+/// A rank that broke the protocol: which, and what it sent instead (empty: nothing, its
+/// stdout closed).
+#[derive(Debug, thiserror::Error)]
+#[error("rank {rank} sent {got:?} where `{expected}` was due")]
+struct Broke {
+    rank: usize,
+    expected: &'static str,
+    got: String,
 }
 
 impl Child1 {
-    fn expect(&mut self, r: usize, prefix: &str) -> Result<String> {
+    fn expect(&mut self, r: usize, prefix: &'static str) -> Result<String> {
         let mut line = String::new();
         self.stdout.read_line(&mut line)?;
-        line.trim()
-            .strip_prefix(prefix)
-            .map(|s| s.trim().to_owned())
-            .with_context(|| {
-                format!(
-                    "rank {r} failed (expected `{prefix}`, got {:?}; its error is above)",
-                    line.trim()
-                )
-            })
+        match line.trim().strip_prefix(prefix) {
+            Some(rest) => Ok(rest.trim().to_owned()),
+            None => Err(Broke {
+                rank: r,
+                expected: prefix,
+                got: line.trim().to_owned(),
+            }
+            .into()),
+        }
+    }
+}
+
+/// Copies a rank's stderr to ours line by line, prefixed `rank R: `, escaping control
+/// bytes; returns whether the rank wrote anything.
+fn forward_stderr(rank: usize, from: std::process::ChildStderr) -> std::thread::JoinHandle<bool> {
+    std::thread::spawn(move || {
+        let mut wrote = false;
+        for line in BufReader::new(from).split(b'\n').map_while(Result::ok) {
+            wrote = true;
+            let text = String::from_utf8_lossy(&line);
+            eprintln!("rank {rank}: {}", crate::echo::escape_controls(&text));
+        }
+        wrote
+    })
+}
+
+/// The name of signal `sig` (Linux numbering), e.g. `SIGKILL`.
+fn signal_name(sig: i32) -> String {
+    const NAMES: [&str; 31] = [
+        "SIGHUP",
+        "SIGINT",
+        "SIGQUIT",
+        "SIGILL",
+        "SIGTRAP",
+        "SIGABRT",
+        "SIGBUS",
+        "SIGFPE",
+        "SIGKILL",
+        "SIGUSR1",
+        "SIGSEGV",
+        "SIGUSR2",
+        "SIGPIPE",
+        "SIGALRM",
+        "SIGTERM",
+        "SIGSTKFLT",
+        "SIGCHLD",
+        "SIGCONT",
+        "SIGSTOP",
+        "SIGTSTP",
+        "SIGTTIN",
+        "SIGTTOU",
+        "SIGURG",
+        "SIGXCPU",
+        "SIGXFSZ",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGWINCH",
+        "SIGIO",
+        "SIGPWR",
+        "SIGSYS",
+    ];
+    match usize::try_from(sig)
+        .ok()
+        .and_then(|s| NAMES.get(s.wrapping_sub(1)))
+    {
+        Some(name) => format!("{name} (signal {sig})"),
+        None => format!("signal {sig}"),
+    }
+}
+
+/// How a rank ended, in words: killed by a named signal, or its exit status; and whether
+/// its error is above (only when it wrote one).
+fn ending(status: std::process::ExitStatus, wrote: bool) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let how = match (status.signal(), status.code()) {
+        (Some(sig), _) => format!("was killed by {}", signal_name(sig)),
+        (None, Some(code)) => format!("exited with status {code}"),
+        (None, None) => format!("ended ({status})"),
+    };
+    if wrote {
+        format!("{how}; its error is above")
+    } else {
+        format!("{how} without an error message")
     }
 }
 
@@ -250,15 +388,25 @@ fn run_once(args: &ViaArgs, path: &Path, program: &Program) -> Result<Vec<f64>> 
                 .args(["--provider", provider, "--rank", &r.to_string()])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
                 .spawn()
                 .with_context(|| format!("starting rank {r}"))?;
             let stdin = child.stdin.take().context("child stdin")?;
             let stdout = BufReader::new(child.stdout.take().context("child stdout")?);
+            let stderr = child.stderr.take().map(|e| forward_stderr(r, e));
             children.push(Child1 {
                 child,
                 stdin,
                 stdout,
+                stderr,
             });
+        }
+        for (r, c) in children.iter_mut().enumerate() {
+            // A rank that died before reading its program shows as a broken protocol below.
+            let _ = c
+                .stdin
+                .write_all(program.view(r).to_trace().as_bytes())
+                .and_then(|()| c.stdin.write_all(b"END\n"));
         }
         let mut urls = Vec::new();
         for (r, c) in children.iter_mut().enumerate() {
@@ -289,20 +437,36 @@ fn run_once(args: &ViaArgs, path: &Path, program: &Program) -> Result<Vec<f64>> 
         }
         Ok(finish)
     })();
+    // After a failure, ranks that end on their own within a grace period are reported by
+    // how they ended; the others are stopped.
+    let mut ended_alone = vec![true; children.len()];
     if result.is_err() {
-        for c in &mut children {
-            let _ = c.child.kill();
+        let grace = Instant::now() + std::time::Duration::from_secs(2);
+        for (r, c) in children.iter_mut().enumerate() {
+            while c.child.try_wait().ok().flatten().is_none() && Instant::now() < grace {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            if c.child.try_wait().ok().flatten().is_none() {
+                ended_alone[r] = false;
+                let _ = c.child.kill();
+            }
         }
     }
     let mut failed = Vec::new();
     for (r, c) in children.iter_mut().enumerate() {
-        if !c.child.wait().is_ok_and(|s| s.success()) {
-            failed.push(r);
+        let status = c.child.wait();
+        let wrote = c.stderr.take().is_some_and(|h| h.join().unwrap_or(false));
+        match status {
+            Ok(s) if s.success() => {}
+            Ok(s) if ended_alone[r] => failed.push(format!("rank {r} {}", ending(s, wrote))),
+            Ok(_) => {}
+            Err(e) => failed.push(format!("rank {r}: cannot be waited for: {e}")),
         }
     }
-    let finish = result?;
-    if !failed.is_empty() {
-        bail!("ranks {failed:?} failed while finishing (their errors are above)");
+    match result {
+        Ok(finish) if failed.is_empty() => Ok(finish),
+        Ok(_) => bail!("while finishing, {}", failed.join("; ")),
+        Err(e) if failed.is_empty() => Err(e),
+        Err(e) => Err(e.context(failed.join("; "))),
     }
-    Ok(finish)
 }

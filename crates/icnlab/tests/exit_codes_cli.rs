@@ -114,3 +114,48 @@ fn bench_help_lists_its_targets() {
         assert!(targets.contains(&t), "{t} missing from {targets:?}");
     }
 }
+
+/// Issue 22: control bytes a user typed (in a file name, a key's value, a flag's value) were
+/// echoed raw in errors, where `ESC [2J` clears the terminal. Each is now escaped.
+#[test]
+fn control_bytes_in_echoed_errors_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let esc = "\u{1b}[2J\r";
+    // TOML spells the control bytes as escapes; the parsed value holds them raw.
+    fs::write(
+        p("bad.toml"),
+        "model = \"vc-router\"\ntopology = \"mesh:\\u001b[2J\\r\"\n",
+    )
+    .unwrap();
+    let ours = "\\u{1b}[2J\\r";
+    // clap drops what looks like a terminal sequence when it renders its error; the rest
+    // is escaped as ours are.
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["check".into(), p("bad.toml")], ours),
+        (vec!["run".into(), p(&format!("no{esc}such.toml"))], ours),
+        (
+            vec!["bcast".into(), "--graph".into(), format!("ring:{esc}")],
+            ours,
+        ),
+        (
+            vec![
+                "via".into(),
+                "pingpong".into(),
+                "--sizes".into(),
+                format!("8{esc}"),
+            ],
+            "'8\\r'",
+        ),
+    ];
+    for (args, shown) in cases {
+        let out = icnlab().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            !out.stderr.iter().any(|&b| b == 0x1b || b == b'\r'),
+            "{args:?}: raw control bytes in {err:?}"
+        );
+        assert!(err.contains(shown), "{args:?}: {err:?}");
+    }
+}

@@ -4,7 +4,11 @@
 //! limit (`prlimit --as`) and a timeout. A run may exit 0, 1 or 2 — anything else (an abort,
 //! a panic's 101, a signal) fails the prober; runs that hit the timeout and outputs with NaN
 //! or inf are listed (they are findings, not failures: a maximal `measure` is meant to take
-//! long). It runs minutes per model, so it is ignored by default:
+//! long). Each run's peak memory (`/usr/bin/time`'s maximum resident set) is held against
+//! its largest estimate (the models print them under `ICNLAB_SHOW_ESTIMATES`): for runs
+//! estimated at [`MIN_ESTIMATE`] or more, the peak must stay within 2× of the estimate, and
+//! the worst ratios are printed as a table (docs/trust.md keeps the last one). It runs
+//! minutes per model, so it is ignored by default:
 //!
 //! ```sh
 //! cargo build --release -p icnlab
@@ -17,6 +21,10 @@
 
 use std::path::Path;
 use std::process::Command;
+
+/// Estimates below this are not held against the peak: the process's own few MB (binary,
+/// allocator, thread stacks) would dominate the ratio.
+const MIN_ESTIMATE: u64 = 64 << 20;
 
 fn icnlab() -> std::path::PathBuf {
     assert_cmd::cargo::cargo_bin("icnlab")
@@ -79,23 +87,31 @@ fn values(default: &str, allowed: &str) -> Vec<String> {
     v
 }
 
-/// Exit code of one probe run (`None`: killed by a signal), whether it timed out, and
-/// whether its report has NaN or inf.
-fn probe(
-    dir: &Path,
-    model: &str,
-    key: &str,
-    value: &str,
-    secs: u64,
-    mem: u64,
-) -> (Option<i32>, bool, bool) {
+/// What one probe run did.
+struct Probe {
+    /// Exit code (`None`: killed by a signal).
+    code: Option<i32>,
+    timed_out: bool,
+    /// NaN or inf in its report.
+    nan: bool,
+    /// Peak resident memory, bytes (0 if unknown).
+    peak: u64,
+    /// The largest estimate the run printed, bytes (0: none).
+    estimate: u64,
+}
+
+fn probe(dir: &Path, model: &str, key: &str, value: &str, secs: u64, mem: u64) -> Probe {
     let file = dir.join(format!("{model}.toml"));
     std::fs::write(&file, format!("model = \"{model}\"\nreplications = 1\n")).unwrap();
     let out = dir.join("out");
+    let (rss, err) = (dir.join("rss"), dir.join("stderr"));
     let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_file(&rss);
     let status = Command::new("prlimit")
         .arg(format!("--as={mem}"))
         .args(["--", "timeout", "-k", "5", &secs.to_string()])
+        .args(["/usr/bin/time", "-f", "%M", "-o"])
+        .arg(&rss)
         .arg(icnlab())
         .args(["run", "--quiet", "--threads", "1"])
         .arg(&file)
@@ -103,17 +119,49 @@ fn probe(
         .arg(format!("{key}={value}"))
         .arg("--out")
         .arg(&out)
+        .env("ICNLAB_SHOW_ESTIMATES", "1")
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
         .status()
-        .expect("prlimit and timeout (util-linux, coreutils) run");
+        .expect("prlimit, timeout (util-linux, coreutils) and /usr/bin/time (time) run");
     // timeout(1) exits 124 when the run timed out (TERM, then KILL 5 s later): not a crash.
+    // time(1) passes the run's exit code on, and reports a signal as 128 + its number.
+    let code = match status.code() {
+        Some(c) if c > 128 && c != 124 => None,
+        c => c,
+    };
     let timed_out = status.code() == Some(124);
     let report = std::fs::read_to_string(out.join("report.json")).unwrap_or_default();
     let nan = ["NaN", "Infinity", "\"inf\"", "\"-inf\""]
         .iter()
         .any(|w| report.contains(w));
-    (status.code(), timed_out, nan)
+    let peak = std::fs::read_to_string(&rss)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse::<u64>().ok())
+        .next_back()
+        .map_or(0, |kib| kib * 1024);
+    let estimate = std::fs::read_to_string(&err)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("estimate: ")?;
+            rest.split(": ")
+                .nth(1)?
+                .split(" B")
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .max()
+        .unwrap_or(0);
+    Probe {
+        code,
+        timed_out,
+        nan,
+        peak,
+        estimate,
+    }
 }
 
 #[test]
@@ -140,26 +188,52 @@ fn extreme_values_never_crash() {
     };
     let dir = tempfile::tempdir().unwrap();
     let mut crashes = Vec::new();
+    let mut ratios: Vec<(f64, String)> = Vec::new();
     println!("| model | key | value | exit | note |\n|---|---|---|---|---|");
     for model in &models {
         for (key, default, allowed) in keys(model) {
             for value in values(&default, &allowed) {
-                let (code, timed_out, nan) = probe(dir.path(), model, &key, &value, secs, mem);
-                let ok = matches!(code, Some(0..=2));
-                let note = match (timed_out, nan, ok) {
+                let p = probe(dir.path(), model, &key, &value, secs, mem);
+                let ok = matches!(p.code, Some(0..=2));
+                let note = match (p.timed_out, p.nan, ok) {
                     (true, _, _) => "timeout",
                     (_, true, _) => "NaN/inf in report",
                     (_, _, false) => "CRASH",
                     _ => "",
                 };
                 if !note.is_empty() {
-                    println!("| {model} | `{key}` | {value} | {code:?} | {note} |");
+                    println!("| {model} | `{key}` | {value} | {:?} | {note} |", p.code);
                 }
-                if !ok && !timed_out {
-                    crashes.push(format!("{model} {key}={value}: {code:?}"));
+                if !ok && !p.timed_out {
+                    crashes.push(format!("{model} {key}={value}: {:?}", p.code));
+                }
+                if p.estimate >= MIN_ESTIMATE && p.peak > 0 {
+                    let ratio = p.peak as f64 / p.estimate as f64;
+                    ratios.push((
+                        ratio,
+                        format!(
+                            "| {model} | `{key}` = {value} | {} | {} | {ratio:.2} | {:?} |",
+                            p.peak >> 20,
+                            p.estimate >> 20,
+                            p.code
+                        ),
+                    ));
                 }
             }
         }
     }
+    ratios.sort_by(|a, b| b.0.total_cmp(&a.0));
+    println!(
+        "\n{} runs estimated at {} MB or more; the worst peak / estimate ratios:\n",
+        ratios.len(),
+        MIN_ESTIMATE >> 20
+    );
+    println!("| model | key = value | peak MB | estimate MB | peak / estimate | exit |");
+    println!("|---|---|---|---|---|---|");
+    for (_, row) in ratios.iter().take(10) {
+        println!("{row}");
+    }
+    let over: Vec<&String> = ratios.iter().filter(|r| r.0 > 2.0).map(|r| &r.1).collect();
     assert!(crashes.is_empty(), "runs that crashed: {crashes:#?}");
+    assert!(over.is_empty(), "peak above 2× the estimate: {over:#?}");
 }

@@ -453,3 +453,133 @@ fn estimates_cover_every_replication_run_at_once() {
         String::from_utf8_lossy(&ok.stderr)
     );
 }
+
+/// Runs icnlab under `ulimit -v KIB` (an address-space limit: an allocation beyond it
+/// aborts the process), returning its exit code and stderr.
+fn under_address_limit(kib: u64, args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(assert_cmd::cargo::cargo_bin("icnlab"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Issue 22: networks and graphs are estimated from their text before they are built.
+/// Under a 1.5 GiB address-space limit, building `hypercube:22` (5.6 GB for the graph, more
+/// for a VC network) would abort on an allocation; each is refused with exit 2 naming the
+/// key and the memory instead. The bcast source name is checked before anything else.
+#[test]
+fn networks_are_estimated_before_they_are_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let limit = 1536 * 1024;
+    fs::write(
+        p("vc.toml"),
+        "model = \"vc-router\"\ntopology = \"hypercube:22\"\n",
+    )
+    .unwrap();
+    fs::write(
+        p("ideal.toml"),
+        "model = \"cluster\"\n[fabric]\nkind = \"ideal\"\ntopology = \"hypercube:22\"\n",
+    )
+    .unwrap();
+    fs::write(
+        p("cvc.toml"),
+        "model = \"cluster\"\n[fabric]\nkind = \"vc-router\"\ntopology = \"hypercube:22\"\n",
+    )
+    .unwrap();
+    let q22 = "0".repeat(22);
+    let (vc, ideal, cvc) = (p("vc.toml"), p("ideal.toml"), p("cvc.toml"));
+    let cases: [(Vec<&str>, &str); 5] = [
+        (
+            vec!["check", &vc],
+            "key `topology`: the router state of 4194304 routers of radix 23",
+        ),
+        (
+            vec!["check", &ideal],
+            "key `fabric.topology`: the ideal fabric's graph of 4194304 nodes needs about",
+        ),
+        (
+            vec!["check", &cvc],
+            "key `fabric.topology`: the router state of 4194304 routers of radix 23",
+        ),
+        (
+            vec!["bcast", "--graph", "hypercube:22", "--source", "nosuch"],
+            "--source: ",
+        ),
+        (
+            vec!["bcast", "--graph", "hypercube:22", "--source", &q22],
+            "--graph: building the graph of 4194304 nodes needs about 5376 MB",
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, err) = under_address_limit(limit, &args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: want `{want}` in {err}");
+        assert!(
+            err.contains("MB are available") || want == "--source: ",
+            "{err}"
+        );
+    }
+    let (_, err) = under_address_limit(
+        limit,
+        &["bcast", "--graph", "hypercube:22", "--source", "nosuch"],
+    );
+    assert!(
+        err.contains("nosuch") && err.contains(&q22),
+        "names an example: {err}"
+    );
+}
+
+/// Issue 22: a watchdog at its allowed maximum (2^40 cycles) reported a deadlock after days.
+/// A 1-VC torus deadlocks at once under load; with `watchdog = 2^40` the wall-time bound
+/// (`watchdog_wall_s = 1`) ends it with exit 1 naming the bound, on the VC router and on
+/// the X-Switch (whose plain FIFOs deadlock on an 8×8 torus at 0.4 B/node/cycle).
+#[test]
+fn a_watchdog_is_bounded_by_wall_time_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    fs::write(
+        p("vc.toml"),
+        "model = \"vc-router\"\ntopology = \"torus:4x4\"\nrouting = \"dor\"\nvcs = 1\n\
+         allow_deadlock = true\nload = 0.9\nsize = 20\nwatchdog = 1099511627776\n\
+         watchdog_wall_s = 1\nwarmup = 100\nmeasure = 1000000000\n",
+    )
+    .unwrap();
+    fs::write(
+        p("x.toml"),
+        "model = \"xswitch\"\ntopology = \"torus:8x8\"\nload = 0.4\nsize = 128\n\
+         frame_size = 128\nwatchdog = 1099511627776\nwatchdog_wall_s = 1\nwarmup = 100\n\
+         measure = 1000000000\n",
+    )
+    .unwrap();
+    for file in [p("vc.toml"), p("x.toml")] {
+        let out = icnlab()
+            .args(["run", &file, "--quiet", "--out", &p("out")])
+            .timeout(std::time::Duration::from_secs(300))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{file}: {err}");
+        assert!(err.contains("deadlock"), "{file}: {err}");
+        assert!(
+            err.contains("s of wall time") && err.contains("watchdog_wall_s = 1"),
+            "{file}: {err}"
+        );
+    }
+    fs::write(
+        p("bad.toml"),
+        "model = \"vc-router\"\nwatchdog_wall_s = 0\n",
+    )
+    .unwrap();
+    refused(
+        &["check", &p("bad.toml")],
+        "key `watchdog_wall_s`: must be in 1 ..= 86400 s of wall time, got 0",
+    );
+}

@@ -159,6 +159,11 @@ pub const FABRIC_KEYS: &[Key] = &[
         "xswitch, vc-router: cycles without progress that count as a deadlock",
     ),
     key(
+        "watchdog_wall_s",
+        "s",
+        "xswitch, vc-router: seconds of wall time without progress that count as a deadlock",
+    ),
+    key(
         "sci_data_bytes",
         "bytes",
         "sci-ring: data bytes per SCI send (16, 64 or 256)",

@@ -103,10 +103,18 @@ impl FlowConfig {
                     )
                 })?)
             }
-            None => Topo::Graph(
-                icn_topo::parse_graph_spec(&self.topology)
-                    .map_err(|e| Invalid::new("fabric.topology", e.to_string()))?,
-            ),
+            None => {
+                // The graph's build estimated as the ideal fabric's, before it is built.
+                crate::ideal::IdealConfig {
+                    topology: self.topology.clone(),
+                    ..Default::default()
+                }
+                .check_fits(icn_engine::memory::available_memory())?;
+                Topo::Graph(
+                    icn_topo::parse_graph_spec(&self.topology)
+                        .map_err(|e| Invalid::new("fabric.topology", e.to_string()))?,
+                )
+            }
         };
         Ok(FlowFabric::new(graph, self))
     }

@@ -38,6 +38,8 @@ pub struct NetParams {
     pub check: Check,
     pub dma_delay: u64,
     pub watchdog: u64,
+    /// The same bound in seconds of wall time ([`icn_engine::watchdog`]).
+    pub watchdog_wall_s: u64,
 }
 
 impl NetParams {
@@ -66,7 +68,8 @@ impl NetParams {
             "watchdog",
             &format!("{min} ..= 2^40 cycles (4·link_delay + 64 at least)"),
             self.watchdog,
-        )
+        )?;
+        icn_engine::watchdog::check_wall_s(self.watchdog_wall_s)
     }
 }
 
@@ -115,6 +118,8 @@ pub struct XNet {
     /// different partitions, so only the sum over partitions is the network's count.
     in_flight: i64,
     last_move: u64,
+    /// The watchdog's wall-time side.
+    wall: icn_engine::watchdog::StallClock,
     /// Switch ports (`lo·5 .. hi·5`) and NIAs simulated here: all of them, or a partition's
     /// switches with their NIAs ([`XNet::partition`]). Every vector keeps the whole
     /// network's indexing, so a partition visits channels in the sequential order.
@@ -227,6 +232,7 @@ impl XNet {
             now: 0,
             in_flight: 0,
             last_move: 0,
+            wall: Default::default(),
             measuring: false,
             grant_log: None,
             deadlocked: false,
@@ -472,12 +478,18 @@ impl XNet {
         }
 
         // A partition's watchdog is its driver's, over the whole network.
-        if self.remote_to.is_empty()
-            && self.in_flight > 0
-            && now - self.last_move >= self.p.watchdog
-        {
-            self.deadlocked = true;
-            return Err(ModelError::Failed(self.diagnose()));
+        if self.remote_to.is_empty() && self.in_flight > 0 {
+            let still = now - self.last_move;
+            let wall_s = self.p.watchdog_wall_s;
+            if still >= self.p.watchdog {
+                self.deadlocked = true;
+                return Err(ModelError::Failed(self.diagnose()));
+            }
+            if self.wall.expired(self.last_move, still, wall_s) {
+                self.deadlocked = true;
+                let how = icn_engine::watchdog::wall_message(wall_s, still);
+                return Err(ModelError::Failed(self.diagnose_after(&how)));
+            }
         }
         self.now += 1;
         Ok(())
@@ -485,6 +497,12 @@ impl XNet {
 
     /// Who waits on whom, as a wait-for graph over switch inputs; reports a cycle if any.
     pub fn diagnose(&self) -> String {
+        let still = self.now - self.last_move;
+        self.diagnose_after(&format!("no frame symbol moved for {still} cycles"))
+    }
+
+    /// [`XNet::diagnose`] with `how` saying how long nothing moved.
+    fn diagnose_after(&self, how: &str) -> String {
         WaitFor {
             bound: &self.bound,
             fsm: &self.fsm,
@@ -492,7 +510,7 @@ impl XNet {
             fifo: &self.fifo,
             dest: &self.dest,
         }
-        .diagnose(self.now - self.last_move, self.now, self.in_flight as u64)
+        .diagnose(how, self.now, self.in_flight as u64)
     }
 }
 
@@ -509,7 +527,7 @@ pub(crate) struct WaitFor<'a> {
 impl WaitFor<'_> {
     /// Edges: an unbound input whose head asks for output X waits on the input bound to X;
     /// an input bound to output X that is stopped waits on the downstream input of X.
-    pub(crate) fn diagnose(&self, still: u64, now: u64, in_flight: u64) -> String {
+    pub(crate) fn diagnose(&self, how: &str, now: u64, in_flight: u64) -> String {
         let n = self.bound.len();
         let mut next = vec![usize::MAX; n];
         let mut why = vec![String::new(); n];
@@ -542,9 +560,8 @@ impl WaitFor<'_> {
                 }
             }
         }
-        let mut text = format!(
-            "deadlock: no frame symbol moved for {still} cycles (cycle {now}) while {in_flight} frames are in flight."
-        );
+        let mut text =
+            format!("deadlock: {how} (cycle {now}) while {in_flight} frames are in flight.");
         let mut colour = vec![0u32; n];
         for start in 0..n {
             let mut i = start;

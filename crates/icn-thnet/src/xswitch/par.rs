@@ -189,6 +189,8 @@ pub struct ParXNet {
     /// Partition of each NIA.
     nia_part: Vec<u32>,
     watchdog: u64,
+    watchdog_wall_s: u64,
+    wall: icn_engine::watchdog::StallClock,
     pub now: u64,
     /// Frames started and not yet delivered, over the whole network.
     in_flight: i64,
@@ -223,7 +225,7 @@ impl ParXNet {
     ) -> Result<ParXNet, Invalid> {
         let topo = Arc::new(topo);
         let feed = Arc::new(feeding_channels(&topo));
-        let watchdog = p.watchdog;
+        let (watchdog, watchdog_wall_s) = (p.watchdog, p.watchdog_wall_s);
         let total = threads * ranks.as_ref().map_or(1, |x| x.size());
         let parts = Lockstep::<XPart>::local_block(total, ranks.as_deref())
             .map(|k| {
@@ -247,6 +249,8 @@ impl ParXNet {
             topo,
             nia_part,
             watchdog,
+            watchdog_wall_s,
+            wall: Default::default(),
             now: 0,
             in_flight: 0,
             measuring: false,
@@ -318,9 +322,20 @@ impl ParXNet {
         let now = self.now;
         if self.in_flight > 0 {
             let moved = self.parts.last_active();
-            if now - moved >= self.watchdog {
+            let still = now - moved;
+            if still >= self.watchdog {
                 self.deadlocked = true;
-                return Err(ModelError::Failed(self.diagnose(now - moved)));
+                let how = format!("no frame symbol moved for {still} cycles");
+                return Err(ModelError::Failed(self.diagnose(&how)));
+            }
+            // The wall clock's verdict, agreed by every rank (each asks at the same cycles).
+            if still & (icn_engine::watchdog::CHECK_EVERY - 1) == 0 && still > 0 {
+                let mine = self.wall.expired(moved, still, self.watchdog_wall_s);
+                if self.parts.gather(|_| mine).into_iter().any(|e| e) {
+                    self.deadlocked = true;
+                    let how = icn_engine::watchdog::wall_message(self.watchdog_wall_s, still);
+                    return Err(ModelError::Failed(self.diagnose(&how)));
+                }
             }
         }
         self.now += 1;
@@ -328,7 +343,7 @@ impl ParXNet {
     }
 
     /// The wait-for diagnosis of [`XNet::diagnose`] over the whole network.
-    fn diagnose(&self, still: u64) -> String {
+    fn diagnose(&self, how: &str) -> String {
         let n = self.topo.switches * PORTS;
         let mut bound = vec![false; n];
         let mut fsm = vec![OutputFsm::default(); n];
@@ -361,7 +376,7 @@ impl ParXNet {
             fifo: &fifo,
             dest: &dest,
         }
-        .diagnose(still, self.now, self.in_flight as u64)
+        .diagnose(how, self.now, self.in_flight as u64)
     }
 
     /// The counters of the whole network (sums over the partitions; each channel is counted

@@ -146,6 +146,7 @@ fn params() -> NetParams {
         check: Check::Crc16,
         dma_delay: 3,
         watchdog: 2_000,
+        watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
     }
 }
 
@@ -356,6 +357,7 @@ mod properties {
                 check: Check::Crc16,
                 dma_delay: 2,
                 watchdog: 500,
+                watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
             };
             let mut msgs: Vec<_> = msgs.into_iter().map(|(c, s, t, b)| (c, s % n, t % n, b)).collect();
             msgs.sort_by_key(|m| m.0);

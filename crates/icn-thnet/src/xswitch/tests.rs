@@ -13,6 +13,7 @@ fn params() -> NetParams {
         check: Check::Crc16,
         dma_delay: 3,
         watchdog: 2_000,
+        watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
     }
 }
 
@@ -283,6 +284,7 @@ mod properties {
                 check: Check::Crc16,
                 dma_delay: 2,
                 watchdog: 500,
+                watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
             };
             let mut net = XNet::new(Topology::from_spec(spec).unwrap(), p).unwrap();
             let n = net.nias.len();

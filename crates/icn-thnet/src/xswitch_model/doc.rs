@@ -101,6 +101,11 @@ pub const COMMON_KEYS: &[Key] = &[
         "cycles",
         "cycles without progress that count as a deadlock",
     ),
+    key(
+        "watchdog_wall_s",
+        "s",
+        "seconds of wall time without progress that count as a deadlock (the clock is read every 4096 still cycles)",
+    ),
     key("warmup", "cycles", "simulated before measuring"),
     key("measure", "cycles", "length of the measurement window"),
     key(

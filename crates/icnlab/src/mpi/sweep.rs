@@ -210,7 +210,7 @@ impl Work for SweepWork {
     }
 
     fn report(&mut self, error: &str) {
-        eprintln!("error: {error}");
+        eprintln!("error: {}", crate::echo::escape_controls(error));
     }
 }
 

@@ -522,8 +522,8 @@ impl VcAnyNet {
         self.sh.inject_all(v, self.p.terminal_latency(), |n| {
             ((counters + n) * v, term_port[n] * v as u32)
         });
-        let limit = self.p.watchdog;
-        watchdog(self, limit)?;
+        let (limit, wall_s) = (self.p.watchdog, self.p.watchdog_wall_s);
+        watchdog(self, limit, wall_s)?;
         self.sh.now += 1;
         Ok(())
     }

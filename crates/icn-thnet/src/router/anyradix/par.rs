@@ -84,7 +84,7 @@ impl<N: OverAny> ParNet<N> {
         threads: usize,
         ranks: Option<Arc<dyn Exchange>>,
     ) -> Result<ParNet<N>, Invalid> {
-        let watchdog = p.watchdog;
+        let watchdog = (p.watchdog, p.watchdog_wall_s);
         let total = threads * ranks.as_ref().map_or(1, |x| x.size());
         let parts = Lockstep::<N>::local_block(total, ranks.as_deref())
             .map(|k| {

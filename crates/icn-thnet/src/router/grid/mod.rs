@@ -399,8 +399,8 @@ impl VcNet {
         });
 
         if !PART {
-            let limit = self.p.watchdog;
-            watchdog(self, limit)?;
+            let (limit, wall_s) = (self.p.watchdog, self.p.watchdog_wall_s);
+            watchdog(self, limit, wall_s)?;
         }
         self.sh.now += 1;
         Ok(())

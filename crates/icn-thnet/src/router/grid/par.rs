@@ -60,7 +60,7 @@ impl ParNet<VcNet> {
         threads: usize,
         ranks: Option<Arc<dyn Exchange>>,
     ) -> Result<ParVcNet, Invalid> {
-        let watchdog = p.watchdog;
+        let watchdog = (p.watchdog, p.watchdog_wall_s);
         let total = threads * ranks.as_ref().map_or(1, |x| x.size());
         let parts = Lockstep::<VcNet>::local_block(total, ranks.as_deref())
             .map(|k| VcNet::partition(grid, p.clone(), total, k))

@@ -78,6 +78,8 @@ pub struct VcParams {
     /// `speculative`: switch allocation in the same cycle as VC allocation
     /// ([`crate::router::spec`]); only the router of any radix has it.
     pub speculative: bool,
+    /// The same bound in seconds of wall time ([`icn_engine::watchdog`]).
+    pub watchdog_wall_s: u64,
 }
 
 impl VcParams {
@@ -106,6 +108,7 @@ impl VcParams {
             sw_alloc: AllocKind::RoundRobin,
             watchdog,
             speculative: false,
+            watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
         }
     }
 
@@ -154,7 +157,8 @@ impl VcParams {
             "watchdog",
             "1000 ..= 2^40 cycles",
             self.watchdog,
-        )
+        )?;
+        icn_engine::watchdog::check_wall_s(self.watchdog_wall_s)
     }
 }
 
@@ -232,6 +236,8 @@ pub struct Shell<X> {
     /// different partitions, so only the sum over partitions is the network's count).
     pub(crate) in_network: i64,
     pub(crate) last_move: u64,
+    /// The watchdog's wall-time side.
+    pub(crate) wall: icn_engine::watchdog::StallClock,
     // Partitions only (empty in a whole network): where remote link targets and credit
     // counters ([`REMOTE`]) are, as (partition, its local input VC / counter of VC 0) per
     // link; per local input VC the id given to the packet arriving on it from another
@@ -292,6 +298,7 @@ impl<X: Copy> Shell<X> {
             free: Vec::new(),
             in_network: 0,
             last_move: 0,
+            wall: Default::default(),
             partitioned: size.parts > 1,
             remote_flit,
             remote_cred,
@@ -468,27 +475,50 @@ impl<X: Copy> Shell<X> {
     }
 
     /// Whether the watchdog fires: packets in a whole network and no flit moved for
-    /// `watchdog` cycles (a partition's is the driver's, [`par::ParNet::step`]).
+    /// `watchdog` cycles, or for `wall_s` seconds of wall time (a partition's is the
+    /// driver's, [`par::ParNet::step`]). `Some(true)`: by the wall clock.
     #[inline(always)]
-    pub(crate) fn stalled(&self, watchdog: u64) -> bool {
-        !self.partitioned && self.in_network > 0 && self.now - self.last_move >= watchdog
+    pub(crate) fn stalled(&mut self, watchdog: u64, wall_s: u64) -> Option<bool> {
+        if self.partitioned || self.in_network == 0 {
+            return None;
+        }
+        let still = self.now - self.last_move;
+        if still >= watchdog {
+            Some(false)
+        } else if self.wall.expired(self.last_move, still, wall_s) {
+            Some(true)
+        } else {
+            None
+        }
     }
 }
 
 /// The watchdog's error: how long nothing moved, and the wait-for cycle among the blocked
 /// input VCs `waits` (named by `name`), see [`par::describe_waits`].
 pub(crate) fn deadlock(
-    watchdog: u64,
+    still: Still,
     now: u64,
     in_network: i64,
     mut waits: Vec<(par::InputVc, par::InputVc)>,
     name: impl Fn(par::InputVc) -> String,
 ) -> ModelError {
     waits.sort_unstable();
+    let how = match still {
+        Still::Cycles(c) => format!("no flit moved for {c} cycles"),
+        Still::Wall { seconds, cycles } => icn_engine::watchdog::wall_message(seconds, cycles),
+    };
     ModelError::Failed(format!(
-        "deadlock: no flit moved for {watchdog} cycles (cycle {now}) with {in_network} packets in the network{}",
+        "deadlock: {how} (cycle {now}) with {in_network} packets in the network{}",
         par::describe_waits(&waits, name)
     ))
+}
+
+/// How long nothing moved when a watchdog fired: its cycle bound, or its wall-time bound
+/// after so many cycles.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Still {
+    Cycles(u64),
+    Wall { seconds: u64, cycles: u64 },
 }
 
 /// The error of a full VC receiving a flit (out of line: it never happens in a correct run).

@@ -146,19 +146,30 @@ pub(crate) fn send<N: VcPartition>(net: &mut N, outbox: &mut [Vec<VcMsg<Record<N
 /// packets are in the network and no flit moved for `limit` cycles (a partition's is the
 /// driver's, [`ParNet::step`]).
 #[inline(always)]
-pub(crate) fn watchdog<N: VcPartition>(net: &mut N, limit: u64) -> Result<(), ModelError> {
-    if net.shell().stalled(limit) {
-        return Err(stalled(net, limit));
+pub(crate) fn watchdog<N: VcPartition>(
+    net: &mut N,
+    limit: u64,
+    wall_s: u64,
+) -> Result<(), ModelError> {
+    if let Some(by_wall) = net.shell_mut().stalled(limit, wall_s) {
+        return Err(stalled(net, limit, by_wall.then_some(wall_s)));
     }
     Ok(())
 }
 
 #[cold]
 #[inline(never)]
-fn stalled<N: VcPartition>(net: &mut N, limit: u64) -> ModelError {
+fn stalled<N: VcPartition>(net: &mut N, limit: u64, wall_s: Option<u64>) -> ModelError {
     net.shell_mut().deadlocked = true;
     let (now, in_network) = (net.shell().now, net.shell().in_network);
-    super::deadlock(limit, now, in_network, net.waits(), |c| {
+    let still = match wall_s {
+        Some(seconds) => super::Still::Wall {
+            seconds,
+            cycles: now - net.shell().last_move,
+        },
+        None => super::Still::Cycles(limit),
+    };
+    super::deadlock(still, now, in_network, net.waits(), |c| {
         net.input_vc_name(c)
     })
 }
@@ -293,6 +304,8 @@ pub struct ParNet<N: VcPartition> {
     /// Per terminal: its partition.
     terminal_part: Vec<u32>,
     watchdog: u64,
+    watchdog_wall_s: u64,
+    wall: icn_engine::watchdog::StallClock,
     pub now: u64,
     /// Packets created and not yet delivered, over the whole network.
     in_network: i64,
@@ -312,7 +325,7 @@ impl<N: VcPartition> ParNet<N> {
         total: usize,
         routers: usize,
         terminal_part: Vec<u32>,
-        watchdog: u64,
+        (watchdog, watchdog_wall_s): (u64, u64),
         ranks: Option<Arc<dyn Exchange>>,
     ) -> ParNet<N> {
         let split = Split {
@@ -330,6 +343,8 @@ impl<N: VcPartition> ParNet<N> {
             parts,
             terminal_part,
             watchdog,
+            watchdog_wall_s,
+            wall: Default::default(),
             now: 0,
             in_network: 0,
             idle_reset: 0,
@@ -385,9 +400,14 @@ impl<N: VcPartition> ParNet<N> {
         }
         stepped?;
         let now = self.now;
-        if self.in_network > 0 && now >= self.watchdog {
+        if self.in_network > 0 {
             let moved = self.parts.last_active().max(self.idle_reset);
-            if now - moved >= self.watchdog {
+            let still = now - moved;
+            // The wall clock's verdict, agreed by every rank (each reaches this cycle).
+            let by_wall = still < self.watchdog
+                && still >= icn_engine::watchdog::CHECK_EVERY
+                && self.wall_expired(moved, still);
+            if still >= self.watchdog || by_wall {
                 self.deadlocked = true;
                 // Collective when spread over ranks: every rank reaches this in the same cycle.
                 let waits: Vec<(InputVc, InputVc)> = self
@@ -397,17 +417,31 @@ impl<N: VcPartition> ParNet<N> {
                     .flatten()
                     .collect();
                 let part = self.parts.part(self.parts.local().start);
-                return Err(super::deadlock(
-                    self.watchdog,
-                    now,
-                    self.in_network,
-                    waits,
-                    |c| part.input_vc_name(c),
-                ));
+                let how = if by_wall {
+                    super::Still::Wall {
+                        seconds: self.watchdog_wall_s,
+                        cycles: still,
+                    }
+                } else {
+                    super::Still::Cycles(self.watchdog)
+                };
+                return Err(super::deadlock(how, now, self.in_network, waits, |c| {
+                    part.input_vc_name(c)
+                }));
             }
         }
         self.now += 1;
         Ok(())
+    }
+
+    /// Whether this stall has lasted `watchdog_wall_s` by the wall clock, on any rank: every
+    /// rank asks at the same still cycles (collective when spread over ranks).
+    fn wall_expired(&mut self, moved: u64, still: u64) -> bool {
+        if still & (icn_engine::watchdog::CHECK_EVERY - 1) != 0 {
+            return false;
+        }
+        let mine = self.wall.expired(moved, still, self.watchdog_wall_s);
+        self.parts.gather(|_| mine).into_iter().any(|e| e)
     }
 
     /// Every partition's credit counters are back at their buffer size. Collective when
