@@ -15,7 +15,7 @@ mod parse;
 mod translate;
 
 pub use parse::{Entry, Value, parse};
-pub use translate::translate;
+pub use translate::{STATISTICS, translate};
 
 /// Why a BookSim2 configuration cannot be imported; `at` is `FILE:LINE` (or
 /// `command line` for an override).

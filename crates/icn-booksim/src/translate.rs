@@ -3,9 +3,9 @@
 //! | BookSim2 key | icnlab | accepted values |
 //! |---|---|---|
 //! | `topology`, `k`, `n` | `topology` | `mesh` → `mesh:K×…`, `torus` → `torus:K×…` (`ring:K` for `n = 1`), `fattree` → `fattree:K,N`, `dragonflynew` (`n = 1`) → `dragonfly:K,absolute` |
-//! | `routing_function` | `routing` | `dim_order`/`dor` (mesh), `dim_order` (torus), `nca` (fattree) → `nca_fattree`, `min`/`ugal` (dragonflynew) → `min_dragonflynew`/`ugal_dragonflynew` (with `allow_deadlock`: the check finds BookSim2's class-0 cycle) |
+//! | `routing_function` | `routing` | `dim_order`/`dor` (mesh), `dim_order` (torus), `xy_yx`/`romm`/`valiant` (mesh) → `xy_yx_mesh`/`romm_mesh`/`valiant_mesh`, `valiant` (torus) → `valiant_torus`, `nca`/`anca` (fattree) → `nca_fattree`/`anca_fattree`, `min`/`ugal` (dragonflynew) → `min_dragonflynew`/`ugal_dragonflynew` (with `allow_deadlock`: the check finds BookSim2's class-0 cycle) |
 //! | `use_noc_latency` | `channel_delay`, `credit_delay`, `terminal_delay`, `global_delay` | BookSim2's channel latencies: torus 2 (`use_noc_latency = 1`, its default) or 1, dragonfly 10 local / 100 global, else 1; injection and ejection 1 |
-//! | `num_vcs`, `vc_buf_size` | `vcs`, `buf` | 1..=16 VCs (even on a torus; 2 for `min`, 3 for `ugal`, as BookSim2 uses them) |
+//! | `num_vcs`, `vc_buf_size` | `vcs`, `buf` | 1..=16 VCs (a multiple of the classes: 2 for `dim_order` on a torus, `xy_yx`, `romm`, `valiant` on a mesh, 4 for `valiant` on a torus; exactly 2 for `min`, 3 for `ugal`, as BookSim2 uses them); `min_adapt` is refused (several ports per hop with an escape VC) |
 //! | `routing_delay`, `vc_alloc_delay`, `sw_alloc_delay`, `st_final_delay` | same (`st_delay`) | |
 //! | `credit_delay` | — | 0 or 1 (the figures of docs/booksim.md were measured with 1) |
 //! | `vc_allocator`, `sw_allocator` | `vc_alloc`, `sw_alloc` | `islip`; `separable_input_first` → `round_robin` |
@@ -28,6 +28,15 @@
 
 use crate::{Entry, ImportError, Value};
 use std::collections::BTreeMap;
+
+/// BookSim2's overall statistics (as it prints them) and the `vc-router` metric that is the
+/// same quantity: latency from packet creation to tail arrival in cycles, rates in
+/// flits/node/cycle over the measuring window.
+pub const STATISTICS: &[(&str, &str)] = &[
+    ("Packet latency average", "latency_mean"),
+    ("Injected flit rate average", "offered"),
+    ("Accepted flit rate average", "accepted"),
+];
 
 /// Keys whose only accepted value is icnlab's behaviour.
 const FIXED: &[(&str, &str)] = &[
@@ -208,24 +217,43 @@ pub fn translate(source: &str, entries: &[Entry]) -> Result<String, ImportError>
                 (true, _) => format!("torus:{}", grid("x")),
                 (false, _) => format!("mesh:{}", grid("x")),
             };
-            match (routing_name.as_str(), wrap) {
-                ("dim_order", _) | ("dor", false) => {}
-                _ => return Err(refuse_routing("dim_order, and dor on a mesh")),
-            }
-            if wrap && vcs % 2 == 1 {
+            // The icnlab name and the VC count its classes split evenly (BookSim2 halves the
+            // range per class; odd counts give it overlapping halves).
+            let (routing, split) = match (routing_name.as_str(), wrap) {
+                ("dim_order", true) => ("dim_order", 2),
+                ("dim_order" | "dor", false) => ("dim_order", 1),
+                ("xy_yx", false) => ("xy_yx_mesh", 2),
+                ("romm", false) => ("romm_mesh", 2),
+                ("valiant", false) => ("valiant_mesh", 2),
+                ("valiant", true) => ("valiant_torus", 4),
+                ("min_adapt", _) => {
+                    return Err(s.err(
+                        "routing_function",
+                        "`min_adapt` is not modelled: it offers several output ports with an escape VC and priorities per hop, and icnlab's router allocates one port's VCs per packet".into(),
+                    ));
+                }
+                _ => {
+                    return Err(refuse_routing(
+                        "dim_order, and dor, xy_yx, romm, valiant on a mesh; dim_order, valiant on a torus",
+                    ));
+                }
+            };
+            if vcs % split != 0 {
                 return Err(s.err(
                     "num_vcs",
-                    format!("{vcs}: BookSim2's dim_order splits an odd count into overlapping halves, icnlab into disjoint ones; use an even count"),
+                    format!("{vcs}: BookSim2's {routing_name} splits the VCs into {split} classes, an uneven count into overlapping ones, icnlab into disjoint ones; use a multiple of {split}"),
                 ));
             }
             let channel = if wrap && noc { 2 } else { 1 };
-            (spec, "dim_order", channel, None)
+            (spec, routing, channel, None)
         }
         "fattree" => {
-            if routing_name != "nca" {
-                return Err(refuse_routing("nca"));
-            }
-            (format!("fattree:{k},{n}"), "nca_fattree", 1, None)
+            let routing = match routing_name.as_str() {
+                "nca" => "nca_fattree",
+                "anca" => "anca_fattree",
+                _ => return Err(refuse_routing("nca, anca")),
+            };
+            (format!("fattree:{k},{n}"), routing, 1, None)
         }
         "dragonflynew" => {
             if n != 1 {
@@ -380,15 +408,19 @@ pub fn translate(source: &str, entries: &[Entry]) -> Result<String, ImportError>
         _ => s.int("seed", 0, 0, i64::MAX)?,
     };
 
+    let stats: Vec<String> = STATISTICS
+        .iter()
+        .map(|(theirs, ours)| format!("{theirs} = {ours}"))
+        .collect();
     let mut text = format!(
         "# Imported from the BookSim2 configuration {source} by `icnlab import booksim`.\n\
-         # BookSim2's statistics are icnlab's metrics: Packet latency average = latency_mean,\n\
-         # Injected flit rate average = offered, Accepted flit rate average = accepted.\n\
+         # BookSim2's statistics are icnlab's metrics: {}.\n\
          model = \"vc-router\"\n\
          title = {}\n\
          seed = {seed}\n\
          replications = 1\n\
          on_deadlock = \"report\"\n",
+        stats.join(", "),
         q(&format!("BookSim2 {source}"))
     );
     for (key, v) in out {

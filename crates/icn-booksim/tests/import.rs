@@ -166,8 +166,16 @@ fn unmodelled_examples_are_refused_key_by_key() {
             "input_speedup",
         ),
         (
-            "topology = mesh; k = 8; n = 2; routing_function = romm;",
+            "topology = mesh; k = 8; n = 2; routing_function = min_adapt;",
             "routing_function",
+        ),
+        (
+            "topology = torus; k = 8; n = 2; routing_function = romm;",
+            "routing_function",
+        ),
+        (
+            "topology = torus; k = 8; n = 2; routing_function = valiant; num_vcs = 6;",
+            "num_vcs",
         ),
         // examples/anynet
         (
@@ -220,6 +228,34 @@ fn mesh88_with_modelled_keys_runs_the_same_router() {
     assert_eq!((c.vcs, c.size), (8, 20));
     assert!((c.load - 0.1).abs() < 1e-12);
     assert_eq!(c.traffic.burst_beta, 0.6);
+}
+
+#[test]
+fn booksim2_routing_functions_map_to_their_names() {
+    for (topology, function, vcs, name) in [
+        ("mesh", "xy_yx", 2, "xy_yx_mesh"),
+        ("mesh", "romm", 4, "romm_mesh"),
+        ("mesh", "valiant", 2, "valiant_mesh"),
+        ("torus", "valiant", 4, "valiant_torus"),
+        ("torus", "valiant", 8, "valiant_torus"),
+        ("fattree", "anca", 1, "anca_fattree"),
+    ] {
+        let n = if topology == "fattree" { 3 } else { 2 };
+        let text = format!(
+            "topology = {topology}; k = 4; n = {n}; routing_function = {function}; num_vcs = {vcs};"
+        );
+        let c = model_config(&import(&text, &[]).unwrap());
+        assert_eq!((c.routing.as_str(), c.vcs), (name, vcs), "{text}");
+    }
+    // Too few VCs for the classes, or a count they do not split: refused by key.
+    for (topology, function, vcs) in [("mesh", "romm", 3), ("torus", "valiant", 2)] {
+        let text =
+            format!("topology = {topology}; routing_function = {function}; num_vcs = {vcs};");
+        match import(&text, &[]) {
+            Err(ImportError::Key { key, .. }) => assert_eq!(key, "num_vcs", "{text}"),
+            other => panic!("{text}: {other:?}"),
+        }
+    }
 }
 
 proptest::proptest! {

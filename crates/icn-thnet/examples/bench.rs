@@ -6,6 +6,11 @@
 //! Runs the standard workloads of [`icn_thnet::bench`] (8×8 mesh, load 0.3, 10^4 + 10^5
 //! cycles); `BENCH_CYCLES=n` shortens the measured window (e.g. under callgrind). Wall-clock
 //! time of the whole replication; `icnlab bench xswitch vc-router` reports CPU time too.
+//!
+//! `vc` with `BENCH_VC="key = value; …"` runs the VC workload with those `vc-router` keys
+//! changed (another network or routing function, e.g. `topology = "torus:8x8"; routing =
+//! "valiant_torus"; vcs = 4`) — the way to count a routing function's instructions under
+//! callgrind, where `icnlab` itself does not run.
 
 use icn_engine::model::NoProgress;
 use icn_engine::{Metrics, Model};
@@ -46,6 +51,9 @@ fn main() {
     if only != "xswitch" {
         let mut cfg = vc_router_config();
         cfg.measure = cycles.unwrap_or(cfg.measure);
+        if let Ok(keys) = std::env::var("BENCH_VC") {
+            cfg = with_keys(&cfg, &keys.replace(';', "\n"));
+        }
         let (m, rate, s) = timed(|| VcRouter::run(&cfg, 1, &NoProgress));
         println!(
             "vc-router {rate:5.1} M router-cycles/s ({s:.2} s; accepted {:.3} flits/node/cycle, latency {:.1})",
@@ -53,6 +61,17 @@ fn main() {
             m.require("latency_mean").expect("metric"),
         );
     }
+}
+
+/// `cfg` with the `vc-router` keys of the TOML text `keys` changed (`BENCH_VC`).
+fn with_keys(
+    cfg: &icn_thnet::vc_model::VcRouterConfig,
+    keys: &str,
+) -> icn_thnet::vc_model::VcRouterConfig {
+    let mut table = toml::Table::try_from(cfg).expect("a config serialises");
+    let changes: toml::Table = keys.parse().unwrap_or_else(|e| panic!("BENCH_VC: {e}"));
+    table.extend(changes);
+    table.try_into().unwrap_or_else(|e| panic!("BENCH_VC: {e}"))
 }
 
 /// Runs one replication; returns its metrics, the rate in M router- (switch-) cycles per

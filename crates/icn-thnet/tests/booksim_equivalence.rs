@@ -5,8 +5,12 @@
 //! channel latencies, iq router with iSLIP allocators and 5-flit packets.
 //!
 //! Tolerances (issue 24): mean packet latency within 2 % at the three loads below saturation,
-//! accepted throughput at saturation (offered 1.0) within 3 %. In a release build every row
-//! runs (≈ 1 min); a debug build runs the first latency row of the mesh and torus cases only.
+//! accepted throughput at saturation (offered 1.0) within 3 % (a 20 000-cycle window; where
+//! BookSim2's seeds spread as widely, its figure is the mean of several, `sat_seeds`). Where
+//! BookSim2 deadlocked (node-intermediate Valiant on the dragonfly at offered 1.0: the
+//! class-0 cycle the deadlock checker finds) icnlab must deadlock too. In a release build
+//! every row runs (≈ 1.5 min); a debug build runs the first latency row of the mesh and
+//! torus cases only. `BOOKSIM_CASES=a,b` runs only those cases.
 
 use icn_engine::Model;
 use icn_engine::model::NoProgress;
@@ -49,7 +53,7 @@ fn config(case: &HashMap<String, String>, load: f64, saturation: bool) -> VcRout
         case["routing"],
         case["vcs"],
         case["buf"],
-        if saturation { 10_000 } else { 20_000 },
+        20_000,
         if saturation { 1_000 } else { 40_000 },
         case["pattern"],
     );
@@ -79,12 +83,33 @@ fn icnlab_matches_booksim2_within_tolerance() {
         let case = &cases[&row["case"]];
         let saturation = row["kind"] == "saturation";
         let small = row["case"].starts_with("mesh") || row["case"].starts_with("torus");
+        let only = std::env::var("BOOKSIM_CASES").unwrap_or_default();
+        if !only.is_empty() && !only.split(',').any(|c| c == row["case"]) {
+            continue;
+        }
         if cfg!(debug_assertions) && (saturation || !small || !ran.insert(row["case"].clone())) {
             continue;
         }
         let load: f64 = row["load"].parse().unwrap();
         let m = VcRouter::run(&config(case, load, saturation), 1, &NoProgress)
             .unwrap_or_else(|e| panic!("{} at {load}: {e}", row["case"]));
+        if row["accepted"] == "deadlock" {
+            // BookSim2 deadlocked here (the script stops at its first deadlock warning): the
+            // deadlock checker's class-0 cycle of node-intermediate Valiant on a dragonfly.
+            // icnlab, run with `allow_deadlock`, must deadlock too.
+            let dead = m.require("deadlocked").unwrap();
+            eprintln!(
+                "{:<18} {:<10} {load:<5} deadlocked   icnlab {dead}  BookSim2 deadlock",
+                row["case"], row["kind"]
+            );
+            if dead != 1.0 {
+                failures.push(format!(
+                    "{} {load}: BookSim2 deadlocked, icnlab not",
+                    row["case"]
+                ));
+            }
+            continue;
+        }
         let (metric, tolerance) = if saturation {
             ("accepted", 0.03)
         } else {

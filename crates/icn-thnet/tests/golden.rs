@@ -98,7 +98,9 @@ fn runs() -> Vec<(&'static str, Metrics)> {
             on_deadlock: OnDeadlock::Report,
             // Rejected before the run by the deadlock check otherwise (issue 15).
             allow_deadlock: true,
-            ..vc("torus:4x4", 0.4)
+            // 0.6: at 0.4 `dim_order`'s random ties, drawn per input port since issue 24,
+            // happen not to close the ring's cycle with this seed.
+            ..vc("torus:4x4", 0.6)
         },
         7,
     );

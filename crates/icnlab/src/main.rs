@@ -171,6 +171,10 @@ enum Command {
         /// Write the experiment file here (atomically) instead of printing it.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Run the translated experiment into this folder (as `icnlab run --out DIR`) and print
+        /// BookSim2's statistic names beside icnlab's metrics.
+        #[arg(long, value_name = "DIR", conflicts_with = "out")]
+        run: Option<PathBuf>,
     },
 }
 
@@ -342,6 +346,16 @@ fn main() -> ExitCode {
                 println!("{}", saturate::line(&s));
             }
             Ok(())
+        }),
+        Command::Import {
+            config,
+            overrides,
+            run: Some(dir),
+            ..
+        } => import::booksim_run(&config, &overrides, &dir).and_then(|report| {
+            print!("{}", import::booksim_statistics(&report));
+            println!("wrote {}", dir.join("report.json").display());
+            experiment::verdict(&report, &dir)
         }),
         Command::Import {
             config,

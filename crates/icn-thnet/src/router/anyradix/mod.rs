@@ -152,6 +152,10 @@ pub struct VcAnyNet {
     sa_vcs: Vec<u32>,
     // Terminals.
     term_port: Vec<u32>,
+    /// The routing function's random stream, one per input port: a port's packets draw in
+    /// their arrival order, which is the same in one process and over partitions, where the
+    /// order in which different ports' flits land in a cycle is not (one stream per router
+    /// made a random routing's draws — `dim_order`'s ties — differ over ranks).
     rng: Vec<u64>,
     scratch: Scratch,
     // Partitions (see `par.rs`): the first router here; per terminal of the whole network
@@ -370,8 +374,8 @@ impl VcAnyNet {
             sa_ports: vec![0; routers],
             sa_vcs: vec![0; ports],
             term_port,
-            rng: (lo as u64..hi as u64)
-                .map(|r| icn_engine::rng::derive_seed(seed, r))
+            rng: ((lo * radix) as u64..(hi * radix) as u64)
+                .map(|p| icn_engine::rng::derive_seed(seed, p))
                 .collect(),
             scratch: Scratch {
                 best: vec![NONE; radix * v],
@@ -404,8 +408,9 @@ impl VcAnyNet {
         r * (v * (4 * b + std::mem::size_of::<InVc>() + 1 + 2 + 2)
             + 4 // ovc_busy
             + 4 + 4 + 2 + 2 + 8 + 3 // down, cred_to, delays, busy, SA pointers
-            + 4 + 4) // VC masks
-            + 8 + 8 + 8 // port masks, RNG
+            + 4 + 4 // VC masks
+            + 8) // RNG
+            + 8 + 8 // port masks
     }
 
     /// Output channels joining two routers, as `router · radix + port` (of a partition: its
@@ -439,7 +444,7 @@ impl VcAnyNet {
         debug_assert!(f & u32::from(HEAD) != 0, "a packet starts with its head");
         let id = (f >> 2) as usize;
         let ip = ivc / self.v;
-        let mut rng = Mix(&mut self.rng[r]);
+        let mut rng = Mix(&mut self.rng[ip]);
         let mut hdr = self.sh.pk_x[id];
         let up = self.cred_to[ip];
         let entering = up & REMOTE == 0 && up as usize >= self.routers * self.radix * self.v;

@@ -207,5 +207,5 @@ fn bytes_per_router_is_what_the_arrays_hold() {
     // A mesh router with the +x, −x, +y, −y ports icn-topo gives it and a terminal port.
     let mesh = build("mesh:4x4", "dor", params(2));
     assert_eq!(mesh.radix(), 5);
-    assert_eq!(mesh.bytes_per_router(), 729);
+    assert_eq!(mesh.bytes_per_router(), 761);
 }
