@@ -9,8 +9,9 @@
 //! [`Fabric::advance`]; the caller only says how far to go.
 //!
 //! Who uses it:
-//! * the open-loop load–latency harness of `icn-thnet` (Bernoulli sources, warm-up,
-//!   measurement window, drain), which is the same for the X-Switch and the VC router;
+//! * the open-loop load–latency harness ([`harness`]: Bernoulli sources of the [`traffic`]
+//!   patterns, warm-up, measurement window, drain), the same for the X-Switch, the VC router
+//!   and any other fabric;
 //! * the cluster simulator (`icn-cluster`), where host and NIC endpoints feed a program's
 //!   messages into any fabric.
 //!
@@ -26,8 +27,10 @@
 
 pub mod conformance;
 pub mod flow;
+pub mod harness;
 pub mod ideal;
 pub mod time;
+pub mod traffic;
 
 use std::fmt;
 

@@ -9,7 +9,7 @@
 //!
 //! X-Switch assembly:
 //! * [`topology`]: ring, mesh, torus, star, tree, graph files; source routes;
-//! * [`traffic`]: workloads shared by both models;
+//! * the workloads shared by both models: `icn_fabric::traffic`;
 //! * [`nia`]: the X-NIA endpoint (send queue, frame splitting, DMA delay, checked receive);
 //! * [`xswitch`]: the cycle-driven X-Switch network with its deadlock watchdog;
 //! * [`xswitch_model`]: `model = "xswitch"` for the CLI.
@@ -20,7 +20,8 @@
 //! * [`vc_model`]: `model = "vc-router"` for the CLI.
 //!
 //! Both networks behind `icn_fabric::Fabric` ([`fabric`]), and the one open-loop
-//! load–latency experiment both models run on it ([`harness`]).
+//! load–latency experiment both models run on it (`icn_fabric::harness`, which every fabric can
+//! use).
 //!
 //! [`bench`]: the standard speed workloads of both models (`icnlab bench xswitch vc-router`).
 
@@ -28,13 +29,11 @@ pub mod bench;
 pub mod fabric;
 pub mod fifo;
 pub mod frame;
-pub mod harness;
 pub mod nia;
 pub mod outport;
 pub mod router;
 pub mod symbol;
 pub mod topology;
-pub mod traffic;
 pub mod vc_model;
 pub mod xswitch;
 pub mod xswitch_model;

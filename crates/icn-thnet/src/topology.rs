@@ -35,13 +35,9 @@ pub enum End {
     Nia(usize),
 }
 
-/// Grid shape, for dimension-order routing and the grid traffic patterns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Grid {
-    pub x: usize,
-    pub y: usize,
-    pub wrap: bool,
-}
+/// Grid shape, for dimension-order routing and the grid traffic patterns (it lives with the
+/// patterns, in `icn_fabric::traffic`).
+pub use icn_fabric::traffic::Grid;
 
 #[derive(Clone, Debug)]
 pub struct Topology {

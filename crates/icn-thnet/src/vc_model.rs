@@ -10,14 +10,14 @@
 pub mod doc;
 
 use crate::fabric::{VcFabric, VcSpec, VcTopology};
-use crate::harness::{self, OpenLoop};
 use crate::router::VcParams;
 use crate::router::alloc::AllocKind;
 use crate::topology::Grid;
-use crate::traffic::{self, Sizes, TrafficConfig};
 pub use crate::xswitch_model::OnDeadlock;
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress};
+use icn_fabric::harness::{self, OpenLoop};
+use icn_fabric::traffic::{self, Sizes, TrafficConfig};
 use icn_topo::routing::Routing;
 use icn_topo::{Network, Shape, cdg};
 use serde::{Deserialize, Serialize};

@@ -13,12 +13,12 @@ pub mod doc;
 
 use crate::fabric::{XEngine, XSwitchFabric};
 use crate::frame::Check;
-use crate::harness::{self, OpenLoop};
 use crate::topology::Topology;
-use crate::traffic::{self, Sizes, TrafficConfig};
 use crate::xswitch::NetParams;
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
+use icn_fabric::harness::{self, OpenLoop};
+use icn_fabric::traffic::{self, Sizes, TrafficConfig};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -80,13 +80,7 @@ pub struct XSwitchConfig {
     pub netrace: Option<icn_netrace::NetraceConfig>,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OnDeadlock {
-    #[default]
-    Error,
-    Report,
-}
+pub use icn_fabric::harness::OnDeadlock;
 
 impl Default for XSwitchConfig {
     fn default() -> Self {

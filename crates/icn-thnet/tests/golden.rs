@@ -13,8 +13,8 @@
 
 use icn_engine::model::NoProgress;
 use icn_engine::{Metrics, Model};
+use icn_fabric::traffic::Pattern;
 use icn_thnet::router::alloc::AllocKind;
-use icn_thnet::traffic::Pattern;
 use icn_thnet::vc_model::{OnDeadlock, VcRouter, VcRouterConfig};
 use icn_thnet::xswitch_model::{XSwitch, XSwitchConfig};
 use std::fmt::Write as _;

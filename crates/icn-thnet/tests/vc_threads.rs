@@ -4,7 +4,7 @@
 
 use icn_engine::model::NoProgress;
 use icn_engine::{Metrics, Model};
-use icn_thnet::traffic::Pattern;
+use icn_fabric::traffic::Pattern;
 use icn_thnet::vc_model::{VcRouter, VcRouterConfig};
 
 mod common;

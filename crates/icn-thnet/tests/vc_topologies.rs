@@ -3,7 +3,7 @@
 
 use icn_engine::Model;
 use icn_engine::model::NoProgress;
-use icn_thnet::traffic::Pattern;
+use icn_fabric::traffic::Pattern;
 use icn_thnet::vc_model::{OnDeadlock, VcRouter, VcRouterConfig};
 
 fn cfg(topology: &str, routing: &str, vcs: usize) -> VcRouterConfig {

@@ -9,14 +9,23 @@
 //! metrics of their own ([`run`] takes them as a closure); warm-up, window, drain, deadlock
 //! handling, latency statistics, fairness, channel load and the per-source table are here.
 
-use crate::topology::Grid;
-use crate::traffic::{Sizes, Source, TraceRow, TrafficConfig, Workload};
-use crate::xswitch_model::OnDeadlock;
+use crate::traffic::{Grid, Sizes, Source, TraceRow, TrafficConfig, Workload};
+use crate::{Fabric, FabricError, Packet};
 use icn_engine::metrics::Status;
 use icn_engine::rng::stream;
 use icn_engine::stats::{Histogram, Summary, jain_fairness};
 use icn_engine::{Metrics, ModelError, Progress, Table};
-use icn_fabric::{Fabric, FabricError, Packet};
+use serde::{Deserialize, Serialize};
+
+/// What a detected deadlock does: `error` stops the run with the diagnosis; `report` ends the
+/// replication early with the diagnosis as a note.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnDeadlock {
+    #[default]
+    Error,
+    Report,
+}
 
 /// What to offer the fabric and how long to measure.
 pub struct OpenLoop<'a> {
@@ -78,7 +87,7 @@ pub fn run<F: Fabric>(
 
 /// [`run`], stopping the replication (status drain limit) once more than `max_waiting`
 /// packets wait in the fabric.
-fn run_bounded<F: Fabric>(
+pub fn run_bounded<F: Fabric>(
     fabric: &mut F,
     w: &OpenLoop,
     seed: u64,
@@ -354,52 +363,6 @@ fn ending(c: &Counts, drain: u64, item: &str) -> Status {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fabric::VcFabric;
-    use crate::router::grid::VcParams;
-    use icn_engine::model::NoProgress;
-
-    /// A load past saturation over a long window grew the endpoint queues until memory ran
-    /// out; past the limit the replication stops, saturated, saying why.
-    #[test]
-    fn queues_past_the_limit_stop_the_replication_as_saturated() {
-        let grid = Grid {
-            x: 4,
-            y: 4,
-            wrap: false,
-        };
-        let traffic = TrafficConfig::default();
-        let w = OpenLoop {
-            load: 1.0,
-            sizes: Sizes {
-                size: 5,
-                size_large: 5,
-                large_fraction: 0.0,
-            },
-            traffic: &traffic,
-            trace: &[],
-            grid: Some(grid),
-            warmup: 0,
-            measure: 1 << 30,
-            drain: 0,
-            on_deadlock: OnDeadlock::Error,
-        };
-        let mut fabric =
-            VcFabric::grid(grid, VcParams::unit_delays(2, 8, 20_000), 1, 1 << 16).unwrap();
-        let m = run_bounded(&mut fabric, &w, 1, &NoProgress, |_, _, _| {}, 5_000).unwrap();
-        let Status::Saturated(why) = &m.status else {
-            panic!("{:?}", m.status);
-        };
-        assert!(
-            why.contains("packets were waiting in the fabric")
-                && why.contains("more than the limit of 5000"),
-            "{why}"
-        );
-        assert!(
-            fabric.now() < 1 << 20,
-            "stopped early: cycle {}",
-            fabric.now()
-        );
-    }
 
     fn counts(outstanding: u64, created: u64, delivered: u64) -> Counts {
         Counts {

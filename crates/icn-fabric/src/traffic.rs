@@ -27,11 +27,18 @@
 //! `large_fraction > 0` the bimodal mix `size_large` with that probability (the MyVIA paper's
 //! 128 B / 4 KB mix is `size = 128, size_large = 4096`).
 
-use crate::topology::Grid;
 use icn_engine::rng::{Rng, SimRng};
 use icn_engine::{Context, Invalid};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+
+/// Grid shape, for dimension-order routing and the grid traffic patterns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    pub x: usize,
+    pub y: usize,
+    pub wrap: bool,
+}
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
