@@ -410,7 +410,7 @@ const XSWITCH: Docs = &[
     (
         "topology",
         "",
-        "the network of X-Switches: `ring:N`, `mesh:XxY`, `torus:XxY`, `star`, `tree:D`, `ccc:H,K`, `fattree:2,N`, `dragonfly:1,2,1`, `hypercube:D` (D ≤ 4) or `file:PATH`",
+        "the network of X-Switches: `ring:N`, `mesh:XxY`, `torus:XxY`, `star`, `tree:D`, `ccc:H,K`, `fattree:2,N`, `dragonfly:1,2,1`, `hypercube:D` (D ≤ 4), `crossbar:N` (N ≤ 5), `graph:SPEC` or `file:PATH`",
     ),
     (
         "load",
@@ -807,7 +807,7 @@ const CLUSTER: Docs = &[
     (
         "fabric.topology",
         "",
-        "the fabric's network, in the spelling of its model",
+        "the fabric's network: an icn-topo graph (ideal, flow), any VC-router network spelling (`fattree:K,N`, `dragonfly:P`, `hypercube:D`, `torus:4x4x4`, `mesh:8x8,2`, `graph:..`) or `crossbar:N` (ideal, xswitch up to 5 ports, vc-router), `ring:N` (sci-ring)",
     ),
     ("fabric.hop_ns", "ns", "ideal: latency per hop"),
     (
@@ -889,6 +889,22 @@ const CLUSTER: Docs = &[
         "fabric.threads",
         "threads",
         "xswitch, vc-router: threads simulating the fabric (0: every core); same results at any count",
+    ),
+    (
+        "fabric.allow_deadlock",
+        "",
+        "xswitch: run even when the routes the workload uses have a cycle of channel dependencies (the watchdog still reports a deadlock)",
+    ),
+    (
+        "placement.kind",
+        "",
+        "where rank r runs: `linear` (endpoint r), `random` (a permutation of every endpoint drawn from `placement.seed`), `file` (line r + 1 of `placement.file`)",
+    ),
+    ("placement.seed", "", "random: the permutation's seed"),
+    (
+        "placement.file",
+        "",
+        "file: one endpoint per line for ranks 0, 1, ... (`#` comments), relative to the experiment file",
     ),
 ];
 
