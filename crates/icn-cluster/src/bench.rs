@@ -3,10 +3,11 @@
 //! 4 KB on an 8×8 mesh of VC routers (4 032 messages). Both with X-NIA-like simple endpoints.
 //! The unit of work is a message delivered.
 
-use crate::model::{BcastAlgorithm, Cluster, ClusterConfig, FabricKind, WorkloadKind};
+use crate::model::{BcastAlgorithm, Cluster, ClusterConfig, FabricConfig, WorkloadKind};
 use crate::nic::NicKind;
 use icn_engine::model::NoProgress;
 use icn_engine::{Model, ModelError};
+use icn_thnet::fabric_config::{VcFabricConfig, XSwitchFabricConfig};
 
 fn endpoint(cfg: &mut ClusterConfig) {
     cfg.nic.kind = NicKind::Simple;
@@ -18,9 +19,11 @@ fn endpoint(cfg: &mut ClusterConfig) {
 pub fn ccc_config() -> ClusterConfig {
     let mut cfg = ClusterConfig::default();
     endpoint(&mut cfg);
-    cfg.fabric.kind = FabricKind::Xswitch;
-    cfg.fabric.topology = "ccc:5,5".into();
-    cfg.fabric.clock_mhz = 100.0;
+    cfg.fabric = FabricConfig::Xswitch(XSwitchFabricConfig {
+        topology: "ccc:5,5".into(),
+        clock_mhz: 100.0,
+        ..XSwitchFabricConfig::default()
+    });
     cfg.workload.kind = WorkloadKind::Bcast;
     cfg.workload.algorithm = BcastAlgorithm::Ilbm;
     cfg.workload.bytes = 65_536;
@@ -30,9 +33,11 @@ pub fn ccc_config() -> ClusterConfig {
 pub fn alltoall_config() -> ClusterConfig {
     let mut cfg = ClusterConfig::default();
     endpoint(&mut cfg);
-    cfg.fabric.kind = FabricKind::VcRouter;
-    cfg.fabric.topology = "mesh:8x8".into();
-    cfg.fabric.clock_mhz = 1000.0;
+    cfg.fabric = FabricConfig::VcRouter(VcFabricConfig {
+        topology: "mesh:8x8".into(),
+        clock_mhz: 1000.0,
+        ..VcFabricConfig::default()
+    });
     cfg.workload.kind = WorkloadKind::Alltoall;
     cfg.workload.bytes = 4096;
     cfg

@@ -13,9 +13,11 @@
 
 pub mod bench;
 pub mod collectives;
+pub mod fabric;
 pub mod model;
 pub mod nic;
 pub mod patterns;
+pub mod placement;
 pub mod program;
 pub mod real;
 pub mod sim;

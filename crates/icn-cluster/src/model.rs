@@ -17,8 +17,11 @@
 pub mod doc;
 
 use crate::collectives;
+use crate::fabric::Prepared;
+pub use crate::fabric::{FabricConfig, FabricKind};
 use crate::nic::{Endpoint, NicConfig};
 use crate::patterns;
+use crate::placement::{Placed, Placement, PlacementConfig};
 use crate::program::{self, Program};
 use crate::sim::{Cluster as Sim, Outcome, RunError};
 use crate::ti::action::CollKind;
@@ -29,19 +32,7 @@ use icn_engine::lockstep::Exchange;
 use icn_engine::model::Ticker;
 use icn_engine::stats::Histogram;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
-use icn_fabric::flow::FlowConfig;
-use icn_fabric::ideal::IdealConfig;
-use icn_fabric::{Fabric, Ps};
-use icn_sci::SciConfig;
-use icn_sci::fabric::SciRingFabric;
-use icn_thnet::fabric::{VcFabric, VcSpec, VcTopology, XSwitchFabric};
-use icn_thnet::frame::Check;
-use icn_thnet::router::VcParams;
-use icn_thnet::topology::Topology;
-use icn_thnet::vc_model;
-use icn_thnet::xswitch::NetParams;
-use icn_topo::Network;
-use icn_topo::routing::Routing;
+use icn_fabric::Fabric;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -53,6 +44,8 @@ pub struct ClusterConfig {
     pub workload: WorkloadConfig,
     pub nic: NicConfig,
     pub fabric: FabricConfig,
+    /// Which endpoint each rank runs on.
+    pub placement: PlacementConfig,
     /// Hosts (the TI replay's `compute`).
     pub host: HostConfig,
     /// The algorithm of each collective (the TI replay).
@@ -207,116 +200,6 @@ impl Default for WorkloadConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FabricKind {
-    #[default]
-    Ideal,
-    /// Messages as flows sharing links max-min fairly (SimGrid's CM02).
-    Flow,
-    Xswitch,
-    VcRouter,
-    SciRing,
-}
-
-/// `[fabric]`: the kind and the keys of every kind (each kind reads its own).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct FabricConfig {
-    pub kind: FabricKind,
-    /// ideal: an icn-topo graph spec; xswitch: ring:N, mesh:XxY, torus:XxY, star, tree:D,
-    /// ccc:H,K, file:PATH; vc-router: mesh:XxY, torus:XxY, ring:N; sci-ring: ring:N.
-    pub topology: String,
-    /// ideal: per-hop latency, ns.
-    pub hop_ns: f64,
-    /// ideal, flow: link bandwidth, MB/s (ideal: 0 = infinite).
-    pub link_mbs: f64,
-    /// flow: latency of every link, ns (a crossbar route has two: up and down).
-    pub link_lat_ns: f64,
-    /// flow: TCP window bound, bytes (0 = none).
-    pub tcp_gamma: f64,
-    /// flow: the reverse route carries 5 % of each flow's rate.
-    pub crosstraffic: bool,
-    /// ideal: packets share links.
-    pub contention: bool,
-    /// ideal: largest packet, bytes.
-    pub max_packet: u32,
-    /// xswitch, vc-router: clock, MHz (an X-Switch link moves 1 byte per cycle).
-    pub clock_mhz: f64,
-    /// xswitch: payload bytes per frame.
-    pub frame_size: u32,
-    /// xswitch: input FIFO symbols, STOP and GO thresholds, NIA DMA delay (cycles).
-    pub fifo_size: usize,
-    pub stop_threshold: usize,
-    pub go_threshold: usize,
-    pub dma_delay: u64,
-    /// vc-router: bytes per flit, largest packet in flits, VCs, buffer flits per VC.
-    pub flit_bytes: u32,
-    pub max_packet_flits: u32,
-    pub vcs: usize,
-    pub buf: usize,
-    /// xswitch, vc-router: cycles without progress that count as a deadlock.
-    pub watchdog: u64,
-    /// xswitch, vc-router: the same bound in seconds of wall time.
-    pub watchdog_wall_s: u64,
-    /// sci-ring: data bytes per SCI send (16, 64 or 256); messages are cut into such sends.
-    pub sci_data_bytes: u16,
-    /// sci-ring: intelligent A/B aging instead of standard A/B aging.
-    pub intelligent: bool,
-    /// xswitch, vc-router: threads simulating the fabric (0: every core); results are the
-    /// same at any count.
-    pub threads: usize,
-}
-
-impl Default for FabricConfig {
-    fn default() -> Self {
-        FabricConfig {
-            kind: FabricKind::Ideal,
-            topology: "path:2".into(),
-            hop_ns: 550.0,
-            link_mbs: 160.0,
-            link_lat_ns: 50_000.0,
-            tcp_gamma: 4_194_304.0,
-            crosstraffic: true,
-            contention: true,
-            max_packet: 1 << 20,
-            clock_mhz: 160.0,
-            frame_size: 256,
-            fifo_size: 64,
-            stop_threshold: 48,
-            go_threshold: 16,
-            dma_delay: 0,
-            flit_bytes: 16,
-            max_packet_flits: 64,
-            vcs: 2,
-            buf: 8,
-            watchdog: 1_000_000,
-            watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
-            sci_data_bytes: 64,
-            intelligent: false,
-            threads: 1,
-        }
-    }
-}
-
-/// What checking a `[fabric]` table built: its endpoint count, and the parsed X-Switch or
-/// grid topology or the any-radix VC router's network with its checked routing.
-struct Checked {
-    endpoints: usize,
-    topo: Option<Topology>,
-    vc_any: Option<(Arc<Network>, Arc<dyn Routing>)>,
-}
-
-impl Checked {
-    fn endpoints(endpoints: usize) -> Checked {
-        Checked {
-            endpoints,
-            topo: None,
-            vc_any: None,
-        }
-    }
-}
-
 /// A prepared cluster point: the program and everything to build a fabric per replication.
 pub struct ClusterPoint {
     pub cfg: ClusterConfig,
@@ -324,10 +207,10 @@ pub struct ClusterPoint {
     /// A TI replay (workload.kind = "ti"): its files, what the pre-scan found, how it runs.
     pub ti: Option<TiPoint>,
     pub endpoint: Endpoint,
-    topo: Option<Topology>,
-    /// vc-router on a network other than a mesh, torus or ring: the icn-topo network and
-    /// its routing (checked free of deadlock in `prepare`).
-    vc_any: Option<(Arc<Network>, Arc<dyn Routing>)>,
+    /// The fabric's topology or network, built and checked once.
+    fabric: Prepared,
+    /// Where the ranks run, unless rank `r` runs on endpoint `r`.
+    placement: Option<Arc<Placement>>,
     /// Step count of the broadcast scheme (bcast with an icn-bcast algorithm).
     pub scheme_steps: Option<u32>,
     /// Threads (partitions) simulating an xswitch or vc-router fabric in this process.
@@ -343,404 +226,24 @@ impl ClusterConfig {
     /// folder, as the workload's trace and the NIC's profile files are.
     fn with_paths_resolved(&self, ctx: &Context) -> ClusterConfig {
         let mut cfg = self.clone();
-        cfg.fabric.topology = ctx.resolve_spec(&cfg.fabric.topology);
+        let spec = ctx.resolve_spec(cfg.fabric.topology());
+        *cfg.fabric.topology_mut() = spec;
         cfg
-    }
-}
-
-impl FabricConfig {
-    fn cycle_ps(&self) -> Result<Ps, Invalid> {
-        Invalid::check(
-            self.clock_mhz.is_finite() && (1.0..=1e6).contains(&self.clock_mhz),
-            "fabric.clock_mhz",
-            "1 ..= 10^6 MHz",
-            self.clock_mhz,
-        )?;
-        Ok((1e6 / self.clock_mhz).round() as Ps)
-    }
-
-    /// The SCI ring of `topology = "ring:N"` (every other ring key at the `sci` defaults).
-    fn sci(&self) -> Result<SciConfig, Invalid> {
-        let nodes = self
-            .topology
-            .strip_prefix("ring:")
-            .and_then(|n| n.parse::<usize>().ok())
-            .ok_or_else(|| {
-                Invalid::new(
-                    "fabric.topology",
-                    format!("the SCI ring needs ring:N, got `{}`", self.topology),
-                )
-            })?;
-        let cfg = SciConfig {
-            nodes,
-            data_bytes: vec![self.sci_data_bytes],
-            ..SciConfig::default()
-        };
-        cfg.validate().map_err(|mut e| {
-            e.key = match e.key.as_str() {
-                "nodes" => "fabric.topology".into(),
-                k if k.starts_with("data_bytes") => "fabric.sci_data_bytes".into(),
-                k => format!("fabric.{k}"),
-            };
-            e
-        })?;
-        Ok(cfg)
-    }
-
-    /// Largest packet payload the fabric takes (what `Fabric::max_packet_bytes` will say).
-    fn max_packet_bytes(&self) -> u64 {
-        match self.kind {
-            FabricKind::Ideal => u64::from(self.max_packet),
-            FabricKind::Flow => u64::from(u32::MAX),
-            FabricKind::Xswitch => u64::from(icn_thnet::xswitch_model::MAX_SIZE),
-            FabricKind::VcRouter => u64::from(self.flit_bytes) * u64::from(self.max_packet_flits),
-            FabricKind::SciRing => u64::from(self.sci_data_bytes).max(1),
-        }
-    }
-
-    fn ideal(&self) -> IdealConfig {
-        IdealConfig {
-            topology: self.topology.clone(),
-            hop_ns: self.hop_ns,
-            link_mbs: self.link_mbs,
-            contention: self.contention,
-            max_packet: self.max_packet,
-        }
-    }
-
-    fn flow(&self) -> FlowConfig {
-        FlowConfig {
-            topology: self.topology.clone(),
-            link_mbs: self.link_mbs,
-            link_lat_ns: self.link_lat_ns,
-            tcp_gamma: self.tcp_gamma,
-            crosstraffic: self.crosstraffic,
-        }
-    }
-
-    fn xswitch_params(&self) -> NetParams {
-        NetParams {
-            link_delay: 1,
-            fifo_size: self.fifo_size,
-            stop_threshold: self.stop_threshold,
-            go_threshold: self.go_threshold,
-            frame_size: self.frame_size,
-            check: Check::Crc16,
-            dma_delay: self.dma_delay,
-            watchdog: self.watchdog,
-            watchdog_wall_s: self.watchdog_wall_s,
-        }
-    }
-
-    fn vc_params(&self) -> VcParams {
-        VcParams {
-            watchdog_wall_s: self.watchdog_wall_s,
-            ..VcParams::unit_delays(self.vcs, self.buf, self.watchdog)
-        }
-    }
-
-    /// The `threads` key with 0 resolved to the machine's cores.
-    fn thread_count(&self) -> usize {
-        match self.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n,
-        }
-    }
-
-    /// The graph the broadcast schemes run on (the fabric's switch graph).
-    fn graph(&self) -> Result<icn_topo::Graph, Invalid> {
-        let spec = match (self.kind, self.topology.split_once(':')) {
-            (FabricKind::Ideal, _) => self.topology.clone(),
-            (_, Some(("ccc", a))) => format!("ccc:{a}"),
-            (_, Some(("mesh", a))) => format!("mesh:{a}"),
-            (_, Some(("torus", a))) => format!("torus:{a}"),
-            (_, Some(("ring", a))) => format!("ring:{a}"),
-            _ => {
-                return Err(Invalid::new(
-                    "workload.algorithm",
-                    format!(
-                        "the icn-bcast schemes need a ccc, mesh, torus or ring fabric, not `{}`",
-                        self.topology
-                    ),
-                ));
-            }
-        };
-        icn_topo::parse_graph_spec(&spec)
-            .map_err(|e| Invalid::new("fabric.topology", e.to_string()))
-    }
-
-    /// A key set to something other than its default that the chosen kind does not read is
-    /// an error, not silently ignored (the table holds the keys of every kind).
-    fn check_keys_apply(&self) -> Result<(), Invalid> {
-        use FabricKind::*;
-        let d = FabricConfig::default();
-        let keys: [(&str, bool, &[FabricKind]); 21] = [
-            ("hop_ns", self.hop_ns != d.hop_ns, &[Ideal]),
-            ("link_mbs", self.link_mbs != d.link_mbs, &[Ideal, Flow]),
-            ("link_lat_ns", self.link_lat_ns != d.link_lat_ns, &[Flow]),
-            ("tcp_gamma", self.tcp_gamma != d.tcp_gamma, &[Flow]),
-            ("crosstraffic", self.crosstraffic != d.crosstraffic, &[Flow]),
-            ("contention", self.contention != d.contention, &[Ideal]),
-            ("max_packet", self.max_packet != d.max_packet, &[Ideal]),
-            (
-                "clock_mhz",
-                self.clock_mhz != d.clock_mhz,
-                &[Xswitch, VcRouter],
-            ),
-            ("frame_size", self.frame_size != d.frame_size, &[Xswitch]),
-            ("fifo_size", self.fifo_size != d.fifo_size, &[Xswitch]),
-            (
-                "stop_threshold",
-                self.stop_threshold != d.stop_threshold,
-                &[Xswitch],
-            ),
-            (
-                "go_threshold",
-                self.go_threshold != d.go_threshold,
-                &[Xswitch],
-            ),
-            ("dma_delay", self.dma_delay != d.dma_delay, &[Xswitch]),
-            ("flit_bytes", self.flit_bytes != d.flit_bytes, &[VcRouter]),
-            (
-                "max_packet_flits",
-                self.max_packet_flits != d.max_packet_flits,
-                &[VcRouter],
-            ),
-            ("vcs", self.vcs != d.vcs, &[VcRouter]),
-            ("threads", self.threads != d.threads, &[Xswitch, VcRouter]),
-            ("buf", self.buf != d.buf, &[VcRouter]),
-            (
-                "watchdog",
-                self.watchdog != d.watchdog,
-                &[Xswitch, VcRouter],
-            ),
-            (
-                "watchdog_wall_s",
-                self.watchdog_wall_s != d.watchdog_wall_s,
-                &[Xswitch, VcRouter],
-            ),
-            (
-                "sci_data_bytes",
-                self.sci_data_bytes != d.sci_data_bytes,
-                &[SciRing],
-            ),
-        ];
-        for (key, set, kinds) in keys {
-            if set && !kinds.contains(&self.kind) {
-                return Err(Invalid::new(
-                    format!("fabric.{key}"),
-                    format!("does not apply to kind = \"{}\"", self.kind_name()),
-                ));
-            }
-        }
-        if self.intelligent && self.kind != SciRing {
-            return Err(Invalid::new(
-                "fabric.intelligent",
-                format!("does not apply to kind = \"{}\"", self.kind_name()),
-            ));
-        }
-        Ok(())
-    }
-
-    fn kind_name(&self) -> &'static str {
-        match self.kind {
-            FabricKind::Ideal => "ideal",
-            FabricKind::Flow => "flow",
-            FabricKind::Xswitch => "xswitch",
-            FabricKind::VcRouter => "vc-router",
-            FabricKind::SciRing => "sci-ring",
-        }
-    }
-
-    /// A vc-router network that is not a mesh, torus or ring: `ccc:H,K` (as for the
-    /// X-Switch) or any icn-topo network spec, with its default routing (up*/down* on graphs
-    /// and fat trees, minimal on dragonflies, dimension order on cubes), checked for
-    /// channel-dependency cycles before anything runs.
-    fn vc_network(&self) -> Result<(Arc<Network>, Arc<dyn Routing>), Invalid> {
-        let spec = match self.topology.split_once(':') {
-            Some(("ccc", a)) => format!("graph:ccc:{a}"),
-            _ => self.topology.clone(),
-        };
-        let bad = |e: icn_topo::TopoError| Invalid::new("fabric.topology", e.to_string());
-        vc_model::check_spec_fits("fabric.topology", &spec, self.vcs, self.buf)?;
-        let net = icn_topo::parse_network_spec(&spec).map_err(bad)?;
-        let routing = icn_topo::default_routing(&net).map_err(bad)?;
-        let classes = usize::from(routing.vc_classes());
-        Invalid::check(
-            self.vcs >= classes,
-            "fabric.vcs",
-            &format!("≥ {classes} (the VC classes its routing needs)"),
-            self.vcs,
-        )?;
-        vc_model::check_router_state_fits(
-            "fabric.topology",
-            net.routers() as usize,
-            usize::from(net.radix()),
-            self.vcs,
-            self.buf,
-            net.terminals() as usize,
-        )?;
-        // The vc-router model's check: bounded (a small twin beyond a few thousand
-        // terminals), where a full check of a large fat tree ran for minutes.
-        vc_model::check_deadlock_free(
-            &net,
-            routing.as_ref(),
-            icn_topo::default_routing_name(&net),
-            self.vcs,
-            &self.topology,
-            false,
-        )
-        .map_err(|mut e| {
-            e.key = "fabric.topology".into();
-            e
-        })?;
-        Ok((Arc::new(net), Arc::from(routing)))
-    }
-
-    /// Checks the keys and builds what every replication's fabric needs, once.
-    fn check(&self, ctx: &Context) -> Result<Checked, Invalid> {
-        self.check_keys_apply()?;
-        let named = |mut e: Invalid| {
-            if !e.key.starts_with("fabric.") {
-                e.key = format!("fabric.{}", e.key);
-            }
-            e
-        };
-        match self.kind {
-            FabricKind::Ideal => {
-                let f = self.ideal().build()?;
-                Ok(Checked::endpoints(f.endpoints()))
-            }
-            FabricKind::Flow => {
-                let f = self.flow().build()?;
-                Ok(Checked::endpoints(f.endpoints()))
-            }
-            FabricKind::Xswitch => {
-                self.cycle_ps()?;
-                self.xswitch_params().validate().map_err(named)?;
-                let spec = match self.topology.strip_prefix("file:") {
-                    Some(p) => format!("file:{}", ctx.resolve(p).display()),
-                    None => self.topology.clone(),
-                };
-                let t = Topology::from_spec(&spec).map_err(named)?;
-                Invalid::check(
-                    self.threads <= 1024 && self.thread_count() <= t.switches,
-                    "fabric.threads",
-                    "0 (every core) ..= 1024, at most one thread per switch",
-                    self.threads,
-                )?;
-                icn_thnet::xswitch_model::check_state_fits(
-                    "fabric.topology",
-                    &t,
-                    &self.xswitch_params(),
-                    self.thread_count(),
-                )?;
-                Ok(Checked {
-                    endpoints: t.nias(),
-                    topo: Some(t),
-                    vc_any: None,
-                })
-            }
-            FabricKind::SciRing => Ok(Checked::endpoints(self.sci()?.nodes)),
-            FabricKind::VcRouter => {
-                self.cycle_ps()?;
-                self.vc_params().validate().map_err(named)?;
-                Invalid::check(
-                    (1..=4096).contains(&self.flit_bytes),
-                    "fabric.flit_bytes",
-                    "1 ..= 4096",
-                    self.flit_bytes,
-                )?;
-                Invalid::check(
-                    (1..=65_536).contains(&self.max_packet_flits),
-                    "fabric.max_packet_flits",
-                    "1 ..= 65536",
-                    self.max_packet_flits,
-                )?;
-                Invalid::check(
-                    self.threads <= 1024,
-                    "fabric.threads",
-                    "0 (every core) ..= 1024",
-                    self.threads,
-                )?;
-                let grid = ["mesh:", "torus:", "ring:"]
-                    .iter()
-                    .any(|p| self.topology.starts_with(p));
-                if !grid {
-                    let (net, routing) = self.vc_network()?;
-                    Invalid::check(
-                        self.thread_count() <= net.routers() as usize,
-                        "fabric.threads",
-                        "at most one thread per router",
-                        self.thread_count(),
-                    )?;
-                    return Ok(Checked {
-                        endpoints: net.terminals() as usize,
-                        topo: None,
-                        vc_any: Some((net, routing)),
-                    });
-                }
-                let t = Topology::from_spec(&self.topology).map_err(named)?;
-                Invalid::check(
-                    self.thread_count() <= t.nias(),
-                    "fabric.threads",
-                    "at most one thread per router",
-                    self.thread_count(),
-                )?;
-                vc_model::check_router_state_fits(
-                    "fabric.topology",
-                    t.nias(),
-                    5,
-                    self.vcs,
-                    self.buf,
-                    t.nias(),
-                )?;
-                Ok(Checked {
-                    endpoints: t.nias(),
-                    topo: Some(t),
-                    vc_any: None,
-                })
-            }
-        }
     }
 }
 
 impl ClusterPoint {
     /// A fresh fabric for one replication, behind the common interface (the cluster loop
-    /// takes any fabric; one indirect call per step costs nothing next to a network cycle).
-    /// `seed` (the replication's) seeds the VC routers' random routing choices.
+    /// takes any fabric; one indirect call per step costs nothing next to a network cycle),
+    /// addressed by rank. `seed` (the replication's) seeds the VC routers' random routing
+    /// choices.
     pub fn fabric_for(&self, seed: u64) -> Result<Box<dyn Fabric>, Invalid> {
-        let f = &self.cfg.fabric;
-        Ok(match f.kind {
-            FabricKind::Ideal => Box::new(f.ideal().build()?),
-            FabricKind::Flow => Box::new(f.flow().build()?),
-            FabricKind::Xswitch => Box::new(XSwitchFabric::spread(
-                self.topo.clone().expect("prepared"),
-                f.xswitch_params(),
-                self.threads,
-                self.ranks.clone(),
-                f.cycle_ps()?,
-            )?),
-            FabricKind::SciRing => Box::new(SciRingFabric::new(&f.sci()?, f.intelligent)?),
-            FabricKind::VcRouter => Box::new(VcFabric::build(&VcSpec {
-                topology: match &self.vc_any {
-                    Some((net, routing)) => VcTopology::Any {
-                        net: net.clone(),
-                        routing: routing.clone(),
-                    },
-                    None => {
-                        VcTopology::Grid(self.topo.as_ref().and_then(|t| t.grid).expect("prepared"))
-                    }
-                },
-                params: f.vc_params(),
-                global_delay: 0,
-                router_seed: VcSpec::router_seed(seed),
-                threads: self.threads,
-                ranks: self.ranks.clone(),
-                cycle_ps: f.cycle_ps()?,
-                flit_bytes: f.flit_bytes,
-                max_packet_flits: f.max_packet_flits,
-            })?),
+        let f = self
+            .fabric
+            .build(&self.cfg.fabric, seed, self.threads, self.ranks.clone())?;
+        Ok(match &self.placement {
+            Some(p) => Box::new(Placed::new(f, p.clone())),
+            None => f,
         })
     }
 
@@ -1221,11 +724,8 @@ impl Model for Cluster {
 
     fn prepare(cfg: &ClusterConfig, ctx: &Context) -> Result<ClusterPoint, Invalid> {
         let cfg = &cfg.with_paths_resolved(ctx);
-        let Checked {
-            endpoints,
-            topo,
-            vc_any,
-        } = cfg.fabric.check(ctx)?;
+        let fabric = cfg.fabric.prepare()?;
+        let endpoints = fabric.endpoints();
         let endpoint = Endpoint::build(&cfg.nic, |p| {
             if p.contains('/') || p.ends_with(".toml") {
                 ctx.resolve(p).display().to_string()
@@ -1275,29 +775,48 @@ impl Model for Cluster {
             ),
             packets,
         )?;
-        let ranks = match cfg.fabric.kind {
-            FabricKind::Xswitch | FabricKind::VcRouter => ctx.network.clone(),
-            FabricKind::Ideal | FabricKind::Flow | FabricKind::SciRing => None,
-        };
-        // Partitions of an xswitch or vc-router fabric (the other fabrics run whole).
-        let threads = match cfg.fabric.kind {
-            FabricKind::Xswitch | FabricKind::VcRouter => {
-                let routers = vc_any
-                    .as_ref()
-                    .map(|(net, _)| net.routers() as usize)
-                    .or(topo.as_ref().map(|t| t.switches))
-                    .unwrap_or(0);
-                ctx.partitions("fabric.threads", cfg.fabric.threads, routers, "router")?
+        let ranks = program.len().max(ti.as_ref().map_or(0, |t| t.set.ranks()));
+        let placement = cfg.placement.place(ranks, endpoints, &|p| ctx.resolve(p))?;
+        if scheme_steps.is_some() && !placement.is_linear() {
+            return Err(Invalid::new(
+                "placement.kind",
+                "\"linear\" (the icn-bcast schemes are built on the fabric's own node numbers)",
+            ));
+        }
+        // The static deadlock check over the endpoint pairs the workload uses (a TI trace:
+        // every pair of its ranks, which its collectives may join).
+        let at = &placement.endpoint;
+        let mut pairs: Box<dyn Iterator<Item = (usize, usize)>> = match &ti {
+            Some(_) => {
+                Box::new((0..ranks).flat_map(move |s| (0..ranks).map(move |d| (at[s], at[d]))))
             }
-            FabricKind::Ideal | FabricKind::Flow | FabricKind::SciRing => 1,
+            None => Box::new(program.ranks.iter().enumerate().flat_map(move |(r, ops)| {
+                ops.iter().filter_map(move |op| match *op {
+                    program::Op::Send { peer, .. } | program::Op::Ssend { peer, .. } => {
+                        Some((at[r], at[peer]))
+                    }
+                    _ => None,
+                })
+            })),
+        };
+        fabric.check_pairs(&cfg.fabric, &mut pairs)?;
+        drop(pairs);
+        // Partitions of an xswitch or vc-router fabric (the other fabrics run whole), and
+        // the ranks they are spread over.
+        let (threads, ranks) = match cfg.fabric.threads() {
+            Some(t) => (
+                ctx.partitions("fabric.threads", t, fabric.routers(), "router")?,
+                ctx.network.clone(),
+            ),
+            None => (1, None),
         };
         Ok(ClusterPoint {
             cfg: cfg.clone(),
             program,
             ti,
             endpoint,
-            topo,
-            vc_any,
+            fabric,
+            placement: (!placement.is_linear()).then(|| Arc::new(placement)),
             scheme_steps,
             threads,
             ranks,
@@ -1349,7 +868,7 @@ mod tests {
             ] {
                 for (bytes, segments) in [(0, 8), (5, 8), (4096, 3)] {
                     let mut cfg = ClusterConfig::default();
-                    cfg.fabric.topology = "ccc:3,3".into();
+                    *cfg.fabric.topology_mut() = "ccc:3,3".into();
                     cfg.workload = WorkloadConfig {
                         kind,
                         algorithm,
@@ -1375,7 +894,7 @@ mod tests {
     #[test]
     fn programs_beyond_the_operation_limit_are_refused_before_they_are_built() {
         let mut cfg = ClusterConfig::default();
-        cfg.fabric.topology = "mesh:100x100".into();
+        *cfg.fabric.topology_mut() = "mesh:100x100".into();
         cfg.workload.kind = WorkloadKind::Bcast;
         cfg.workload.algorithm = BcastAlgorithm::Chain;
         cfg.workload.segments = 65_536;

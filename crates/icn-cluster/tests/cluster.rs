@@ -2,12 +2,37 @@
 //! fabric, and workloads that can never finish.
 
 use icn_cluster::model::{
-    BcastAlgorithm, Cluster, ClusterConfig, FabricKind, WorkloadKind, run_point,
+    BcastAlgorithm, Cluster, ClusterConfig, FabricConfig, FabricKind, WorkloadKind, run_point,
 };
 use icn_cluster::nic::NicKind;
 use icn_engine::model::NoProgress;
 use icn_engine::{Context, Model};
+use icn_fabric::ideal::IdealConfig;
 use icn_fabric::{Delivery, Fabric, Packet, Ps};
+
+/// The defaults of `kind` on `topology`.
+fn fabric(kind: FabricKind, topology: &str) -> FabricConfig {
+    let mut f = FabricConfig::of_kind(kind);
+    *f.topology_mut() = topology.into();
+    f
+}
+
+/// The ideal fabric's keys of `cfg` (the default kind).
+fn ideal(cfg: &mut ClusterConfig) -> &mut IdealConfig {
+    match &mut cfg.fabric {
+        FabricConfig::Ideal(c) => c,
+        other => panic!("not ideal: {other:?}"),
+    }
+}
+
+/// Sets the `threads` of an X-Switch or VC-router fabric.
+fn set_threads(cfg: &mut ClusterConfig, threads: usize) {
+    match &mut cfg.fabric {
+        FabricConfig::Xswitch(c) => c.threads = threads,
+        FabricConfig::VcRouter(c) => c.threads = threads,
+        other => panic!("no threads: {other:?}"),
+    }
+}
 
 fn prepare(cfg: &ClusterConfig) -> icn_cluster::model::ClusterPoint {
     Cluster::prepare(cfg, &Context::default()).unwrap()
@@ -22,8 +47,8 @@ fn metrics(cfg: &ClusterConfig) -> icn_engine::Metrics {
 fn myvia_over_ideal(kind: WorkloadKind, bytes: u64, iterations: u32) -> ClusterConfig {
     let mut cfg = ClusterConfig::default();
     cfg.nic.kind = NicKind::Pipeline;
-    cfg.fabric.hop_ns = 350.0;
-    cfg.fabric.link_mbs = 250.0;
+    ideal(&mut cfg).hop_ns = 350.0;
+    ideal(&mut cfg).link_mbs = 250.0;
     cfg.workload.kind = kind;
     cfg.workload.bytes = bytes;
     cfg.workload.iterations = iterations;
@@ -102,9 +127,10 @@ fn direct(f: &mut dyn Fabric, src: usize, dst: usize, bytes: u32) -> Ps {
 fn zero_cost_nic_gives_the_fabrics_own_latency() {
     for kind in [FabricKind::Xswitch, FabricKind::VcRouter] {
         for bytes in [8u64, 200, 1000] {
-            let mut cfg = ClusterConfig::default();
-            cfg.fabric.kind = kind;
-            cfg.fabric.topology = "mesh:4x4".into();
+            let mut cfg = ClusterConfig {
+                fabric: fabric(kind, "mesh:4x4"),
+                ..ClusterConfig::default()
+            };
             cfg.workload.kind = WorkloadKind::Trace;
             let trace = std::env::temp_dir()
                 .join(format!("one-{}-{bytes}-{kind:?}.trace", std::process::id()));
@@ -134,10 +160,10 @@ fn zero_cost_nic_gives_the_fabrics_own_latency() {
 fn cccbrd_on_a_step_fabric_takes_steps_times_t() {
     for (h, k) in [(3, 3), (4, 3), (4, 4), (5, 5)] {
         let mut cfg = ClusterConfig::default();
-        cfg.fabric.topology = format!("ccc:{h},{k}");
-        cfg.fabric.hop_ns = 0.0;
-        cfg.fabric.link_mbs = 0.0;
-        cfg.fabric.contention = false;
+        *cfg.fabric.topology_mut() = format!("ccc:{h},{k}");
+        ideal(&mut cfg).hop_ns = 0.0;
+        ideal(&mut cfg).link_mbs = 0.0;
+        ideal(&mut cfg).contention = false;
         cfg.nic.kind = NicKind::Simple;
         cfg.nic.send_ns = 1500.0;
         cfg.nic.recv_ns = 0.0;
@@ -167,7 +193,7 @@ fn workloads_that_cannot_finish_name_who_waits_for_whom() {
         ));
         std::fs::write(&path, trace).unwrap();
         let mut cfg = ClusterConfig::default();
-        cfg.fabric.topology = "ring:3".into();
+        *cfg.fabric.topology_mut() = "ring:3".into();
         cfg.workload.kind = WorkloadKind::Trace;
         cfg.workload.file = path.display().to_string();
         let e = Cluster::run(&cfg, 1, &NoProgress).unwrap_err().to_string();
@@ -218,9 +244,9 @@ fn a_compute_step_of_1000_s_is_reported_exactly() {
 fn a_run_past_the_clock_fails_named_instead_of_wrapping() {
     use icn_cluster::program::{MAX_COMPUTE_NS, Op, Program};
     let mut cfg = ClusterConfig::default();
-    cfg.fabric.link_mbs = 1e-3;
+    ideal(&mut cfg).link_mbs = 1e-3;
     // Whole messages as single packets: 10 packets, not 2.6 million.
-    cfg.fabric.max_packet = 1 << 30;
+    ideal(&mut cfg).max_packet = 1 << 30;
     cfg.nic.packet_bytes = 1 << 30;
     let mut p = prepare(&cfg);
     let mut program = Program::new(2);
@@ -246,16 +272,20 @@ mod conservation {
     use proptest::prelude::*;
 
     fn point(kind: FabricKind, program: Program, nic: NicKind) -> ClusterPoint {
-        let mut cfg = ClusterConfig::default();
-        cfg.fabric.kind = kind;
-        cfg.fabric.topology = if kind == FabricKind::SciRing {
-            "ring:9".into()
-        } else {
-            "mesh:3x3".into()
+        let mut cfg = ClusterConfig {
+            fabric: fabric(
+                kind,
+                if kind == FabricKind::SciRing {
+                    "ring:9"
+                } else {
+                    "mesh:3x3"
+                },
+            ),
+            ..ClusterConfig::default()
         };
-        match kind {
-            FabricKind::Xswitch => cfg.fabric.frame_size = 64,
-            FabricKind::Ideal => cfg.fabric.max_packet = 300,
+        match &mut cfg.fabric {
+            FabricConfig::Xswitch(c) => c.frame_size = 64,
+            FabricConfig::Ideal(c) => c.max_packet = 300,
             _ => {}
         }
         cfg.nic.kind = nic;
@@ -303,9 +333,10 @@ mod conservation {
 /// starts: 1 000 messages of 1 GiB over 64-byte SCI sends are 1.7·10^10 packets.
 #[test]
 fn runs_too_large_to_hold_are_refused_up_front() {
-    let mut cfg = ClusterConfig::default();
-    cfg.fabric.kind = FabricKind::SciRing;
-    cfg.fabric.topology = "ring:4".into();
+    let mut cfg = ClusterConfig {
+        fabric: fabric(FabricKind::SciRing, "ring:4"),
+        ..ClusterConfig::default()
+    };
     cfg.workload.kind = WorkloadKind::Window;
     cfg.workload.bytes = 1 << 30;
     cfg.workload.iterations = 1000;
@@ -317,17 +348,28 @@ fn runs_too_large_to_hold_are_refused_up_front() {
     Cluster::validate(&cfg).unwrap();
 }
 
-/// The `[fabric]` table holds every kind's keys; one the chosen kind does not read is an
-/// error naming it, not silently ignored.
+/// `[fabric]` is read per kind: a key the chosen kind does not read is an error naming it
+/// and the kinds that do, not silently ignored; under its own kind it is read.
 #[test]
 fn a_fabric_key_of_another_kind_is_an_error() {
-    let mut cfg = ClusterConfig::default();
-    cfg.fabric.frame_size = 64;
-    let e = Cluster::validate(&cfg).unwrap_err();
-    assert_eq!(e.key, "fabric.frame_size");
-    assert!(e.message.contains("kind = \"ideal\""), "{}", e.message);
-    cfg.fabric.kind = FabricKind::Xswitch;
-    cfg.fabric.topology = "mesh:2x2".into();
+    let file = |text: &str| {
+        icn_engine::ExperimentFile::parse(
+            std::path::Path::new("f.toml"),
+            &format!("model = \"cluster\"\n[fabric]\n{text}"),
+            false,
+        )
+        .unwrap()
+    };
+    let f = file("frame_size = 64\n");
+    let e = f.typed::<ClusterConfig>(&f.body).unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "key `fabric.frame_size`: does not apply to kind = \"ideal\" (a key of xswitch)"
+        ),
+        "{e}"
+    );
+    let f = file("kind = \"xswitch\"\ntopology = \"mesh:2x2\"\nframe_size = 64\n");
+    let cfg: ClusterConfig = f.typed(&f.body).unwrap();
     Cluster::validate(&cfg).unwrap();
 }
 
@@ -342,9 +384,10 @@ fn ccc_of_vc_routers_runs_every_broadcast() {
         BcastAlgorithm::Chain,
         BcastAlgorithm::ScatterAllgather,
     ] {
-        let mut cfg = ClusterConfig::default();
-        cfg.fabric.kind = FabricKind::VcRouter;
-        cfg.fabric.topology = "ccc:3,3".into();
+        let mut cfg = ClusterConfig {
+            fabric: fabric(FabricKind::VcRouter, "ccc:3,3"),
+            ..ClusterConfig::default()
+        };
         cfg.workload.kind = WorkloadKind::Bcast;
         cfg.workload.algorithm = algorithm;
         cfg.workload.bytes = 4096;
@@ -354,9 +397,10 @@ fn ccc_of_vc_routers_runs_every_broadcast() {
             assert_eq!(m.require("scheme_steps").unwrap(), 7.0);
         }
     }
-    let mut cfg = ClusterConfig::default();
-    cfg.fabric.kind = FabricKind::VcRouter;
-    cfg.fabric.topology = "ccc:3,3".into();
+    let mut cfg = ClusterConfig {
+        fabric: fabric(FabricKind::VcRouter, "ccc:3,3"),
+        ..ClusterConfig::default()
+    };
     cfg.workload.kind = WorkloadKind::Alltoall;
     cfg.workload.ranks = 2;
     cfg.workload.bytes = 300;
@@ -371,9 +415,10 @@ fn ccc_of_vc_routers_runs_every_broadcast() {
 /// An all-to-all of 700-byte messages over a `kind` fabric on `topology`: the parallel tests'
 /// workload (every router forwards, packets of several flits).
 fn alltoall_of_700_bytes(kind: FabricKind, topology: &str) -> ClusterConfig {
-    let mut cfg = ClusterConfig::default();
-    cfg.fabric.kind = kind;
-    cfg.fabric.topology = topology.into();
+    let mut cfg = ClusterConfig {
+        fabric: fabric(kind, topology),
+        ..ClusterConfig::default()
+    };
     cfg.workload.kind = WorkloadKind::Alltoall;
     cfg.workload.bytes = 700;
     cfg
@@ -399,7 +444,9 @@ fn fabrics_spread_over_ranks_give_the_one_process_cluster_metrics() {
             &[1, 2]
         };
         for &threads in counts {
-            cfg.fabric.threads = threads;
+            if kind != FabricKind::Ideal {
+                set_threads(&mut cfg, threads);
+            }
             let ranks = icn_engine::model::run_on_thread_ranks::<Cluster>(&cfg, 2, 1);
             for (r, got) in ranks.into_iter().enumerate() {
                 assert_eq!(
@@ -425,7 +472,7 @@ fn vc_router_fabrics_give_the_same_cluster_metrics_at_any_thread_count() {
         let one = metrics(&cfg);
         assert!(one.require("completion_us").unwrap() > 0.0);
         for threads in [2, 3] {
-            cfg.fabric.threads = threads;
+            set_threads(&mut cfg, threads);
             let got = metrics(&cfg);
             assert_eq!(
                 format!("{:?}{:?}", got.scalars, got.tables),
@@ -449,7 +496,7 @@ fn one_long_replication_moves_the_progress_bar_as_it_runs() {
         }
     }
     let mut cfg = ClusterConfig::default();
-    cfg.fabric.topology = "ring:16".into();
+    *cfg.fabric.topology_mut() = "ring:16".into();
     cfg.workload.kind = WorkloadKind::Bcast;
     cfg.workload.algorithm = BcastAlgorithm::Chain;
     cfg.workload.bytes = 1 << 20;

@@ -541,6 +541,17 @@ pub fn deserialize_at<T: DeserializeOwned>(value: toml::Value) -> Result<T, Inva
     serde_path_to_error::deserialize(value).map_err(|e| {
         let key = e.path().to_string();
         let message = e.into_inner().to_string();
+        // A table read by a deserializer of its own (the cluster's `[fabric]`: `kind`, then
+        // that kind's struct) reports an [`Invalid`] whose key is already the full one.
+        if let Some((inner, rest)) = message
+            .strip_prefix("key `")
+            .and_then(|m| m.split_once("`: "))
+            && (key == "." || inner.starts_with(&format!("{key}.")))
+        {
+            let rest = rest.trim_end();
+            let rest = rest.strip_suffix(&format!("in `{key}`")).unwrap_or(rest);
+            return Invalid::new(inner, rest.trim_end().replace('\n', " "));
+        }
         // serde_path_to_error already ends the path with an unknown field's name; only the
         // root needs a readable stand-in.
         let key = if key == "." {
@@ -636,6 +647,28 @@ pub fn value_label(v: &toml::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A table read by its own deserializer (one struct per `kind`) reports an [`Invalid`]
+    /// with the full key; the key survives instead of stopping at the table's name.
+    #[test]
+    fn a_nested_reader_keeps_its_own_key() {
+        #[derive(Debug)]
+        struct Own;
+        impl<'de> serde::Deserialize<'de> for Own {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let _ = toml::Table::deserialize(d)?;
+                Err(serde::de::Error::custom(Invalid::new("t.deep", "not here")))
+            }
+        }
+        #[derive(Debug, Deserialize)]
+        struct Outer {
+            #[allow(dead_code)]
+            t: Own,
+        }
+        let e = deserialize_at::<Outer>(toml::Value::Table(toml::from_str("[t]\nx = 1").unwrap()))
+            .unwrap_err();
+        assert_eq!(e, Invalid::new("t.deep", "not here"));
+    }
 
     #[derive(Debug, Deserialize, PartialEq)]
     #[serde(deny_unknown_fields)]

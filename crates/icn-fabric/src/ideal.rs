@@ -113,13 +113,24 @@ pub fn topology(spec: &str) -> Result<(Graph, usize), Invalid> {
     let graph_family = icn_topo::spec::SPEC_FORMS
         .split(" | ")
         .any(|form| form.split(':').next() == Some(family));
+    let network_family = icn_topo::network::spec::NETWORK_FORMS
+        .split(" | ")
+        .any(|form| form.split(':').next() == Some(family));
     match icn_topo::parse_network_spec(spec) {
         Ok(net) => {
             let endpoints = net.terminals() as usize;
             Ok((net.endpoint_graph().map_err(bad)?, endpoints))
         }
         Err(_) if graph_family => Err(bad(graph_error)),
-        Err(e) => Err(bad(e)),
+        Err(e) if network_family => Err(bad(e)),
+        Err(_) => Err(Invalid::new(
+            "fabric.topology",
+            format!(
+                "a graph ({}) or a network ({}), not `{spec}`",
+                icn_topo::spec::SPEC_FORMS,
+                icn_topo::network::spec::NETWORK_FORMS
+            ),
+        )),
     }
 }
 
@@ -416,7 +427,11 @@ mod tests {
         .build()
         .err()
         .unwrap();
-        assert!(e.message.contains("fattree"), "{}", e.message);
+        assert!(
+            e.message.contains("path:N") && e.message.contains("fattree:K,N"),
+            "{}",
+            e.message
+        );
     }
 
     /// 4 096 B at 160 MB/s take 25.6 µs; one 0.55 µs hop: 26.15 µs, exactly.

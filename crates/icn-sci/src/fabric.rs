@@ -20,6 +20,7 @@ use crate::ring::Sim;
 use crate::ring::sim::{AgentParams, Outbox};
 use icn_engine::Invalid;
 use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};
+use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 
@@ -30,6 +31,64 @@ pub const CYCLE_PS: Ps = 2_000;
 /// stuck (4 ms of ring time: a 64-node ring with every node retrying into one target
 /// accepts a send every few hundred cycles).
 pub const WATCHDOG: u64 = 2_000_000;
+
+/// `[fabric]` keys of the cluster's `kind = "sci-ring"` (every other ring key at the `sci`
+/// model's defaults).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SciRingFabricConfig {
+    /// `ring:N`.
+    pub topology: String,
+    /// Data bytes per SCI send (16, 64 or 256); messages are cut into such sends.
+    pub sci_data_bytes: u16,
+    /// Intelligent A/B aging instead of standard A/B aging.
+    pub intelligent: bool,
+}
+
+impl Default for SciRingFabricConfig {
+    fn default() -> Self {
+        SciRingFabricConfig {
+            topology: "ring:4".into(),
+            sci_data_bytes: 64,
+            intelligent: false,
+        }
+    }
+}
+
+impl SciRingFabricConfig {
+    /// The ring `topology = "ring:N"` names, checked, with errors naming `fabric.*` keys.
+    pub fn ring(&self) -> Result<SciConfig, Invalid> {
+        let nodes = self
+            .topology
+            .strip_prefix("ring:")
+            .and_then(|n| n.parse::<usize>().ok())
+            .ok_or_else(|| {
+                Invalid::new(
+                    "fabric.topology",
+                    format!("the SCI ring needs ring:N, got `{}`", self.topology),
+                )
+            })?;
+        let cfg = SciConfig {
+            nodes,
+            data_bytes: vec![self.sci_data_bytes],
+            ..SciConfig::default()
+        };
+        cfg.validate().map_err(|mut e| {
+            e.key = match e.key.as_str() {
+                "nodes" => "fabric.topology".into(),
+                k if k.starts_with("data_bytes") => "fabric.sci_data_bytes".into(),
+                k => format!("fabric.{k}"),
+            };
+            e
+        })?;
+        Ok(cfg)
+    }
+
+    /// A replication's ring.
+    pub fn build(&self) -> Result<SciRingFabric, Invalid> {
+        SciRingFabric::new(&self.ring()?, self.intelligent)
+    }
+}
 
 struct InFlight {
     packet: Packet,

@@ -27,6 +27,7 @@
 
 pub mod bench;
 pub mod fabric;
+pub mod fabric_config;
 pub mod fifo;
 pub mod frame;
 pub mod nia;

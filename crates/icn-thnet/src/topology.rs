@@ -10,7 +10,7 @@
 //! | `star`        | 1        | 5         | ports A..E → endpoints 0..4                          | direct              |
 //! | `tree:D`      | (3^D−1)/2| same      | A → parent, B/C/D → children, E → endpoint           | shortest (via the common ancestor) |
 //! | `file:PATH`   | any      | any       | a graph file (see [`parse_graph`])                   | shortest (BFS), or listed routes |
-//! | `fattree:K,N`, `dragonfly:P,A,H`, `hypercube:D`, `flatfly:..` | icn-topo's | its | port `i` of icn-topo's router → port `A + i` (routers of radix ≤ 5 only) | shortest (BFS) |
+//! | `fattree:K,N`, `dragonfly:P,A,H`, `hypercube:D`, `flatfly:..`, `crossbar:N`, `graph:SPEC`, `mesh:XxYxZ`, `mesh:XxY,C`, ... | icn-topo's | its | port `i` of icn-topo's router → port `A + i` (routers of radix ≤ 5 only) | shortest (BFS) |
 //!
 //! The last row takes the large-cluster families of `icn_topo::network` (the VC router's
 //! topologies) wherever their routers fit a 5-port X-Switch: a 2-ary n-tree fat tree
@@ -61,6 +61,50 @@ pub const ROUTE_TABLE_LIMIT: u128 = 512 << 20;
 
 /// Most switches a topology off a grid may have (graph files, icn-topo networks).
 const MAX_SWITCHES: usize = 4096;
+
+/// Most route hops [`Topology::dependency_cycle`] follows (about a second of work).
+pub const MAX_CHECKED_HOPS: u64 = 1 << 26;
+
+/// A cycle in the directed graph `next` (node → successors), as its nodes in order, by an
+/// iterative depth-first search (no recursion: a chain of thousands of channels).
+fn find_cycle(next: &[Vec<u32>]) -> Option<Vec<u32>> {
+    const NEW: u8 = 0;
+    const OPEN: u8 = 1;
+    const DONE: u8 = 2;
+    let mut state = vec![NEW; next.len()];
+    for root in 0..next.len() {
+        if state[root] != NEW {
+            continue;
+        }
+        // (node, index of its next successor to visit)
+        let mut stack: Vec<(u32, usize)> = vec![(root as u32, 0)];
+        state[root] = OPEN;
+        while let Some(top) = stack.len().checked_sub(1) {
+            let (v, i) = stack[top];
+            match next[v as usize].get(i) {
+                Some(&w) => {
+                    stack[top].1 += 1;
+                    match state[w as usize] {
+                        NEW => {
+                            state[w as usize] = OPEN;
+                            stack.push((w, 0));
+                        }
+                        OPEN => {
+                            let from = stack.iter().position(|&(u, _)| u == w).expect("open");
+                            return Some(stack[from..].iter().map(|&(u, _)| u).collect());
+                        }
+                        _ => {}
+                    }
+                }
+                None => {
+                    state[v as usize] = DONE;
+                    stack.pop();
+                }
+            }
+        }
+    }
+    None
+}
 
 /// A `toward` entry for a switch that cannot reach the destination.
 const NO_PORT: Port = Port::MAX;
@@ -127,12 +171,18 @@ impl Topology {
         };
         let mut t = match kind {
             "ring" => ring(count(arg, 2, 4096)?),
+            // Three or more dimensions, or several endpoints per switch: icn-topo's.
+            "mesh" | "torus" if arg.contains(',') || arg.matches('x').count() > 1 => {
+                return from_network(spec);
+            }
             "mesh" => grid(dims(arg)?, false),
             "torus" => grid(dims(arg)?, true),
             "star" if arg.is_empty() => star(),
             "ccc" => return ccc(arg, spec),
             "tree" => tree(count(arg, 1, 6)?),
-            "fattree" | "dragonfly" | "hypercube" | "flatfly" => return from_network(spec),
+            "fattree" | "dragonfly" | "hypercube" | "flatfly" | "crossbar" | "graph" => {
+                return from_network(spec);
+            }
             "file" => {
                 let text = icn_engine::input::read_to_string(arg)
                     .map_err(|e| bad(format!("cannot read graph file `{arg}`: {e}")))?;
@@ -145,7 +195,8 @@ impl Topology {
             _ => {
                 return Err(bad(format!(
                     "unknown `{spec}`: use ring:N, mesh:XxY, torus:XxY, star, tree:D, ccc:H,K, \
-                     fattree:2,N, dragonfly:1,2,1, hypercube:D, flatfly:.. or file:PATH"
+                     fattree:2,N, dragonfly:1,2,1, hypercube:D, flatfly:.., crossbar:N (N ≤ 5), \
+                     graph:SPEC or file:PATH"
                 )));
             }
         };
@@ -283,6 +334,53 @@ impl Topology {
         }
         self.toward = toward;
         Ok(())
+    }
+
+    /// A cycle of channel dependencies among the source routes of `pairs` (endpoint pairs),
+    /// as the channels' names (`s3.A`), or `None`. A frame holds the output port it crossed
+    /// while it asks for the next one on its route (STOP/GO flow control with no virtual
+    /// channels), so every two successive switch-to-switch ports of a route are a
+    /// dependency, and a cycle of them can deadlock (Dally & Seitz). Ports into an endpoint
+    /// end every route and are left out. Refuses to follow more than [`MAX_CHECKED_HOPS`]
+    /// hops in all (`Err` with the count reached).
+    pub fn dependency_cycle(
+        &self,
+        pairs: &mut dyn Iterator<Item = (usize, usize)>,
+    ) -> Result<Option<Vec<String>>, u64> {
+        let channels = self.switches * PORTS;
+        let mut next: Vec<Vec<u32>> = vec![Vec::new(); channels];
+        let mut hops = 0u64;
+        for (src, dst) in pairs {
+            if src == dst || src >= self.nias() || dst >= self.nias() {
+                continue;
+            }
+            let route = self.route(src, dst);
+            hops += route.len() as u64;
+            if hops > MAX_CHECKED_HOPS {
+                return Err(hops);
+            }
+            let (mut sw, _) = self.nia_at[src];
+            let mut held: Option<u32> = None;
+            for &p in &route[..route.len() - 1] {
+                let ch = (sw * PORTS + usize::from(p)) as u32;
+                if let Some(h) = held
+                    && !next[h as usize].contains(&ch)
+                {
+                    next[h as usize].push(ch);
+                }
+                held = Some(ch);
+                sw = self.neighbour(sw, p).expect("routes are walked when built");
+            }
+        }
+        Ok(find_cycle(&next).map(|cycle| {
+            cycle
+                .into_iter()
+                .map(|c| {
+                    let (sw, p) = (c as usize / PORTS, (c as usize % PORTS) as Port);
+                    format!("s{sw}.{}", port_name(p))
+                })
+                .collect()
+        }))
     }
 
     fn bfs_from(&self, root: usize, dist: &mut [usize]) {
@@ -477,7 +575,7 @@ fn from_network(spec: &str) -> Result<Topology, Invalid> {
             "topology",
             format!(
                 "`{spec}` needs routers of {} ports; an X-Switch has {PORTS} (A..E): \
-                 use fattree:2,N, dragonfly:1,2,1 or hypercube:D with D ≤ 4, \
+                 use fattree:2,N, dragonfly:1,2,1, hypercube:D with D ≤ 4, crossbar:N with N ≤ 5, \
                  or the vc-router model",
                 net.radix()
             ),
@@ -640,6 +738,49 @@ mod tests {
         assert_eq!(t.route(15, 4), &[1, 1, 1, 3, 3, 4]);
         assert_eq!(t.route(5, 5), &[4]);
         assert!(t.links[3 * PORTS].is_none(), "mesh edge port unconnected");
+    }
+
+    fn all_pairs(n: usize) -> impl Iterator<Item = (usize, usize)> {
+        (0..n).flat_map(move |s| (0..n).map(move |d| (s, d)))
+    }
+
+    /// Shortest routes round a ring of 4 (ties clockwise): 0 → 2 holds s0.A and asks for
+    /// s1.A, 1 → 3 holds s1.A for s2.A, and so on round the ring — the cycle the watchdog
+    /// found after a million cycles. Only neighbours talking (one hop each): no dependency.
+    /// A mesh's dimension-order routes never close a cycle.
+    #[test]
+    fn ring_routes_close_a_cycle_and_mesh_routes_do_not() {
+        let ring = Topology::from_spec("ring:4").unwrap();
+        let cycle = ring.dependency_cycle(&mut all_pairs(4)).unwrap().unwrap();
+        assert_eq!(cycle, ["s0.A", "s1.A", "s2.A", "s3.A"]);
+        let mut neighbours = (0..4).map(|s| (s, (s + 1) % 4));
+        assert_eq!(ring.dependency_cycle(&mut neighbours), Ok(None));
+        let mesh = Topology::from_spec("mesh:4x4").unwrap();
+        assert_eq!(mesh.dependency_cycle(&mut all_pairs(16)), Ok(None));
+        let tree = Topology::from_spec("fattree:2,3").unwrap();
+        assert_eq!(tree.dependency_cycle(&mut all_pairs(8)), Ok(None));
+    }
+
+    /// The VC routers' spellings that fit 5-port switches build; larger routers are refused
+    /// naming the ports they need.
+    #[test]
+    fn network_spellings_of_the_vc_routers_build_where_they_fit() {
+        for (spec, endpoints) in [
+            ("crossbar:5", 5),
+            ("graph:ccc:3,3", 24),
+            ("mesh:3x3,1", 9),
+            ("hypercube:3", 8),
+        ] {
+            let t = Topology::from_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+            assert_eq!(t.nias(), endpoints, "{spec}");
+            for (s, d) in all_pairs(endpoints) {
+                assert_eq!(t.walk(s, &t.route(s, d)), Ok(d), "{spec} {s}→{d}");
+            }
+        }
+        for spec in ["crossbar:6", "mesh:4x4,2", "torus:3x3x3"] {
+            let e = Topology::from_spec(spec).unwrap_err();
+            assert!(e.message.contains("an X-Switch has 5"), "{spec}: {e}");
+        }
     }
 
     #[test]

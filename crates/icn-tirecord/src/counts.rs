@@ -1,11 +1,16 @@
 //! What a TI trace says about messages: per ordered pair of ranks, the point-to-point messages
 //! and bytes sent (send, isend, sendrecv) and received (recv, irecv, sendrecv), the alltoallv
-//! blocks, and the compute per rank. Only what the recorder writes is understood; sizes are
-//! bytes (the recorder writes `init` without a datatype, so MPI_BYTE is the default).
+//! blocks, and the compute per rank. The trace is read by the cluster's TI reader
+//! ([`icn_cluster::ti::reader`]), the one that replays it, so a trace this counts is one the
+//! replay accepts, with the same sizes (datatypes applied) and the same errors.
 
+use icn_cluster::ti::action::Action;
+use icn_cluster::ti::action::CollKind;
+use icn_cluster::ti::reader::{RankReader, TraceSet};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+pub use icn_cluster::ti::reader::TraceError;
 
 /// Per (source, destination): messages and bytes.
 pub type Pairs = BTreeMap<(usize, usize), (u64, u64)>;
@@ -22,113 +27,92 @@ pub struct Counts {
     pub alltoallv: BTreeMap<(usize, usize), u64>,
     /// Flops of `compute` per rank.
     pub compute: Vec<f64>,
-    /// Actions per name, all ranks.
+    /// Actions per name, all ranks (`comm_size`, `comm_split` and `comm_dup` as `comm`).
     pub actions: BTreeMap<String, u64>,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum TraceError {
-    #[error("{0}: {1}")]
-    Io(PathBuf, std::io::Error),
-    #[error("{file}:{line}: {what}")]
-    Bad {
-        file: PathBuf,
-        line: usize,
-        what: String,
-    },
-}
-
-/// Reads a trace folder (its `index.txt` and the rank files it names, in rank order).
-pub fn read_trace(dir: &Path) -> Result<Counts, TraceError> {
-    let index = dir.join("index.txt");
-    let text = std::fs::read_to_string(&index).map_err(|e| TraceError::Io(index.clone(), e))?;
-    let files: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+/// Reads a trace (a folder with `index.txt`, an index file or a shared trace), rank by rank.
+pub fn read_trace(path: &Path) -> Result<Counts, TraceError> {
+    let set = TraceSet::locate(path)?;
+    let n = set.ranks();
     let mut c = Counts {
-        ranks: files.len(),
-        compute: vec![0.0; files.len()],
+        ranks: n,
+        compute: vec![0.0; n],
         ..Counts::default()
     };
-    for (rank, name) in files.iter().enumerate() {
-        let path = dir.join(name.trim());
-        let f = std::fs::File::open(&path).map_err(|e| TraceError::Io(path.clone(), e))?;
-        for (i, l) in BufReader::new(f).lines().enumerate() {
-            let l = l.map_err(|e| TraceError::Io(path.clone(), e))?;
-            let bad = |what: String| TraceError::Bad {
-                file: path.clone(),
-                line: i + 1,
-                what,
-            };
-            action(&mut c, rank, &l).map_err(bad)?;
+    for rank in 0..n {
+        let mut r = RankReader::open(&set, rank)?;
+        while let Some((_, a)) = r.next_action()? {
+            count(&mut c, rank, a);
         }
     }
     Ok(c)
 }
 
-fn action(c: &mut Counts, rank: usize, line: &str) -> Result<(), String> {
-    let f: Vec<&str> = line.split_whitespace().collect();
-    let Some((&who, rest)) = f.split_first() else {
-        return Ok(());
-    };
-    if who.parse::<usize>().ok() != Some(rank) {
-        return Err(format!("rank field `{who}` in the file of rank {rank}"));
-    }
-    let Some((&name, args)) = rest.split_first() else {
-        return Err("no action".into());
-    };
-    *c.actions.entry(name.to_string()).or_default() += 1;
-    let n = c.ranks;
-    let int = |k: usize| -> Result<u64, String> {
-        let s = args
-            .get(k)
-            .ok_or(format!("`{name}` needs argument {}", k + 1))?;
-        s.parse::<u64>()
-            .map_err(|_| format!("`{name}` argument {}: `{s}` is not a count", k + 1))
-    };
-    let peer = |k: usize| -> Result<usize, String> {
-        let p = int(k)? as usize;
-        if p < n {
-            Ok(p)
-        } else {
-            Err(format!("rank {p}: the trace has {n}"))
-        }
-    };
+fn count(c: &mut Counts, rank: usize, a: Action) {
     let add = |p: &mut Pairs, key, bytes| {
         let e = p.entry(key).or_default();
         e.0 += 1;
         e.1 += bytes;
     };
-    match name {
-        "send" | "isend" => add(&mut c.sent, (rank, peer(0)?), int(2)?),
-        "recv" | "irecv" => add(&mut c.received, (peer(0)?, rank), int(2)?),
-        "sendrecv" => {
-            add(&mut c.sent, (rank, peer(1)?), int(0)?);
-            add(&mut c.received, (peer(3)?, rank), int(2)?);
+    let name = match a {
+        Action::Init { .. } => "init",
+        Action::Finalize => "finalize",
+        Action::Comm => "comm",
+        Action::Send {
+            peer,
+            bytes,
+            blocking,
+            ..
+        } => {
+            add(&mut c.sent, (rank, peer), bytes);
+            if blocking { "send" } else { "isend" }
         }
-        "alltoallv" => {
-            if args.len() != 2 * n + 2 {
-                return Err(format!(
-                    "alltoallv has {} arguments, {} ranks need {}",
-                    args.len(),
-                    n,
-                    2 * n + 2
-                ));
+        Action::Recv {
+            peer,
+            bytes,
+            blocking,
+            ..
+        } => {
+            add(&mut c.received, (peer, rank), bytes);
+            if blocking { "recv" } else { "irecv" }
+        }
+        Action::Test { .. } => "test",
+        Action::Wait { .. } => "wait",
+        Action::WaitAll => "waitall",
+        Action::SendRecv {
+            send,
+            dst,
+            recv,
+            src,
+        } => {
+            add(&mut c.sent, (rank, dst), send);
+            add(&mut c.received, (src, rank), recv);
+            "sendrecv"
+        }
+        Action::Coll(coll) => {
+            if coll.kind == CollKind::Alltoallv {
+                for (j, &bytes) in coll.counts.iter().enumerate() {
+                    c.alltoallv.insert((rank, j), bytes);
+                }
             }
-            for j in 0..n {
-                c.alltoallv.insert((rank, j), int(1 + j)?);
-            }
+            coll.kind.name()
         }
-        "compute" => {
-            let s = args.first().ok_or("compute needs flops")?;
-            c.compute[rank] += s.parse::<f64>().map_err(|_| format!("compute `{s}`"))?;
+        Action::Compute { flops } => {
+            c.compute[rank] += flops;
+            "compute"
         }
-        _ => {}
-    }
-    Ok(())
+        Action::Sleep { .. } => "sleep",
+        Action::Location => "location",
+    };
+    *c.actions.entry(name.to_string()).or_default() += 1;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::path::PathBuf;
 
     fn trace(name: &str, files: &[&str]) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("icn-tirecord-{name}-{}", std::process::id()));
@@ -167,10 +151,17 @@ mod tests {
         let dir = trace("bad", &["0 init\n0 send 7 0 100\n"]);
         let e = read_trace(&dir).unwrap_err().to_string();
         std::fs::remove_dir_all(&dir).ok();
-        assert!(e.ends_with("t0.txt:2: rank 7: the trace has 1"), "{e}");
+        // The replay's own reader and message: line 2, field 3 (the peer) of rank 0's file.
+        assert!(
+            e.ends_with("t0.txt:2: field 3 (peer): `7` is not an integer in 0 ..= 0"),
+            "{e}"
+        );
         let dir = trace("bad2", &["1 init\n"]);
         let e = read_trace(&dir).unwrap_err().to_string();
         std::fs::remove_dir_all(&dir).ok();
-        assert!(e.contains("t0.txt:1: rank field `1`"), "{e}");
+        assert!(
+            e.ends_with("t0.txt:1: field 1 (rank): `1` is not an integer in 0 ..= 0"),
+            "{e}"
+        );
     }
 }

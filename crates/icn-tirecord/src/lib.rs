@@ -6,7 +6,7 @@
 //! <args>` line per call (SimGrid 3.32's syntax) and the wall time between calls as `compute`
 //! at a stated flop rate. This crate builds it with the MPI compiler wrapper (`mpicc`, from
 //! OpenMPI's `libopenmpi-dev` on Debian), runs a program under it ([`record`]), and reads
-//! what a trace says about its messages ([`counts`]) so a test can compare it with what the
+//! what a trace says about its messages ([`counts`], through the replay's own TI reader) so a test can compare it with what the
 //! program sent. Nothing here needs MPI to compile; the functions that build or run say so when
 //! `mpicc` or `mpirun` is missing.
 

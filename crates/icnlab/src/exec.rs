@@ -48,8 +48,9 @@ pub trait Runner: Sync {
     fn about(&self) -> &'static str;
     /// Unit and meaning of the model's keys and outputs ([`icn_engine::Model::DOC`]).
     fn doc(&self) -> &'static icn_engine::ModelDoc;
-    /// The model's keys with their defaults (the typed config of an empty body), as TOML.
-    fn defaults(&self) -> Result<toml::Table, String>;
+    /// The model's keys with their defaults (the typed config of the body `preset`, e.g.
+    /// empty, or only a `kind` set: a table read per kind shows that kind's keys), as TOML.
+    fn defaults(&self, preset: toml::Table) -> Result<toml::Table, String>;
     /// Parses and validates every point, without running anything.
     fn check(&self, file: &ExperimentFile, points: &[SweepPoint]) -> Result<(), ConfigError>;
     /// Runs every point's replications: [`Runner::run_jobs`] of [`all_jobs`], then
@@ -298,10 +299,9 @@ impl<M: Model> Runner for ModelRunner<M> {
         Self::check_points(file, &Context::for_file(&file.path), points)
     }
 
-    fn defaults(&self) -> Result<toml::Table, String> {
-        let cfg: M::Config =
-            icn_engine::config::deserialize_at(toml::Value::Table(toml::Table::new()))
-                .map_err(|e| format!("model {} has keys without defaults: {e}", M::NAME))?;
+    fn defaults(&self, preset: toml::Table) -> Result<toml::Table, String> {
+        let cfg: M::Config = icn_engine::config::deserialize_at(toml::Value::Table(preset))
+            .map_err(|e| format!("model {} has keys without defaults: {e}", M::NAME))?;
         toml::Table::try_from(&cfg).map_err(|e| e.to_string())
     }
 

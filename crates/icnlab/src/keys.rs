@@ -28,11 +28,14 @@ pub struct KeyRow {
     /// The selector set (`fabric.kind="xswitch"`) under which `allowed` was found, if the
     /// default config does not read the key.
     pub context: Option<String>,
+    /// A key of another kind than the default (only under `context`): the text listing
+    /// shows it commented out, so that the listing stays a valid file.
+    pub other_kind: bool,
 }
 
 /// The rows of `model`, in the config's order.
 pub fn rows(runner: &dyn Runner) -> Result<Vec<KeyRow>, String> {
-    let defaults = runner.defaults()?;
+    let defaults = runner.defaults(toml::Table::new())?;
     let mut flat = Vec::new();
     flatten("", &defaults, &mut flat);
     let doc = runner.doc();
@@ -43,6 +46,7 @@ pub fn rows(runner: &dyn Runner) -> Result<Vec<KeyRow>, String> {
         unit: o.unit,
         meaning: o.meaning,
         context: None,
+        other_kind: false,
     });
     let typed: Result<Vec<KeyRow>, String> = flat
         .into_iter()
@@ -60,12 +64,73 @@ pub fn rows(runner: &dyn Runner) -> Result<Vec<KeyRow>, String> {
                 unit: doc.unit,
                 meaning: doc.meaning,
                 context: None,
+                other_kind: false,
             })
         })
         .collect();
     let mut rows: Vec<KeyRow> = typed?.into_iter().chain(optional).collect();
+    with_kinds(runner, &mut rows)?;
     with_selectors(runner, &mut rows, &defaults);
     Ok(rows)
+}
+
+/// A table read per kind (the cluster's `[fabric]`: `kind`, then that kind's own struct)
+/// shows only the default kind's keys in the default config. For each other choice of each
+/// selector, the keys its defaults add are listed after the rows of their table, found
+/// valid with the selector set (the row's context); a key that another kind reads with
+/// another default says so in its `allowed` column.
+fn with_kinds(runner: &dyn Runner, rows: &mut Vec<KeyRow>) -> Result<(), String> {
+    for (sel, choices) in selectors(rows) {
+        let Some((table, _)) = sel.rsplit_once('.') else {
+            continue;
+        };
+        for c in choices {
+            let mut preset = toml::Table::new();
+            icn_engine::config::set_path(&mut preset, &sel, toml::Value::String(c.clone()));
+            let Ok(defaults) = runner.defaults(preset) else {
+                continue;
+            };
+            let mut flat = Vec::new();
+            flatten("", &defaults, &mut flat);
+            let context = format!("{sel}=\"{c}\"");
+            for (key, value) in flat {
+                if key == sel || !key.starts_with(&format!("{table}.")) {
+                    continue;
+                }
+                let shown = value.to_string();
+                if let Some(r) = rows.iter_mut().find(|r| r.key == key) {
+                    if r.default != shown && r.context.is_none() {
+                        r.allowed = format!("{}; `{c}`: {shown}", r.allowed);
+                    }
+                    continue;
+                }
+                let doc = runner.doc().key(&key).ok_or_else(|| {
+                    format!(
+                        "model {}: key `{key}` has no unit and meaning in the model's `DOC`",
+                        runner.name()
+                    )
+                })?;
+                let (unit, meaning) = (doc.unit, doc.meaning);
+                let at = rows
+                    .iter()
+                    .rposition(|r| r.key.starts_with(&format!("{table}.")))
+                    .map_or(rows.len(), |i| i + 1);
+                rows.insert(
+                    at,
+                    KeyRow {
+                        allowed: allowed_in(runner, &key, &value, std::slice::from_ref(&context)),
+                        default: shown,
+                        key,
+                        unit,
+                        meaning,
+                        context: Some(context.clone()),
+                        other_kind: true,
+                    },
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The keys whose values are a list of choices (`kind`, `topology`, ...), with the choices.
@@ -237,8 +302,9 @@ pub fn text(model: &str, about: &str, rows: &[KeyRow]) -> String {
         } else {
             format!(" [{}]", r.unit)
         };
-        // A key without a default is listed commented out, so the text stays valid TOML.
-        let (hash, key_width) = if r.default == "unset" {
+        // A key without a default, or of another kind, is listed commented out, so the text
+        // stays a valid file.
+        let (hash, key_width) = if r.default == "unset" || r.other_kind {
             ("# ", width.saturating_sub(2))
         } else {
             ("", width)

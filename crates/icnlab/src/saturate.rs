@@ -56,7 +56,7 @@ pub fn saturate(
     }
     let runner = crate::experiment::check_file(file)?;
     let defaults = runner
-        .defaults()
+        .defaults(toml::Table::new())
         .map_err(|e| ExecError::Failed(e.to_string()))?;
     if !defaults.contains_key("load") {
         return Err(invalid(

@@ -102,7 +102,7 @@ pub const FABRIC_KEYS: &[Key] = &[
     key(
         "topology",
         "",
-        "the fabric's network, in the spelling of its model",
+        "the fabric's network: an icn-topo graph (ideal, flow), any VC-router network spelling (`fattree:K,N`, `dragonfly:P`, `hypercube:D`, `torus:4x4x4`, `mesh:8x8,2`, `graph:..`) or `crossbar:N` (ideal, xswitch up to 5 ports, vc-router), `ring:N` (sci-ring)",
     ),
     key("hop_ns", "ns", "ideal: latency per hop"),
     key(
@@ -178,6 +178,26 @@ pub const FABRIC_KEYS: &[Key] = &[
         "threads",
         "xswitch, vc-router: threads simulating the fabric (0: every core); same results at any count",
     ),
+    key(
+        "allow_deadlock",
+        "",
+        "xswitch: run even when the routes the workload uses have a cycle of channel dependencies (the watchdog still reports a deadlock)",
+    ),
+];
+
+/// `[placement]`: where each rank runs.
+pub const PLACEMENT_KEYS: &[Key] = &[
+    key(
+        "kind",
+        "",
+        "where rank r runs: `linear` (endpoint r), `random` (a permutation of every endpoint drawn from `placement.seed`), `file` (line r + 1 of `placement.file`)",
+    ),
+    key("seed", "", "random: the permutation's seed"),
+    key(
+        "file",
+        "",
+        "file: one endpoint per line for ranks 0, 1, ... (`#` comments), relative to the experiment file",
+    ),
 ];
 
 /// The model's documentation, as [`icn_engine::Model::DOC`].
@@ -190,6 +210,10 @@ pub const DOC: ModelDoc = ModelDoc {
         KeyGroup {
             prefix: "fabric.",
             keys: FABRIC_KEYS,
+        },
+        KeyGroup {
+            prefix: "placement.",
+            keys: PLACEMENT_KEYS,
         },
     ],
     optional: &[

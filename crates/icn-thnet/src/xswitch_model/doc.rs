@@ -9,7 +9,7 @@ pub const KEYS: &[Key] = &[
     key(
         "topology",
         "",
-        "the network of X-Switches: `ring:N`, `mesh:XxY`, `torus:XxY`, `star`, `tree:D`, `ccc:H,K`, `fattree:2,N`, `dragonfly:1,2,1`, `hypercube:D` (D ≤ 4) or `file:PATH`",
+        "the network of X-Switches: `ring:N`, `mesh:XxY`, `torus:XxY`, `star`, `tree:D`, `ccc:H,K`, `fattree:2,N`, `dragonfly:1,2,1`, `hypercube:D` (D ≤ 4), `crossbar:N` (N ≤ 5), `graph:SPEC` or `file:PATH`",
     ),
     key(
         "load",

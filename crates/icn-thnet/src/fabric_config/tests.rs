@@ -1,0 +1,64 @@
+use super::*;
+
+fn pairs(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n).flat_map(move |s| (0..n).map(move |d| (s, d)))
+}
+
+/// A new user's first try: an all-to-all on a source-routed X-Switch ring. Refused before
+/// the run, naming the key and the cycle; `allow_deadlock` runs it anyway.
+#[test]
+fn an_x_switch_ring_is_refused_before_the_run() {
+    let mut cfg = XSwitchFabricConfig {
+        topology: "ring:6".into(),
+        ..XSwitchFabricConfig::default()
+    };
+    let topo = cfg.prepare().unwrap();
+    let e = cfg.check_deadlock(&topo, &mut pairs(6)).unwrap_err();
+    assert_eq!(e.key, "fabric.topology");
+    assert!(e.message.contains("can deadlock"), "{}", e.message);
+    assert!(e.message.contains("s0.A → s1.A"), "{}", e.message);
+    cfg.allow_deadlock = true;
+    cfg.check_deadlock(&topo, &mut pairs(6)).unwrap();
+    let mesh = XSwitchFabricConfig::default();
+    mesh.check_deadlock(&mesh.prepare().unwrap(), &mut pairs(16))
+        .unwrap();
+}
+
+/// Every VC-router spelling builds a VC network: the 2-D grids on the 5-port routers,
+/// the rest (a crossbar, more dimensions, several endpoints per router, fat trees,
+/// dragonflies, graphs) on the any-radix routers, with their endpoints.
+#[test]
+fn every_spelling_of_the_vc_routers_prepares() {
+    for (spec, grid, endpoints) in [
+        ("mesh:4x4", true, 16),
+        ("torus:4x4", true, 16),
+        ("ring:5", true, 5),
+        ("crossbar:8", false, 8),
+        ("mesh:4x4,2", false, 32),
+        ("torus:3x3x3", false, 27),
+        ("fattree:2,3", false, 8),
+        ("dragonfly:1,2,1", false, 6),
+        ("hypercube:3", false, 8),
+        ("flatfly:4x4", false, 16),
+        ("ccc:3,3", false, 24),
+        ("graph:ccc:3,3", false, 24),
+    ] {
+        let cfg = VcFabricConfig {
+            topology: spec.into(),
+            ..VcFabricConfig::default()
+        };
+        let t = cfg.prepare().unwrap_or_else(|e| panic!("{spec}: {e}"));
+        assert_eq!(matches!(t, VcTopology::Grid(_)), grid, "{spec}");
+        assert_eq!(vc_sizes(&t).0, endpoints, "{spec}");
+        cfg.build(&t, 1, 1, None).unwrap();
+    }
+}
+
+/// A key of another kind is refused by the struct itself (the cluster reads `kind` first).
+#[test]
+fn keys_of_another_kind_are_unknown() {
+    let e = toml::from_str::<XSwitchFabricConfig>("vcs = 4").unwrap_err();
+    assert!(e.to_string().contains("unknown field `vcs`"), "{e}");
+    let e = toml::from_str::<VcFabricConfig>("frame_size = 64").unwrap_err();
+    assert!(e.to_string().contains("unknown field `frame_size`"), "{e}");
+}
