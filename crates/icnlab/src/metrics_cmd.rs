@@ -108,6 +108,73 @@ mod tests {
         }
     }
 
+    /// Small configurations that together make each model report every output it declares.
+    const RUNS: &[(&str, &str)] = &[
+        ("mm1", "customers = 1000"),
+        (
+            "sci",
+            "warmup_cycles = 100\nmeasure_cycles = 2000\ntransmitter = \"compare\"",
+        ),
+        ("sci", "warmup_cycles = 100\nmeasure_cycles = 2000"),
+        (
+            "sci-switched",
+            "[ring]\nnodes = 4\ntransmitter = \"compare\"\nwarmup_cycles = 100\nmeasure_cycles = 2000",
+        ),
+        (
+            "sci-switched",
+            "topology = \"ring-of-rings\"\nrings = 2\n[ring]\nnodes = 4\ntransmitter = \"compare\"\nwarmup_cycles = 100\nmeasure_cycles = 2000",
+        ),
+    ];
+
+    /// A run reports only what its model declares (same unit and meaning), and every
+    /// declared output and table is reported by one of [`RUNS`].
+    #[test]
+    fn every_model_reports_exactly_its_declared_outputs() {
+        use crate::exec::ExecOptions;
+        let mut seen: Vec<(&str, String)> = Vec::new();
+        for &(model, body) in RUNS {
+            let runner = crate::models::find(model).unwrap();
+            let text = format!("model = \"{model}\"\nreplications = 1\n{body}\n");
+            let file =
+                icn_engine::ExperimentFile::parse(std::path::Path::new("t.toml"), &text, false)
+                    .unwrap();
+            let opts = ExecOptions {
+                threads: 1,
+                progress: false,
+            };
+            let points = runner
+                .execute(&file, &file.points(), opts, &|_| Ok(()))
+                .unwrap_or_else(|e| panic!("{model} {body}: {e}"));
+            for p in points {
+                let m = &p.metrics;
+                assert_eq!(runner.doc().undeclared(m), Vec::<String>::new(), "{model}");
+                for s in &m.scalars {
+                    let o = runner.doc().output(&s.name).unwrap();
+                    seen.push((model, o.name.to_owned()));
+                }
+                seen.extend(m.tables.iter().map(|t| (model, t.name.clone())));
+            }
+        }
+        for runner in crate::models::all() {
+            let name = runner.name();
+            if !RUNS.iter().any(|r| r.0 == name) {
+                continue;
+            }
+            let doc = runner.doc();
+            let declared = doc
+                .outputs
+                .iter()
+                .map(|o| o.name)
+                .chain(doc.tables.iter().map(|t| t.name));
+            for d in declared {
+                assert!(
+                    seen.contains(&(name, d.to_owned())),
+                    "{name}: `{d}` is declared but no test run reports it"
+                );
+            }
+        }
+    }
+
     #[test]
     fn text_lists_every_output_with_its_unit() {
         let mm1 = crate::models::find("mm1").unwrap();
