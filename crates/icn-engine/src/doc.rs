@@ -133,15 +133,29 @@ impl ModelDoc {
             .flat_map(|g| g.keys.iter().map(move |k| format!("{}{}", g.prefix, k.key)))
     }
 
-    /// The output a scalar named `name` reports: its own row, or a row whose name and one
+    /// The rows a scalar named `name` may report under: its own rows (a name may have two,
+    /// when two modes of the model measure it differently), else the rows whose name and one
     /// of [`ModelDoc::suffixes`] make it.
+    pub fn outputs_named<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'static Output> + 'a {
+        let own = self.outputs.iter().filter(move |o| o.name == name);
+        let base = self
+            .suffixes
+            .iter()
+            .find_map(|s| name.strip_suffix(s.suffix))
+            .filter(|_| !self.outputs.iter().any(|o| o.name == name));
+        own.chain(
+            self.outputs
+                .iter()
+                .filter(move |o| base.is_some_and(|b| o.name == b)),
+        )
+    }
+
+    /// The first row of [`ModelDoc::outputs_named`].
     pub fn output(&self, name: &str) -> Option<&'static Output> {
-        self.outputs.iter().find(|o| o.name == name).or_else(|| {
-            self.suffixes.iter().find_map(|s| {
-                let base = name.strip_suffix(s.suffix)?;
-                self.outputs.iter().find(|o| o.name == base)
-            })
-        })
+        self.outputs_named(name).next()
     }
 
     pub fn table(&self, name: &str) -> Option<&'static OutputTable> {
@@ -154,12 +168,14 @@ impl ModelDoc {
     pub fn undeclared(&self, m: &crate::Metrics) -> Vec<String> {
         let mut out = Vec::new();
         for s in &m.scalars {
-            match self.output(&s.name) {
-                None => out.push(format!("scalar `{}` has no row", s.name)),
-                Some(o) if o.unit != s.unit || !s.about.starts_with(o.meaning) => out.push(
-                    format!("scalar `{}`: reported as [{}] {}", s.name, s.unit, s.about),
-                ),
-                Some(_) => {}
+            let mut rows = self.outputs_named(&s.name).peekable();
+            if rows.peek().is_none() {
+                out.push(format!("scalar `{}` has no row", s.name));
+            } else if !rows.any(|o| o.unit == s.unit && s.about.starts_with(o.meaning)) {
+                out.push(format!(
+                    "scalar `{}`: reported as [{}] {}",
+                    s.name, s.unit, s.about
+                ));
             }
         }
         for t in &m.tables {

@@ -124,7 +124,24 @@ mod tests {
             "sci-switched",
             "topology = \"ring-of-rings\"\nrings = 2\n[ring]\nnodes = 4\ntransmitter = \"compare\"\nwarmup_cycles = 100\nmeasure_cycles = 2000",
         ),
+        (
+            "xswitch",
+            "topology = \"mesh:2x2\"\nwarmup = 100\nmeasure = 1000\ntrace_port = \"s0.A\"",
+        ),
+        (
+            "vc-router",
+            "topology = \"mesh:2x2\"\nwarmup = 100\nmeasure = 1000",
+        ),
+        ("xswitch", NETRACE),
+        ("vc-router", NETRACE),
     ];
+
+    /// A Netrace replay: one region of the bundled multi-region sample on an 8×8 mesh.
+    const NETRACE: &str = concat!(
+        "topology = \"mesh:8x8\"\n[netrace]\nregions = [0]\nfile = \"",
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../experiments/traces/netrace/multiregion.tra.bz2\""
+    );
 
     /// A run reports only what its model declares (same unit and meaning), and every
     /// declared output and table is reported by one of [`RUNS`].

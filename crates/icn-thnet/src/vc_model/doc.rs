@@ -3,7 +3,7 @@
 //! repeated here: `icnlab keys` reads them from the config and its validation. Adding a key to the
 //! config means adding its row here, in the same crate.
 
-use icn_engine::doc::{Key, KeyGroup, ModelDoc, key};
+use icn_engine::doc::{Key, KeyGroup, ModelDoc, Output, OutputTable, key, output};
 
 pub const KEYS: &[Key] = &[
     key(
@@ -59,6 +59,64 @@ pub const KEYS: &[Key] = &[
     key("on_deadlock", "", "`error` or `report`, as for `xswitch`"),
 ];
 
+// What an open-loop run reports. The harness (`crate::harness`) words them for every fabric
+// from the fabric's nouns; these rows are this model's wording, and a test checks that a run
+// reports exactly them.
+pub const LATENCY_MEAN: Output = output("latency_mean", "cycles", "packet creation → tail arrival");
+pub const LATENCY_P50: Output = output("latency_p50", "cycles", "median packet latency");
+pub const LATENCY_P99: Output = output("latency_p99", "cycles", "99th percentile packet latency");
+pub const LATENCY_MAX: Output = output("latency_max", "cycles", "largest packet latency");
+pub const OFFERED: Output = output(
+    "offered",
+    "flits/node/cycle",
+    "payload created per node per cycle",
+);
+pub const ACCEPTED: Output = output(
+    "accepted",
+    "flits/node/cycle",
+    "payload accepted per node per cycle",
+);
+pub const LINK_UTIL_MEAN: Output = output(
+    "link_util_mean",
+    "",
+    "router-to-router channel busy fraction, mean",
+);
+pub const LINK_UTIL_MAX: Output = output("link_util_max", "", "busiest router-to-router channel");
+pub const JAIN_FAIRNESS: Output = output(
+    "jain_fairness",
+    "",
+    "Jain index of accepted throughput per source",
+);
+pub const UNFINISHED: Output = output(
+    "unfinished",
+    "packets",
+    "measured items not delivered by the end of the drain",
+);
+pub const DEADLOCKED: Output = output(
+    "deadlocked",
+    "",
+    "1 when the watchdog stopped the run (on_deadlock = \"report\")",
+);
+pub const CYCLES_SIMULATED: Output = output(
+    "cycles_simulated",
+    "cycles",
+    "clock cycles simulated (warm-up, window and drain), for speed figures",
+);
+
+/// Table `links`: every router-to-router channel's busy fraction.
+pub const LINKS: OutputTable = OutputTable {
+    name: "links",
+    columns: &["router", "port", "utilisation"],
+    meaning: "busy fraction of each router-to-router channel over the window",
+};
+
+/// Table `per_source`: offered and accepted load and mean latency per source.
+pub const PER_SOURCE: OutputTable = OutputTable {
+    name: "per_source",
+    columns: &["source", "offered", "accepted", "latency_mean"],
+    meaning: "per source: payload offered and accepted per cycle, mean packet latency",
+};
+
 /// The model's documentation, as [`icn_engine::Model::DOC`].
 pub const DOC: ModelDoc = ModelDoc {
     keys: &[
@@ -72,7 +130,32 @@ pub const DOC: ModelDoc = ModelDoc {
         },
     ],
     optional: &[],
-    outputs: &[],
+    outputs: &[
+        LATENCY_MEAN,
+        LATENCY_P50,
+        LATENCY_P99,
+        LATENCY_MAX,
+        OFFERED,
+        ACCEPTED,
+        LINK_UTIL_MEAN,
+        LINK_UTIL_MAX,
+        JAIN_FAIRNESS,
+        UNFINISHED,
+        DEADLOCKED,
+        CYCLES_SIMULATED,
+        icn_netrace::config::doc::PACKETS,
+        icn_netrace::config::doc::RUNTIME,
+        icn_netrace::config::doc::TRACE_CYCLES,
+        icn_netrace::config::doc::SLOWDOWN,
+        icn_netrace::config::doc::LATENCY_MEAN,
+        icn_netrace::config::doc::LATENCY_P99,
+        icn_netrace::config::doc::LATENCY_MAX,
+        icn_netrace::config::doc::DELAY_MEAN,
+        icn_netrace::config::doc::DELAY_MAX,
+        icn_netrace::config::doc::PEAK_LIVE,
+        icn_netrace::config::doc::PEAK_WINDOW,
+        icn_netrace::config::doc::CYCLES_SIMULATED,
+    ],
     suffixes: &[],
-    tables: &[],
+    tables: &[LINKS, PER_SOURCE],
 };
