@@ -132,6 +132,29 @@ mod tests {
             "vc-router",
             "topology = \"mesh:2x2\"\nwarmup = 100\nmeasure = 1000",
         ),
+        ("bcast", "ccc_k = 2\nccc_dh = 1\nscheme = \"optimal\""),
+        ("nic", "sizes = [4, 4096]\nround_trips = 2\nmessages = 50"),
+        ("nic", "benchmark = \"pdring\""),
+        (
+            "nic",
+            "benchmark = \"validation\"\nround_trips = 2\nmessages = 50",
+        ),
+        (
+            "nic",
+            "benchmark = \"ablation\"\nround_trips = 2\nmessages = 50",
+        ),
+        (
+            "nic",
+            "benchmark = \"sensitivity\"\nround_trips = 2\nmessages = 50",
+        ),
+        (
+            "via-bench",
+            "program = \"pingpong\"\niterations = 10\nwarmup = 1",
+        ),
+        (
+            "via-bench",
+            "program = \"window\"\nmessages = 10\nwarmup = 1",
+        ),
         ("xswitch", NETRACE),
         ("vc-router", NETRACE),
     ];
