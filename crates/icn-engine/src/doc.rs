@@ -135,7 +135,8 @@ impl ModelDoc {
 
     /// The rows a scalar named `name` may report under: its own rows (a name may have two,
     /// when two modes of the model measure it differently), else the rows whose name and one
-    /// of [`ModelDoc::suffixes`] make it.
+    /// of [`ModelDoc::suffixes`] make it, and a family row whose `*` stands for a part of the
+    /// name (`time_*_us`: one scalar per traced action).
     pub fn outputs_named<'a>(
         &'a self,
         name: &'a str,
@@ -146,20 +147,24 @@ impl ModelDoc {
             .iter()
             .find_map(|s| name.strip_suffix(s.suffix))
             .filter(|_| !self.outputs.iter().any(|o| o.name == name));
+        let family = self.outputs.iter().filter(move |o| {
+            o.name.split_once('*').is_some_and(|(head, tail)| {
+                name.len() > head.len() + tail.len()
+                    && name.starts_with(head)
+                    && name.ends_with(tail)
+            })
+        });
         own.chain(
             self.outputs
                 .iter()
                 .filter(move |o| base.is_some_and(|b| o.name == b)),
         )
+        .chain(family)
     }
 
     /// The first row of [`ModelDoc::outputs_named`].
     pub fn output(&self, name: &str) -> Option<&'static Output> {
         self.outputs_named(name).next()
-    }
-
-    pub fn table(&self, name: &str) -> Option<&'static OutputTable> {
-        self.tables.iter().find(|t| t.name == name)
     }
 
     /// What of `m` this doc does not declare: scalars without a row (or whose unit or
@@ -179,13 +184,14 @@ impl ModelDoc {
             }
         }
         for t in &m.tables {
-            match self.table(&t.name) {
-                None => out.push(format!("table `{}` has no row", t.name)),
-                Some(d) if d.columns != t.columns.as_slice() => out.push(format!(
-                    "table `{}`: columns {:?}, documented {:?}",
-                    t.name, t.columns, d.columns
-                )),
-                Some(_) => {}
+            let mut rows = self.tables.iter().filter(|d| d.name == t.name).peekable();
+            if rows.peek().is_none() {
+                out.push(format!("table `{}` has no row", t.name));
+            } else if !rows.any(|d| d.columns == t.columns.as_slice()) {
+                out.push(format!(
+                    "table `{}`: columns {:?} are not documented",
+                    t.name, t.columns
+                ));
             }
         }
         out
@@ -211,7 +217,7 @@ mod tests {
             },
         ],
         optional: &[],
-        outputs: &[A, B],
+        outputs: &[A, B, output("time_*_us", "µs", "time in one action")],
         suffixes: &[Suffix {
             suffix: "_std",
             meaning: "standard",
@@ -238,9 +244,11 @@ mod tests {
     fn a_run_is_checked_against_the_declared_outputs() {
         let mut m = Metrics::default();
         m.put(&A, 0.5).put_suffixed(&B, "_std", 3.0);
+        m.push("time_recv_us", 1.0, "µs", "time in one action: recv");
         assert_eq!(DOC.undeclared(&m), Vec::<String>::new());
         m.push("delay", 1.0, "cycles", "mean delay");
         m.push("eta_iab", 1.0, "", "accepted share");
+        m.push("time__us", 1.0, "µs", "time in one action");
         m.tables.push(crate::Table {
             name: "per_source".into(),
             columns: vec!["source".into()],
@@ -248,9 +256,10 @@ mod tests {
             ci95: vec![],
         });
         let errors = DOC.undeclared(&m);
-        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert_eq!(errors.len(), 4, "{errors:?}");
         assert!(errors[0].contains("[cycles]"), "{errors:?}");
         assert!(errors[1].contains("`eta_iab` has no row"), "{errors:?}");
-        assert!(errors[2].contains("columns"), "{errors:?}");
+        assert!(errors[2].contains("`time__us` has no row"), "{errors:?}");
+        assert!(errors[3].contains("columns"), "{errors:?}");
     }
 }
