@@ -9,6 +9,7 @@
 //! * [`switched`]: rings joined by switches (`model = "sci-switched"`), built from the same
 //!   ring simulator.
 
+pub mod bench;
 pub mod config;
 pub mod fabric;
 pub mod protocol;
