@@ -109,8 +109,9 @@ pub struct ModelDoc {
     pub keys: &'static [KeyGroup],
     /// Keys without a default.
     pub optional: &'static [OptionalKey],
-    /// Every scalar a run may report (some only under some configurations: the meaning says).
-    pub outputs: &'static [Output],
+    /// Every scalar a run may report (some only under some configurations: the meaning says),
+    /// in lists so that a list another crate declares (a Netrace replay's) is named once.
+    pub outputs: &'static [&'static [Output]],
     /// Suffixed copies of the outputs some configurations report.
     pub suffixes: &'static [Suffix],
     /// Every table a run may report.
@@ -137,17 +138,22 @@ impl ModelDoc {
     /// when two modes of the model measure it differently), else the rows whose name and one
     /// of [`ModelDoc::suffixes`] make it, and a family row whose `*` stands for a part of the
     /// name (`time_*_us`: one scalar per traced action).
+    /// Every output row, in order.
+    pub fn all_outputs(&self) -> impl Iterator<Item = &'static Output> + '_ {
+        self.outputs.iter().flat_map(|list| list.iter())
+    }
+
     pub fn outputs_named<'a>(
         &'a self,
         name: &'a str,
     ) -> impl Iterator<Item = &'static Output> + 'a {
-        let own = self.outputs.iter().filter(move |o| o.name == name);
+        let own = self.all_outputs().filter(move |o| o.name == name);
         let base = self
             .suffixes
             .iter()
             .find_map(|s| name.strip_suffix(s.suffix))
-            .filter(|_| !self.outputs.iter().any(|o| o.name == name));
-        let family = self.outputs.iter().filter(move |o| {
+            .filter(|_| !self.all_outputs().any(|o| o.name == name));
+        let family = self.all_outputs().filter(move |o| {
             o.name.split_once('*').is_some_and(|(head, tail)| {
                 name.len() > head.len() + tail.len()
                     && name.starts_with(head)
@@ -155,8 +161,7 @@ impl ModelDoc {
             })
         });
         own.chain(
-            self.outputs
-                .iter()
+            self.all_outputs()
                 .filter(move |o| base.is_some_and(|b| o.name == b)),
         )
         .chain(family)
@@ -217,7 +222,7 @@ mod tests {
             },
         ],
         optional: &[],
-        outputs: &[A, B, output("time_*_us", "µs", "time in one action")],
+        outputs: &[&[A, B], &[output("time_*_us", "µs", "time in one action")]],
         suffixes: &[Suffix {
             suffix: "_std",
             meaning: "standard",

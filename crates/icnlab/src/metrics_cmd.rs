@@ -12,9 +12,9 @@ use icn_engine::ModelDoc;
 
 /// Aligned text: `name [unit]: meaning`, then the suffixed families and the tables.
 pub fn text(model: &str, about: &str, doc: &ModelDoc) -> String {
-    let width = doc.outputs.iter().map(|o| o.name.len()).max().unwrap_or(0);
+    let width = doc.all_outputs().map(|o| o.name.len()).max().unwrap_or(0);
     let mut s = format!("# model = \"{model}\": {about}\n# metric [unit]: meaning\n");
-    for o in doc.outputs {
+    for o in doc.all_outputs() {
         let unit = if o.unit.is_empty() {
             String::new()
         } else {
@@ -44,7 +44,7 @@ pub fn text(model: &str, about: &str, doc: &ModelDoc) -> String {
 pub fn markdown(doc: &ModelDoc) -> String {
     let cell = |s: &str| s.replace('|', "\\|");
     let mut s = String::from("| metric | unit | meaning |\n|---|---|---|\n");
-    for o in doc.outputs {
+    for o in doc.all_outputs() {
         s.push_str(&format!(
             "| `{}` | {} | {} |\n",
             o.name,
@@ -212,10 +212,12 @@ mod tests {
         for runner in crate::models::all() {
             let name = runner.name();
             let doc = runner.doc();
-            assert!(!doc.outputs.is_empty(), "{name} declares no outputs");
+            assert!(
+                doc.all_outputs().next().is_some(),
+                "{name} declares no outputs"
+            );
             let declared = doc
-                .outputs
-                .iter()
+                .all_outputs()
                 .map(|o| o.name)
                 .chain(doc.tables.iter().map(|t| t.name));
             for d in declared {

@@ -135,6 +135,24 @@ pub const PER_SOURCE: OutputTable = OutputTable {
     meaning: "per source run: broadcast time, the source's eccentricity, the best proved lower bound, messages sent and receptions not kept",
 };
 
+/// This model's own outputs, in the order a run reports them.
+pub const OUTPUTS: &[Output] = &[
+    WORST_STEPS,
+    MEAN_STEPS,
+    BOUND_THEOREM1,
+    DIAMETER,
+    OPTIMUM,
+    LOWER_BOUND,
+    MESSAGES,
+    REDUNDANT_RECEPTIONS,
+    STORAGE_ENTRIES,
+    SHARP_BOUND,
+    SOURCE_K1_STEPS,
+    SOURCE_K1_OPTIMUM,
+    LEMMA1_HOLDS,
+    SOURCE_K1_SINGLE_ENTRY,
+];
+
 /// The model's documentation, as [`icn_engine::Model::DOC`].
 pub const DOC: ModelDoc = ModelDoc {
     keys: &[KeyGroup {
@@ -142,22 +160,7 @@ pub const DOC: ModelDoc = ModelDoc {
         keys: KEYS,
     }],
     optional: &[],
-    outputs: &[
-        WORST_STEPS,
-        MEAN_STEPS,
-        BOUND_THEOREM1,
-        DIAMETER,
-        OPTIMUM,
-        LOWER_BOUND,
-        MESSAGES,
-        REDUNDANT_RECEPTIONS,
-        STORAGE_ENTRIES,
-        SHARP_BOUND,
-        SOURCE_K1_STEPS,
-        SOURCE_K1_OPTIMUM,
-        LEMMA1_HOLDS,
-        SOURCE_K1_SINGLE_ENTRY,
-    ],
+    outputs: &[OUTPUTS],
     suffixes: &[],
     tables: &[PER_SOURCE],
 };

@@ -269,6 +269,33 @@ pub const TI_RANKS: OutputTable = OutputTable {
     meaning: "`ti`: when each rank finished, its compute and sleep time and its time blocked on messages",
 };
 
+/// This model's own outputs, in the order a run reports them.
+pub const OUTPUTS: &[Output] = &[
+    COMPLETION_US,
+    COMPLETION_MEAN_US,
+    COMPLETION_P99_US,
+    MESSAGE_US,
+    HOST_US,
+    NIC_US,
+    FABRIC_US,
+    WAIT_US,
+    MESSAGES,
+    PACKETS,
+    BYTES,
+    BANDWIDTH_MBS,
+    LINK_UTIL_MEAN,
+    LINK_UTIL_MAX,
+    SCHEME_STEPS,
+    TI_COMPLETION_US,
+    TI_COMPUTE_US,
+    TI_COMM_US,
+    TI_WAIT_US,
+    TI_MESSAGES,
+    TI_BYTES,
+    TI_ACTIONS,
+    TI_TIME,
+];
+
 /// The model's documentation, as [`icn_engine::Model::DOC`].
 pub const DOC: ModelDoc = ModelDoc {
     keys: &[
@@ -373,31 +400,7 @@ pub const DOC: ModelDoc = ModelDoc {
             meaning: "ti: `linear`",
         },
     ],
-    outputs: &[
-        COMPLETION_US,
-        COMPLETION_MEAN_US,
-        COMPLETION_P99_US,
-        MESSAGE_US,
-        HOST_US,
-        NIC_US,
-        FABRIC_US,
-        WAIT_US,
-        MESSAGES,
-        PACKETS,
-        BYTES,
-        BANDWIDTH_MBS,
-        LINK_UTIL_MEAN,
-        LINK_UTIL_MAX,
-        SCHEME_STEPS,
-        TI_COMPLETION_US,
-        TI_COMPUTE_US,
-        TI_COMM_US,
-        TI_WAIT_US,
-        TI_MESSAGES,
-        TI_BYTES,
-        TI_ACTIONS,
-        TI_TIME,
-    ],
+    outputs: &[OUTPUTS],
     suffixes: &[],
     tables: &[RANKS, TI_RANKS],
 };

@@ -219,6 +219,32 @@ pub const PER_SOURCE: OutputTable = OutputTable {
     meaning: "per source node: accepted data rate, send delay (mean, p99, max), sends accepted (`compare`: the intelligent run's)",
 };
 
+/// This model's own outputs, in the order a run reports them.
+pub const OUTPUTS: &[Output] = &[
+    ETA,
+    THROUGHPUT_GBPS,
+    TRANSACTIONS_PER_CYCLE,
+    PS_DISALLOW_SENT,
+    PS_DISALLOW_SHARE,
+    BUSY_ECHOES,
+    NOTIFY_SYMBOLS,
+    NOTIFY_OVERHEAD,
+    DELAY_MEAN_NS,
+    DELAY_P50_NS,
+    DELAY_P99_NS,
+    DELAY_MAX_NS,
+    RETRIES_PER_PACKET,
+    SERVE_A_EPOCH_MEAN_NS,
+    SERVE_B_EPOCH_MEAN_NS,
+    JAIN_FAIRNESS,
+    HOTSPOT_JAIN,
+    CYCLES_SIMULATED,
+    OFFERED_LOAD_ACTUAL,
+    SOURCE_DROPS,
+    R,
+    DELAY_RATIO,
+];
+
 /// The model's documentation, as [`icn_engine::Model::DOC`].
 pub const DOC: ModelDoc = ModelDoc {
     keys: &[KeyGroup {
@@ -231,30 +257,7 @@ pub const DOC: ModelDoc = ModelDoc {
         unit: "",
         meaning: "CSV trace for `traffic.pattern = \"trace\"`, relative to the experiment file",
     }],
-    outputs: &[
-        ETA,
-        THROUGHPUT_GBPS,
-        TRANSACTIONS_PER_CYCLE,
-        PS_DISALLOW_SENT,
-        PS_DISALLOW_SHARE,
-        BUSY_ECHOES,
-        NOTIFY_SYMBOLS,
-        NOTIFY_OVERHEAD,
-        DELAY_MEAN_NS,
-        DELAY_P50_NS,
-        DELAY_P99_NS,
-        DELAY_MAX_NS,
-        RETRIES_PER_PACKET,
-        SERVE_A_EPOCH_MEAN_NS,
-        SERVE_B_EPOCH_MEAN_NS,
-        JAIN_FAIRNESS,
-        HOTSPOT_JAIN,
-        CYCLES_SIMULATED,
-        OFFERED_LOAD_ACTUAL,
-        SOURCE_DROPS,
-        R,
-        DELAY_RATIO,
-    ],
+    outputs: &[OUTPUTS],
     suffixes: SUFFIXES,
     tables: &[PER_SOURCE],
 };

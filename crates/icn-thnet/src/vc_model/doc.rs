@@ -82,25 +82,10 @@ pub const LINK_UTIL_MEAN: Output = output(
     "router-to-router channel busy fraction, mean",
 );
 pub const LINK_UTIL_MAX: Output = output("link_util_max", "", "busiest router-to-router channel");
-pub const JAIN_FAIRNESS: Output = output(
-    "jain_fairness",
-    "",
-    "Jain index of accepted throughput per source",
-);
 pub const UNFINISHED: Output = output(
     "unfinished",
     "packets",
     "measured items not delivered by the end of the drain",
-);
-pub const DEADLOCKED: Output = output(
-    "deadlocked",
-    "",
-    "1 when the watchdog stopped the run (on_deadlock = \"report\")",
-);
-pub const CYCLES_SIMULATED: Output = output(
-    "cycles_simulated",
-    "cycles",
-    "clock cycles simulated (warm-up, window and drain), for speed figures",
 );
 
 /// Table `links`: every router-to-router channel's busy fraction.
@@ -117,6 +102,22 @@ pub const PER_SOURCE: OutputTable = OutputTable {
     meaning: "per source: payload offered and accepted per cycle, mean packet latency",
 };
 
+/// This model's own outputs, in the order a run reports them.
+pub const OUTPUTS: &[Output] = &[
+    LATENCY_MEAN,
+    LATENCY_P50,
+    LATENCY_P99,
+    LATENCY_MAX,
+    OFFERED,
+    ACCEPTED,
+    LINK_UTIL_MEAN,
+    LINK_UTIL_MAX,
+    crate::xswitch_model::doc::JAIN_FAIRNESS,
+    UNFINISHED,
+    crate::xswitch_model::doc::DEADLOCKED,
+    crate::xswitch_model::doc::CYCLES_SIMULATED,
+];
+
 /// The model's documentation, as [`icn_engine::Model::DOC`].
 pub const DOC: ModelDoc = ModelDoc {
     keys: &[
@@ -130,32 +131,7 @@ pub const DOC: ModelDoc = ModelDoc {
         },
     ],
     optional: &[],
-    outputs: &[
-        LATENCY_MEAN,
-        LATENCY_P50,
-        LATENCY_P99,
-        LATENCY_MAX,
-        OFFERED,
-        ACCEPTED,
-        LINK_UTIL_MEAN,
-        LINK_UTIL_MAX,
-        JAIN_FAIRNESS,
-        UNFINISHED,
-        DEADLOCKED,
-        CYCLES_SIMULATED,
-        icn_netrace::config::doc::PACKETS,
-        icn_netrace::config::doc::RUNTIME,
-        icn_netrace::config::doc::TRACE_CYCLES,
-        icn_netrace::config::doc::SLOWDOWN,
-        icn_netrace::config::doc::LATENCY_MEAN,
-        icn_netrace::config::doc::LATENCY_P99,
-        icn_netrace::config::doc::LATENCY_MAX,
-        icn_netrace::config::doc::DELAY_MEAN,
-        icn_netrace::config::doc::DELAY_MAX,
-        icn_netrace::config::doc::PEAK_LIVE,
-        icn_netrace::config::doc::PEAK_WINDOW,
-        icn_netrace::config::doc::CYCLES_SIMULATED,
-    ],
+    outputs: &[OUTPUTS, icn_netrace::config::doc::OUTPUTS],
     suffixes: &[],
     tables: &[LINKS, PER_SOURCE],
 };

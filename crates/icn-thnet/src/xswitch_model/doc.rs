@@ -189,6 +189,25 @@ pub const GRANTS: OutputTable = OutputTable {
     meaning: "with `trace_port`: each grant of that output port in order, its cycle and the input granted",
 };
 
+/// This model's own outputs, in the order a run reports them.
+pub const OUTPUTS: &[Output] = &[
+    LATENCY_MEAN,
+    LATENCY_P50,
+    LATENCY_P99,
+    LATENCY_MAX,
+    OFFERED,
+    ACCEPTED,
+    LINK_UTIL_MEAN,
+    LINK_UTIL_MAX,
+    JAIN_FAIRNESS,
+    STOPS,
+    GOS,
+    WAIT_FRACTION,
+    UNFINISHED,
+    DEADLOCKED,
+    CYCLES_SIMULATED,
+];
+
 /// The model's documentation, as [`icn_engine::Model::DOC`].
 pub const DOC: ModelDoc = ModelDoc {
     keys: &[
@@ -202,35 +221,7 @@ pub const DOC: ModelDoc = ModelDoc {
         },
     ],
     optional: &[],
-    outputs: &[
-        LATENCY_MEAN,
-        LATENCY_P50,
-        LATENCY_P99,
-        LATENCY_MAX,
-        OFFERED,
-        ACCEPTED,
-        LINK_UTIL_MEAN,
-        LINK_UTIL_MAX,
-        JAIN_FAIRNESS,
-        STOPS,
-        GOS,
-        WAIT_FRACTION,
-        UNFINISHED,
-        DEADLOCKED,
-        CYCLES_SIMULATED,
-        icn_netrace::config::doc::PACKETS,
-        icn_netrace::config::doc::RUNTIME,
-        icn_netrace::config::doc::TRACE_CYCLES,
-        icn_netrace::config::doc::SLOWDOWN,
-        icn_netrace::config::doc::LATENCY_MEAN,
-        icn_netrace::config::doc::LATENCY_P99,
-        icn_netrace::config::doc::LATENCY_MAX,
-        icn_netrace::config::doc::DELAY_MEAN,
-        icn_netrace::config::doc::DELAY_MAX,
-        icn_netrace::config::doc::PEAK_LIVE,
-        icn_netrace::config::doc::PEAK_WINDOW,
-        icn_netrace::config::doc::CYCLES_SIMULATED,
-    ],
+    outputs: &[OUTPUTS, icn_netrace::config::doc::OUTPUTS],
     suffixes: &[],
     tables: &[LINKS, PER_SOURCE, GRANTS],
 };

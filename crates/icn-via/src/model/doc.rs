@@ -41,6 +41,9 @@ pub const BANDWIDTH_MB_S: Output = output(
     "streamed bytes / time, MB = 10^6 B",
 );
 
+/// This model's own outputs, in the order a run reports them.
+pub const OUTPUTS: &[Output] = &[LATENCY_US, BANDWIDTH_MB_S];
+
 /// The model's documentation, as [`icn_engine::Model::DOC`].
 pub const DOC: ModelDoc = ModelDoc {
     keys: &[KeyGroup {
@@ -48,7 +51,7 @@ pub const DOC: ModelDoc = ModelDoc {
         keys: KEYS,
     }],
     optional: &[],
-    outputs: &[LATENCY_US, BANDWIDTH_MB_S],
+    outputs: &[OUTPUTS],
     suffixes: &[],
     tables: &[],
 };
