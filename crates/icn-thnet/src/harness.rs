@@ -12,7 +12,6 @@
 use crate::topology::Grid;
 use crate::traffic::{Sizes, Source, TraceRow, TrafficConfig, Workload};
 use crate::xswitch_model::OnDeadlock;
-use icn_engine::doc::{Output, OutputTable};
 use icn_engine::metrics::Status;
 use icn_engine::rng::stream;
 use icn_engine::stats::{Histogram, Summary, jain_fairness};
@@ -32,30 +31,6 @@ pub struct OpenLoop<'a> {
     pub measure: u64,
     pub drain: u64,
     pub on_deadlock: OnDeadlock,
-    /// The rows the model declares for what the harness reports, in its fabric's words
-    /// (message or packet, bytes or flits, switch or router).
-    pub outputs: &'a Outputs,
-}
-
-/// What an open-loop run reports, as the model running it declares it in its
-/// [`ModelDoc`](icn_engine::ModelDoc): one row per scalar and the two tables.
-pub struct Outputs {
-    pub latency_mean: Output,
-    pub latency_p50: Output,
-    pub latency_p99: Output,
-    pub latency_max: Output,
-    pub offered: Output,
-    pub accepted: Output,
-    pub link_util_mean: Output,
-    pub link_util_max: Output,
-    pub jain_fairness: Output,
-    pub unfinished: Output,
-    pub deadlocked: Output,
-    pub cycles_simulated: Output,
-    /// Columns: router (or switch), port, utilisation.
-    pub links: OutputTable,
-    /// Columns: source, offered, accepted, latency_mean.
-    pub per_source: OutputTable,
 }
 
 /// What the harness counted, for the report.
@@ -213,52 +188,112 @@ fn report<F: Fabric>(
     c: &Counts,
     extra: impl FnOnce(&F, f64, &mut Metrics),
 ) -> Metrics {
-    let o = w.outputs;
-    let item = fabric.nouns().item;
+    let nouns = fabric.nouns();
     let m = w.measure as f64;
     let nf = c.n as f64;
     let mut out = Metrics::default();
-    out.put(&o.latency_mean, c.latency.mean())
-        .put(&o.latency_p50, c.latency.quantile(0.5))
-        .put(&o.latency_p99, c.latency.quantile(0.99))
-        .put(&o.latency_max, c.latency.max());
+    let item = nouns.item;
+    out.push(
+        "latency_mean",
+        c.latency.mean(),
+        "cycles",
+        nouns.latency_about,
+    );
+    out.push(
+        "latency_p50",
+        c.latency.quantile(0.5),
+        "cycles",
+        &format!("median {item} latency"),
+    );
+    out.push(
+        "latency_p99",
+        c.latency.quantile(0.99),
+        "cycles",
+        &format!("99th percentile {item} latency"),
+    );
+    out.push(
+        "latency_max",
+        c.latency.max(),
+        "cycles",
+        &format!("largest {item} latency"),
+    );
+    let per_node = format!("{}/node/cycle", nouns.size_unit);
     let accepted = fabric.accepted();
-    out.put(&o.offered, c.offered.iter().sum::<u64>() as f64 / (nf * m))
-        .put(&o.accepted, accepted.iter().sum::<u64>() as f64 / (nf * m));
+    out.push(
+        "offered",
+        c.offered.iter().sum::<u64>() as f64 / (nf * m),
+        &per_node,
+        "payload created per node per cycle",
+    );
+    out.push(
+        "accepted",
+        accepted.iter().sum::<u64>() as f64 / (nf * m),
+        &per_node,
+        "payload accepted per node per cycle",
+    );
     let loads = fabric.channel_loads();
     let utilisation: Vec<f64> = loads.iter().map(|l| l.busy as f64 / m).collect();
-    let mean_util = if utilisation.is_empty() {
-        f64::NAN
-    } else {
-        utilisation.iter().sum::<f64>() / utilisation.len() as f64
-    };
+    let router = nouns.router;
+    out.push(
+        "link_util_mean",
+        if utilisation.is_empty() {
+            f64::NAN
+        } else {
+            utilisation.iter().sum::<f64>() / utilisation.len() as f64
+        },
+        "",
+        &format!("{router}-to-{router} channel busy fraction, mean"),
+    );
+    out.push(
+        "link_util_max",
+        utilisation.iter().copied().fold(f64::NAN, f64::max),
+        "",
+        &format!("busiest {router}-to-{router} channel"),
+    );
     let per_source: Vec<f64> = accepted.iter().map(|&b| b as f64 / m).collect();
-    out.put(&o.link_util_mean, mean_util)
-        .put(
-            &o.link_util_max,
-            utilisation.iter().copied().fold(f64::NAN, f64::max),
-        )
-        .put(&o.jain_fairness, jain_fairness(&per_source));
+    out.push(
+        "jain_fairness",
+        jain_fairness(&per_source),
+        "",
+        "Jain index of accepted throughput per source",
+    );
     let mut own = Metrics::default();
     extra(fabric, m, &mut own);
     out.scalars.append(&mut own.scalars);
-    out.put(&o.unfinished, c.outstanding as f64)
-        .put(&o.deadlocked, f64::from(u8::from(c.deadlock.is_some())))
-        .put(
-            &o.cycles_simulated,
-            (fabric.now() / fabric.cycle_ps()) as f64,
-        );
-    out.tables.push(Table::new(
-        &o.links,
-        loads
+    out.push(
+        "unfinished",
+        c.outstanding as f64,
+        &format!("{item}s"),
+        "measured items not delivered by the end of the drain",
+    );
+    out.push(
+        "deadlocked",
+        f64::from(u8::from(c.deadlock.is_some())),
+        "",
+        "1 when the watchdog stopped the run (on_deadlock = \"report\")",
+    );
+    out.push(
+        "cycles_simulated",
+        (fabric.now() / fabric.cycle_ps()) as f64,
+        "cycles",
+        "clock cycles simulated (warm-up, window and drain), for speed figures",
+    );
+    out.tables.push(Table {
+        name: "links".into(),
+        columns: [router, "port", "utilisation"].map(String::from).to_vec(),
+        rows: loads
             .iter()
             .zip(&utilisation)
             .map(|(l, &u)| vec![l.router as f64, l.port as f64, u])
             .collect(),
-    ));
-    out.tables.push(Table::new(
-        &o.per_source,
-        (0..c.n)
+        ci95: vec![],
+    });
+    out.tables.push(Table {
+        name: "per_source".into(),
+        columns: ["source", "offered", "accepted", "latency_mean"]
+            .map(String::from)
+            .to_vec(),
+        rows: (0..c.n)
             .map(|s| {
                 let lat = &c.per_source_latency[s];
                 vec![
@@ -269,7 +304,8 @@ fn report<F: Fabric>(
                 ]
             })
             .collect(),
-    ));
+        ci95: vec![],
+    });
     out.tables.append(&mut own.tables);
     out.status = ending(c, w.drain, item);
     if !out.status.is_ok() {
@@ -346,7 +382,6 @@ mod tests {
             measure: 1 << 30,
             drain: 0,
             on_deadlock: OnDeadlock::Error,
-            outputs: &crate::vc_model::doc::OPEN_LOOP,
         };
         let mut fabric =
             VcFabric::grid(grid, VcParams::unit_delays(2, 8, 20_000), 1, 1 << 16).unwrap();

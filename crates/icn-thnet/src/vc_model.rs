@@ -545,7 +545,6 @@ impl Model for VcRouter {
             measure: cfg.measure,
             drain: cfg.drain,
             on_deadlock: cfg.on_deadlock,
-            outputs: &doc::OPEN_LOOP,
         };
         harness::run(&mut fabric, &w, seed, progress, |_, _, _| {})
     }

@@ -253,7 +253,6 @@ impl Model for XSwitch {
             measure: cfg.measure,
             drain: cfg.drain,
             on_deadlock: cfg.on_deadlock,
-            outputs: &doc::OPEN_LOOP,
         };
         harness::run(&mut fabric, &w, seed, progress, |f, m, out| {
             switch_metrics(&f.net, m, out)
