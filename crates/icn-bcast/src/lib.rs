@@ -14,8 +14,10 @@
 //! * [`compare`]: the models side by side over CCC sizes (the reproduce table);
 //! * [`tables`]: the rows of the `icnlab bcast` reports, serialisable, CSV by the `csv` crate;
 //! * [`model`]: the `bcast` model for experiment files;
+//! * [`bench`]: its speed workloads for `icnlab bench`;
 //! * [`verify`]: CCCBrd on large CCCs: a simulator specialised to the CCC, all sources in parallel.
 
+pub mod bench;
 pub mod bounds;
 pub mod claims;
 pub mod clbm;

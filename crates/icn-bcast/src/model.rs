@@ -241,64 +241,25 @@ impl Model for Bcast {
             run.per_source.iter().map(f).sum::<f64>() / run.per_source.len().max(1) as f64
         };
         let mut m = Metrics::default();
-        m.push(
-            "worst_steps",
-            opt_f64(run.worst()),
-            "steps",
-            "broadcast time, worst over the sources run",
-        );
-        m.push(
-            "mean_steps",
-            run.mean().unwrap_or(f64::NAN),
-            "steps",
-            "broadcast time, mean over the sources run",
-        );
+        m.put(&doc::WORST_STEPS, opt_f64(run.worst()));
+        m.put(&doc::MEAN_STEPS, run.mean().unwrap_or(f64::NAN));
         let ccc = g.ccc_params();
-        m.push(
-            "bound_theorem1",
+        m.put(
+            &doc::BOUND_THEOREM1,
             ccc.map_or(f64::NAN, |(h, k)| f64::from(theorem1(h, k))),
-            "steps",
-            "the paper's Theorem 1 bound (CCC only)",
         );
-        m.push(
-            "diameter",
-            f64::from(diameter_by_symmetry(&g)),
-            "hops",
-            "graph diameter",
-        );
-        m.push(
-            "optimum",
-            opt_f64(optimum),
-            "steps",
-            "exact minimum broadcast time, worst over the sources run (NaN: not decided)",
-        );
-        m.push(
-            "lower_bound",
-            f64::from(lower),
-            "steps",
-            "best proved lower bound, worst over the sources run",
-        );
-        m.push(
-            "messages",
-            mean_of(&|r| r.messages as f64),
-            "messages",
-            "messages sent per broadcast (mean over sources)",
-        );
-        m.push(
-            "redundant_receptions",
-            mean_of(&|r| r.redundant as f64),
-            "receptions",
-            "receptions not kept per broadcast (mean over sources)",
-        );
-        m.push(
-            "storage_entries",
+        m.put(&doc::DIAMETER, f64::from(diameter_by_symmetry(&g)));
+        m.put(&doc::OPTIMUM, opt_f64(optimum));
+        m.put(&doc::LOWER_BOUND, f64::from(lower));
+        m.put(&doc::MESSAGES, mean_of(&|r| r.messages as f64));
+        m.put(&doc::REDUNDANT_RECEPTIONS, mean_of(&|r| r.redundant as f64));
+        m.put(
+            &doc::STORAGE_ENTRIES,
             run.storage
                 .iter()
                 .copied()
                 .max()
                 .map_or(f64::NAN, |v| v as f64),
-            "entries",
-            "list entries stored by the busiest node",
         );
         if let Some((h, k)) = ccc {
             let s1 = g.ccc_node(0, k as usize - 1).unwrap_or(0);
@@ -332,25 +293,10 @@ impl Model for Bcast {
                 )),
                 _ => f64::NAN,
             };
-            m.push(
-                "sharp_bound",
-                f64::from(sharp_claim(h, k)),
-                "steps",
-                "the paper's sharper claim from (c,k-1)",
-            );
-            m.push(
-                "source_k1_steps",
-                opt_f64(one.worst()),
-                "steps",
-                "this scheme's time from (0,k-1)",
-            );
-            m.push(
-                "source_k1_optimum",
-                opt_f64(k1_opt.worst()),
-                "steps",
-                "exact optimum from (0,k-1) (NaN: not decided)",
-            );
-            m.push("lemma1_holds", lemma, "", "1 if every (2^i,i) is reached from (0,k-1) by step 2(k-i)-1 (optimal: by some optimal schedule)");
+            m.put(&doc::SHARP_BOUND, f64::from(sharp_claim(h, k)));
+            m.put(&doc::SOURCE_K1_STEPS, opt_f64(one.worst()));
+            m.put(&doc::SOURCE_K1_OPTIMUM, opt_f64(k1_opt.worst()));
+            m.put(&doc::LEMMA1_HOLDS, lemma);
             // Best broadcast entering every cycle once (CCCBrd's class), capped by CCCBrd.
             let brd = run_scheme(&g, Scheme::Ilbm, &[s1], &opts).map_err(fail)?;
             let single = brd.worst().map(|upper| {
@@ -361,11 +307,9 @@ impl Model for Bcast {
                 };
                 single_entry_optimum(&g, s1, upper, &lim, lim.k1_max_nodes)
             });
-            m.push(
-                "source_k1_single_entry",
+            m.put(
+                &doc::SOURCE_K1_SINGLE_ENTRY,
                 opt_f64(single.and_then(|k| k.exact())),
-                "steps",
-                "best time from (0,k-1) entering every cycle once (NaN: not decided)",
             );
         }
         m.tables.push(Table {

@@ -51,6 +51,26 @@ pub fn run(cfg: &ClusterConfig) -> Result<f64, ModelError> {
         .ok_or_else(|| ModelError::Failed("no `messages` metric".into()))
 }
 
+/// This crate's targets for `icnlab bench`, in the order it lists them.
+pub fn targets() -> Vec<icn_engine::bench::Target> {
+    use icn_engine::bench::Target;
+    vec![
+        // Cluster (issue 13): both workloads live in `icn_cluster::bench`.
+        Target {
+            name: "cluster-ccc",
+            workload: "cluster: CCCBrd broadcast of 64 KB on CCC(5,5) (160 nodes) of X-Switches, X-NIA-like endpoints",
+            unit: "messages",
+            run: || run(&ccc_config()).map_err(|e| e.to_string()),
+        },
+        Target {
+            name: "cluster-alltoall",
+            workload: "cluster: all-to-all of 4 KB on an 8x8 mesh of VC routers (4,032 messages), X-NIA-like endpoints",
+            unit: "messages",
+            run: || run(&alltoall_config()).map_err(|e| e.to_string()),
+        },
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

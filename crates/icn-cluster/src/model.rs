@@ -324,57 +324,33 @@ fn report_ti(o: &TiOutcome) -> Metrics {
     let ranks = o.finish.len().max(1) as f64;
     let total = o.finish.iter().copied().max().unwrap_or(0);
     let compute = o.compute.iter().copied().max().unwrap_or(0);
-    m.push(
-        "completion_us",
-        total as f64 / US,
-        "µs",
-        "simulated time until the last rank ended (SimGrid's \"Simulation time\")",
-    );
-    m.push(
-        "compute_us",
-        compute as f64 / US,
-        "µs",
-        "the busiest rank's compute and sleep time: what a compute-only run takes",
-    );
-    m.push(
-        "comm_us",
-        total.saturating_sub(compute) as f64 / US,
-        "µs",
-        "communication time: completion − compute",
-    );
-    m.push(
-        "wait_us",
+    m.put(&doc::TI_COMPLETION_US, total as f64 / US);
+    m.put(&doc::TI_COMPUTE_US, compute as f64 / US);
+    m.put(&doc::TI_COMM_US, total.saturating_sub(compute) as f64 / US);
+    m.put(
+        &doc::TI_WAIT_US,
         o.wait.iter().map(|&t| t as f64).sum::<f64>() / ranks / US,
-        "µs",
-        "mean per rank of time blocked on messages",
     );
-    m.push(
-        "messages",
-        o.messages as f64,
-        "",
-        "point-to-point messages (collectives included)",
-    );
-    m.push("bytes", o.bytes as f64, "B", "bytes they carried");
-    m.push("actions", o.actions as f64, "", "trace actions replayed");
+    m.put(&doc::TI_MESSAGES, o.messages as f64);
+    m.put(&doc::TI_BYTES, o.bytes as f64);
+    m.put(&doc::TI_ACTIONS, o.actions as f64);
     for (i, name) in replay::slot_names().iter().enumerate() {
         if o.slot_calls[i] > 0 {
             m.push(
                 &format!("time_{name}_us"),
                 o.slot_ps[i] as f64 / ranks / US,
-                "µs",
+                doc::TI_TIME.unit,
                 &format!(
-                    "mean per rank of time in {name} ({} calls in all)",
+                    "{} {name} ({} calls in all)",
+                    doc::TI_TIME.meaning,
                     o.slot_calls[i]
                 ),
             );
         }
     }
-    m.tables.push(Table {
-        name: "ranks".into(),
-        columns: ["rank", "finish_us", "compute_us", "wait_us"]
-            .map(String::from)
-            .to_vec(),
-        rows: (0..o.finish.len())
+    m.tables.push(Table::new(
+        &doc::TI_RANKS,
+        (0..o.finish.len())
             .map(|r| {
                 vec![
                     r as f64,
@@ -384,8 +360,7 @@ fn report_ti(o: &TiOutcome) -> Metrics {
                 ]
             })
             .collect(),
-        ci95: vec![],
-    });
+    ));
     m
 }
 
@@ -585,24 +560,12 @@ fn report<F: Fabric + ?Sized>(o: &Outcome, f: &F, point: &ClusterPoint) -> Metri
     }
     let makespan = o.finish.iter().copied().max().unwrap_or(0);
     let ranks = o.finish.len() as f64;
-    m.push(
-        "completion_us",
-        makespan as f64 / US,
-        "µs",
-        "time until the last rank finished",
-    );
-    m.push(
-        "completion_mean_us",
+    m.put(&doc::COMPLETION_US, makespan as f64 / US);
+    m.put(
+        &doc::COMPLETION_MEAN_US,
         o.finish.iter().map(|&t| t as f64).sum::<f64>() / ranks / US,
-        "µs",
-        "mean over ranks of the time each finished",
     );
-    m.push(
-        "completion_p99_us",
-        finish.quantile(0.99) / 1e3,
-        "µs",
-        "99th percentile over ranks of the finish time",
-    );
+    m.put(&doc::COMPLETION_P99_US, finish.quantile(0.99) / 1e3);
     let per_msg = |ps: u128| {
         if o.messages == 0 {
             0.0
@@ -610,55 +573,20 @@ fn report<F: Fabric + ?Sized>(o: &Outcome, f: &F, point: &ClusterPoint) -> Metri
             ps as f64 / o.messages as f64 / US
         }
     };
-    m.push(
-        "message_us",
-        per_msg(o.message_ps),
-        "µs",
-        "mean message time, post → complete in the receiver's memory",
-    );
-    m.push(
-        "host_us",
-        per_msg(o.host_ps),
-        "µs",
-        "of which host stages (post, poll)",
-    );
-    m.push(
-        "nic_us",
-        per_msg(o.nic_ps),
-        "µs",
-        "of which NIC stages and queueing at them",
-    );
-    m.push(
-        "fabric_us",
-        per_msg(o.fabric_ps),
-        "µs",
-        "of which in the fabric (first packet in → last packet out)",
-    );
-    m.push(
-        "wait_us",
-        o.wait_ps as f64 / ranks / US,
-        "µs",
-        "mean per rank of time blocked waiting for a message or a synchronous send",
-    );
-    m.push("messages", o.messages as f64, "", "messages sent");
-    m.push(
-        "packets",
-        o.packets as f64,
-        "",
-        "packets injected into the fabric",
-    );
-    m.push("bytes", o.bytes as f64, "B", "payload bytes moved");
+    m.put(&doc::MESSAGE_US, per_msg(o.message_ps));
+    m.put(&doc::HOST_US, per_msg(o.host_ps));
+    m.put(&doc::NIC_US, per_msg(o.nic_ps));
+    m.put(&doc::FABRIC_US, per_msg(o.fabric_ps));
+    m.put(&doc::WAIT_US, o.wait_ps as f64 / ranks / US);
+    m.put(&doc::MESSAGES, o.messages as f64);
+    m.put(&doc::PACKETS, o.packets as f64);
+    m.put(&doc::BYTES, o.bytes as f64);
     let bw = if makespan == 0 {
         0.0
     } else {
         o.bytes as f64 / (makespan as f64 / US)
     };
-    m.push(
-        "bandwidth_mbs",
-        bw,
-        "MB/s",
-        "payload bytes / completion time",
-    );
+    m.put(&doc::BANDWIDTH_MBS, bw);
     let loads = f.channel_loads();
     let cyc = f.cycle_ps() as f64;
     let util: Vec<f64> = loads
@@ -671,41 +599,29 @@ fn report<F: Fabric + ?Sized>(o: &Outcome, f: &F, point: &ClusterPoint) -> Metri
             }
         })
         .collect();
-    m.push(
-        "link_util_mean",
+    m.put(
+        &doc::LINK_UTIL_MEAN,
         if util.is_empty() {
             f64::NAN
         } else {
             util.iter().sum::<f64>() / util.len() as f64
         },
-        "",
-        "switch-to-switch channel busy fraction over the run, mean",
     );
-    m.push(
-        "link_util_max",
+    m.put(
+        &doc::LINK_UTIL_MAX,
         util.iter().copied().fold(f64::NAN, f64::max),
-        "",
-        "busiest switch-to-switch channel",
     );
     if let Some(steps) = point.scheme_steps {
-        m.push(
-            "scheme_steps",
-            f64::from(steps),
-            "steps",
-            "the broadcast scheme's step count (paper's model)",
-        );
+        m.put(&doc::SCHEME_STEPS, f64::from(steps));
     }
-    m.tables.push(Table {
-        name: "ranks".into(),
-        columns: ["rank", "finish_us"].map(String::from).to_vec(),
-        rows: o
-            .finish
+    m.tables.push(Table::new(
+        &doc::RANKS,
+        o.finish
             .iter()
             .enumerate()
             .map(|(r, &t)| vec![r as f64, t as f64 / US])
             .collect(),
-        ci95: vec![],
-    });
+    ));
     m
 }
 

@@ -109,8 +109,9 @@ pub struct ModelDoc {
     pub keys: &'static [KeyGroup],
     /// Keys without a default.
     pub optional: &'static [OptionalKey],
-    /// Every scalar a run may report (some only under some configurations: the meaning says).
-    pub outputs: &'static [Output],
+    /// Every scalar a run may report (some only under some configurations: the meaning says),
+    /// in lists so that a list another crate declares (a Netrace replay's) is named once.
+    pub outputs: &'static [&'static [Output]],
     /// Suffixed copies of the outputs some configurations report.
     pub suffixes: &'static [Suffix],
     /// Every table a run may report.
@@ -133,19 +134,42 @@ impl ModelDoc {
             .flat_map(|g| g.keys.iter().map(move |k| format!("{}{}", g.prefix, k.key)))
     }
 
-    /// The output a scalar named `name` reports: its own row, or a row whose name and one
-    /// of [`ModelDoc::suffixes`] make it.
-    pub fn output(&self, name: &str) -> Option<&'static Output> {
-        self.outputs.iter().find(|o| o.name == name).or_else(|| {
-            self.suffixes.iter().find_map(|s| {
-                let base = name.strip_suffix(s.suffix)?;
-                self.outputs.iter().find(|o| o.name == base)
-            })
-        })
+    /// The rows a scalar named `name` may report under: its own rows (a name may have two,
+    /// when two modes of the model measure it differently), else the rows whose name and one
+    /// of [`ModelDoc::suffixes`] make it, and a family row whose `*` stands for a part of the
+    /// name (`time_*_us`: one scalar per traced action).
+    /// Every output row, in order.
+    pub fn all_outputs(&self) -> impl Iterator<Item = &'static Output> + '_ {
+        self.outputs.iter().flat_map(|list| list.iter())
     }
 
-    pub fn table(&self, name: &str) -> Option<&'static OutputTable> {
-        self.tables.iter().find(|t| t.name == name)
+    pub fn outputs_named<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'static Output> + 'a {
+        let own = self.all_outputs().filter(move |o| o.name == name);
+        let base = self
+            .suffixes
+            .iter()
+            .find_map(|s| name.strip_suffix(s.suffix))
+            .filter(|_| !self.all_outputs().any(|o| o.name == name));
+        let family = self.all_outputs().filter(move |o| {
+            o.name.split_once('*').is_some_and(|(head, tail)| {
+                name.len() > head.len() + tail.len()
+                    && name.starts_with(head)
+                    && name.ends_with(tail)
+            })
+        });
+        own.chain(
+            self.all_outputs()
+                .filter(move |o| base.is_some_and(|b| o.name == b)),
+        )
+        .chain(family)
+    }
+
+    /// The first row of [`ModelDoc::outputs_named`].
+    pub fn output(&self, name: &str) -> Option<&'static Output> {
+        self.outputs_named(name).next()
     }
 
     /// What of `m` this doc does not declare: scalars without a row (or whose unit or
@@ -154,22 +178,25 @@ impl ModelDoc {
     pub fn undeclared(&self, m: &crate::Metrics) -> Vec<String> {
         let mut out = Vec::new();
         for s in &m.scalars {
-            match self.output(&s.name) {
-                None => out.push(format!("scalar `{}` has no row", s.name)),
-                Some(o) if o.unit != s.unit || !s.about.starts_with(o.meaning) => out.push(
-                    format!("scalar `{}`: reported as [{}] {}", s.name, s.unit, s.about),
-                ),
-                Some(_) => {}
+            let mut rows = self.outputs_named(&s.name).peekable();
+            if rows.peek().is_none() {
+                out.push(format!("scalar `{}` has no row", s.name));
+            } else if !rows.any(|o| o.unit == s.unit && s.about.starts_with(o.meaning)) {
+                out.push(format!(
+                    "scalar `{}`: reported as [{}] {}",
+                    s.name, s.unit, s.about
+                ));
             }
         }
         for t in &m.tables {
-            match self.table(&t.name) {
-                None => out.push(format!("table `{}` has no row", t.name)),
-                Some(d) if d.columns != t.columns.as_slice() => out.push(format!(
-                    "table `{}`: columns {:?}, documented {:?}",
-                    t.name, t.columns, d.columns
-                )),
-                Some(_) => {}
+            let mut rows = self.tables.iter().filter(|d| d.name == t.name).peekable();
+            if rows.peek().is_none() {
+                out.push(format!("table `{}` has no row", t.name));
+            } else if !rows.any(|d| d.columns == t.columns.as_slice()) {
+                out.push(format!(
+                    "table `{}`: columns {:?} are not documented",
+                    t.name, t.columns
+                ));
             }
         }
         out
@@ -195,7 +222,7 @@ mod tests {
             },
         ],
         optional: &[],
-        outputs: &[A, B],
+        outputs: &[&[A, B], &[output("time_*_us", "µs", "time in one action")]],
         suffixes: &[Suffix {
             suffix: "_std",
             meaning: "standard",
@@ -222,9 +249,11 @@ mod tests {
     fn a_run_is_checked_against_the_declared_outputs() {
         let mut m = Metrics::default();
         m.put(&A, 0.5).put_suffixed(&B, "_std", 3.0);
+        m.push("time_recv_us", 1.0, "µs", "time in one action: recv");
         assert_eq!(DOC.undeclared(&m), Vec::<String>::new());
         m.push("delay", 1.0, "cycles", "mean delay");
         m.push("eta_iab", 1.0, "", "accepted share");
+        m.push("time__us", 1.0, "µs", "time in one action");
         m.tables.push(crate::Table {
             name: "per_source".into(),
             columns: vec!["source".into()],
@@ -232,9 +261,10 @@ mod tests {
             ci95: vec![],
         });
         let errors = DOC.undeclared(&m);
-        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert_eq!(errors.len(), 4, "{errors:?}");
         assert!(errors[0].contains("[cycles]"), "{errors:?}");
         assert!(errors[1].contains("`eta_iab` has no row"), "{errors:?}");
-        assert!(errors[2].contains("columns"), "{errors:?}");
+        assert!(errors[2].contains("`time__us` has no row"), "{errors:?}");
+        assert!(errors[3].contains("columns"), "{errors:?}");
     }
 }

@@ -7,6 +7,7 @@
 //! * [`stats`]: online summaries, percentiles, Student-t confidence intervals, Jain fairness;
 //! * [`metrics`]: the uniform result format a model run returns ([`Metrics`]);
 //! * [`model`]: the [`Model`] trait through which the CLI runs any model from a TOML file;
+//! * [`bench`]: the speed workloads each model crate exports for `icnlab bench`;
 //! * [`doc`]: the unit and meaning of a model's keys and outputs, which each model declares;
 //! * [`config`]: parsing and validating experiment files with errors that name the file and key;
 //! * [`input`]: bounded reads of the side files an experiment names (traces, graphs, profiles);
@@ -15,6 +16,7 @@
 //! The engine has no notion of time: each model owns its clock (cycle loop, step loop or event
 //! queue), as DESIGN.md prescribes.
 
+pub mod bench;
 pub mod config;
 pub mod doc;
 pub mod input;

@@ -65,6 +65,19 @@ pub struct Table {
     pub ci95: Vec<Vec<f64>>,
 }
 
+impl Table {
+    /// A table the model declares in its [`ModelDoc`](crate::doc::ModelDoc), with its name
+    /// and columns, and `rows` in the order of those columns.
+    pub fn new(doc: &crate::doc::OutputTable, rows: Vec<Vec<f64>>) -> Table {
+        Table {
+            name: doc.name.to_owned(),
+            columns: doc.columns.iter().map(|c| (*c).to_owned()).collect(),
+            rows,
+            ci95: Vec::new(),
+        }
+    }
+}
+
 /// How one replication ended. Only `Ok` replications enter the means.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "why")]

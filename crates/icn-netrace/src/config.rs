@@ -1,6 +1,8 @@
 //! The `[netrace]` table a network model accepts as its workload, checked before the run, and
 //! the run itself as the model's metrics.
 
+pub mod doc;
+
 use crate::format::{ErrorKind, Reader, TraceError};
 use crate::replay::{self, Event, Plan, ReplayError};
 use crate::scan::{self, Summary};
@@ -168,63 +170,21 @@ impl Prepared {
             e => failed(e.to_string()),
         })?;
         let mut m = Metrics::default();
-        m.push("packets", o.packets as f64, "", "trace packets delivered");
-        m.push(
-            "runtime",
-            o.runtime as f64,
-            "cycles",
-            "from the start of the first replayed region to the last delivery",
-        );
-        m.push(
-            "trace_cycles",
-            o.trace_cycles as f64,
-            "cycles",
-            "the replayed regions' length in the traced full-system run",
-        );
-        m.push(
-            "slowdown",
+        m.put(&doc::PACKETS, o.packets as f64);
+        m.put(&doc::RUNTIME, o.runtime as f64);
+        m.put(&doc::TRACE_CYCLES, o.trace_cycles as f64);
+        m.put(
+            &doc::SLOWDOWN,
             o.runtime as f64 / o.trace_cycles.max(1) as f64,
-            "",
-            "runtime / trace_cycles",
         );
-        m.push(
-            "latency_mean",
-            o.latency.mean(),
-            "cycles",
-            "packet latency: delivery − injection at the source endpoint",
-        );
-        m.push(
-            "latency_p99",
-            o.latency.quantile(0.99),
-            "cycles",
-            "99th percentile",
-        );
-        m.push("latency_max", o.latency.max(), "cycles", "largest");
-        m.push(
-            "delay_mean",
-            o.delay.mean(),
-            "cycles",
-            "injection − trace cycle: waiting for dependencies delivered later than in the traced run",
-        );
-        m.push("delay_max", o.delay.max(), "cycles", "largest");
-        m.push(
-            "peak_live",
-            o.peak_live as f64,
-            "",
-            "most packets read and not yet delivered at once (the replay's memory)",
-        );
-        m.push(
-            "peak_window",
-            o.peak_window as f64,
-            "",
-            "largest dependency window (ids listed and not yet read)",
-        );
-        m.push(
-            "cycles_simulated",
-            o.runtime as f64,
-            "cycles",
-            "fabric cycles the replay covered",
-        );
+        m.put(&doc::LATENCY_MEAN, o.latency.mean());
+        m.put(&doc::LATENCY_P99, o.latency.quantile(0.99));
+        m.put(&doc::LATENCY_MAX, o.latency.max());
+        m.put(&doc::DELAY_MEAN, o.delay.mean());
+        m.put(&doc::DELAY_MAX, o.delay.max());
+        m.put(&doc::PEAK_LIVE, o.peak_live as f64);
+        m.put(&doc::PEAK_WINDOW, o.peak_window as f64);
+        m.put(&doc::CYCLES_SIMULATED, o.runtime as f64);
         Ok(m)
     }
 }

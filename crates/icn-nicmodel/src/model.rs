@@ -104,13 +104,8 @@ fn report_run(cfg: &Config) -> Result<Metrics, Invalid> {
             let checks = report::validation(e)?;
             let passed = checks.iter().filter(|c| c.pass() == Some(true)).count();
             let graded = checks.iter().filter(|c| c.pass().is_some()).count();
-            m.push("checks_passed", passed as f64, "", "validation targets met");
-            m.push(
-                "checks_graded",
-                graded as f64,
-                "",
-                "validation targets with a band",
-            );
+            m.put(&doc::CHECKS_PASSED, passed as f64);
+            m.put(&doc::CHECKS_GRADED, graded as f64);
             for (i, c) in checks.iter().enumerate() {
                 m.notes.push(format!("check {i}: {}", c.name));
             }
@@ -279,24 +274,9 @@ impl Model for Nic {
         let mut m = Metrics::default();
         if cfg.benchmark == Benchmark::Pdring {
             let r = pdring::run_on(&cfg.profile, &cfg.design, &cfg.ring, seed)?;
-            m.push(
-                "interrupts_per_1000",
-                r.interrupts_per_1000(),
-                "",
-                "PD-ring low-water interrupts per 1000 messages",
-            );
-            m.push(
-                "overflow_fraction",
-                r.overflow_fraction(),
-                "",
-                "fraction of PDs that went to the big host ring",
-            );
-            m.push(
-                "nic_service_us",
-                r.mean_service_us,
-                "µs",
-                "mean NIC time per message (from the timing model)",
-            );
+            m.put(&doc::INTERRUPTS_PER_1000, r.interrupts_per_1000());
+            m.put(&doc::OVERFLOW_FRACTION, r.overflow_fraction());
+            m.put(&doc::NIC_SERVICE_US, r.mean_service_us);
             progress.advance(Self::work(cfg));
             return Ok(m);
         }
@@ -324,13 +304,8 @@ impl Model for Nic {
         };
         let (lat, bw) = point(cfg.size).map_err(|e| ModelError::Failed(e.to_string()))?;
         progress.advance(1);
-        m.push(
-            "latency_us",
-            lat,
-            "µs",
-            "one-way latency (pingpong RTT / 2)",
-        );
-        m.push("bandwidth_mbs", bw, "MB/s", "window bandwidth, 10^6 B/s");
+        m.put(&doc::LATENCY_US, lat);
+        m.put(&doc::BANDWIDTH_MBS, bw);
         if !cfg.sizes.is_empty() {
             let mut rows = Vec::new();
             for &s in &cfg.sizes {
@@ -340,8 +315,8 @@ impl Model for Nic {
             }
             let max_bw = rows.iter().map(|r| r[2]).fold(f64::NAN, f64::max);
             let min_lat = rows.iter().map(|r| r[1]).fold(f64::NAN, f64::min);
-            m.push("max_bandwidth_mbs", max_bw, "MB/s", "maximum over `sizes`");
-            m.push("min_latency_us", min_lat, "µs", "minimum over `sizes`");
+            m.put(&doc::MAX_BANDWIDTH_MBS, max_bw);
+            m.put(&doc::MIN_LATENCY_US, min_lat);
             m.tables.push(Table {
                 name: "curve".into(),
                 columns: vec![

@@ -9,6 +9,7 @@
 //! * [`switched`]: rings joined by switches (`model = "sci-switched"`), built from the same
 //!   ring simulator.
 
+pub mod bench;
 pub mod config;
 pub mod fabric;
 pub mod protocol;
@@ -17,6 +18,7 @@ pub mod switched;
 
 pub use config::{Pattern, SciConfig, Transmitter};
 
+use config::doc;
 use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Status};
 use ring::Sim;
 
@@ -88,24 +90,9 @@ pub(crate) fn compare_metrics(
     };
     let r = mi.require("eta_iab")? / ms.require("eta_std")?;
     let dr = mi.require("delay_mean_ns_iab")? / ms.require("delay_mean_ns_std")?;
-    m.push(
-        "r",
-        r,
-        "",
-        "eta_iab / eta_std (> 1: intelligent A/B aging moves more)",
-    );
-    m.push(
-        "delay_ratio",
-        dr,
-        "",
-        "delay_mean_iab / delay_mean_std (< 1: intelligent is faster)",
-    );
-    m.push(
-        "cycles_simulated",
-        cycles as f64,
-        "cycles",
-        "cycles simulated by both runs",
-    );
+    m.put(&doc::R, r);
+    m.put(&doc::DELAY_RATIO, dr);
+    m.put(&doc::CYCLES_SIMULATED, cycles as f64);
     m.scalars.extend(ms.scalars);
     m.scalars.extend(mi.scalars);
     m.tables = mi.tables;

@@ -141,6 +141,94 @@ pub fn vc_router() -> Result<f64, ModelError> {
     Ok(ROUTERS as f64 * m.require("cycles_simulated")?)
 }
 
+/// This crate's targets for `icnlab bench`, in the order it lists them.
+pub fn targets() -> Vec<icn_engine::bench::Target> {
+    use icn_engine::bench::Target;
+    vec![
+        // TH-Net (issue 4): both workloads live in `icn_thnet::bench`.
+        Target {
+            name: "xswitch",
+            workload: "X-Switch 8x8 mesh, uniform, load 0.3 B/node/cycle, 256-B messages, 10^4 + 10^5 cycles",
+            unit: "switch-cycles",
+            run: || xswitch().map_err(|e| e.to_string()),
+        },
+        Target {
+            name: "vc-router",
+            workload: "VC router 8x8 mesh, uniform, 0.3 flits/node/cycle, 5-flit packets, 2 VCs x 8 flits, 10^4 + 10^5 cycles",
+            unit: "router-cycles",
+            run: || vc_router().map_err(|e| e.to_string()),
+        },
+        // Parallel simulation of one network (issue 15): the same 64x64 mesh on one thread and
+        // on two (bit-identical results); the speed-up is the ratio of their wall rates.
+        Target {
+            name: "vc-mesh64",
+            workload: "VC router 64x64 mesh, uniform, 0.3 flits/node/cycle, 5-flit packets, 10^3 + 9·10^3 cycles, 1 thread",
+            unit: "router-cycles",
+            run: || vc_parallel(1).map_err(|e| e.to_string()),
+        },
+        Target {
+            name: "vc-mesh64-2t",
+            workload: "the vc-mesh64 workload on 2 threads (partitions of 32 rows, a barrier per cycle)",
+            unit: "router-cycles",
+            run: || vc_parallel(2).map_err(|e| e.to_string()),
+        },
+        Target {
+            name: "xswitch-mesh32",
+            workload: "X-Switch 32x32 mesh, uniform, load 0.3 B/node/cycle, 256-B messages, 10^3 + 9·10^3 cycles, 1 thread",
+            unit: "switch-cycles",
+            run: || xswitch_parallel(1).map_err(|e| e.to_string()),
+        },
+        Target {
+            name: "xswitch-mesh32-2t",
+            workload: "the xswitch-mesh32 workload on 2 threads (partitions of 16 rows, a barrier per cycle)",
+            unit: "switch-cycles",
+            run: || xswitch_parallel(2).map_err(|e| e.to_string()),
+        },
+        Target {
+            name: "lockstep-sync",
+            workload: "2 partitions of an idle 2-router network, 10^6 cycles: the cost of one cycle's barrier and exchange",
+            unit: "cycles",
+            run: || lockstep_sync(1_000_000).map_err(|e| e.to_string()),
+        },
+        // Netrace (issue 21): the workload lives in `icn_netrace::bench`.
+        Target {
+            name: "netrace-vc",
+            workload: "Netrace blackscholes (81,749 packets, 2.3 M cycles) closed-loop on an 8x8 mesh of VC routers (2 VCs x 8 flits, 16-B flits)",
+            unit: "packets",
+            run: || netrace(true),
+        },
+        Target {
+            name: "netrace-xswitch",
+            workload: "Netrace blackscholes (81,749 packets, 2.3 M cycles) closed-loop on an 8x8 mesh of X-Switches (64-B frames)",
+            unit: "packets",
+            run: || netrace(false),
+        },
+    ]
+}
+
+/// Netrace (issue 21): blackscholes replayed closed-loop on an 8x8 mesh; packets delivered.
+fn netrace(vc: bool) -> Result<f64, String> {
+    use crate::{vc_model, xswitch_model};
+    let trace = icn_netrace::bench::config(&icn_netrace::bench::blackscholes_file()?);
+    let m = if vc {
+        let cfg = vc_model::VcRouterConfig {
+            topology: "mesh:8x8".into(),
+            netrace: Some(trace),
+            ..Default::default()
+        };
+        vc_model::VcRouter::run(&cfg, 1, &NoProgress)
+    } else {
+        let cfg = xswitch_model::XSwitchConfig {
+            topology: "mesh:8x8".into(),
+            netrace: Some(trace),
+            ..Default::default()
+        };
+        xswitch_model::XSwitch::run(&cfg, 1, &NoProgress)
+    }
+    .map_err(|e| e.to_string())?;
+    m.require("packets").map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -293,36 +293,18 @@ fn trace_port(cfg: &XSwitchConfig, topo: &Topology) -> Result<Option<usize>, Inv
 /// The X-Switch's own metrics beside the harness's: flow control and output-port waits.
 fn switch_metrics(net: &XEngine, m: f64, out: &mut Metrics) {
     let c = net.counters();
-    out.push(
-        "stops",
-        c.stops as f64,
-        "",
-        "ID-STOP characters sent in the window",
-    );
-    out.push(
-        "gos",
-        c.gos as f64,
-        "",
-        "ID-GO characters sent in the window",
-    );
+    out.put(&doc::STOPS, c.stops as f64);
+    out.put(&doc::GOS, c.gos as f64);
     let outputs = net.topo().links.iter().filter(|l| l.is_some()).count() as f64;
-    out.push(
-        "wait_fraction",
-        c.wait_cycles as f64 / (outputs * m),
-        "",
-        "output-port time in Wait states",
-    );
+    out.put(&doc::WAIT_FRACTION, c.wait_cycles as f64 / (outputs * m));
     if let Some((_, log)) = &net.grant_log() {
-        out.tables.push(Table {
-            name: "grants".into(),
-            columns: ["order", "cycle", "input"].map(String::from).to_vec(),
-            rows: log
-                .iter()
+        out.tables.push(Table::new(
+            &doc::GRANTS,
+            log.iter()
                 .enumerate()
                 .map(|(i, &(t, p))| vec![i as f64, t as f64, f64::from(p)])
                 .collect(),
-            ci95: vec![],
-        });
+        ));
     }
 }
 

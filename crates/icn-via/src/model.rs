@@ -158,18 +158,8 @@ impl Model for ViaBench {
         let value = rows.first().map_or(f64::NAN, |r| r.value);
         let mut m = Metrics::default();
         match c.program {
-            Kind::Pingpong => m.push(
-                "latency_us",
-                value,
-                "us",
-                "one-way latency = round trip / 2",
-            ),
-            Kind::Window => m.push(
-                "bandwidth_mb_s",
-                value,
-                "MB/s",
-                "streamed bytes / time, MB = 10^6 B",
-            ),
+            Kind::Pingpong => m.put(&doc::LATENCY_US, value),
+            Kind::Window => m.put(&doc::BANDWIDTH_MB_S, value),
         };
         Ok(m)
     }

@@ -60,7 +60,7 @@ const DOC: ModelDoc = ModelDoc {
         keys: KEYS,
     }],
     optional: &[],
-    outputs: &[SOJOURN_MEAN, SOJOURN_EXACT, UTILISATION],
+    outputs: &[&[SOJOURN_MEAN, SOJOURN_EXACT, UTILISATION]],
     suffixes: &[],
     tables: &[],
 };

@@ -3,7 +3,9 @@
 //! repeated here: `icnlab keys` reads them from the config and its validation. Adding a key to the
 //! config means adding its row here, in the same crate.
 
-use icn_engine::doc::{Key, KeyGroup, ModelDoc, OptionalKey, Sample, key};
+use icn_engine::doc::{
+    Key, KeyGroup, ModelDoc, OptionalKey, Output, OutputTable, Sample, key, output,
+};
 
 pub const KEYS: &[Key] = &[
     key(
@@ -200,6 +202,125 @@ pub const PLACEMENT_KEYS: &[Key] = &[
     ),
 ];
 
+// What a run reports (see `DOC.outputs`).
+pub const COMPLETION_US: Output =
+    output("completion_us", "µs", "time until the last rank finished");
+pub const COMPLETION_MEAN_US: Output = output(
+    "completion_mean_us",
+    "µs",
+    "mean over ranks of the time each finished",
+);
+pub const COMPLETION_P99_US: Output = output(
+    "completion_p99_us",
+    "µs",
+    "99th percentile over ranks of the finish time",
+);
+pub const MESSAGE_US: Output = output(
+    "message_us",
+    "µs",
+    "mean message time, post → complete in the receiver's memory",
+);
+pub const HOST_US: Output = output("host_us", "µs", "of which host stages (post, poll)");
+pub const NIC_US: Output = output("nic_us", "µs", "of which NIC stages and queueing at them");
+pub const FABRIC_US: Output = output(
+    "fabric_us",
+    "µs",
+    "of which in the fabric (first packet in → last packet out)",
+);
+pub const WAIT_US: Output = output(
+    "wait_us",
+    "µs",
+    "mean per rank of time blocked waiting for a message or a synchronous send",
+);
+pub const MESSAGES: Output = output("messages", "", "messages sent");
+pub const PACKETS: Output = output("packets", "", "packets injected into the fabric");
+pub const BYTES: Output = output("bytes", "B", "payload bytes moved");
+pub const BANDWIDTH_MBS: Output =
+    output("bandwidth_mbs", "MB/s", "payload bytes / completion time");
+pub const LINK_UTIL_MEAN: Output = output(
+    "link_util_mean",
+    "",
+    "switch-to-switch channel busy fraction over the run, mean",
+);
+pub const LINK_UTIL_MAX: Output = output("link_util_max", "", "busiest switch-to-switch channel");
+pub const SCHEME_STEPS: Output = output(
+    "scheme_steps",
+    "steps",
+    "the broadcast scheme's step count (paper's model)",
+);
+pub const TI_COMPLETION_US: Output = output(
+    "completion_us",
+    "µs",
+    "`ti`: simulated time until the last rank ended (SimGrid's \\\"Simulation time\\\")",
+);
+pub const TI_COMPUTE_US: Output = output(
+    "compute_us",
+    "µs",
+    "`ti`: the busiest rank's compute and sleep time: what a compute-only run takes",
+);
+pub const TI_COMM_US: Output = output(
+    "comm_us",
+    "µs",
+    "`ti`: communication time: completion − compute",
+);
+pub const TI_WAIT_US: Output = output(
+    "wait_us",
+    "µs",
+    "`ti`: mean per rank of time blocked on messages",
+);
+pub const TI_MESSAGES: Output = output(
+    "messages",
+    "",
+    "`ti`: point-to-point messages (collectives included)",
+);
+pub const TI_BYTES: Output = output("bytes", "B", "`ti`: bytes they carried");
+/// One scalar per action kind the trace used (`time_recv_us`, `time_allreduce_us`, ...).
+pub const TI_TIME: Output = output(
+    "time_*_us",
+    "µs",
+    "`ti`: mean per rank of time in one action kind:",
+);
+pub const TI_ACTIONS: Output = output("actions", "", "`ti`: trace actions replayed");
+
+pub const RANKS: OutputTable = OutputTable {
+    name: "ranks",
+    columns: &["rank", "finish_us"],
+    meaning: "when each rank finished",
+};
+
+pub const TI_RANKS: OutputTable = OutputTable {
+    name: "ranks",
+    columns: &["rank", "finish_us", "compute_us", "wait_us"],
+    meaning: "`ti`: when each rank finished, its compute and sleep time and its time blocked on messages",
+};
+
+/// This model's own outputs, in the order a run reports them.
+pub const OUTPUTS: &[Output] = &[
+    COMPLETION_US,
+    COMPLETION_MEAN_US,
+    COMPLETION_P99_US,
+    MESSAGE_US,
+    HOST_US,
+    NIC_US,
+    FABRIC_US,
+    WAIT_US,
+    MESSAGES,
+    PACKETS,
+    BYTES,
+    BANDWIDTH_MBS,
+    LINK_UTIL_MEAN,
+    LINK_UTIL_MAX,
+    SCHEME_STEPS,
+    TI_COMPLETION_US,
+    TI_COMPUTE_US,
+    TI_COMM_US,
+    TI_WAIT_US,
+    TI_MESSAGES,
+    TI_BYTES,
+    TI_ACTIONS,
+    TI_TIME,
+];
+
 /// The model's documentation, as [`icn_engine::Model::DOC`].
 pub const DOC: ModelDoc = ModelDoc {
     keys: &[
@@ -308,7 +429,7 @@ pub const DOC: ModelDoc = ModelDoc {
             meaning: "ti: `linear`",
         },
     ],
-    outputs: &[],
+    outputs: &[OUTPUTS],
     suffixes: &[],
-    tables: &[],
+    tables: &[RANKS, TI_RANKS],
 };

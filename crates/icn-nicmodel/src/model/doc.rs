@@ -3,7 +3,9 @@
 //! reads them from the config and its validation. Adding a key to the config means adding its row
 //! here, in the same crate.
 
-use icn_engine::doc::{Key, KeyGroup, ModelDoc, OptionalKey, Sample, key};
+use icn_engine::doc::{
+    Key, KeyGroup, ModelDoc, OptionalKey, Output, OutputTable, Sample, key, output,
+};
 
 pub const KEYS: &[Key] = &[
     key(
@@ -72,6 +74,92 @@ pub const KEYS: &[Key] = &[
     ),
 ];
 
+// What a run reports (see `DOC.outputs`).
+pub const CHECKS_PASSED: Output = output("checks_passed", "", "validation targets met");
+pub const CHECKS_GRADED: Output = output("checks_graded", "", "validation targets with a band");
+pub const INTERRUPTS_PER_1000: Output = output(
+    "interrupts_per_1000",
+    "",
+    "PD-ring low-water interrupts per 1000 messages",
+);
+pub const OVERFLOW_FRACTION: Output = output(
+    "overflow_fraction",
+    "",
+    "fraction of PDs that went to the big host ring",
+);
+pub const NIC_SERVICE_US: Output = output(
+    "nic_service_us",
+    "µs",
+    "mean NIC time per message (from the timing model)",
+);
+pub const LATENCY_US: Output = output("latency_us", "µs", "one-way latency (pingpong RTT / 2)");
+pub const BANDWIDTH_MBS: Output = output("bandwidth_mbs", "MB/s", "window bandwidth, 10^6 B/s");
+pub const MAX_BANDWIDTH_MBS: Output = output("max_bandwidth_mbs", "MB/s", "maximum over `sizes`");
+pub const MIN_LATENCY_US: Output = output("min_latency_us", "µs", "minimum over `sizes`");
+
+pub const CURVE: OutputTable = OutputTable {
+    name: "curve",
+    columns: &["size_bytes", "latency_us", "bandwidth_mbs"],
+    meaning: "`sizes`: one-way latency and window bandwidth per message size",
+};
+
+pub const PAPER: OutputTable = OutputTable {
+    name: "paper",
+    columns: &["size_bytes", "bandwidth_mbs", "latency_us"],
+    meaning: "the paper's published figures for this profile and design (NaN: not published)",
+};
+
+pub const VALIDATION: OutputTable = OutputTable {
+    name: "validation",
+    columns: &["check", "paper", "model", "rel_error", "lo", "hi", "pass"],
+    meaning: "`validation`: each target (named in the notes), paper vs model, the accepted band and whether it is met",
+};
+
+pub const ABLATION: OutputTable = OutputTable {
+    name: "ablation",
+    columns: &[
+        "profile",
+        "variant",
+        "latency_us",
+        "bw_1k_mbs",
+        "bw_4k_mbs",
+        "bw_64k_mbs",
+    ],
+    meaning: "`ablation`: MyVIA with each optimisation switched off (profile 0 = setup-a, 1 = setup-b; variants named in the notes)",
+};
+
+pub const TLB: OutputTable = OutputTable {
+    name: "tlb",
+    columns: &["profile", "tlb_hit_rate", "bw_4k_mbs", "bw_64k_mbs"],
+    meaning: "`ablation`: Berkeley VIA's bandwidth against the NIC TLB hit rate",
+};
+
+pub const SENSITIVITY: OutputTable = OutputTable {
+    name: "sensitivity",
+    columns: &[
+        "headline",
+        "base",
+        "minus20",
+        "plus20",
+        "change_minus_pct",
+        "change_plus_pct",
+    ],
+    meaning: "`sensitivity`: each headline figure with one hardware parameter at −20 % and +20 % (rows named in the notes)",
+};
+
+/// This model's own outputs, in the order a run reports them.
+pub const OUTPUTS: &[Output] = &[
+    CHECKS_PASSED,
+    CHECKS_GRADED,
+    INTERRUPTS_PER_1000,
+    OVERFLOW_FRACTION,
+    NIC_SERVICE_US,
+    LATENCY_US,
+    BANDWIDTH_MBS,
+    MAX_BANDWIDTH_MBS,
+    MIN_LATENCY_US,
+];
+
 /// The model's documentation, as [`icn_engine::Model::DOC`].
 pub const DOC: ModelDoc = ModelDoc {
     keys: &[KeyGroup {
@@ -104,7 +192,7 @@ pub const DOC: ModelDoc = ModelDoc {
             meaning: "override the design: one DMA per contiguous chunk; unset: the design's choice",
         },
     ],
-    outputs: &[],
+    outputs: &[OUTPUTS],
     suffixes: &[],
-    tables: &[],
+    tables: &[CURVE, PAPER, VALIDATION, ABLATION, TLB, SENSITIVITY],
 };

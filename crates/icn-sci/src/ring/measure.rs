@@ -5,8 +5,10 @@
 //! during the drain, so that slow sends are not censored).
 
 use super::delays::Delays;
+use crate::config::doc;
 use icn_engine::Metrics;
 use icn_engine::Table;
+use icn_engine::doc::Output;
 use icn_engine::stats::{Summary, jain_fairness};
 
 /// 1 cycle = 2 ns.
@@ -73,86 +75,27 @@ impl Measure {
                 a as f64 / b as f64
             }
         };
-        let mut push = |name: &str, value: f64, unit: &str, about: &str| {
-            m.push(&format!("{name}{suffix}"), value, unit, about);
+        let mut put = |o: &Output, value: f64| {
+            m.put_suffixed(o, suffix, value);
         };
-        push(
-            "eta",
-            self.accepted_symbols as f64 / capacity,
-            "",
-            "accepted send symbols / (N × cycles)",
-        );
-        push(
-            "throughput_gbps",
-            self.accepted_bytes as f64 / ns,
-            "GB/s",
-            "accepted data bytes per ns, ring total",
-        );
-        push(
-            "transactions_per_cycle",
-            self.accepted as f64 / c,
-            "1/cycle",
-            "accepted sends per cycle, ring total",
-        );
-        push(
-            "ps_disallow_sent",
-            self.ps_disallow as f64,
-            "packets",
-            "sends refused only for their phase (Ps-disallow)",
-        );
-        push(
-            "ps_disallow_share",
+        put(&doc::ETA, self.accepted_symbols as f64 / capacity);
+        put(&doc::THROUGHPUT_GBPS, self.accepted_bytes as f64 / ns);
+        put(&doc::TRANSACTIONS_PER_CYCLE, self.accepted as f64 / c);
+        put(&doc::PS_DISALLOW_SENT, self.ps_disallow as f64);
+        put(
+            &doc::PS_DISALLOW_SHARE,
             ratio(self.ps_disallow, self.transmitted),
-            "",
-            "Ps-disallow / sends transmitted",
         );
-        push(
-            "busy_echoes",
-            self.busy_echoes as f64,
-            "packets",
-            "BUSY_A + BUSY_B echoes",
-        );
-        push(
-            "notify_symbols",
-            self.notify_symbols as f64,
-            "symbols",
-            "link symbols of NOTIFYs sent in the window (4 per link, N links each)",
-        );
-        push(
-            "notify_overhead",
-            self.notify_symbols as f64 / capacity,
-            "",
-            "NOTIFY symbols / link capacity",
-        );
-        push(
-            "delay_mean_ns",
-            delay.mean * NS_PER_CYCLE,
-            "ns",
-            "send creation → DONE, mean",
-        );
-        push(
-            "delay_p50_ns",
-            delay.p50 * NS_PER_CYCLE,
-            "ns",
-            "send delay, median",
-        );
-        push(
-            "delay_p99_ns",
-            delay.p99 * NS_PER_CYCLE,
-            "ns",
-            "send delay, 99th percentile",
-        );
-        push(
-            "delay_max_ns",
-            delay.max * NS_PER_CYCLE,
-            "ns",
-            "send delay, maximum",
-        );
-        push(
-            "retries_per_packet",
+        put(&doc::BUSY_ECHOES, self.busy_echoes as f64);
+        put(&doc::NOTIFY_SYMBOLS, self.notify_symbols as f64);
+        put(&doc::NOTIFY_OVERHEAD, self.notify_symbols as f64 / capacity);
+        put(&doc::DELAY_MEAN_NS, delay.mean * NS_PER_CYCLE);
+        put(&doc::DELAY_P50_NS, delay.p50 * NS_PER_CYCLE);
+        put(&doc::DELAY_P99_NS, delay.p99 * NS_PER_CYCLE);
+        put(&doc::DELAY_MAX_NS, delay.max * NS_PER_CYCLE);
+        put(
+            &doc::RETRIES_PER_PACKET,
             ratio(self.retries, self.completed),
-            "",
-            "retransmissions per completed send",
         );
         let epoch = |s: &Summary| {
             if s.count == 0 {
@@ -161,29 +104,14 @@ impl Measure {
                 s.mean * NS_PER_CYCLE
             }
         };
-        push(
-            "serve_a_epoch_mean_ns",
-            epoch(&self.epoch_a),
-            "ns",
-            "mean length of SERVE_A epochs (t2 − t1)",
-        );
-        push(
-            "serve_b_epoch_mean_ns",
-            epoch(&self.epoch_b),
-            "ns",
-            "mean length of SERVE_B epochs",
-        );
+        put(&doc::SERVE_A_EPOCH_MEAN_NS, epoch(&self.epoch_a));
+        put(&doc::SERVE_B_EPOCH_MEAN_NS, epoch(&self.epoch_b));
         // Sources that offered nothing (a silent hot node) do not count.
         let per_src: Vec<f64> = (0..self.nodes)
             .filter(|&s| self.per_src_generated[s] > 0)
             .map(|s| self.per_src_bytes[s] as f64)
             .collect();
-        push(
-            "jain_fairness",
-            jain_fairness(&per_src),
-            "",
-            "Jain index of per-source accepted throughput (sources that offered traffic)",
-        );
+        put(&doc::JAIN_FAIRNESS, jain_fairness(&per_src));
         let hot_jain = self.hot_node.map_or(f64::NAN, |h| {
             let xs: Vec<f64> = (0..self.nodes)
                 .filter(|&s| s != h)
@@ -191,30 +119,13 @@ impl Measure {
                 .collect();
             jain_fairness(&xs)
         });
-        push(
-            "hotspot_jain",
-            hot_jain,
-            "",
-            "Jain index of sends accepted at the hot node, by source",
-        );
-        push(
-            "cycles_simulated",
-            cycles_simulated as f64,
-            "cycles",
-            "cycles simulated incl. warm-up and drain",
-        );
-        push(
-            "offered_load_actual",
+        put(&doc::HOTSPOT_JAIN, hot_jain);
+        put(&doc::CYCLES_SIMULATED, cycles_simulated as f64);
+        put(
+            &doc::OFFERED_LOAD_ACTUAL,
             self.generated_symbols as f64 / capacity,
-            "",
-            "generated send symbols / (N × cycles)",
         );
-        push(
-            "source_drops",
-            self.source_drops as f64,
-            "packets",
-            "sends dropped at a full send queue",
-        );
+        put(&doc::SOURCE_DROPS, self.source_drops as f64);
         m.tables.push(self.per_source_table());
         m
     }
@@ -234,20 +145,6 @@ impl Measure {
                 ]
             })
             .collect();
-        Table {
-            name: "per_source".into(),
-            columns: [
-                "source",
-                "throughput_gbps",
-                "delay_mean_ns",
-                "delay_p99_ns",
-                "delay_max_ns",
-                "accepted",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows,
-            ci95: vec![],
-        }
+        Table::new(&doc::PER_SOURCE, rows)
     }
 }

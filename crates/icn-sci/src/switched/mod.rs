@@ -22,6 +22,8 @@ pub use topology::Topology;
 use crate::config::Transmitter;
 use crate::ring::delays::Delays;
 use crate::ring::measure::NS_PER_CYCLE;
+use config::doc;
+use icn_engine::doc::Output;
 use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Status};
 
 /// The switched SCI model.
@@ -89,83 +91,23 @@ pub fn metrics_of(sys: &System, suffix: &str) -> Metrics {
     let x = sys.extra();
     let capacity = measure.nodes as f64 * measure.cycles as f64;
     let mean_ns = |d: &Delays| Delays::summarise([d]).mean * NS_PER_CYCLE;
-    let mut push = |name: &str, value: f64, unit: &str, about: &str| {
-        m.push(&format!("{name}{suffix}"), value, unit, about);
+    let mut put = |o: &Output, value: f64| {
+        m.put_suffixed(o, suffix, value);
     };
-    push(
-        "eta_local",
-        x.symbols_local as f64 / capacity,
-        "",
-        "accepted symbols of intra-ring sends / (hosts × cycles)",
-    );
-    push(
-        "eta_remote",
-        x.symbols_remote as f64 / capacity,
-        "",
-        "accepted symbols of inter-ring sends / (hosts × cycles)",
-    );
-    push(
-        "delay_local_mean_ns",
-        mean_ns(&x.delay_local),
-        "ns",
-        "intra-ring sends: creation → DONE, mean",
-    );
-    push(
-        "delay_remote_mean_ns",
-        mean_ns(&x.delay_remote),
-        "ns",
-        "inter-ring sends: creation → DONE of the final hop, mean",
-    );
+    put(&doc::ETA_LOCAL, x.symbols_local as f64 / capacity);
+    put(&doc::ETA_REMOTE, x.symbols_remote as f64 / capacity);
+    put(&doc::DELAY_LOCAL_MEAN_NS, mean_ns(&x.delay_local));
+    put(&doc::DELAY_REMOTE_MEAN_NS, mean_ns(&x.delay_remote));
     let acc = Delays::summarise([&x.accept_delay]);
-    push(
-        "accept_delay_mean_ns",
-        acc.mean * NS_PER_CYCLE,
-        "ns",
-        "creation at the source → acceptance at the final target, mean (every retry on every hop)",
-    );
-    push(
-        "accept_delay_p99_ns",
-        acc.p99 * NS_PER_CYCLE,
-        "ns",
-        "creation → acceptance at the final target, 99th percentile",
-    );
+    put(&doc::ACCEPT_DELAY_MEAN_NS, acc.mean * NS_PER_CYCLE);
+    put(&doc::ACCEPT_DELAY_P99_NS, acc.p99 * NS_PER_CYCLE);
     let (jain_remote, remote_share) = sys.remote_hotspot_fairness();
-    push(
-        "hotspot_jain_remote",
-        jain_remote,
-        "",
-        "Jain index of sends accepted at the hot host, by source, sources on other rings",
-    );
-    push(
-        "hotspot_remote_share",
-        remote_share,
-        "",
-        "mean acceptances at the hot host per remote source / per source on the hot ring",
-    );
-    push(
-        "forwarded",
-        x.forwarded as f64,
-        "packets",
-        "sends moved through a switch",
-    );
-    push(
-        "switch_blocked_cycles",
-        x.blocked_agent_cycles as f64,
-        "cycles",
-        "agent-cycles a serviced send waited for room on its next ring",
-    );
-    push(
-        "relayed_notifies",
-        x.relayed as f64,
-        "packets",
-        "serve-status NOTIFYs relayed by switches (machine-wide intelligent aging)",
-    );
-    push(
-        "relayed_symbols",
-        x.relayed_symbols as f64,
-        "symbols",
-        "link symbols of relayed NOTIFYs (4 per link of the ring they circle)",
-    );
+    put(&doc::HOTSPOT_JAIN_REMOTE, jain_remote);
+    put(&doc::HOTSPOT_REMOTE_SHARE, remote_share);
+    put(&doc::FORWARDED, x.forwarded as f64);
+    put(&doc::SWITCH_BLOCKED_CYCLES, x.blocked_agent_cycles as f64);
+    put(&doc::RELAYED_NOTIFIES, x.relayed as f64);
+    put(&doc::RELAYED_SYMBOLS, x.relayed_symbols as f64);
     m
 }
 
@@ -252,36 +194,14 @@ impl Model for SciSwitched {
                         ratio("delay_local_mean_ns")?,
                         ratio("delay_remote_mean_ns")?,
                     );
-                    m.push(
-                        "r_local",
-                        rl,
-                        "",
-                        "eta_local_iab / eta_local_std (intra-ring)",
-                    );
-                    m.push(
-                        "r_remote",
-                        rr,
-                        "",
-                        "eta_remote_iab / eta_remote_std (inter-ring)",
-                    );
-                    m.push(
-                        "delay_ratio_local",
-                        dl,
-                        "",
-                        "intra-ring mean delay, iab / std",
-                    );
-                    m.push(
-                        "delay_ratio_remote",
-                        dr,
-                        "",
-                        "inter-ring mean delay, iab / std",
-                    );
+                    m.put(&doc::R_LOCAL, rl);
+                    m.put(&doc::R_REMOTE, rr);
+                    m.put(&doc::DELAY_RATIO_LOCAL, dl);
+                    m.put(&doc::DELAY_RATIO_REMOTE, dr);
                     let entries = remote::Relay::new(&prep.topo).entries();
-                    m.push(
-                        "switch_status_bits",
+                    m.put(
+                        &doc::SWITCH_STATUS_BITS,
                         (2 * entries) as f64 / prep.topo.switches.len() as f64,
-                        "bits",
-                        "serve-status state per switch for machine-wide intelligent aging",
                     );
                 }
                 Ok(m)

@@ -3,7 +3,7 @@
 //! repeated here: `icnlab keys` reads them from the config and its validation. Adding a key to the
 //! config means adding its row here, in the same crate.
 
-use icn_engine::doc::{Key, KeyGroup, ModelDoc, key};
+use icn_engine::doc::{Key, KeyGroup, ModelDoc, Output, OutputTable, key, output};
 
 pub const KEYS: &[Key] = &[
     key(
@@ -64,6 +64,65 @@ pub const KEYS: &[Key] = &[
     key("on_deadlock", "", "`error` or `report`, as for `xswitch`"),
 ];
 
+// What an open-loop run reports. The harness (`crate::harness`) words them for every fabric
+// from the fabric's nouns; these rows are this model's wording, and a test checks that a run
+// reports exactly them.
+pub const LATENCY_MEAN: Output = output("latency_mean", "cycles", "packet creation → tail arrival");
+pub const LATENCY_P50: Output = output("latency_p50", "cycles", "median packet latency");
+pub const LATENCY_P99: Output = output("latency_p99", "cycles", "99th percentile packet latency");
+pub const LATENCY_MAX: Output = output("latency_max", "cycles", "largest packet latency");
+pub const OFFERED: Output = output(
+    "offered",
+    "flits/node/cycle",
+    "payload created per node per cycle",
+);
+pub const ACCEPTED: Output = output(
+    "accepted",
+    "flits/node/cycle",
+    "payload accepted per node per cycle",
+);
+pub const LINK_UTIL_MEAN: Output = output(
+    "link_util_mean",
+    "",
+    "router-to-router channel busy fraction, mean",
+);
+pub const LINK_UTIL_MAX: Output = output("link_util_max", "", "busiest router-to-router channel");
+pub const UNFINISHED: Output = output(
+    "unfinished",
+    "packets",
+    "measured items not delivered by the end of the drain",
+);
+
+/// Table `links`: every router-to-router channel's busy fraction.
+pub const LINKS: OutputTable = OutputTable {
+    name: "links",
+    columns: &["router", "port", "utilisation"],
+    meaning: "busy fraction of each router-to-router channel over the window",
+};
+
+/// Table `per_source`: offered and accepted load and mean latency per source.
+pub const PER_SOURCE: OutputTable = OutputTable {
+    name: "per_source",
+    columns: &["source", "offered", "accepted", "latency_mean"],
+    meaning: "per source: payload offered and accepted per cycle, mean packet latency",
+};
+
+/// This model's own outputs, in the order a run reports them.
+pub const OUTPUTS: &[Output] = &[
+    LATENCY_MEAN,
+    LATENCY_P50,
+    LATENCY_P99,
+    LATENCY_MAX,
+    OFFERED,
+    ACCEPTED,
+    LINK_UTIL_MEAN,
+    LINK_UTIL_MAX,
+    crate::xswitch_model::doc::JAIN_FAIRNESS,
+    UNFINISHED,
+    crate::xswitch_model::doc::DEADLOCKED,
+    crate::xswitch_model::doc::CYCLES_SIMULATED,
+];
+
 /// The model's documentation, as [`icn_engine::Model::DOC`].
 pub const DOC: ModelDoc = ModelDoc {
     keys: &[
@@ -77,7 +136,7 @@ pub const DOC: ModelDoc = ModelDoc {
         },
     ],
     optional: &[],
-    outputs: &[],
+    outputs: &[OUTPUTS, icn_netrace::config::doc::OUTPUTS],
     suffixes: &[],
-    tables: &[],
+    tables: &[LINKS, PER_SOURCE],
 };

@@ -3,7 +3,7 @@
 //! repeated here: `icnlab keys` reads them from the config and its validation. Adding a key to the
 //! config means adding its row here, in the same crate.
 
-use icn_engine::doc::{Key, KeyGroup, ModelDoc, key};
+use icn_engine::doc::{Key, KeyGroup, ModelDoc, Output, key, output};
 
 pub const KEYS: &[Key] = &[
     key(
@@ -33,6 +33,17 @@ pub const KEYS: &[Key] = &[
     key("pin", "", "pin the two processes to different cores"),
 ];
 
+// What a run reports (see `DOC.outputs`).
+pub const LATENCY_US: Output = output("latency_us", "us", "one-way latency = round trip / 2");
+pub const BANDWIDTH_MB_S: Output = output(
+    "bandwidth_mb_s",
+    "MB/s",
+    "streamed bytes / time, MB = 10^6 B",
+);
+
+/// This model's own outputs, in the order a run reports them.
+pub const OUTPUTS: &[Output] = &[LATENCY_US, BANDWIDTH_MB_S];
+
 /// The model's documentation, as [`icn_engine::Model::DOC`].
 pub const DOC: ModelDoc = ModelDoc {
     keys: &[KeyGroup {
@@ -40,7 +51,7 @@ pub const DOC: ModelDoc = ModelDoc {
         keys: KEYS,
     }],
     optional: &[],
-    outputs: &[],
+    outputs: &[OUTPUTS],
     suffixes: &[],
     tables: &[],
 };

@@ -3,7 +3,7 @@
 //! repeated here: `icnlab keys` reads them from the config and its validation. Adding a key to the
 //! config means adding its row here, in the same crate.
 
-use icn_engine::doc::{Key, KeyGroup, ModelDoc, OptionalKey, Sample, key};
+use icn_engine::doc::{Key, KeyGroup, ModelDoc, OptionalKey, Output, Sample, key, output};
 
 pub const KEYS: &[Key] = &[
     key(
@@ -65,6 +65,114 @@ pub const KEYS: &[Key] = &[
     ),
 ];
 
+// What a run reports (see `DOC.outputs`).
+pub const ETA_LOCAL: Output = output(
+    "eta_local",
+    "",
+    "several rings: accepted symbols of intra-ring sends / (hosts × cycles)",
+);
+pub const ETA_REMOTE: Output = output(
+    "eta_remote",
+    "",
+    "several rings: accepted symbols of inter-ring sends / (hosts × cycles)",
+);
+pub const DELAY_LOCAL_MEAN_NS: Output = output(
+    "delay_local_mean_ns",
+    "ns",
+    "several rings: intra-ring sends: creation → DONE, mean",
+);
+pub const DELAY_REMOTE_MEAN_NS: Output = output(
+    "delay_remote_mean_ns",
+    "ns",
+    "several rings: inter-ring sends: creation → DONE of the final hop, mean",
+);
+pub const ACCEPT_DELAY_MEAN_NS: Output = output(
+    "accept_delay_mean_ns",
+    "ns",
+    "several rings: creation at the source → acceptance at the final target, mean (every retry on every hop)",
+);
+pub const ACCEPT_DELAY_P99_NS: Output = output(
+    "accept_delay_p99_ns",
+    "ns",
+    "several rings: creation → acceptance at the final target, 99th percentile",
+);
+pub const HOTSPOT_JAIN_REMOTE: Output = output(
+    "hotspot_jain_remote",
+    "",
+    "several rings: Jain index of sends accepted at the hot host, by source, sources on other rings",
+);
+pub const HOTSPOT_REMOTE_SHARE: Output = output(
+    "hotspot_remote_share",
+    "",
+    "several rings: mean acceptances at the hot host per remote source / per source on the hot ring",
+);
+pub const FORWARDED: Output = output(
+    "forwarded",
+    "packets",
+    "several rings: sends moved through a switch",
+);
+pub const SWITCH_BLOCKED_CYCLES: Output = output(
+    "switch_blocked_cycles",
+    "cycles",
+    "several rings: agent-cycles a serviced send waited for room on its next ring",
+);
+pub const RELAYED_NOTIFIES: Output = output(
+    "relayed_notifies",
+    "packets",
+    "several rings: serve-status NOTIFYs relayed by switches (machine-wide intelligent aging)",
+);
+pub const RELAYED_SYMBOLS: Output = output(
+    "relayed_symbols",
+    "symbols",
+    "several rings: link symbols of relayed NOTIFYs (4 per link of the ring they circle)",
+);
+pub const R_LOCAL: Output = output(
+    "r_local",
+    "",
+    "`compare`, several rings: eta_local_iab / eta_local_std (intra-ring)",
+);
+pub const R_REMOTE: Output = output(
+    "r_remote",
+    "",
+    "`compare`, several rings: eta_remote_iab / eta_remote_std (inter-ring)",
+);
+pub const DELAY_RATIO_LOCAL: Output = output(
+    "delay_ratio_local",
+    "",
+    "`compare`, several rings: intra-ring mean delay, iab / std",
+);
+pub const DELAY_RATIO_REMOTE: Output = output(
+    "delay_ratio_remote",
+    "",
+    "`compare`, several rings: inter-ring mean delay, iab / std",
+);
+pub const SWITCH_STATUS_BITS: Output = output(
+    "switch_status_bits",
+    "bits",
+    "`compare`, several rings: serve-status state per switch for machine-wide intelligent aging",
+);
+
+/// This model's own outputs, in the order a run reports them.
+pub const OUTPUTS: &[Output] = &[
+    ETA_LOCAL,
+    ETA_REMOTE,
+    DELAY_LOCAL_MEAN_NS,
+    DELAY_REMOTE_MEAN_NS,
+    ACCEPT_DELAY_MEAN_NS,
+    ACCEPT_DELAY_P99_NS,
+    HOTSPOT_JAIN_REMOTE,
+    HOTSPOT_REMOTE_SHARE,
+    FORWARDED,
+    SWITCH_BLOCKED_CYCLES,
+    RELAYED_NOTIFIES,
+    RELAYED_SYMBOLS,
+    R_LOCAL,
+    R_REMOTE,
+    DELAY_RATIO_LOCAL,
+    DELAY_RATIO_REMOTE,
+    SWITCH_STATUS_BITS,
+];
+
 /// The model's documentation, as [`icn_engine::Model::DOC`].
 pub const DOC: ModelDoc = ModelDoc {
     keys: &[
@@ -91,7 +199,7 @@ pub const DOC: ModelDoc = ModelDoc {
             meaning: "as `traffic.trace_file` of `sci`",
         },
     ],
-    outputs: &[],
-    suffixes: &[],
-    tables: &[],
+    outputs: &[crate::config::doc::OUTPUTS, OUTPUTS],
+    suffixes: crate::config::doc::SUFFIXES,
+    tables: &[crate::config::doc::PER_SOURCE],
 };
