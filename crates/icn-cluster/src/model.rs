@@ -748,12 +748,6 @@ pub struct TiPoint {
 fn prepare_ti(cfg: &ClusterConfig, endpoints: usize, ctx: &Context) -> Result<TiPoint, Invalid> {
     let w = &cfg.workload;
     Invalid::check(
-        cfg.nic.kind == crate::nic::NicKind::Zero,
-        "nic.kind",
-        "\"zero\" (the TI replay hands whole messages to the fabric)",
-        format!("{:?}", cfg.nic.kind).to_lowercase(),
-    )?;
-    Invalid::check(
         !w.file.is_empty(),
         "workload.file",
         "a TI index, folder or trace",
@@ -792,11 +786,12 @@ fn prepare_ti(cfg: &ClusterConfig, endpoints: usize, ctx: &Context) -> Result<Ti
 pub fn run_ti<F: Fabric + ?Sized>(
     fabric: &mut F,
     ti: &TiPoint,
+    endpoint: &Endpoint,
     progress: &dyn Progress,
 ) -> Result<TiOutcome, replay::ReplayError> {
     let actions = ti.summary.actions.iter().sum();
     let mut ticker = Ticker::new(progress, actions, crate::sim::PROGRESS_UNITS);
-    let out = replay::Replay::new(fabric, &ti.set, &ti.replay)?.run(&mut ticker)?;
+    let out = replay::Replay::new(fabric, &ti.set, &ti.replay, endpoint)?.run(&mut ticker)?;
     ticker.finish();
     Ok(out)
 }
@@ -838,6 +833,31 @@ fn report_ti(o: &TiOutcome) -> Metrics {
     );
     m.push("bytes", o.bytes as f64, "B", "bytes they carried");
     m.push("actions", o.actions as f64, "", "trace actions replayed");
+    m.push(
+        "packets",
+        o.packets as f64,
+        "",
+        "packets the fabric carried",
+    );
+    let per_msg = |ps: u128| ps as f64 / o.messages.max(1) as f64 / US;
+    m.push(
+        "host_us",
+        per_msg(o.host_ps),
+        "µs",
+        "mean per message: host stages on both sides (0 with the zero NIC)",
+    );
+    m.push(
+        "nic_us",
+        per_msg(o.nic_ps),
+        "µs",
+        "mean per message: NIC stages and waiting for them (0 with the zero NIC)",
+    );
+    m.push(
+        "fabric_us",
+        per_msg(o.fabric_ps),
+        "µs",
+        "mean per message: first packet injected → last delivered (zero NIC: match → delivered)",
+    );
     for (i, name) in replay::slot_names().iter().enumerate() {
         if o.slot_calls[i] > 0 {
             m.push(
@@ -1303,7 +1323,7 @@ impl Model for Cluster {
         // the seed; otherwise replications are identical by construction.
         if let Some(ti) = &point.ti {
             let mut fabric = point.fabric_for(seed)?;
-            return run_ti(fabric.as_mut(), ti, progress)
+            return run_ti(fabric.as_mut(), ti, &point.endpoint, progress)
                 .map(|o| report_ti(&o))
                 .map_err(|e| ModelError::Failed(e.to_string()));
         }
