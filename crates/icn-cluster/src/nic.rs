@@ -341,6 +341,63 @@ impl Endpoint {
         }
     }
 
+    /// Passes the packets of a message posted by node `src` at `now` through the send
+    /// stages, each stage serving one packet at a time in order (`free`: when each stage of
+    /// every node is next free, node-major). Returns when the first packet's host stages
+    /// are done, and when each packet leaves for the fabric.
+    pub fn send_pieces(
+        &self,
+        pieces: &[Piece],
+        src: usize,
+        now: Ps,
+        free: &mut [Ps],
+    ) -> (Ps, Vec<Ps>) {
+        let stages = self.tx.len();
+        let mut host_done = now;
+        let mut injects = Vec::with_capacity(pieces.len());
+        for (k, piece) in pieces.iter().enumerate() {
+            let mut ready = now;
+            for (j, stage) in self.tx.iter().enumerate() {
+                let cost = stage.cost(piece);
+                if cost == 0 {
+                    continue;
+                }
+                let free = &mut free[src * stages + j];
+                let start = ready.max(*free);
+                *free = start.saturating_add(cost);
+                ready = *free;
+                if k == 0 && stage.layer == Layer::Host {
+                    host_done = ready;
+                }
+            }
+            injects.push(ready);
+        }
+        (host_done, injects)
+    }
+
+    /// Passes one packet that reached node `dst` at `at` through the receive stages (`free`
+    /// as for [`Endpoint::send_pieces`]). Returns when it is through, and the time its host
+    /// stages took.
+    pub fn receive_piece(&self, piece: &Piece, dst: usize, at: Ps, free: &mut [Ps]) -> (Ps, Ps) {
+        let stages = self.rx.len();
+        let mut ready = at;
+        let mut host = 0;
+        for (j, stage) in self.rx.iter().enumerate() {
+            let cost = stage.cost(piece);
+            if cost == 0 {
+                continue;
+            }
+            let free = &mut free[dst * stages + j];
+            let start = ready.max(*free);
+            *free = start.saturating_add(cost);
+            ready = *free;
+            if stage.layer == Layer::Host {
+                host += cost;
+            }
+        }
+        (ready, host)
+    }
+
     /// How many packets [`Endpoint::pieces`] cuts a message into (without building them).
     pub fn packet_count(&self, bytes: u64, fabric_max: u64) -> u64 {
         let limit = self

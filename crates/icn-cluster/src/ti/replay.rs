@@ -35,7 +35,7 @@
 use super::action::{Action, CollKind, Collective};
 use super::reader::{RankReader, TraceError, TraceSet};
 use crate::collectives::{Algorithm, Call, Step};
-use crate::nic::{Endpoint, Layer, Piece};
+use crate::nic::{Endpoint, Piece};
 use icn_engine::model::Ticker;
 use icn_fabric::{Delivery, Fabric, Packet, Ps};
 use std::cmp::Reverse;
@@ -723,28 +723,9 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
             }
             return;
         };
-        // The send stages serve in order, each one packet at a time.
-        let stages = endpoint.tx.len();
-        let mut host_done = self.now;
-        let mut injects = Vec::with_capacity(count as usize);
         let transfer = self.transfers[tid].as_ref().expect("just stored");
-        for (k, piece) in transfer.pieces.iter().enumerate() {
-            let mut ready = self.now;
-            for (j, stage) in endpoint.tx.iter().enumerate() {
-                let cost = stage.cost(piece);
-                if cost == 0 {
-                    continue;
-                }
-                let free = &mut self.tx_free[src * stages + j];
-                let start = ready.max(*free);
-                *free = start.saturating_add(cost);
-                ready = *free;
-                if k == 0 && stage.layer == Layer::Host {
-                    host_done = ready;
-                }
-            }
-            injects.push(ready);
-        }
+        let (host_done, injects) =
+            endpoint.send_pieces(&transfer.pieces, src, self.now, &mut self.tx_free);
         self.transfers[tid].as_mut().expect("just stored").host_tx = host_done - self.now;
         for (piece, t) in injects.into_iter().enumerate() {
             self.wake(t, Wake::Inject { tid, piece });
@@ -784,23 +765,13 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
             return Ok(());
         };
         // The receive stages, in arrival order.
-        let stages = endpoint.rx.len();
-        let dst = d.packet.dst;
-        let p = t.pieces[piece];
-        let mut ready = d.delivered;
-        for (j, stage) in endpoint.rx.iter().enumerate() {
-            let cost = stage.cost(&p);
-            if cost == 0 {
-                continue;
-            }
-            let free = &mut self.rx_free[dst * stages + j];
-            let start = ready.max(*free);
-            *free = start.saturating_add(cost);
-            ready = *free;
-            if stage.layer == Layer::Host {
-                t.rx_host += cost;
-            }
-        }
+        let (ready, host) = endpoint.receive_piece(
+            &t.pieces[piece],
+            d.packet.dst,
+            d.delivered,
+            &mut self.rx_free,
+        );
+        t.rx_host += host;
         t.last_delivery = t.last_delivery.max(d.delivered);
         t.rx_ready = t.rx_ready.max(ready);
         if t.pieces_left == 0 {
