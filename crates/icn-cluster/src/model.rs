@@ -266,12 +266,6 @@ pub struct TiPoint {
 fn prepare_ti(cfg: &ClusterConfig, endpoints: usize, ctx: &Context) -> Result<TiPoint, Invalid> {
     let w = &cfg.workload;
     Invalid::check(
-        cfg.nic.kind == crate::nic::NicKind::Zero,
-        "nic.kind",
-        "\"zero\" (the TI replay hands whole messages to the fabric)",
-        format!("{:?}", cfg.nic.kind).to_lowercase(),
-    )?;
-    Invalid::check(
         !w.file.is_empty(),
         "workload.file",
         "a TI index, folder or trace",
@@ -310,11 +304,12 @@ fn prepare_ti(cfg: &ClusterConfig, endpoints: usize, ctx: &Context) -> Result<Ti
 pub fn run_ti<F: Fabric + ?Sized>(
     fabric: &mut F,
     ti: &TiPoint,
+    endpoint: &Endpoint,
     progress: &dyn Progress,
 ) -> Result<TiOutcome, replay::ReplayError> {
     let actions = ti.summary.actions.iter().sum();
     let mut ticker = Ticker::new(progress, actions, crate::sim::PROGRESS_UNITS);
-    let out = replay::Replay::new(fabric, &ti.set, &ti.replay)?.run(&mut ticker)?;
+    let out = replay::Replay::new(fabric, &ti.set, &ti.replay, endpoint)?.run(&mut ticker)?;
     ticker.finish();
     Ok(out)
 }
@@ -334,6 +329,11 @@ fn report_ti(o: &TiOutcome) -> Metrics {
     m.put(&doc::TI_MESSAGES, o.messages as f64);
     m.put(&doc::TI_BYTES, o.bytes as f64);
     m.put(&doc::TI_ACTIONS, o.actions as f64);
+    m.put(&doc::TI_PACKETS, o.packets as f64);
+    let per_msg = |ps: u128| ps as f64 / o.messages.max(1) as f64 / US;
+    m.put(&doc::TI_HOST_US, per_msg(o.host_ps));
+    m.put(&doc::TI_NIC_US, per_msg(o.nic_ps));
+    m.put(&doc::TI_FABRIC_US, per_msg(o.fabric_ps));
     for (i, name) in replay::slot_names().iter().enumerate() {
         if o.slot_calls[i] > 0 {
             m.push(
@@ -754,7 +754,7 @@ impl Model for Cluster {
         // the seed; otherwise replications are identical by construction.
         if let Some(ti) = &point.ti {
             let mut fabric = point.fabric_for(seed)?;
-            return run_ti(fabric.as_mut(), ti, progress)
+            return run_ti(fabric.as_mut(), ti, &point.endpoint, progress)
                 .map(|o| report_ti(&o))
                 .map_err(|e| ModelError::Failed(e.to_string()));
         }

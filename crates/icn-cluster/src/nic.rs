@@ -175,6 +175,26 @@ impl EndStage {
     }
 }
 
+/// `piece` through one node's `stages` in order from `at`, each serving one packet at a time
+/// (`free`: when each is next free). Returns when it is through, the time its host stages
+/// took, and when the last host stage it used was done.
+fn pass(stages: &[EndStage], piece: &Piece, at: Ps, free: &mut [Ps]) -> (Ps, Ps, Option<Ps>) {
+    let (mut ready, mut host, mut host_ready) = (at, 0, None);
+    for (stage, free) in stages.iter().zip(free) {
+        let cost = stage.cost(piece);
+        if cost == 0 {
+            continue;
+        }
+        *free = ready.max(*free).saturating_add(cost);
+        ready = *free;
+        if stage.layer == Layer::Host {
+            host += cost;
+            host_ready = Some(ready);
+        }
+    }
+    (ready, host, host_ready)
+}
+
 /// The endpoint of every node (all nodes alike).
 #[derive(Clone, Debug)]
 pub struct Endpoint {
@@ -339,6 +359,39 @@ impl Endpoint {
             header_bytes: pipe.header_bytes,
             pipe: Some(pipe),
         }
+    }
+
+    /// Passes the packets of a message posted by node `src` at `now` through the send
+    /// stages, each stage serving one packet at a time in order (`free`: when each stage of
+    /// every node is next free, node-major). Returns when the first packet's host stages
+    /// are done, and when each packet leaves for the fabric.
+    pub fn send_pieces(
+        &self,
+        pieces: &[Piece],
+        src: usize,
+        now: Ps,
+        free: &mut [Ps],
+    ) -> (Ps, Vec<Ps>) {
+        let free = &mut free[src * self.tx.len()..][..self.tx.len()];
+        let mut host_done = now;
+        let mut injects = Vec::with_capacity(pieces.len());
+        for (k, piece) in pieces.iter().enumerate() {
+            let (ready, _, host_ready) = pass(&self.tx, piece, now, free);
+            if k == 0 {
+                host_done = host_ready.unwrap_or(now);
+            }
+            injects.push(ready);
+        }
+        (host_done, injects)
+    }
+
+    /// Passes one packet that reached node `dst` at `at` through the receive stages (`free`
+    /// as for [`Endpoint::send_pieces`]). Returns when it is through, and the time its host
+    /// stages took.
+    pub fn receive_piece(&self, piece: &Piece, dst: usize, at: Ps, free: &mut [Ps]) -> (Ps, Ps) {
+        let free = &mut free[dst * self.rx.len()..][..self.rx.len()];
+        let (ready, host, _) = pass(&self.rx, piece, at, free);
+        (ready, host)
     }
 
     /// How many packets [`Endpoint::pieces`] cuts a message into (without building them).

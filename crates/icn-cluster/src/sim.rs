@@ -18,7 +18,7 @@
 //! nothing can happen any more while some rank still waits, the run stops with a diagnosis
 //! naming who waits for whom.
 
-use crate::nic::{Endpoint, Layer, Piece};
+use crate::nic::{Endpoint, Piece};
 use crate::program::{Op, Program};
 use icn_engine::Progress;
 use icn_engine::model::Ticker;
@@ -304,26 +304,9 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
             .endpoint
             .pieces(bytes, u64::from(self.fabric.max_packet_bytes()));
         let m = self.msgs.len();
-        let stages = self.endpoint.tx.len();
-        let mut host_done = self.now;
-        let mut injects = Vec::with_capacity(pieces.len());
-        for (k, piece) in pieces.iter().enumerate() {
-            let mut ready = self.now;
-            for (j, stage) in self.endpoint.tx.iter().enumerate() {
-                let cost = stage.cost(piece);
-                if cost == 0 {
-                    continue;
-                }
-                let free = &mut self.tx_free[src * stages + j];
-                let start = ready.max(*free);
-                *free = start.saturating_add(cost);
-                ready = *free;
-                if k == 0 && stage.layer == Layer::Host {
-                    host_done = ready;
-                }
-            }
-            injects.push(ready);
-        }
+        let (host_done, injects) =
+            self.endpoint
+                .send_pieces(&pieces, src, self.now, &mut self.tx_free);
         self.out.messages += 1;
         self.out.bytes += bytes;
         self.out.packets += pieces.len() as u64;
@@ -366,24 +349,11 @@ impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
     fn delivered(&mut self, d: Delivery) {
         let m = (d.packet.tag >> 32) as usize;
         let k = (d.packet.tag & 0xffff_ffff) as usize;
-        let stages = self.endpoint.rx.len();
         let dst = self.msgs[m].dst;
         let piece = self.msgs[m].pieces[k];
-        let mut ready = d.delivered;
-        let mut host = 0;
-        for (j, stage) in self.endpoint.rx.iter().enumerate() {
-            let cost = stage.cost(&piece);
-            if cost == 0 {
-                continue;
-            }
-            let free = &mut self.rx_free[dst * stages + j];
-            let start = ready.max(*free);
-            *free = start.saturating_add(cost);
-            ready = *free;
-            if stage.layer == Layer::Host {
-                host += cost;
-            }
-        }
+        let (ready, host) =
+            self.endpoint
+                .receive_piece(&piece, dst, d.delivered, &mut self.rx_free);
         let msg = &mut self.msgs[m];
         msg.delivered_pieces += 1;
         msg.last_delivery = msg.last_delivery.max(d.delivered);

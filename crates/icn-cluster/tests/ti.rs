@@ -297,3 +297,42 @@ fn example_traces_replay_on_flow_and_ideal_fabrics() {
         }
     }
 }
+
+/// With a NIC, a TI message passes the endpoint stages as the cluster's own programs' do:
+/// one round trip of MyVIA (set-up B) over the ideal fabric with Myrinet-2000's link takes,
+/// to the picosecond, what the built-in `pingpong` of one iteration takes, eager and
+/// rendezvous sizes alike, with the same host / NIC / fabric split per message.
+#[test]
+fn a_ti_pingpong_through_a_nic_equals_the_built_in_pingpong() {
+    for bytes in [4u64, 4096, 131_072] {
+        let text = format!(
+            "0 send 1 0 {bytes}\n1 recv 0 0 {bytes}\n1 send 0 0 {bytes}\n0 recv 1 0 {bytes}\n"
+        );
+        let machine = "[nic]\nkind = \"pipeline\"\n[fabric]\nkind = \"ideal\"\ntopology = \"path:2\"\nhop_ns = 350.0\nlink_mbs = 250.0\n";
+        let (_, path) = trace(&format!("nic-{bytes}"), &text);
+        let ti: toml::Table = toml::from_str(&format!(
+            "[workload]\nkind = \"ti\"\nfile = \"{}\"\n{machine}",
+            path.display()
+        ))
+        .unwrap();
+        let ti: ClusterConfig = toml::Value::Table(ti).try_into().unwrap();
+        let pp: toml::Table = toml::from_str(&format!(
+            "[workload]\nkind = \"pingpong\"\nbytes = {bytes}\niterations = 1\n{machine}"
+        ))
+        .unwrap();
+        let pp: ClusterConfig = toml::Value::Table(pp).try_into().unwrap();
+        let (a, b) = (
+            run(&ti, &Context::default()).unwrap(),
+            run(&pp, &Context::default()).unwrap(),
+        );
+        assert_eq!(get(&a, "messages"), 2.0);
+        for name in ["completion_us", "host_us", "nic_us", "fabric_us"] {
+            let (x, y) = (get(&a, name), get(&b, name));
+            assert!(
+                (x - y).abs() < 1e-6,
+                "{bytes} B: {name} TI {x} µs, pingpong {y} µs"
+            );
+        }
+        assert!(get(&a, "nic_us") > 0.0 && get(&a, "host_us") > 0.0);
+    }
+}

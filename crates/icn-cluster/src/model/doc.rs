@@ -281,6 +281,22 @@ pub const TI_TIME: Output = output(
     "`ti`: mean per rank of time in one action kind:",
 );
 pub const TI_ACTIONS: Output = output("actions", "", "`ti`: trace actions replayed");
+pub const TI_PACKETS: Output = output("packets", "", "`ti`: packets the fabric carried");
+pub const TI_HOST_US: Output = output(
+    "host_us",
+    "µs",
+    "`ti`: mean per message: host stages on both sides (0 with the zero NIC)",
+);
+pub const TI_NIC_US: Output = output(
+    "nic_us",
+    "µs",
+    "`ti`: mean per message: NIC stages and waiting for them (0 with the zero NIC)",
+);
+pub const TI_FABRIC_US: Output = output(
+    "fabric_us",
+    "µs",
+    "`ti`: mean per message: first packet injected → last delivered (zero NIC: match → delivered)",
+);
 
 pub const RANKS: OutputTable = OutputTable {
     name: "ranks",
@@ -318,6 +334,10 @@ pub const OUTPUTS: &[Output] = &[
     TI_MESSAGES,
     TI_BYTES,
     TI_ACTIONS,
+    TI_PACKETS,
+    TI_HOST_US,
+    TI_NIC_US,
+    TI_FABRIC_US,
     TI_TIME,
 ];
 

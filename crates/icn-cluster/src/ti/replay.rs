@@ -21,6 +21,13 @@
 //!   `flops` are charged to the host after it; at the end of its trace a rank waits for
 //!   its outstanding requests (SimGrid does the same).
 //!
+//! With a NIC (`nic.kind` `simple` or `pipeline`) a matched message passes the sender's
+//! endpoint stages, the fabric in the endpoint's packets, and the receiver's stages, as in
+//! the cluster's own programs ([`crate::sim`]); its time is split into the same layers:
+//! host = host stages on both sides, fabric = first packet injected → last delivered, NIC =
+//! the rest of match → complete. With the `zero` NIC a message goes into the fabric whole
+//! (cut only at the fabric's largest packet) the moment it is matched, as SimGrid's flows do.
+//!
 //! The run ends when every rank has ended. If nothing can happen any more while a rank is
 //! blocked, the run stops with a diagnosis naming each blocked rank, its file:line and
 //! what it waits for — never a hang.
@@ -28,6 +35,7 @@
 use super::action::{Action, CollKind, Collective};
 use super::reader::{RankReader, TraceError, TraceSet};
 use crate::collectives::{Algorithm, Call, Step};
+use crate::nic::{Endpoint, Piece};
 use icn_engine::model::Ticker;
 use icn_fabric::{Delivery, Fabric, Packet, Ps};
 use std::cmp::Reverse;
@@ -77,6 +85,12 @@ pub struct TiOutcome {
     /// Per slot ([`slot_names`]): calls and time summed over ranks.
     pub slot_calls: Vec<u64>,
     pub slot_ps: Vec<u128>,
+    /// Summed over messages: host, NIC and fabric time on each message's path (host and
+    /// NIC are 0 with the `zero` NIC, where the fabric time is match → complete).
+    pub host_ps: u128,
+    pub nic_ps: u128,
+    pub fabric_ps: u128,
+    pub packets: u64,
 }
 
 /// Why a replay could not finish.
@@ -116,6 +130,28 @@ struct Transfer {
     send: usize,
     recv: usize,
     pieces_left: u64,
+    /// When it was matched, and (with a NIC) its packets and layer times so far.
+    started: Ps,
+    pieces: Vec<Piece>,
+    host_tx: Ps,
+    rx_host: Ps,
+    first_inject: Option<Ps>,
+    last_delivery: Ps,
+    /// The last packet has passed the receive stages then.
+    rx_ready: Ps,
+}
+
+/// What wakes up in the event queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Wake {
+    Rank(usize),
+    /// Packet `piece` of transfer `tid` leaves the sender's NIC.
+    Inject {
+        tid: usize,
+        piece: usize,
+    },
+    /// Transfer `tid` has passed the receiver's stages.
+    Complete(usize),
 }
 
 struct Rank {
@@ -151,8 +187,13 @@ struct Rank {
 pub struct Replay<'a, F: Fabric + ?Sized> {
     fabric: &'a mut F,
     cfg: &'a ReplayConfig,
+    /// `None`: the `zero` NIC.
+    endpoint: Option<&'a Endpoint>,
+    /// Per node and stage: when the stage is next free.
+    tx_free: Vec<Ps>,
+    rx_free: Vec<Ps>,
     now: Ps,
-    heap: BinaryHeap<Reverse<(Ps, u64, usize)>>,
+    heap: BinaryHeap<Reverse<(Ps, u64, Wake)>>,
     seq: u64,
     ranks: Vec<Rank>,
     reqs: Vec<Option<Req>>,
@@ -187,11 +228,13 @@ fn action_name(a: &Action) -> &'static str {
 }
 
 impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
-    /// Opens every rank's trace (the pre-scan has checked them).
+    /// Opens every rank's trace (the pre-scan has checked them); `endpoint` is the NIC of
+    /// every node (one without stages is the `zero` NIC).
     pub fn new(
         fabric: &'a mut F,
         set: &TraceSet,
         cfg: &'a ReplayConfig,
+        endpoint: &'a Endpoint,
     ) -> Result<Self, ReplayError> {
         let n = set.ranks();
         let mut ranks = Vec::with_capacity(n);
@@ -217,9 +260,13 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
             });
         }
         let slots = slot_names().len();
+        let staged = !(endpoint.tx.is_empty() && endpoint.rx.is_empty());
         Ok(Replay {
             fabric,
             cfg,
+            endpoint: staged.then_some(endpoint),
+            tx_free: vec![0; if staged { n * endpoint.tx.len() } else { 0 }],
+            rx_free: vec![0; if staged { n * endpoint.rx.len() } else { 0 }],
             now: 0,
             heap: BinaryHeap::new(),
             seq: 0,
@@ -243,7 +290,11 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
     }
 
     fn schedule(&mut self, t: Ps, r: usize) {
-        self.heap.push(Reverse((t, self.seq, r)));
+        self.wake(t, Wake::Rank(r));
+    }
+
+    fn wake(&mut self, t: Ps, w: Wake) {
+        self.heap.push(Reverse((t, self.seq, w)));
         self.seq += 1;
     }
 
@@ -281,9 +332,13 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                             .skip_idle(te)
                             .map_err(|e| ReplayError::Fabric(e.to_string()))?;
                     }
-                    let Reverse((t, _, r)) = self.heap.pop().expect("peeked");
+                    let Reverse((t, _, w)) = self.heap.pop().expect("peeked");
                     self.now = self.now.max(t);
-                    self.run_rank(r)?;
+                    match w {
+                        Wake::Rank(r) => self.run_rank(r)?,
+                        Wake::Inject { tid, piece } => self.inject(tid, piece),
+                        Wake::Complete(tid) => self.complete(tid),
+                    }
                     if self.out.actions - reported >= 1024 {
                         ticker.add(self.out.actions - reported);
                         reported = self.out.actions;
@@ -617,18 +672,34 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
         id
     }
 
-    /// A matched pair: the message goes into the fabric now.
+    /// A matched pair: the message goes into the fabric now (`zero` NIC), or into the
+    /// sender's endpoint stages, which inject its packets as they pass.
     fn start(&mut self, send: usize, recv: usize) {
         let q = self.reqs[send].as_ref().expect("live send");
         let (src, dst, bytes) = (q.src, q.dst, q.bytes);
         self.out.messages += 1;
         self.out.bytes += bytes;
         let max = u64::from(self.fabric.max_packet_bytes()).max(1);
-        let pieces = bytes.div_ceil(max).max(1);
+        let pieces = match self.endpoint {
+            Some(e) => e.pieces(bytes, max),
+            None => Vec::new(),
+        };
+        let count = match self.endpoint {
+            Some(_) => pieces.len() as u64,
+            None => bytes.div_ceil(max).max(1),
+        };
+        self.out.packets += count;
         let t = Transfer {
             send,
             recv,
-            pieces_left: pieces,
+            pieces_left: count,
+            started: self.now,
+            pieces,
+            host_tx: 0,
+            rx_host: 0,
+            first_inject: None,
+            last_delivery: 0,
+            rx_ready: 0,
         };
         let tid = match self.free_transfers.pop() {
             Some(i) => {
@@ -640,23 +711,44 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                 self.transfers.len() - 1
             }
         };
-        for k in 0..pieces {
-            let b = if k + 1 == pieces {
-                bytes - k * max
-            } else {
-                max
-            };
-            self.fabric.inject(Packet {
-                src,
-                dst,
-                bytes: b as u32,
-                tag: (tid as u64) << 32 | (k & 0xffff_ffff),
-            });
+        let Some(endpoint) = self.endpoint else {
+            for k in 0..count {
+                let b = if k + 1 == count { bytes - k * max } else { max };
+                self.fabric.inject(Packet {
+                    src,
+                    dst,
+                    bytes: b as u32,
+                    tag: (tid as u64) << 32 | (k & 0xffff_ffff),
+                });
+            }
+            return;
+        };
+        let transfer = self.transfers[tid].as_ref().expect("just stored");
+        let (host_done, injects) =
+            endpoint.send_pieces(&transfer.pieces, src, self.now, &mut self.tx_free);
+        self.transfers[tid].as_mut().expect("just stored").host_tx = host_done - self.now;
+        for (piece, t) in injects.into_iter().enumerate() {
+            self.wake(t, Wake::Inject { tid, piece });
         }
+    }
+
+    /// Packet `piece` of transfer `tid` leaves the sender's NIC into the fabric.
+    fn inject(&mut self, tid: usize, piece: usize) {
+        let header = self.endpoint.map_or(0, |e| e.header_bytes);
+        let t = self.transfers[tid].as_mut().expect("live transfer");
+        t.first_inject.get_or_insert(self.now);
+        let q = self.reqs[t.send].as_ref().expect("live send");
+        self.fabric.inject(Packet {
+            src: q.src,
+            dst: q.dst,
+            bytes: (t.pieces[piece].bytes + header) as u32,
+            tag: (tid as u64) << 32 | piece as u64,
+        });
     }
 
     fn delivered(&mut self, d: Delivery) -> Result<(), ReplayError> {
         let tid = (d.packet.tag >> 32) as usize;
+        let piece = (d.packet.tag & 0xffff_ffff) as usize;
         let t = self
             .transfers
             .get_mut(tid)
@@ -665,13 +757,43 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                 ReplayError::Fabric(format!("a delivery of no message: {}", d.packet))
             })?;
         t.pieces_left -= 1;
-        if t.pieces_left > 0 {
+        let Some(endpoint) = self.endpoint else {
+            if t.pieces_left == 0 {
+                self.out.fabric_ps += u128::from(self.now - t.started);
+                self.complete(tid);
+            }
             return Ok(());
+        };
+        // The receive stages, in arrival order.
+        let (ready, host) = endpoint.receive_piece(
+            &t.pieces[piece],
+            d.packet.dst,
+            d.delivered,
+            &mut self.rx_free,
+        );
+        t.rx_host += host;
+        t.last_delivery = t.last_delivery.max(d.delivered);
+        t.rx_ready = t.rx_ready.max(ready);
+        if t.pieces_left == 0 {
+            let at = t.rx_ready;
+            self.wake(at, Wake::Complete(tid));
         }
-        let (s, rv) = (t.send, t.recv);
-        self.transfers[tid] = None;
+        Ok(())
+    }
+
+    /// Transfer `tid` is complete in the receiver's memory: both requests are done.
+    fn complete(&mut self, tid: usize) {
+        let t = self.transfers[tid].take().expect("live transfer");
         self.free_transfers.push(tid);
-        for id in [s, rv] {
+        if self.endpoint.is_some() {
+            let host = t.host_tx + t.rx_host;
+            let fabric = t.last_delivery - t.first_inject.expect("delivered, so injected");
+            let total = self.now - t.started;
+            self.out.host_ps += u128::from(host);
+            self.out.fabric_ps += u128::from(fabric);
+            self.out.nic_ps += u128::from(total.saturating_sub(host + fabric));
+        }
+        for id in [t.send, t.recv] {
             let q = self.reqs[id].as_mut().expect("live request");
             q.transfer_done = true;
             q.local_done = true;
@@ -682,7 +804,6 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                 self.schedule(self.now, owner);
             }
         }
-        Ok(())
     }
 
     /// The owner is done with request `id`.
