@@ -143,63 +143,48 @@ fn check_columns(
     sample: &icn_engine::Metrics,
 ) -> Result<(), icn_engine::Invalid> {
     for (i, c) in checks.iter().enumerate() {
-        if let Some(name) = &c.table {
-            check_table_columns(i, c, name, sample)?;
-            continue;
-        }
+        let table = match &c.table {
+            None => None,
+            Some(name) => Some(sample.table(name).ok_or_else(|| {
+                let have: Vec<&str> = sample.tables.iter().map(|t| t.name.as_str()).collect();
+                icn_engine::Invalid::new(
+                    format!("check[{i}].table"),
+                    format!(
+                        "the model writes no table `{name}` (have: {})",
+                        have.join(", ")
+                    ),
+                )
+            })?),
+        };
         for (key, column) in [
             ("column", Some(&c.column)),
             ("than_column", c.than_column.as_ref()),
         ] {
-            if let Some(column) = column
-                && sample.get(column).is_none()
-                && !crate::report::STATUS_COLUMNS[1..].contains(&column.as_str())
-            {
-                let have: Vec<&str> = sample.scalars.iter().map(|m| m.name.as_str()).collect();
-                return Err(icn_engine::Invalid::new(
-                    format!("check[{i}].{key}"),
+            let Some(column) = column else { continue };
+            let missing = match table {
+                Some(t) => (!t.columns.contains(column)).then(|| {
+                    format!(
+                        "table `{}` has no column `{column}` (have: {})",
+                        t.name,
+                        t.columns.join(", ")
+                    )
+                }),
+                None => (sample.get(column).is_none()
+                    && !crate::report::STATUS_COLUMNS[1..].contains(&column.as_str()))
+                .then(|| {
+                    let have: Vec<&str> = sample.scalars.iter().map(|m| m.name.as_str()).collect();
                     format!(
                         "the model writes no scalar `{column}` (have: {})",
                         have.join(", ")
-                    ),
+                    )
+                }),
+            };
+            if let Some(message) = missing {
+                return Err(icn_engine::Invalid::new(
+                    format!("check[{i}].{key}"),
+                    message,
                 ));
             }
-        }
-    }
-    Ok(())
-}
-
-/// A table check's table must be one the model writes, and its columns that table's.
-fn check_table_columns(
-    i: usize,
-    c: &icn_engine::config::Check,
-    name: &str,
-    sample: &icn_engine::Metrics,
-) -> Result<(), icn_engine::Invalid> {
-    let Some(t) = sample.table(name) else {
-        let have: Vec<&str> = sample.tables.iter().map(|t| t.name.as_str()).collect();
-        return Err(icn_engine::Invalid::new(
-            format!("check[{i}].table"),
-            format!(
-                "the model writes no table `{name}` (have: {})",
-                have.join(", ")
-            ),
-        ));
-    };
-    for (key, column) in [
-        ("column", Some(&c.column)),
-        ("than_column", c.than_column.as_ref()),
-    ] {
-        if let Some(column) = column
-            && !t.columns.contains(column)
-        {
-            return Err(icn_engine::Invalid::new(
-                format!("check[{i}].{key}"),
-                format!(
-                    "table `{name}` has no column `{column}` (have: {})",
-                    t.columns.join(", ")
-                ),
-            ));
         }
     }
     Ok(())

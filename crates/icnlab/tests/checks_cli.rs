@@ -198,7 +198,7 @@ fn every_bundled_experiment_states_its_claims_as_checks_its_verdict_quotes() {
 
 /// A check on a model's table (`table = "curve"`): the rows its `where` keys select are
 /// judged, and a table or column the model does not write is an input error naming the key
-/// (exit 2), found on the first run like a misspelt scalar column.
+/// (exit 2), found on the first run as a misspelt scalar column is.
 #[test]
 fn table_checks_are_judged_and_misspelt_tables_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -242,12 +242,22 @@ range = [0, 1]
             .starts_with("bandwidth_mbs in curve (design=myvia, size_bytes=4096)"),
         "{report}"
     );
-    for (table, column, key) in [
-        ("curves", "bandwidth_mbs", "check[0].table"),
-        ("curve", "bandwidth", "check[0].column"),
+    let scalar_check = text("curve", "bandwidth").replace("table = \"curve\"\n", "");
+    for (bad, key, says) in [
+        (
+            text("curves", "bandwidth_mbs"),
+            "check[0].table",
+            "no table `curves`",
+        ),
+        (
+            text("curve", "bandwidth"),
+            "check[0].column",
+            "no column `bandwidth`",
+        ),
+        (scalar_check, "check[0].column", "no scalar `bandwidth`"),
     ] {
         let cfg = dir.path().join("bad.toml");
-        fs::write(&cfg, text(table, column)).unwrap();
+        fs::write(&cfg, bad).unwrap();
         let run = icnlab()
             .args(["sweep", "--quiet"])
             .arg(&cfg)
@@ -258,5 +268,6 @@ range = [0, 1]
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert_eq!(run.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(key), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
     }
 }
