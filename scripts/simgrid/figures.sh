@@ -12,6 +12,10 @@ algs="--cfg=smpi/barrier:ompi_recursivedoubling --cfg=smpi/bcast:binomial_tree -
 --cfg=smpi/allgatherv:ring --cfg=smpi/reduce_scatter:mpich_pair"
 algs32="--cfg=smpi/barrier:ompi_recursivedoubling --cfg=smpi/bcast:binomial_tree --cfg=smpi/allreduce:rdb \
 --cfg=smpi/alltoall:pair --cfg=smpi/alltoallv:pair --cfg=smpi/gather:ompi_binomial"
+# The project's own MPI program (crates/icn-tirecord/c/mpi_exchange.c) recorded under mpirun -np 4 and 8 with
+# `icnlab trace record`: the algorithms CI's replay of a fresh recording names.
+algs_own="--cfg=smpi/barrier:ompi_recursivedoubling --cfg=smpi/bcast:binomial_tree --cfg=smpi/allreduce:rdb \
+--cfg=smpi/alltoallv:pair"
 sim_time() { "$here/run.sh" "$@" | sed -n 's/.*Simulation time \([0-9.]*\).*/\1/p' | tail -n 1; }
 # The compute-only version of trace file $1 (ranks $2) into $3.
 compute_only() {
@@ -38,6 +42,8 @@ case_of() { # name trace ranks algs
     "$name" "$trace" "$np" "$(echo $cfg)" "$total" "$co"
 }
 case_of ti-32 experiments/traces/simgrid-ti-32/index.txt 32 "$algs32"
+case_of mpi-exchange-4 experiments/traces/mpi-exchange-4/index.txt 4 "$algs_own"
+case_of mpi-exchange-8 experiments/traces/mpi-exchange-8/index.txt 8 "$algs_own"
 for t in bcast allreduce alltoall alltoallv barrier gather reducescatter waitall with_isend allgatherv bcast_reduce_datatypes; do
   f=experiments/traces/simgrid-examples/actions_$t.txt
   np=$(awk 'NF>0{if($1+1>m)m=$1+1} END{print m}' "$repo/$f")

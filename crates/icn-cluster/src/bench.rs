@@ -1,13 +1,15 @@
-//! The two speed workloads of the cluster model (`icnlab bench cluster-ccc cluster-alltoall`):
-//! CCCBrd broadcast of 64 KB on CCC(5,5) (160 nodes) over X-Switches, and an all-to-all of
-//! 4 KB on an 8×8 mesh of VC routers (4 032 messages). Both with X-NIA-like simple endpoints.
-//! The unit of work is a message delivered.
+//! The speed workloads of the cluster model (`icnlab bench cluster`): CCCBrd broadcast of
+//! 64 KB on CCC(5,5) (160 nodes) over X-Switches, and an all-to-all of 4 KB on an 8×8 mesh of
+//! VC routers (4 032 messages), both with X-NIA-like simple endpoints, in messages delivered;
+//! and the 32-rank TI replay beside SimGrid's (`ti32`), in actions replayed.
 
 use crate::model::{BcastAlgorithm, Cluster, ClusterConfig, FabricConfig, WorkloadKind};
 use crate::nic::NicKind;
 use icn_engine::model::NoProgress;
 use icn_engine::{Model, ModelError};
 use icn_thnet::fabric_config::{VcFabricConfig, XSwitchFabricConfig};
+
+mod ti32;
 
 fn endpoint(cfg: &mut ClusterConfig) {
     cfg.nic.kind = NicKind::Simple;
@@ -67,6 +69,13 @@ pub fn targets() -> Vec<icn_engine::bench::Target> {
             workload: "cluster: all-to-all of 4 KB on an 8x8 mesh of VC routers (4,032 messages), X-NIA-like endpoints",
             unit: "messages",
             run: || run(&alltoall_config()).map_err(|e| e.to_string()),
+        },
+        // Issue 21: the TI replay's speed beside SimGrid's (`bench/ti32.rs`).
+        Target {
+            name: "cluster-ti32",
+            workload: "cluster: the shared 32-rank SimGrid TI trace (3,232 actions) on the flow fabric as SimGrid's crossbar cluster; SimGrid 3.32's replay timed once beside it when smpirun is present",
+            unit: "actions",
+            run: ti32::run,
         },
     ]
 }

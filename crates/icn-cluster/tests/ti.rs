@@ -40,12 +40,24 @@ fn get(m: &Metrics, name: &str) -> f64 {
 /// written by `scripts/simgrid/figures.sh`) against icnlab's on the flow fabric configured
 /// as `cluster_crossbar.xml`, with the same algorithms: total time within 2 %,
 /// communication time (total − the compute-only run) within 10 %, compute-only time equal.
+/// The traces: the shared 32-rank application, SimGrid's per-action examples, and the
+/// project's own MPI program (`icn-tirecord`'s `mpi_exchange.c`) recorded by `icnlab trace
+/// record` under `mpirun -np 4` and `-np 8`.
 #[test]
 fn every_trace_agrees_with_simgrid_on_the_crossbar() {
     let path = repo().join("experiments/traces/simgrid-3.32-figures.toml");
     let figures: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let runs = figures["run"].as_array().unwrap();
-    assert_eq!(runs.len(), 12);
+    assert_eq!(runs.len(), 14);
+    for ranks in [4, 8] {
+        let name = format!("mpi-exchange-{ranks}");
+        let own = runs.iter().find(|r| r["name"].as_str() == Some(&name));
+        assert_eq!(
+            own.and_then(|r| r["trace"].as_str()),
+            Some(format!("experiments/traces/{name}/index.txt").as_str()),
+            "the recorded trace of the project's own MPI program is among SimGrid's figures"
+        );
+    }
     for run_ in runs {
         let name = run_["name"].as_str().unwrap();
         let ranks = run_["ranks"].as_integer().unwrap();
@@ -95,6 +107,34 @@ fn the_example_experiment_replays_the_32_rank_trace() {
     let m = run(&cfg, &ctx).unwrap();
     assert!((get(&m, "completion_us") / 75.836910e6 - 1.0).abs() < 0.02);
     assert_eq!(get(&m, "actions"), 3232.0);
+}
+
+/// The committed recordings of the project's own MPI program (`mpi_exchange.c` under
+/// `mpirun -np N`, N = 4 and 8) replay all they hold and carry what the program sent. Per rank:
+/// ring 3 messages of 400 + 800 + 1 200 B, neighbours 2 of 4 000 + 5 600 B, 1 of 1 024 B,
+/// sendRecv 1 of 33 B (7 messages, 13 057 B); then the collectives' steps — bcast binomial
+/// N − 1 × 4 000 B, allreduce rdb N log2 N × 512 B, alltoallv pair the N(N − 1) off-diagonal
+/// blocks of 10 (i + 1) + j bytes, barrier recursive doubling N log2 N empty messages.
+/// N = 4: 28 + 3 + 8 + 12 + 8 = 59 messages, 52 228 + 12 000 + 4 096 + 318 = 68 642 B;
+/// N = 8: 56 + 7 + 24 + 56 + 24 = 167 messages, 104 456 + 28 000 + 12 288 + 2 716 = 147 460 B.
+#[test]
+fn the_recorded_own_program_replays_what_it_sent() {
+    for (ranks, actions, messages, bytes) in
+        [(4, 184.0, 59.0, 68_642.0), (8, 368.0, 167.0, 147_460.0)]
+    {
+        let t: toml::Table = toml::from_str(&format!(
+            "[workload]\nkind = \"ti\"\nfile = \"{}\"\n[fabric]\nkind = \"flow\"\ntopology = \"crossbar:{ranks}\"\n[algorithms]\nbarrier = \"ompi_recursivedoubling\"\nbcast = \"binomial_tree\"\nallreduce = \"rdb\"\nalltoallv = \"pair\"\n",
+            repo()
+                .join(format!("experiments/traces/mpi-exchange-{ranks}/index.txt"))
+                .display()
+        ))
+        .unwrap();
+        let cfg: ClusterConfig = toml::Value::Table(t).try_into().unwrap();
+        let m = run(&cfg, &Context::default()).unwrap();
+        assert_eq!(get(&m, "actions"), actions, "{ranks} ranks");
+        assert_eq!(get(&m, "messages"), messages, "{ranks} ranks");
+        assert_eq!(get(&m, "bytes"), bytes, "{ranks} ranks");
+    }
 }
 
 /// A shared trace `text` of `ranks` ranks in a fresh file, on a flow crossbar.

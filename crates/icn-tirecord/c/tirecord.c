@@ -327,7 +327,9 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype st, int dst, int sta
 {
     enter();
     world_only(comm, "MPI_Sendrecv");
-    line("sendrecv %lld %d %lld %d", bytes(scount, st), dst, bytes(rcount, rt), src);
+    /* SimGrid 3.32 registers `sendRecv` only (a lower-case `sendrecv` aborts its replay) and
+     * requires both datatypes: 6 is its id of MPI_BYTE, sizes being bytes. */
+    line("sendRecv %lld %d %lld %d 6 6", bytes(scount, st), dst, bytes(rcount, rt), src);
     int rc = PMPI_Sendrecv(sbuf, scount, st, dst, stag, rbuf, rcount, rt, src, rtag, comm, status);
     leave();
     return rc;

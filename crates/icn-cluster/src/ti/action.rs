@@ -9,7 +9,7 @@
 //! | `comm_size`, `comm_split`, `comm_dup` | anything (no effect, as in SimGrid) |
 //! | `send`, `isend`, `recv`, `irecv` | `peer tag count [dt]` |
 //! | `test`, `wait` | `src dst tag` |
-//! | `sendRecv` | `sendcount dst recvcount src [dt1 dt2]` |
+//! | `sendRecv` | `sendcount dst recvcount src [dt1 dt2]` (SimGrid 3.32 requires both datatypes and refuses the spelling `sendrecv`; icnlab reads both) |
 //! | `bcast` | `count [root dt]` |
 //! | `reduce` | `count flops [root dt]` |
 //! | `allreduce` | `count flops [dt]` |
