@@ -23,7 +23,7 @@ use crate::nic::{Endpoint, NicConfig};
 use crate::patterns;
 use crate::placement::{Placed, Placement, PlacementConfig};
 use crate::program::{self, Program};
-use crate::sim::{Cluster as Sim, Outcome, RunError};
+use crate::sim::{ClusterSim, Outcome, RunError};
 use crate::ti::action::CollKind;
 use crate::ti::reader::{self, Summary, TraceSet};
 use crate::ti::replay::{self, ReplayConfig, TiOutcome};
@@ -36,6 +36,8 @@ use icn_fabric::Fabric;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+/// The `cluster` model: reads the config, prepares each point and runs replications through
+/// [`ClusterSim`], the simulator.
 pub struct Cluster;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -542,7 +544,7 @@ fn run_on<F: Fabric + ?Sized>(
     point: &ClusterPoint,
     progress: &dyn Progress,
 ) -> Result<(Outcome, Metrics), RunError> {
-    let outcome = Sim::new(f, &point.endpoint, &point.program).run(progress)?;
+    let outcome = ClusterSim::new(f, &point.endpoint, &point.program).run(progress)?;
     let m = report(&outcome, f, point);
     Ok((outcome, m))
 }

@@ -107,7 +107,10 @@ pub enum RunError {
     TimeOverflow,
 }
 
-pub struct Cluster<'a, F: Fabric + ?Sized> {
+/// One run of the cluster simulator: a program's ranks, their endpoints and a fabric, from
+/// time zero until every rank has finished (the `cluster` model itself is
+/// [`crate::model::Cluster`]).
+pub struct ClusterSim<'a, F: Fabric + ?Sized> {
     fabric: &'a mut F,
     endpoint: &'a Endpoint,
     program: &'a Program,
@@ -132,10 +135,10 @@ pub struct Cluster<'a, F: Fabric + ?Sized> {
     out: Outcome,
 }
 
-impl<'a, F: Fabric + ?Sized> Cluster<'a, F> {
+impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
     pub fn new(fabric: &'a mut F, endpoint: &'a Endpoint, program: &'a Program) -> Self {
         let n = program.len();
-        Cluster {
+        ClusterSim {
             fabric,
             endpoint,
             program,

@@ -99,7 +99,7 @@ pub fn run_bounded<F: Fabric>(
     let cycle = fabric.cycle_ps();
     let workload = Workload::new(w.traffic, n, w.grid, w.sizes);
     let rate = w.load / w.sizes.mean();
-    let is_trace = w.traffic.pattern == crate::traffic::Pattern::Trace;
+    let is_trace = w.traffic.pattern == crate::traffic::TrafficPattern::Trace;
     let mut sources: Vec<Source> = (0..n)
         .map(|s| {
             let src = Source::new(s, rate, stream(seed, s as u64), is_trace.then_some(w.trace));

@@ -40,9 +40,10 @@ pub struct Grid {
     pub wrap: bool,
 }
 
+/// `traffic.pattern` of the open-loop harness (X-Switch and VC router): the module's table.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Pattern {
+pub enum TrafficPattern {
     #[default]
     Uniform,
     Hotspot,
@@ -90,7 +91,7 @@ pub enum Injection {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
-    pub pattern: Pattern,
+    pub pattern: TrafficPattern,
     pub hotspot_node: usize,
     pub hotspot_fraction: f64,
     pub trace_file: String,
@@ -112,12 +113,14 @@ impl TrafficConfig {
     /// endpoints); other patterns need nothing. An error names `traffic.pattern`.
     pub fn bind(&mut self, net: &icn_topo::Network) -> Result<(), Invalid> {
         let pattern = match self.pattern {
-            Pattern::RandomPermutation => icn_topo::traffic::Pattern::RandomPermutation,
-            Pattern::GroupShift => icn_topo::traffic::Pattern::GroupShift,
-            Pattern::Tornado => icn_topo::traffic::Pattern::Tornado,
-            Pattern::Neighbor => icn_topo::traffic::Pattern::Neighbor,
+            TrafficPattern::RandomPermutation => {
+                icn_topo::traffic::NetworkPattern::RandomPermutation
+            }
+            TrafficPattern::GroupShift => icn_topo::traffic::NetworkPattern::GroupShift,
+            TrafficPattern::Tornado => icn_topo::traffic::NetworkPattern::Tornado,
+            TrafficPattern::Neighbor => icn_topo::traffic::NetworkPattern::Neighbor,
             // A grid the router of any radix runs (a torus with dim_order) has no `Grid`.
-            Pattern::Transpose => icn_topo::traffic::Pattern::Transpose,
+            TrafficPattern::Transpose => icn_topo::traffic::NetworkPattern::Transpose,
             _ => return Ok(()),
         };
         let t = icn_topo::traffic::Traffic::new(pattern, net, self.perm_seed)
@@ -130,7 +133,7 @@ impl TrafficConfig {
 impl Default for TrafficConfig {
     fn default() -> Self {
         TrafficConfig {
-            pattern: Pattern::Uniform,
+            pattern: TrafficPattern::Uniform,
             hotspot_node: 0,
             hotspot_fraction: 0.2,
             trace_file: String::new(),
@@ -257,7 +260,7 @@ pub fn validate(
     max_size: u32,
 ) -> Result<Vec<TraceRow>, Invalid> {
     match t.pattern {
-        Pattern::Hotspot => {
+        TrafficPattern::Hotspot => {
             Invalid::check(
                 t.hotspot_node < n,
                 "traffic.hotspot_node",
@@ -271,7 +274,7 @@ pub fn validate(
                 t.hotspot_fraction,
             )?;
         }
-        Pattern::Transpose => {
+        TrafficPattern::Transpose => {
             if !matches!(grid, Some(g) if g.x == g.y) && t.bound.is_none() {
                 return Err(Invalid::new(
                     "traffic.pattern",
@@ -279,7 +282,7 @@ pub fn validate(
                 ));
             }
         }
-        Pattern::BitComplement => {
+        TrafficPattern::BitComplement => {
             if !n.is_power_of_two() {
                 return Err(Invalid::new(
                     "traffic.pattern",
@@ -287,7 +290,7 @@ pub fn validate(
                 ));
             }
         }
-        Pattern::Trace => {
+        TrafficPattern::Trace => {
             let text = icn_engine::input::read_to_string(&t.trace_file).map_err(|e| {
                 Invalid::new(
                     "traffic.trace_file",
@@ -300,7 +303,7 @@ pub fn validate(
                 ..e
             });
         }
-        Pattern::RandomPermutation | Pattern::GroupShift => {
+        TrafficPattern::RandomPermutation | TrafficPattern::GroupShift => {
             if t.bound.is_none() {
                 return Err(Invalid::new(
                     "traffic.pattern",
@@ -308,7 +311,7 @@ pub fn validate(
                 ));
             }
         }
-        Pattern::BitReverse | Pattern::Shuffle => {
+        TrafficPattern::BitReverse | TrafficPattern::Shuffle => {
             if !n.is_power_of_two() {
                 return Err(Invalid::new(
                     "traffic.pattern",
@@ -316,7 +319,7 @@ pub fn validate(
                 ));
             }
         }
-        Pattern::Tornado | Pattern::Neighbor => {
+        TrafficPattern::Tornado | TrafficPattern::Neighbor => {
             if grid.is_none() && t.bound.is_none() {
                 return Err(Invalid::new(
                     "traffic.pattern",
@@ -324,7 +327,7 @@ pub fn validate(
                 ));
             }
         }
-        Pattern::Uniform | Pattern::Neighbour | Pattern::Asymmetric => {}
+        TrafficPattern::Uniform | TrafficPattern::Neighbour | TrafficPattern::Asymmetric => {}
     }
     Ok(Vec::new())
 }
@@ -497,7 +500,7 @@ fn gap(rng: &mut SimRng, p: f64) -> u64 {
 /// Destination rule and size distribution.
 #[derive(Clone, Debug)]
 pub struct Workload {
-    pub pattern: Pattern,
+    pub pattern: TrafficPattern,
     pub n: usize,
     pub grid: Option<Grid>,
     pub hotspot_node: usize,
@@ -522,38 +525,42 @@ impl Workload {
     pub fn destination(&self, s: usize, rng: &mut SimRng) -> usize {
         let n = self.n;
         match self.pattern {
-            Pattern::Uniform | Pattern::Trace => rng.random_range(0..n),
-            Pattern::Hotspot if rng.random::<f64>() < self.hotspot_fraction => self.hotspot_node,
-            Pattern::Hotspot => rng.random_range(0..n),
-            Pattern::Transpose if self.bound.is_none() => {
+            TrafficPattern::Uniform | TrafficPattern::Trace => rng.random_range(0..n),
+            TrafficPattern::Hotspot if rng.random::<f64>() < self.hotspot_fraction => {
+                self.hotspot_node
+            }
+            TrafficPattern::Hotspot => rng.random_range(0..n),
+            TrafficPattern::Transpose if self.bound.is_none() => {
                 let g = self.grid.expect("validated: square grid");
                 (s % g.x) * g.x + s / g.x
             }
-            Pattern::BitComplement => s ^ (n - 1),
-            Pattern::Neighbour => match self.grid {
+            TrafficPattern::BitComplement => s ^ (n - 1),
+            TrafficPattern::Neighbour => match self.grid {
                 Some(g) => (s / g.x) * g.x + (s % g.x + 1) % g.x,
                 None => (s + 1) % n,
             },
-            Pattern::BitReverse => icn_topo::traffic::bit_reverse(s as u32, n as u32) as usize,
-            Pattern::Shuffle => icn_topo::traffic::shuffle(s as u32, n as u32) as usize,
-            Pattern::Asymmetric => {
+            TrafficPattern::BitReverse => {
+                icn_topo::traffic::bit_reverse(s as u32, n as u32) as usize
+            }
+            TrafficPattern::Shuffle => icn_topo::traffic::shuffle(s as u32, n as u32) as usize,
+            TrafficPattern::Asymmetric => {
                 icn_topo::traffic::asymmetric(s as u32, n as u32, rng.random::<bool>()) as usize
             }
-            Pattern::Tornado | Pattern::Neighbor if self.bound.is_none() => {
+            TrafficPattern::Tornado | TrafficPattern::Neighbor if self.bound.is_none() => {
                 let g = self.grid.expect("validated: a grid");
                 let dims = [g.x as u32, g.y as u32];
                 let dims = &dims[..if g.y > 1 { 2 } else { 1 }];
-                if self.pattern == Pattern::Tornado {
+                if self.pattern == TrafficPattern::Tornado {
                     icn_topo::traffic::tornado(s as u32, dims) as usize
                 } else {
                     icn_topo::traffic::neighbor(s as u32, dims) as usize
                 }
             }
-            Pattern::RandomPermutation
-            | Pattern::GroupShift
-            | Pattern::Transpose
-            | Pattern::Tornado
-            | Pattern::Neighbor => {
+            TrafficPattern::RandomPermutation
+            | TrafficPattern::GroupShift
+            | TrafficPattern::Transpose
+            | TrafficPattern::Tornado
+            | TrafficPattern::Neighbor => {
                 let t = self
                     .bound
                     .as_ref()
@@ -569,7 +576,7 @@ mod tests {
     use super::*;
     use icn_engine::rng::stream;
 
-    fn workload(p: Pattern) -> Workload {
+    fn workload(p: TrafficPattern) -> Workload {
         let t = TrafficConfig {
             pattern: p,
             hotspot_fraction: 1.0,
@@ -595,20 +602,26 @@ mod tests {
     #[test]
     fn permutation_patterns() {
         let mut rng = stream(1, 0);
-        let w = workload(Pattern::Transpose);
+        let w = workload(TrafficPattern::Transpose);
         assert_eq!(w.destination(1, &mut rng), 4); // (1,0) → (0,1)
         assert_eq!(w.destination(6, &mut rng), 9); // (2,1) → (1,2)
         assert_eq!(
-            workload(Pattern::BitComplement).destination(3, &mut rng),
+            workload(TrafficPattern::BitComplement).destination(3, &mut rng),
             12
         );
-        assert_eq!(workload(Pattern::Neighbour).destination(7, &mut rng), 4); // (3,1) → (0,1)
-        assert_eq!(workload(Pattern::Hotspot).destination(0, &mut rng), 5);
+        assert_eq!(
+            workload(TrafficPattern::Neighbour).destination(7, &mut rng),
+            4
+        ); // (3,1) → (0,1)
+        assert_eq!(
+            workload(TrafficPattern::Hotspot).destination(0, &mut rng),
+            5
+        );
     }
 
     #[test]
     fn bernoulli_rate_is_respected() {
-        let w = workload(Pattern::Uniform);
+        let w = workload(TrafficPattern::Uniform);
         let mut s = Source::new(0, 0.1, stream(3, 0), None);
         let mut count = 0;
         while s.next < 100_000 {
@@ -622,7 +635,7 @@ mod tests {
     #[test]
     fn on_off_keeps_the_mean_rate_and_bursts() {
         // α = 0.05, β = 0.2: on a fifth of the time, at 5·0.05 = 0.25 in on cycles.
-        let w = workload(Pattern::Uniform);
+        let w = workload(TrafficPattern::Uniform);
         let mut s = Source::new(0, 0.05, stream(9, 0), None).on_off(0.05, 0.2);
         let mut at = Vec::new();
         while s.next < 400_000 {
@@ -669,7 +682,7 @@ mod tests {
         let mut s = Source::new(1, 0.0, stream(1, 1), Some(&rows));
         assert_eq!(s.next, 5);
         assert_eq!(
-            s.arrive(&workload(Pattern::Trace)),
+            s.arrive(&workload(TrafficPattern::Trace)),
             Arrival { dst: 2, size: 8 }
         );
         assert_eq!(s.next, u64::MAX);
@@ -686,7 +699,7 @@ mod tests {
     #[test]
     fn pattern_preconditions() {
         let t = TrafficConfig {
-            pattern: Pattern::Transpose,
+            pattern: TrafficPattern::Transpose,
             ..Default::default()
         };
         assert!(
@@ -703,12 +716,12 @@ mod tests {
             .is_err()
         );
         let t = TrafficConfig {
-            pattern: Pattern::BitComplement,
+            pattern: TrafficPattern::BitComplement,
             ..Default::default()
         };
         assert!(validate(&t, 12, None, 9).is_err());
         let t = TrafficConfig {
-            pattern: Pattern::Hotspot,
+            pattern: TrafficPattern::Hotspot,
             hotspot_node: 16,
             ..Default::default()
         };

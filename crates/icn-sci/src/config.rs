@@ -53,10 +53,10 @@ pub enum BandwidthAllocation {
     Sat,
 }
 
-/// Destination pattern of generated sends.
+/// Destination pattern of the SCI models' generated sends (`traffic.pattern`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
-pub enum Pattern {
+pub enum SendPattern {
     /// Each send goes to a node drawn uniformly from the other N − 1.
     Uniform,
     /// With probability `hotspot_fraction` to `hotspot_node`, else uniform over the other
@@ -73,7 +73,7 @@ pub enum Pattern {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
-    pub pattern: Pattern,
+    pub pattern: SendPattern,
     /// The hot node (0-based).
     pub hotspot_node: usize,
     /// Share of each (non-hot) node's sends that go to the hot node, in [0, 1].
@@ -89,7 +89,7 @@ pub struct TrafficConfig {
 impl Default for TrafficConfig {
     fn default() -> Self {
         TrafficConfig {
-            pattern: Pattern::Hotspot,
+            pattern: SendPattern::Hotspot,
             hotspot_node: 0,
             hotspot_fraction: 0.3,
             hot_node_sends: true,
@@ -198,7 +198,7 @@ impl SciConfig {
     /// Checks every range and cross-field constraint; loads and checks the trace file.
     pub fn validate(&self) -> Result<(), Invalid> {
         self.validate_fields()?;
-        if self.traffic.pattern == Pattern::Trace {
+        if self.traffic.pattern == SendPattern::Trace {
             self.load_trace()?;
         }
         Ok(())

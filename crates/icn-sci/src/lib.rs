@@ -16,7 +16,7 @@ pub mod protocol;
 pub mod ring;
 pub mod switched;
 
-pub use config::{Pattern, SciConfig, Transmitter};
+pub use config::{SciConfig, SendPattern, Transmitter};
 
 use config::doc;
 use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Status};

@@ -5,7 +5,7 @@
 
 mod common;
 
-use icn_sci::config::{GenerationEndKind, Pattern, SciConfig};
+use icn_sci::config::{GenerationEndKind, SciConfig, SendPattern};
 use icn_sci::protocol::Policy;
 use icn_sci::ring::Event;
 use proptest::prelude::*;
@@ -24,7 +24,11 @@ fn small_config(max_nodes: usize, measure: u64) -> impl Strategy<Value = (SciCon
             1u64..300,
         ),
         (
-            prop::sample::select(vec![Pattern::Uniform, Pattern::Hotspot, Pattern::Neighbour]),
+            prop::sample::select(vec![
+                SendPattern::Uniform,
+                SendPattern::Hotspot,
+                SendPattern::Neighbour,
+            ]),
             0.0f64..=1.0,
         ),
         (

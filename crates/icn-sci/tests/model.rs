@@ -5,12 +5,12 @@ mod common;
 
 use icn_engine::model::NoProgress;
 use icn_engine::{ExperimentFile, Model, ModelError};
-use icn_sci::config::{Pattern, SciConfig, Transmitter};
+use icn_sci::config::{SciConfig, SendPattern, Transmitter};
 use icn_sci::{Sci, bench_config};
 use std::path::Path;
 
 fn quick() -> SciConfig {
-    common::short(6, 0.6, Pattern::Hotspot)
+    common::short(6, 0.6, SendPattern::Hotspot)
 }
 
 #[test]
@@ -199,7 +199,7 @@ fn trace_config(text: &str, name: &str) -> SciConfig {
         measure_cycles: 1_000,
         ..SciConfig::default()
     };
-    cfg.traffic.pattern = Pattern::Trace;
+    cfg.traffic.pattern = SendPattern::Trace;
     cfg.traffic.trace_file = Some(path.display().to_string());
     cfg
 }
@@ -215,7 +215,7 @@ fn traces_naming_missing_nodes_are_invalid_and_good_traces_run() {
         e.message
     );
     let mut missing = SciConfig::default();
-    missing.traffic.pattern = Pattern::Trace;
+    missing.traffic.pattern = SendPattern::Trace;
     assert_eq!(invalid_key(&missing), "traffic.trace_file");
 
     let good = trace_config(
@@ -342,7 +342,7 @@ fn toml_keys_are_checked_and_experiment_files_parse() {
     assert!(err.to_string().contains("nodez"));
     let cfg: SciConfig =
         toml::from_str("receiver = \"counted-ab\"\n[traffic]\npattern = \"uniform\"\n").unwrap();
-    assert_eq!(cfg.traffic.pattern, Pattern::Uniform);
+    assert_eq!(cfg.traffic.pattern, SendPattern::Uniform);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
     for name in [
         "sci-ab-vs-iab.toml",
@@ -368,7 +368,12 @@ fn toml_keys_are_checked_and_experiment_files_parse() {
 #[test]
 fn a_tiny_load_offers_nothing_rather_than_everything() {
     for load in [1e-15, 1e-300, f64::MIN_POSITIVE, 5e-324] {
-        let m = Sci::run(&common::short(6, load, Pattern::Uniform), 1, &NoProgress).unwrap();
+        let m = Sci::run(
+            &common::short(6, load, SendPattern::Uniform),
+            1,
+            &NoProgress,
+        )
+        .unwrap();
         assert_eq!(
             m.require("offered_load_actual").unwrap(),
             0.0,
@@ -376,7 +381,12 @@ fn a_tiny_load_offers_nothing_rather_than_everything() {
         );
     }
     // A small but representable rate still offers about what it says.
-    let m = Sci::run(&common::short(6, 1e-3, Pattern::Uniform), 1, &NoProgress).unwrap();
+    let m = Sci::run(
+        &common::short(6, 1e-3, SendPattern::Uniform),
+        1,
+        &NoProgress,
+    )
+    .unwrap();
     let got = m.require("offered_load_actual").unwrap();
     assert!((0.5e-3..2e-3).contains(&got), "{got}");
 }
@@ -388,7 +398,7 @@ fn a_tiny_load_offers_nothing_on_switched_sci() {
     let cfg = SwitchedConfig {
         topology: TopologyKind::RingOfRings,
         rings: 3,
-        ring: common::short(4, 1e-15, Pattern::Uniform),
+        ring: common::short(4, 1e-15, SendPattern::Uniform),
         ..SwitchedConfig::default()
     };
     let m = SciSwitched::run(&cfg, 1, &NoProgress).unwrap();

@@ -248,7 +248,12 @@ impl Fabric for XSwitchFabric {
         let nports = self.net.topo().switches * PORTS;
         let topo = self.net.topo();
         (0..nports)
-            .filter(|&c| matches!(topo.links[c], Some(crate::topology::End::Switch { .. })))
+            .filter(|&c| {
+                matches!(
+                    topo.links[c],
+                    Some(crate::topology::XLinkEnd::Switch { .. })
+                )
+            })
             .map(|ch| ChannelLoad {
                 router: ch / PORTS,
                 port: ch % PORTS,

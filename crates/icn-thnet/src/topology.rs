@@ -28,9 +28,9 @@ use crate::symbol::{PORTS, Port, port_name};
 use icn_engine::Invalid;
 use std::collections::{HashMap, VecDeque};
 
-/// What one side of a link is.
+/// What one side of an X-Switch link is: a switch port or a NIA (an endpoint).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum End {
+pub enum XLinkEnd {
     Switch { sw: usize, port: Port },
     Nia(usize),
 }
@@ -43,7 +43,7 @@ pub use icn_fabric::traffic::Grid;
 pub struct Topology {
     pub switches: usize,
     /// `links[sw * 5 + port]`: the other side of that port, if wired.
-    pub links: Vec<Option<End>>,
+    pub links: Vec<Option<XLinkEnd>>,
     /// Endpoint `n` hangs off `(switch, port)`.
     pub nia_at: Vec<(usize, Port)>,
     pub grid: Option<Grid>,
@@ -215,10 +215,10 @@ impl Topology {
         }
     }
 
-    fn connect(&mut self, a: End, b: End) -> Result<(), Invalid> {
+    fn connect(&mut self, a: XLinkEnd, b: XLinkEnd) -> Result<(), Invalid> {
         for (end, other) in [(a, b), (b, a)] {
             match end {
-                End::Switch { sw, port } => {
+                XLinkEnd::Switch { sw, port } => {
                     if sw >= self.switches {
                         return Err(bad(format!(
                             "link to missing switch s{sw} (switches = {})",
@@ -234,8 +234,8 @@ impl Topology {
                     }
                     *slot = Some(other);
                 }
-                End::Nia(n) => {
-                    let End::Switch { sw, port } = other else {
+                XLinkEnd::Nia(n) => {
+                    let XLinkEnd::Switch { sw, port } = other else {
                         return Err(bad(format!("endpoint n{n} must link to a switch port")));
                     };
                     if n >= self.nia_at.len() {
@@ -254,7 +254,7 @@ impl Topology {
     /// The switch beyond `port` of `sw`, if that port leads to a switch.
     fn neighbour(&self, sw: usize, port: Port) -> Option<usize> {
         match self.links[sw * PORTS + usize::from(port)] {
-            Some(End::Switch { sw, .. }) => Some(sw),
+            Some(XLinkEnd::Switch { sw, .. }) => Some(sw),
             _ => None,
         }
     }
@@ -268,13 +268,13 @@ impl Topology {
             }
             match self.links[sw * PORTS + usize::from(p)] {
                 None => return Err(format!("hop {i}: s{sw}.{} is not connected", port_name(p))),
-                Some(End::Nia(n)) if i + 1 == route.len() => return Ok(n),
-                Some(End::Nia(n)) => {
+                Some(XLinkEnd::Nia(n)) if i + 1 == route.len() => return Ok(n),
+                Some(XLinkEnd::Nia(n)) => {
                     return Err(format!(
                         "hop {i}: reaches endpoint n{n} before the route ends"
                     ));
                 }
-                Some(End::Switch { sw: next, .. }) => sw = next,
+                Some(XLinkEnd::Switch { sw: next, .. }) => sw = next,
             }
         }
         Err(format!("route ends inside switch s{sw}"))
@@ -432,14 +432,14 @@ fn ring(n: usize) -> Topology {
     let mut t = Topology::empty(n);
     for s in 0..n {
         t.connect(
-            End::Switch { sw: s, port: 0 },
-            End::Switch {
+            XLinkEnd::Switch { sw: s, port: 0 },
+            XLinkEnd::Switch {
                 sw: (s + 1) % n,
                 port: 1,
             },
         )
         .expect("fresh ring ports");
-        t.connect(End::Switch { sw: s, port: 4 }, End::Nia(s))
+        t.connect(XLinkEnd::Switch { sw: s, port: 4 }, XLinkEnd::Nia(s))
             .expect("fresh");
     }
     // A ring is a 1-D torus: route the shorter way round.
@@ -459,8 +459,8 @@ fn grid((x, y): (usize, usize), wrap: bool) -> Topology {
             let east = j * x + (i + 1) % x;
             if !(wrap && x == 1) {
                 t.connect(
-                    End::Switch { sw: s, port: 0 },
-                    End::Switch { sw: east, port: 1 },
+                    XLinkEnd::Switch { sw: s, port: 0 },
+                    XLinkEnd::Switch { sw: east, port: 1 },
                 )
                 .expect("fresh mesh ports");
             }
@@ -469,13 +469,13 @@ fn grid((x, y): (usize, usize), wrap: bool) -> Topology {
             let north = ((j + 1) % y) * x + i;
             if !(wrap && y == 1) {
                 t.connect(
-                    End::Switch { sw: s, port: 2 },
-                    End::Switch { sw: north, port: 3 },
+                    XLinkEnd::Switch { sw: s, port: 2 },
+                    XLinkEnd::Switch { sw: north, port: 3 },
                 )
                 .expect("fresh mesh ports");
             }
         }
-        t.connect(End::Switch { sw: s, port: 4 }, End::Nia(s))
+        t.connect(XLinkEnd::Switch { sw: s, port: 4 }, XLinkEnd::Nia(s))
             .expect("fresh");
     }
     t.grid = Some(Grid { x, y, wrap });
@@ -486,11 +486,11 @@ fn star() -> Topology {
     let mut t = Topology::empty(1);
     for p in 0..PORTS {
         t.connect(
-            End::Switch {
+            XLinkEnd::Switch {
                 sw: 0,
                 port: p as Port,
             },
-            End::Nia(p),
+            XLinkEnd::Nia(p),
         )
         .expect("fresh");
     }
@@ -505,16 +505,16 @@ fn tree(depth: usize) -> Topology {
             let child = 3 * s + 1 + c;
             if child < switches {
                 t.connect(
-                    End::Switch {
+                    XLinkEnd::Switch {
                         sw: s,
                         port: 1 + c as Port,
                     },
-                    End::Switch { sw: child, port: 0 },
+                    XLinkEnd::Switch { sw: child, port: 0 },
                 )
                 .expect("fresh tree ports");
             }
         }
-        t.connect(End::Switch { sw: s, port: 4 }, End::Nia(s))
+        t.connect(XLinkEnd::Switch { sw: s, port: 4 }, XLinkEnd::Nia(s))
             .expect("fresh");
     }
     t
@@ -592,24 +592,26 @@ fn from_network(spec: &str) -> Result<Topology, Invalid> {
     let mut t = Topology::empty(switches);
     for r in 0..net.routers() {
         for (p, end) in net.ports(r).iter().enumerate() {
-            let here = End::Switch {
+            let here = XLinkEnd::Switch {
                 sw: r as usize,
                 port: p as Port,
             };
             match *end {
-                icn_topo::network::End::Unused => {}
-                icn_topo::network::End::Terminal(n) => t.connect(here, End::Nia(n as usize))?,
+                icn_topo::network::FarEnd::Unused => {}
+                icn_topo::network::FarEnd::Terminal(n) => {
+                    t.connect(here, XLinkEnd::Nia(n as usize))?
+                }
                 // Each link once, from its lower end.
-                icn_topo::network::End::Router { router, port }
+                icn_topo::network::FarEnd::Router { router, port }
                     if (router, port) > (r, p as u16) =>
                 {
-                    let there = End::Switch {
+                    let there = XLinkEnd::Switch {
                         sw: router as usize,
                         port: port as Port,
                     };
                     t.connect(here, there)?;
                 }
-                icn_topo::network::End::Router { .. } => {}
+                icn_topo::network::FarEnd::Router { .. } => {}
             }
         }
     }
@@ -654,9 +656,13 @@ pub fn parse_graph(text: &str) -> Result<Topology, Invalid> {
             }
             ("route", Some(_)) if words.len() >= 4 => {
                 let nia = |w: &str| {
-                    parse_end(w)
-                        .ok()
-                        .and_then(|e| if let End::Nia(n) = e { Some(n) } else { None })
+                    parse_end(w).ok().and_then(|e| {
+                        if let XLinkEnd::Nia(n) = e {
+                            Some(n)
+                        } else {
+                            None
+                        }
+                    })
                 };
                 let (Some(s), Some(d)) = (nia(words[1]), nia(words[2])) else {
                     return Err(at("`route nS nD PORTS..` needs two endpoints".into()));
@@ -702,13 +708,13 @@ fn parse_port(w: &str) -> Result<Port, String> {
     }
 }
 
-fn parse_end(w: &str) -> Result<End, String> {
+fn parse_end(w: &str) -> Result<XLinkEnd, String> {
     if let Some(n) = w.strip_prefix('n') {
         return n
             .parse()
             .ok()
             .filter(|&n| n < 65_536)
-            .map(End::Nia)
+            .map(XLinkEnd::Nia)
             .ok_or_else(|| format!("bad endpoint `{w}` (n0 .. n65535)"));
     }
     let (sw, port) = w
@@ -718,7 +724,7 @@ fn parse_end(w: &str) -> Result<End, String> {
     let sw = sw
         .parse()
         .map_err(|_| format!("bad switch number in `{w}`"))?;
-    Ok(End::Switch {
+    Ok(XLinkEnd::Switch {
         sw,
         port: parse_port(port)?,
     })

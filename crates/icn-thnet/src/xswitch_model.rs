@@ -371,7 +371,7 @@ mod tests {
     fn hotspot_backs_up_with_stop_go() {
         let mut cfg = small();
         cfg.load = 0.3;
-        cfg.traffic.pattern = traffic::Pattern::Hotspot;
+        cfg.traffic.pattern = traffic::TrafficPattern::Hotspot;
         cfg.traffic.hotspot_fraction = 0.5;
         let hot = XSwitch::run(&cfg, 1, &NoProgress).unwrap();
         assert!(
@@ -399,7 +399,7 @@ mod tests {
         );
         assert_eq!(
             bad(|c| {
-                c.traffic.pattern = traffic::Pattern::Hotspot;
+                c.traffic.pattern = traffic::TrafficPattern::Hotspot;
                 c.traffic.hotspot_node = 99;
             }),
             "traffic.hotspot_node"
@@ -424,7 +424,7 @@ mod tests {
             watchdog: 1_000,
             ..XSwitchConfig::default()
         };
-        cfg.traffic.pattern = traffic::Pattern::Trace;
+        cfg.traffic.pattern = traffic::TrafficPattern::Trace;
         cfg.traffic.trace_file = path.display().to_string();
         let err = XSwitch::run(&cfg, 1, &NoProgress).unwrap_err().to_string();
         assert!(err.contains("Wait-for cycle"), "{err}");
@@ -448,7 +448,7 @@ mod tests {
             trace_port: "s0.D".into(),
             ..XSwitchConfig::default()
         };
-        cfg.traffic.pattern = traffic::Pattern::Trace;
+        cfg.traffic.pattern = traffic::TrafficPattern::Trace;
         cfg.traffic.trace_file = path.display().to_string();
         let m = XSwitch::run(&cfg, 1, &NoProgress).unwrap();
         let inputs: Vec<f64> = m
@@ -470,7 +470,7 @@ mod tests {
             toml::from_str("topology = \"torus:4x4\"\n[traffic]\npattern = \"transpose\"\n")
                 .unwrap();
         assert_eq!(c.frame_size, 64);
-        assert_eq!(c.traffic.pattern, traffic::Pattern::Transpose);
+        assert_eq!(c.traffic.pattern, traffic::TrafficPattern::Transpose);
         assert!(toml::from_str::<XSwitchConfig>("frame = 3\n").is_err());
     }
 }

@@ -13,7 +13,7 @@
 
 use icn_engine::model::NoProgress;
 use icn_engine::{Metrics, Model};
-use icn_fabric::traffic::Pattern;
+use icn_fabric::traffic::TrafficPattern;
 use icn_thnet::router::alloc::AllocKind;
 use icn_thnet::vc_model::{OnDeadlock, VcRouter, VcRouterConfig};
 use icn_thnet::xswitch_model::{XSwitch, XSwitchConfig};
@@ -71,7 +71,7 @@ fn runs() -> Vec<(&'static str, Metrics)> {
         4,
     );
     let mut transpose = vc("mesh:4x4", 0.25);
-    transpose.traffic.pattern = Pattern::Transpose;
+    transpose.traffic.pattern = TrafficPattern::Transpose;
     vc_run(
         "vc mesh4x4 transpose delays",
         VcRouterConfig {
@@ -87,7 +87,7 @@ fn runs() -> Vec<(&'static str, Metrics)> {
         5,
     );
     let mut hot = vc("mesh:4x4", 0.3);
-    hot.traffic.pattern = Pattern::Hotspot;
+    hot.traffic.pattern = TrafficPattern::Hotspot;
     hot.traffic.hotspot_fraction = 0.3;
     vc_run("vc mesh4x4 hotspot", hot, 6);
     vc_run(
@@ -110,7 +110,7 @@ fn runs() -> Vec<(&'static str, Metrics)> {
     xs_run("xswitch mesh4x4 0.2", xs("mesh:4x4", 0.2), 1);
     xs_run("xswitch mesh8x8 0.3", xs("mesh:8x8", 0.3), 2);
     let mut hot = xs("mesh:4x4", 0.3);
-    hot.traffic.pattern = Pattern::Hotspot;
+    hot.traffic.pattern = TrafficPattern::Hotspot;
     hot.traffic.hotspot_fraction = 0.5;
     xs_run("xswitch mesh4x4 hotspot stop/go", hot, 3);
     xs_run(

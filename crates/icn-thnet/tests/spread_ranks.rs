@@ -174,7 +174,7 @@ fn a_deadlocking_xswitch_torus_deadlocks_identically_over_ranks() {
         on_deadlock: XOnDeadlock::Report,
         ..XSwitchConfig::default()
     };
-    cfg.traffic.pattern = icn_fabric::traffic::Pattern::Trace;
+    cfg.traffic.pattern = icn_fabric::traffic::TrafficPattern::Trace;
     cfg.traffic.trace_file = path.display().to_string();
     let m = x_same(cfg.clone());
     assert_eq!(m.require("deadlocked").unwrap(), 1.0);

@@ -4,7 +4,7 @@
 
 use icn_engine::model::NoProgress;
 use icn_engine::{Metrics, Model};
-use icn_fabric::traffic::Pattern;
+use icn_fabric::traffic::TrafficPattern;
 use icn_thnet::vc_model::{VcRouter, VcRouterConfig};
 
 mod common;
@@ -74,7 +74,7 @@ fn a_dragonfly_is_bit_identical_at_any_thread_count() {
         let mut c = short_vc_run("dragonfly:2", routing, vcs, 0.3);
         c.global_delay = 5;
         same_at_1_2_4_threads(c.clone());
-        c.traffic.pattern = Pattern::GroupShift;
+        c.traffic.pattern = TrafficPattern::GroupShift;
         same_at_1_2_4_threads(c);
     }
 }

@@ -3,7 +3,7 @@
 
 use icn_engine::Model;
 use icn_engine::model::NoProgress;
-use icn_fabric::traffic::Pattern;
+use icn_fabric::traffic::TrafficPattern;
 use icn_thnet::vc_model::{OnDeadlock, VcRouter, VcRouterConfig};
 
 fn cfg(topology: &str, routing: &str, vcs: usize) -> VcRouterConfig {
@@ -202,7 +202,7 @@ fn dragonfly_latency_at_low_load_follows_the_hop_counts() {
 fn group_shift_and_random_permutation_traffic() {
     // Two VCs per class, so that one packet's VC allocation does not idle a link.
     let mut c = cfg("dragonfly:2", "minimal", 4);
-    c.traffic.pattern = Pattern::GroupShift;
+    c.traffic.pattern = TrafficPattern::GroupShift;
     // Minimal routing funnels each group's traffic onto one global link: 8 terminals at
     // load 0.3 offer 2.4 flits/cycle to a link that carries 1, so at most 1/8 = 0.125
     // flits/node/cycle are accepted (Kim et al. §3.2), and that link is nearly always busy.
@@ -232,7 +232,7 @@ fn group_shift_and_random_permutation_traffic() {
     );
     // group_shift is a dragonfly pattern.
     let mut mesh = cfg("mesh:4x4", "", 2);
-    mesh.traffic.pattern = Pattern::GroupShift;
+    mesh.traffic.pattern = TrafficPattern::GroupShift;
     assert_eq!(
         VcRouter::validate(&mesh).unwrap_err().key,
         "traffic.pattern"
@@ -241,7 +241,7 @@ fn group_shift_and_random_permutation_traffic() {
     // offered loads are all nonzero and the run is the same for the same perm_seed.
     for topology in ["mesh:4x4", "fattree:4,2"] {
         let mut p = cfg(topology, "", 2);
-        p.traffic.pattern = Pattern::RandomPermutation;
+        p.traffic.pattern = TrafficPattern::RandomPermutation;
         let a = VcRouter::run(&p, 1, &NoProgress).unwrap();
         assert_eq!(a, VcRouter::run(&p, 1, &NoProgress).unwrap());
         p.traffic.perm_seed = 2;

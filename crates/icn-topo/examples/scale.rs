@@ -8,7 +8,7 @@ use icn_topo::routing::dor::{DimensionOrder, Vcs};
 use icn_topo::routing::dragonfly::{Algorithm, DragonflyRouting};
 use icn_topo::routing::updown::{UpDown, UpPort};
 use icn_topo::routing::{Routing, trace};
-use icn_topo::traffic::{Pattern, Traffic};
+use icn_topo::traffic::{NetworkPattern, Traffic};
 use icn_topo::{Network, TopoError};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
@@ -31,7 +31,7 @@ fn build(name: &str, f: impl Fn() -> Result<Network, TopoError>) -> Network {
 }
 
 /// Routes `n` packets of `pattern` and reports nanoseconds per hop.
-fn route_speed(net: &Network, name: &str, r: &dyn Routing, pattern: Pattern, n: u32) {
+fn route_speed(net: &Network, name: &str, r: &dyn Routing, pattern: NetworkPattern, n: u32) {
     let traffic = Traffic::new(pattern, net, 1).expect("pattern fits");
     let mut rng = Pcg64::seed_from_u64(1);
     let t = Instant::now();
@@ -122,18 +122,24 @@ fn main() {
                     &df,
                     &format!("dragonfly {alg:?}"),
                     &r,
-                    Pattern::Uniform,
+                    NetworkPattern::Uniform,
                     1_000_000,
                 );
             }
             let r = DragonflyRouting::new(&df, Algorithm::Minimal).expect("dragonfly");
-            route_speed(&df, "dragonfly Minimal", &r, Pattern::GroupShift, 1_000_000);
+            route_speed(
+                &df,
+                "dragonfly Minimal",
+                &r,
+                NetworkPattern::GroupShift,
+                1_000_000,
+            );
             let r = UpDown::new(&ft, UpPort::Random).expect("fat tree");
             route_speed(
                 &ft,
                 "fat tree up/down random",
                 &r,
-                Pattern::RandomPermutation,
+                NetworkPattern::RandomPermutation,
                 1_000_000,
             );
             for alg in [

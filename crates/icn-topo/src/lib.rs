@@ -36,7 +36,7 @@ pub mod traffic;
 
 pub use graph::{Graph, Kind, Link, NodeId, Port};
 pub use network::spec::{default_routing, default_routing_name, parse_network_spec, routing_for};
-pub use network::{Arrangement, End, Network, PortId, RouterId, Shape, TerminalId};
+pub use network::{Arrangement, FarEnd, Network, PortId, RouterId, Shape, TerminalId};
 pub use size::{GraphSize, NetworkSize, graph_spec_size, network_spec_size};
 pub use spec::{parse_graph_spec, spec_kind};
 

@@ -11,7 +11,7 @@
 //! refuse may still get a size here; the builder's message then names what is wrong.
 
 use crate::graph::{Kind, Link};
-use crate::network::End;
+use crate::network::FarEnd;
 
 /// The size of a regular graph family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,7 +110,8 @@ pub fn network_spec_size(spec: &str) -> Option<NetworkSize> {
             routers,
             radix,
             terminals,
-            build_bytes: routers.checked_mul(radix)? * std::mem::size_of::<End>() as u128 + graph,
+            build_bytes: routers.checked_mul(radix)? * std::mem::size_of::<FarEnd>() as u128
+                + graph,
         })
     };
     match family.trim() {

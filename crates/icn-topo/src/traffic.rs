@@ -27,10 +27,11 @@ use crate::network::{Network, Shape, TerminalId};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-/// A destination pattern.
+/// A destination pattern on any [`Network`] (the open-loop harness of `icn-fabric` binds its
+/// network-dependent `TrafficPattern`s to these).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Pattern {
+pub enum NetworkPattern {
     #[default]
     Uniform,
     RandomPermutation,
@@ -111,13 +112,13 @@ pub struct Traffic {
 
 impl Traffic {
     /// `pattern` on `net`; `seed` fixes the random permutation (other patterns ignore it).
-    pub fn new(pattern: Pattern, net: &Network, seed: u64) -> Result<Traffic, TopoError> {
+    pub fn new(pattern: NetworkPattern, net: &Network, seed: u64) -> Result<Traffic, TopoError> {
         let n = net.terminals();
         let err = |m: String| TopoError::parameter("traffic", m);
         let rule = match pattern {
-            Pattern::Uniform => Rule::Uniform,
-            Pattern::RandomPermutation => Rule::Permutation(Feistel::new(n, seed)),
-            Pattern::Transpose => match net.shape() {
+            NetworkPattern::Uniform => Rule::Uniform,
+            NetworkPattern::RandomPermutation => Rule::Permutation(Feistel::new(n, seed)),
+            NetworkPattern::Transpose => match net.shape() {
                 Shape::Cube { dims, .. }
                     if dims.len() == 2 && dims[0] == dims[1] && net.terminals_per_router() == 1 =>
                 {
@@ -134,30 +135,30 @@ impl Traffic {
                     )));
                 }
             },
-            Pattern::BitComplement if n.is_power_of_two() => Rule::Complement,
-            Pattern::BitComplement => {
+            NetworkPattern::BitComplement if n.is_power_of_two() => Rule::Complement,
+            NetworkPattern::BitComplement => {
                 return Err(err(format!(
                     "bit_complement needs a power-of-two number of terminals, got {n}"
                 )));
             }
-            Pattern::GroupShift => match *net.shape() {
+            NetworkPattern::GroupShift => match *net.shape() {
                 Shape::Dragonfly { p, a, h, .. } => Rule::GroupShift {
                     size: p * a,
                     groups: a * h + 1,
                 },
                 _ => return Err(err("group_shift needs a dragonfly".into())),
             },
-            Pattern::BitReverse | Pattern::Shuffle if !n.is_power_of_two() => {
+            NetworkPattern::BitReverse | NetworkPattern::Shuffle if !n.is_power_of_two() => {
                 return Err(err(format!(
                     "bitrev and shuffle need a power-of-two number of terminals, got {n}"
                 )));
             }
-            Pattern::BitReverse => Rule::BitReverse,
-            Pattern::Shuffle => Rule::Shuffle,
-            Pattern::Tornado | Pattern::Neighbor => match net.shape() {
+            NetworkPattern::BitReverse => Rule::BitReverse,
+            NetworkPattern::Shuffle => Rule::Shuffle,
+            NetworkPattern::Tornado | NetworkPattern::Neighbor => match net.shape() {
                 Shape::Cube { dims, .. } if net.terminals_per_router() == 1 => {
                     let dims = dims.clone();
-                    if pattern == Pattern::Tornado {
+                    if pattern == NetworkPattern::Tornado {
                         Rule::Tornado { dims }
                     } else {
                         Rule::Neighbor { dims }
@@ -170,7 +171,7 @@ impl Traffic {
                     ));
                 }
             },
-            Pattern::Asymmetric => Rule::Asymmetric,
+            NetworkPattern::Asymmetric => Rule::Asymmetric,
         };
         Ok(Traffic { n, rule })
     }
@@ -263,22 +264,28 @@ mod tests {
     #[test]
     fn transpose_by_hand() {
         let mesh = Network::mesh(6, 6).unwrap();
-        let t = Traffic::new(Pattern::Transpose, &mesh, 0).unwrap();
+        let t = Traffic::new(NetworkPattern::Transpose, &mesh, 0).unwrap();
         // (1,2) = 13 → (2,1) = 8.
         assert_eq!(t.destination(13, &mut rng()), 8);
         let q = Network::hypercube(4, 1).unwrap();
-        let t = Traffic::new(Pattern::Transpose, &q, 0).unwrap();
+        let t = Traffic::new(NetworkPattern::Transpose, &q, 0).unwrap();
         assert_eq!(t.destination(0b0111, &mut rng()), 0b1101);
-        let e = Traffic::new(Pattern::Transpose, &Network::mesh(4, 3).unwrap(), 0).unwrap_err();
+        let e =
+            Traffic::new(NetworkPattern::Transpose, &Network::mesh(4, 3).unwrap(), 0).unwrap_err();
         assert!(e.to_string().contains("square"), "{e}");
     }
 
     #[test]
     fn bit_complement_by_hand() {
         let q = Network::hypercube(4, 1).unwrap();
-        let t = Traffic::new(Pattern::BitComplement, &q, 0).unwrap();
+        let t = Traffic::new(NetworkPattern::BitComplement, &q, 0).unwrap();
         assert_eq!(t.destination(5, &mut rng()), 10);
-        let e = Traffic::new(Pattern::BitComplement, &Network::mesh(4, 3).unwrap(), 0).unwrap_err();
+        let e = Traffic::new(
+            NetworkPattern::BitComplement,
+            &Network::mesh(4, 3).unwrap(),
+            0,
+        )
+        .unwrap_err();
         assert!(
             e.to_string()
                 .contains("power-of-two number of terminals, got 12"),
@@ -290,7 +297,7 @@ mod tests {
     fn group_shift_sends_every_group_to_the_next() {
         // dragonfly(1, 2, 2): 5 groups of 2 terminals.
         let net = Network::dragonfly(1, 2, 2).unwrap();
-        let t = Traffic::new(Pattern::GroupShift, &net, 0).unwrap();
+        let t = Traffic::new(NetworkPattern::GroupShift, &net, 0).unwrap();
         let mut r = rng();
         let mut hit = [false; 10];
         for _ in 0..100 {
@@ -301,14 +308,15 @@ mod tests {
             }
         }
         assert!(hit.iter().all(|&h| h));
-        let e = Traffic::new(Pattern::GroupShift, &Network::mesh(4, 4).unwrap(), 0).unwrap_err();
+        let e =
+            Traffic::new(NetworkPattern::GroupShift, &Network::mesh(4, 4).unwrap(), 0).unwrap_err();
         assert!(e.to_string().contains("needs a dragonfly"));
     }
 
     #[test]
     fn uniform_reaches_every_terminal() {
         let net = Network::fat_tree(2, 3).unwrap();
-        let t = Traffic::new(Pattern::Uniform, &net, 0).unwrap();
+        let t = Traffic::new(NetworkPattern::Uniform, &net, 0).unwrap();
         let mut r = rng();
         let mut count = [0u32; 8];
         for _ in 0..8000 {
@@ -321,7 +329,7 @@ mod tests {
     fn permutation_depends_on_the_seed_only() {
         let net = Network::mesh(8, 8).unwrap();
         let perm = |seed| {
-            let t = Traffic::new(Pattern::RandomPermutation, &net, seed).unwrap();
+            let t = Traffic::new(NetworkPattern::RandomPermutation, &net, seed).unwrap();
             (0..64)
                 .map(|s| t.destination(s, &mut rng()))
                 .collect::<Vec<_>>()
@@ -344,7 +352,7 @@ mod tests {
         fn random_permutation_is_a_bijection(n in 1u32..3000, seed in any::<u64>()) {
             let net = Network::cube(&[n.max(2)], false, 1).unwrap();
             let n = net.terminals();
-            let t = Traffic::new(Pattern::RandomPermutation, &net, seed).unwrap();
+            let t = Traffic::new(NetworkPattern::RandomPermutation, &net, seed).unwrap();
             let mut seen = vec![false; n as usize];
             for s in 0..n {
                 let d = t.destination(s, &mut rng());
@@ -357,7 +365,7 @@ mod tests {
         fn deterministic_patterns_are_permutations(m in 1u32..5, side in 2u32..9) {
             let q = Network::hypercube(2 * m, 1).unwrap();
             let g = Network::torus(side.max(3), side.max(3)).unwrap();
-            for (net, pattern) in [(&q, Pattern::Transpose), (&q, Pattern::BitComplement), (&g, Pattern::Transpose)] {
+            for (net, pattern) in [(&q, NetworkPattern::Transpose), (&q, NetworkPattern::BitComplement), (&g, NetworkPattern::Transpose)] {
                 let t = Traffic::new(pattern, net, 0).unwrap();
                 let n = net.terminals();
                 let mut seen = vec![false; n as usize];
@@ -393,16 +401,16 @@ mod tests {
     #[test]
     fn booksim_patterns_bind_where_they_apply() {
         let torus = Network::torus(8, 8).unwrap();
-        let t = Traffic::new(Pattern::Tornado, &torus, 0).unwrap();
+        let t = Traffic::new(NetworkPattern::Tornado, &torus, 0).unwrap();
         let mut r = rng();
         assert_eq!(t.destination(0, &mut r), 3 * 8 + 3);
-        let a = Traffic::new(Pattern::Asymmetric, &torus, 0).unwrap();
+        let a = Traffic::new(NetworkPattern::Asymmetric, &torus, 0).unwrap();
         let upper = (0..1000).filter(|_| a.destination(3, &mut r) == 35).count();
         assert!((400..=600).contains(&upper), "{upper}");
         let ft = Network::fat_tree(3, 2).unwrap();
-        assert!(Traffic::new(Pattern::Tornado, &ft, 0).is_err());
-        assert!(Traffic::new(Pattern::BitReverse, &ft, 0).is_err());
-        assert!(Traffic::new(Pattern::Shuffle, &torus, 0).is_ok());
+        assert!(Traffic::new(NetworkPattern::Tornado, &ft, 0).is_err());
+        assert!(Traffic::new(NetworkPattern::BitReverse, &ft, 0).is_err());
+        assert!(Traffic::new(NetworkPattern::Shuffle, &torus, 0).is_ok());
     }
 
     proptest! {

@@ -8,7 +8,7 @@
 
 pub mod doc;
 
-use crate::config::{Pattern, SciConfig};
+use crate::config::{SciConfig, SendPattern};
 use crate::protocol::Policy;
 use icn_engine::Invalid;
 use serde::{Deserialize, Serialize};
@@ -225,7 +225,7 @@ impl SwitchedConfig {
             ));
         }
         Invalid::check(
-            self.ring.traffic.pattern != Pattern::Trace,
+            self.ring.traffic.pattern != SendPattern::Trace,
             "ring.traffic.pattern",
             "uniform, hotspot or neighbour (traces are not supported across switches)",
             "trace",

@@ -22,7 +22,7 @@ use crate::frame::Check;
 use crate::nia::{Delivered, Nia, Started};
 use crate::outport::{Head, OutAction, OutState, OutView, OutputFsm};
 use crate::symbol::{PORTS, Port, Symbol, port_name};
-use crate::topology::{End, Topology};
+use crate::topology::{Topology, XLinkEnd};
 use icn_engine::{Invalid, ModelError};
 use std::ops::Range;
 use std::sync::Arc;
@@ -176,8 +176,8 @@ impl XNet {
         let mut dest = vec![NONE; nports + nn];
         for (o, link) in topo.links.iter().enumerate() {
             dest[o] = match *link {
-                Some(End::Switch { sw, port }) => (sw * PORTS + usize::from(port)) as u32,
-                Some(End::Nia(n)) => (nports + n) as u32,
+                Some(XLinkEnd::Switch { sw, port }) => (sw * PORTS + usize::from(port)) as u32,
+                Some(XLinkEnd::Nia(n)) => (nports + n) as u32,
                 None => NONE,
             };
         }

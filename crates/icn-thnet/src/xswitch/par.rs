@@ -103,7 +103,7 @@ impl Observer for Collect<'_> {
 fn feeding_channels(topo: &Topology) -> Vec<u32> {
     let mut feed = vec![NONE; topo.nias()];
     for (c, link) in topo.links.iter().enumerate() {
-        if let Some(End::Nia(n)) = *link {
+        if let Some(XLinkEnd::Nia(n)) = *link {
             feed[n] = c as u32;
         }
     }

@@ -269,7 +269,7 @@ fn deadlocking_torus_reports_the_same_at_any_thread_count() {
         on_deadlock: OnDeadlock::Report,
         ..XSwitchConfig::default()
     };
-    cfg.traffic.pattern = icn_fabric::traffic::Pattern::Trace;
+    cfg.traffic.pattern = icn_fabric::traffic::TrafficPattern::Trace;
     cfg.traffic.trace_file = path.display().to_string();
     let one = XSwitch::run(&cfg, 1, &NoProgress).unwrap();
     assert_eq!(one.require("deadlocked").unwrap(), 1.0);

@@ -30,7 +30,7 @@
 //! routing functions does not depend on the network's size, so a large configuration is checked
 //! on a small network of the same family (same routing, same VC classes).
 
-use crate::network::{End, Network, PortId, RouterId, TerminalId};
+use crate::network::{FarEnd, Network, PortId, RouterId, TerminalId};
 use crate::routing::{Header, Hop, Routing};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -258,15 +258,15 @@ fn follow(
         ));
     }
     match net.end(router, hop.port) {
-        End::Terminal(t) if t == dst => Ok(None),
-        End::Terminal(t) => Err(bad(
+        FarEnd::Terminal(t) if t == dst => Ok(None),
+        FarEnd::Terminal(t) => Err(bad(
             net,
             router,
             hop.port,
             format!("packet for terminal {dst} ejected to terminal {t}"),
         )),
-        End::Unused => Err(bad(net, router, hop.port, "port is not wired".into())),
-        End::Router { router: to, .. } => Ok(Some(to)),
+        FarEnd::Unused => Err(bad(net, router, hop.port, "port is not wired".into())),
+        FarEnd::Router { router: to, .. } => Ok(Some(to)),
     }
 }
 

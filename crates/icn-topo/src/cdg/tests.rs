@@ -10,7 +10,7 @@ fn assert_closed_chain(net: &Network, cycle: &[ChannelVc]) {
     for (i, c) in cycle.iter().enumerate() {
         let next = cycle[(i + 1) % cycle.len()];
         match net.end(c.router, c.port) {
-            End::Router { router, .. } => assert_eq!(router, next.router, "{cycle:?}"),
+            FarEnd::Router { router, .. } => assert_eq!(router, next.router, "{cycle:?}"),
             other => panic!("cycle channel leads to {other:?}"),
         }
     }

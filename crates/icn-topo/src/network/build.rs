@@ -20,7 +20,7 @@
 //! (Camarero et al.; the default), `m` if `m < G` else `m + 1` in the absolute arrangement of
 //! BookSim2's `dragonflynew`.
 
-use super::{Arrangement, End, Network, PortId, RouterId, Shape};
+use super::{Arrangement, FarEnd, Network, PortId, RouterId, Shape};
 use crate::TopoError;
 use crate::graph::Graph;
 
@@ -42,7 +42,7 @@ fn table(
     radix: Option<u64>,
     conc: u64,
     terminal_routers: Option<u64>,
-) -> Result<(u32, PortId, u32, Vec<End>), TopoError> {
+) -> Result<(u32, PortId, u32, Vec<FarEnd>), TopoError> {
     let too_big = || {
         err(
             topology,
@@ -65,7 +65,7 @@ fn table(
         routers as u32,
         radix as PortId,
         terminals as u32,
-        vec![End::Unused; total as usize],
+        vec![FarEnd::Unused; total as usize],
     ))
 }
 
@@ -85,23 +85,23 @@ fn product(dims: &[u32]) -> Option<u64> {
 }
 
 /// Writes both directions of a link.
-fn wire(ends: &mut [End], radix: PortId, a: (u32, PortId), b: (u32, PortId)) {
+fn wire(ends: &mut [FarEnd], radix: PortId, a: (u32, PortId), b: (u32, PortId)) {
     let r = usize::from(radix);
-    ends[a.0 as usize * r + usize::from(a.1)] = End::Router {
+    ends[a.0 as usize * r + usize::from(a.1)] = FarEnd::Router {
         router: b.0,
         port: b.1,
     };
-    ends[b.0 as usize * r + usize::from(b.1)] = End::Router {
+    ends[b.0 as usize * r + usize::from(b.1)] = FarEnd::Router {
         router: a.0,
         port: a.1,
     };
 }
 
 /// Puts `c` terminals on ports `0..c` of routers `0..terminals/c`.
-fn attach_terminals(ends: &mut [End], radix: PortId, c: PortId, terminals: u32) {
+fn attach_terminals(ends: &mut [FarEnd], radix: PortId, c: PortId, terminals: u32) {
     let (r, c) = (usize::from(radix), u32::from(c));
     for t in 0..terminals {
-        ends[(t / c) as usize * r + (t % c) as usize] = End::Terminal(t);
+        ends[(t / c) as usize * r + (t % c) as usize] = FarEnd::Terminal(t);
     }
 }
 
@@ -112,7 +112,7 @@ impl Network {
         conc: PortId,
         routers: u32,
         terminals: u32,
-        ends: Vec<End>,
+        ends: Vec<FarEnd>,
     ) -> Network {
         Network {
             shape,
@@ -425,7 +425,7 @@ impl Network {
                     ));
                 };
                 let r = radix as usize;
-                ends[v * r + j + 1] = End::Router {
+                ends[v * r + j + 1] = FarEnd::Router {
                     router: l.to as RouterId,
                     port: back as PortId + 1,
                 };

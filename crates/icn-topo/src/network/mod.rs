@@ -4,8 +4,8 @@
 //! A [`Network`] is what a network simulator needs and a [`Graph`] lacks: port numbers that a
 //! router's crossbar uses, terminals attached to router ports, and a family ([`Shape`]) with
 //! the parameters its routing functions compute with. Storage is one flat table of
-//! `routers × radix` [`End`]s of 8 bytes each (the radix is the largest router's; smaller
-//! routers leave ports [`End::Unused`]), so a 1 M-endpoint dragonfly or fat tree takes tens of
+//! `routers × radix` [`FarEnd`]s of 8 bytes each (the radix is the largest router's; smaller
+//! routers leave ports [`FarEnd::Unused`]), so a 1 M-endpoint dragonfly or fat tree takes tens of
 //! megabytes and builds in well under a second — nothing is stored per pair of nodes.
 //!
 //! **Conventions, shared by every family** (so simulators need no family-specific code):
@@ -27,10 +27,10 @@ pub type PortId = u16;
 /// Index of a terminal (endpoint), `0..network.terminals()`.
 pub type TerminalId = u32;
 
-/// What a router port is wired to. Eight bytes, so the wiring table costs `8 × radix` bytes per
-/// router.
+/// The far end of a router port's channel: what the port is wired to. Eight bytes, so the
+/// wiring table costs `8 × radix` bytes per router.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum End {
+pub enum FarEnd {
     /// Nothing (a mesh boundary, a fat tree's top-level up ports, a small graph node's spare ports).
     Unused,
     /// A terminal.
@@ -119,7 +119,7 @@ pub struct Network {
     routers: RouterId,
     terminals: TerminalId,
     /// `ends[router · radix + port]`.
-    ends: Vec<End>,
+    ends: Vec<FarEnd>,
 }
 
 impl Network {
@@ -128,7 +128,7 @@ impl Network {
         &self.shape
     }
 
-    /// Ports per router (the largest router's; smaller ones have [`End::Unused`] ports).
+    /// Ports per router (the largest router's; smaller ones have [`FarEnd::Unused`] ports).
     pub fn radix(&self) -> PortId {
         self.radix
     }
@@ -152,12 +152,12 @@ impl Network {
     }
 
     /// What port `port` of `router` is wired to.
-    pub fn end(&self, router: RouterId, port: PortId) -> End {
+    pub fn end(&self, router: RouterId, port: PortId) -> FarEnd {
         self.ends[self.channel(router, port)]
     }
 
     /// The ports of `router`, in port order.
-    pub fn ports(&self, router: RouterId) -> &[End] {
+    pub fn ports(&self, router: RouterId) -> &[FarEnd] {
         let r = router as usize * usize::from(self.radix);
         &self.ends[r..r + usize::from(self.radix)]
     }
@@ -189,7 +189,8 @@ impl Network {
     pub fn is_global(&self, router: RouterId, port: PortId) -> bool {
         match self.shape {
             Shape::Dragonfly { p, a, .. } => {
-                u32::from(port) >= p + a - 1 && matches!(self.end(router, port), End::Router { .. })
+                u32::from(port) >= p + a - 1
+                    && matches!(self.end(router, port), FarEnd::Router { .. })
             }
             _ => false,
         }
@@ -198,12 +199,12 @@ impl Network {
     /// Heap bytes of the wiring table (the whole state of a network but for a graph-derived
     /// one's names, which its [`Graph`] keeps).
     pub fn table_bytes(&self) -> usize {
-        self.ends.capacity() * std::mem::size_of::<End>()
+        self.ends.capacity() * std::mem::size_of::<FarEnd>()
     }
 
     /// Wiring bytes per router: `radix × 8`.
     pub fn bytes_per_router(&self) -> usize {
-        usize::from(self.radix) * std::mem::size_of::<End>()
+        usize::from(self.radix) * std::mem::size_of::<FarEnd>()
     }
 
     /// Checks that the wiring is symmetric (a channel `r:p → s:q` has its reverse `s:q → r:p`)
@@ -215,8 +216,8 @@ impl Network {
             for (p, &e) in self.ports(r).iter().enumerate() {
                 let p = p as PortId;
                 match e {
-                    End::Unused => {}
-                    End::Terminal(t) => {
+                    FarEnd::Unused => {}
+                    FarEnd::Terminal(t) => {
                         if t >= self.terminals || self.terminal_at(t) != (r, p) {
                             return Err(format!(
                                 "{} holds misplaced terminal {t}",
@@ -227,7 +228,7 @@ impl Network {
                             return Err(format!("terminal {t} is attached twice"));
                         }
                     }
-                    End::Router { router, port } => {
+                    FarEnd::Router { router, port } => {
                         if router >= self.routers || port >= self.radix {
                             return Err(format!("{} leads out of range", self.port_name(r, p)));
                         }
@@ -235,7 +236,7 @@ impl Network {
                             return Err(format!("{} is a self-loop", self.port_name(r, p)));
                         }
                         let back = self.end(router, port);
-                        if back != (End::Router { router: r, port: p }) {
+                        if back != (FarEnd::Router { router: r, port: p }) {
                             return Err(format!(
                                 "{} arrives on {}, which leads to {back:?}",
                                 self.port_name(r, p),
@@ -261,7 +262,7 @@ impl Network {
         while let Some(u) = queue.pop_front() {
             let du = dist[u as usize];
             for e in self.ports(u) {
-                if let End::Router { router, .. } = *e
+                if let FarEnd::Router { router, .. } = *e
                     && dist[router as usize] == u32::MAX
                 {
                     dist[router as usize] = du + 1;
@@ -286,9 +287,9 @@ impl Network {
         for r in 0..self.routers {
             for (p, e) in self.ports(r).iter().enumerate() {
                 match *e {
-                    End::Terminal(n) => edges.push((n as usize, t + r as usize)),
+                    FarEnd::Terminal(n) => edges.push((n as usize, t + r as usize)),
                     // Each router link once, from its lower end.
-                    End::Router { router, port } if (router, port) > (r, p as PortId) => {
+                    FarEnd::Router { router, port } if (router, port) > (r, p as PortId) => {
                         edges.push((t + r as usize, t + router as usize));
                     }
                     _ => {}

@@ -9,7 +9,7 @@
 //! | hypercube | address bits, most significant first | `D2` |
 //! | graph | the graph's node name | the graph's port label |
 
-use super::{End, Network, PortId, RouterId, Shape};
+use super::{FarEnd, Network, PortId, RouterId, Shape};
 
 fn axis(i: usize) -> String {
     match i {
@@ -113,9 +113,9 @@ impl Network {
     /// `router port → neighbour` for a channel, e.g. `g0.r1 global0 → g2.r3`.
     pub fn channel_name(&self, router: RouterId, port: PortId) -> String {
         let to = match self.end(router, port) {
-            End::Unused => "nothing".to_owned(),
-            End::Terminal(t) => format!("terminal {t}"),
-            End::Router { router, .. } => self.router_name(router),
+            FarEnd::Unused => "nothing".to_owned(),
+            FarEnd::Terminal(t) => format!("terminal {t}"),
+            FarEnd::Router { router, .. } => self.router_name(router),
         };
         format!("{} → {to}", self.port_name(router, port))
     }

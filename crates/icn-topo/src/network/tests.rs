@@ -6,7 +6,7 @@ fn routers_of(net: &Network, r: RouterId) -> Vec<RouterId> {
     net.ports(r)
         .iter()
         .filter_map(|e| match *e {
-            End::Router { router, .. } => Some(router),
+            FarEnd::Router { router, .. } => Some(router),
             _ => None,
         })
         .collect()
@@ -15,7 +15,7 @@ fn routers_of(net: &Network, r: RouterId) -> Vec<RouterId> {
 #[test]
 fn end_is_eight_bytes() {
     // The memory claim (8 × radix bytes per router) rests on this.
-    assert_eq!(std::mem::size_of::<End>(), 8);
+    assert_eq!(std::mem::size_of::<FarEnd>(), 8);
 }
 
 #[test]
@@ -23,14 +23,14 @@ fn mesh_4x3_by_hand() {
     let net = Network::mesh(4, 3).unwrap();
     assert_eq!((net.routers(), net.terminals(), net.radix()), (12, 12, 5));
     // Router (1,1) = 5: +x → 6, −x → 4, +y → 9, −y → 1, arriving on the opposite ports.
-    assert_eq!(net.end(5, 1), End::Router { router: 6, port: 2 });
-    assert_eq!(net.end(5, 2), End::Router { router: 4, port: 1 });
-    assert_eq!(net.end(5, 3), End::Router { router: 9, port: 4 });
-    assert_eq!(net.end(5, 4), End::Router { router: 1, port: 3 });
-    assert_eq!(net.end(5, 0), End::Terminal(5));
+    assert_eq!(net.end(5, 1), FarEnd::Router { router: 6, port: 2 });
+    assert_eq!(net.end(5, 2), FarEnd::Router { router: 4, port: 1 });
+    assert_eq!(net.end(5, 3), FarEnd::Router { router: 9, port: 4 });
+    assert_eq!(net.end(5, 4), FarEnd::Router { router: 1, port: 3 });
+    assert_eq!(net.end(5, 0), FarEnd::Terminal(5));
     // Corner (3,2) = 11 has no +x and no +y.
-    assert_eq!(net.end(11, 1), End::Unused);
-    assert_eq!(net.end(11, 3), End::Unused);
+    assert_eq!(net.end(11, 1), FarEnd::Unused);
+    assert_eq!(net.end(11, 3), FarEnd::Unused);
     assert_eq!(net.min_route_bound(), 5);
     assert_eq!(net.terminal_diameter(), 5);
     assert_eq!(net.channel_name(5, 1), "(1,1) +x → (2,1)");
@@ -39,13 +39,13 @@ fn mesh_4x3_by_hand() {
 #[test]
 fn torus_wraps_and_ring_is_a_one_dimensional_torus() {
     let net = Network::torus(4, 3).unwrap();
-    assert_eq!(net.end(3, 1), End::Router { router: 0, port: 2 });
-    assert_eq!(net.end(8, 3), End::Router { router: 0, port: 4 });
+    assert_eq!(net.end(3, 1), FarEnd::Router { router: 0, port: 2 });
+    assert_eq!(net.end(8, 3), FarEnd::Router { router: 0, port: 4 });
     assert_eq!(net.min_route_bound(), 3);
     assert_eq!(net.terminal_diameter(), 3);
     let ring = Network::ring(5).unwrap();
     assert_eq!(ring.radix(), 3);
-    assert_eq!(ring.end(4, 1), End::Router { router: 0, port: 2 });
+    assert_eq!(ring.end(4, 1), FarEnd::Router { router: 0, port: 2 });
     assert_eq!(ring.terminal_diameter(), 2);
     assert!(
         Network::ring(2)
@@ -63,20 +63,20 @@ fn fat_tree_2_ary_3_tree_by_hand() {
     assert_eq!((net.routers(), net.terminals(), net.radix()), (12, 8, 4));
     assert_eq!(net.terminal_routers(), 4);
     // Leaf 1 (w = 01): up0 → level-1 switch 00 (router 4), up1 → 01 (router 5), both on down1.
-    assert_eq!(net.end(1, 2), End::Router { router: 4, port: 1 });
-    assert_eq!(net.end(1, 3), End::Router { router: 5, port: 1 });
+    assert_eq!(net.end(1, 2), FarEnd::Router { router: 4, port: 1 });
+    assert_eq!(net.end(1, 3), FarEnd::Router { router: 5, port: 1 });
     // Level-1 switch 01 (router 5): up0 → level-2 switch 01 (router 9), up1 → 11 (router 11), on down0.
-    assert_eq!(net.end(5, 2), End::Router { router: 9, port: 0 });
+    assert_eq!(net.end(5, 2), FarEnd::Router { router: 9, port: 0 });
     assert_eq!(
         net.end(5, 3),
-        End::Router {
+        FarEnd::Router {
             router: 11,
             port: 0
         }
     );
     // The top level has no up links.
-    assert_eq!(net.end(9, 2), End::Unused);
-    assert_eq!(net.end(3, 1), End::Terminal(7));
+    assert_eq!(net.end(9, 2), FarEnd::Unused);
+    assert_eq!(net.end(3, 1), FarEnd::Terminal(7));
     assert_eq!(net.min_route_bound(), 4);
     assert_eq!(net.terminal_diameter(), 4);
     assert_eq!(net.router_name(5), "l1:01");
@@ -92,13 +92,13 @@ fn dragonfly_palm_tree_by_hand() {
     let net = Network::dragonfly(1, 2, 2).unwrap();
     assert_eq!((net.routers(), net.terminals(), net.radix()), (10, 10, 4));
     // Group 0, link 0 (router 0, port 2) → group 1, link 3 (router 3, port 3).
-    assert_eq!(net.end(0, 2), End::Router { router: 3, port: 3 });
+    assert_eq!(net.end(0, 2), FarEnd::Router { router: 3, port: 3 });
     // Group 0, link 2 (router 1, port 2) → group 3, link 1 (router 6, port 3).
-    assert_eq!(net.end(1, 2), End::Router { router: 6, port: 3 });
+    assert_eq!(net.end(1, 2), FarEnd::Router { router: 6, port: 3 });
     // Group 4, link 1 (router 8, port 3) → group (4 + 2) mod 5 = 1, link 2 (router 3, port 2).
-    assert_eq!(net.end(8, 3), End::Router { router: 3, port: 2 });
+    assert_eq!(net.end(8, 3), FarEnd::Router { router: 3, port: 2 });
     // Local: router 0 ↔ router 1 on port 1 both.
-    assert_eq!(net.end(0, 1), End::Router { router: 1, port: 1 });
+    assert_eq!(net.end(0, 1), FarEnd::Router { router: 1, port: 1 });
     assert_eq!(net.channel_name(1, 2), "g0.r1 global0 → g3.r0");
     assert!(net.is_global(1, 2) && net.is_global(1, 3));
     assert!(!net.is_global(1, 1) && !net.is_global(1, 0));
@@ -119,14 +119,14 @@ fn dragonfly_absolute_arrangement_matches_booksim_dragonflynew() {
     for from in 0..9 {
         for to in (0..9).filter(|&t| t != from) {
             let (r, port) = booksim_exit(from, to);
-            let End::Router { router, port: back } = net.end(r, port) else {
+            let FarEnd::Router { router, port: back } = net.end(r, port) else {
                 panic!("unwired")
             };
             assert_eq!((router, back), booksim_exit(to, from), "{from} → {to}");
         }
     }
     // Group 3 → group 1: index 1, router 12, port 6; back: index 2, router 5, port 5.
-    assert_eq!(net.end(12, 6), End::Router { router: 5, port: 5 });
+    assert_eq!(net.end(12, 6), FarEnd::Router { router: 5, port: 5 });
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn dragonfly_joins_every_pair_of_groups_exactly_once() {
         let mut count = vec![0u32; (g * g) as usize];
         for r in 0..net.routers() {
             for e in &net.ports(r)[(p + a - 1) as usize..] {
-                let End::Router { router, .. } = *e else {
+                let FarEnd::Router { router, .. } = *e else {
                     panic!("unwired global port")
                 };
                 count[(r / a * g + router / a) as usize] += 1;
@@ -170,13 +170,13 @@ fn flat_fly_and_hypercube_by_hand() {
     // Router (1,2) = 7: x→0 on port 2, x→2 on port 3; y→0,1,3 on ports 4,5,6.
     let r = 7;
     assert_eq!(routers_of(&net, r), vec![6, 8, 1, 4, 10]);
-    assert_eq!(net.end(r, 3), End::Router { router: 8, port: 3 });
+    assert_eq!(net.end(r, 3), FarEnd::Router { router: 8, port: 3 });
     assert_eq!(net.port_name(r, 6), "(1,2) y→3");
     assert_eq!(net.terminal_diameter(), 2);
     let q = Network::hypercube(4, 1).unwrap();
     assert_eq!(
         q.end(0b0101, 3),
-        End::Router {
+        FarEnd::Router {
             router: 0b0001,
             port: 3
         }
@@ -194,7 +194,7 @@ fn ccc_converts_with_its_port_labels() {
     // (5,1) = 21: F → (5,2) = 22, arriving on its B port (port 2).
     assert_eq!(
         net.end(21, 1),
-        End::Router {
+        FarEnd::Router {
             router: 22,
             port: 2
         }
@@ -205,8 +205,8 @@ fn ccc_converts_with_its_port_labels() {
     // CCC(2,2): F and B of a node lead to the same neighbour on distinct ports.
     let net = Network::from_graph(crate::build::ccc(2, 2).unwrap()).unwrap();
     net.check_wiring().unwrap();
-    assert_eq!(net.end(0, 1), End::Router { router: 1, port: 2 });
-    assert_eq!(net.end(0, 2), End::Router { router: 1, port: 1 });
+    assert_eq!(net.end(0, 1), FarEnd::Router { router: 1, port: 2 });
+    assert_eq!(net.end(0, 2), FarEnd::Router { router: 1, port: 1 });
 }
 
 #[test]

@@ -29,7 +29,7 @@ pub mod tree;
 pub mod twophase;
 pub mod updown;
 
-use crate::network::{End, Network, PortId, RouterId, TerminalId};
+use crate::network::{FarEnd, Network, PortId, RouterId, TerminalId};
 use rand::{Rng, RngCore};
 
 /// `Header::via` when the packet has no intermediate group to visit.
@@ -203,10 +203,10 @@ pub fn trace(
             )));
         }
         match net.end(router, hop.port) {
-            End::Terminal(t) if t == dst => return Ok(route),
-            End::Terminal(t) => return Err(bad(format!("ejects to terminal {t}, not {dst}"))),
-            End::Unused => return Err(bad("port is not wired".into())),
-            End::Router { router: next, .. } => {
+            FarEnd::Terminal(t) if t == dst => return Ok(route),
+            FarEnd::Terminal(t) => return Err(bad(format!("ejects to terminal {t}, not {dst}"))),
+            FarEnd::Unused => return Err(bad("port is not wired".into())),
+            FarEnd::Router { router: next, .. } => {
                 if route.len() > limit {
                     return Err(RouteError::TooLong { src, dst, limit });
                 }

@@ -352,7 +352,7 @@ proptest! {
                         prop_assert_eq!(&offered(r.as_ref(), router, &Header { dst: other, ..h }), &moved);
                     }
                     let hop = r.next_hop(router, &mut h, &mut rng);
-                    let End::Router { router: next, .. } = net.end(router, hop.port) else {
+                    let FarEnd::Router { router: next, .. } = net.end(router, hop.port) else {
                         return Err(TestCaseError::fail("left the network early"));
                     };
                     router = next;
@@ -381,7 +381,7 @@ proptest! {
                     let hop = r.next_hop(router, &mut h, &mut rng);
                     prop_assert!(offered(r.as_ref(), router, &before).contains(&(hop, h)));
                     match net.end(router, hop.port) {
-                        End::Router { router: next, .. } => router = next,
+                        FarEnd::Router { router: next, .. } => router = next,
                         _ => break,
                     }
                 }
@@ -557,7 +557,7 @@ fn booksim_valiant_dragonflynew_visits_the_intermediate_router() {
             let hop = val.next_hop(router, &mut hdr, &mut rng);
             classes.push(hop.vc);
             match net.end(router, hop.port) {
-                crate::network::End::Router { router: n, .. } => router = n,
+                crate::network::FarEnd::Router { router: n, .. } => router = n,
                 _ => break,
             }
         }
@@ -581,7 +581,7 @@ fn walk(net: &Network, r: &dyn Routing, mut at: RouterId, mut header: Header) ->
         out.push(hop);
         header = h;
         match net.end(at, hop.port) {
-            crate::network::End::Router { router, .. } => at = router,
+            crate::network::FarEnd::Router { router, .. } => at = router,
             _ => return out,
         }
         assert!(out.len() < 64, "no ejection");

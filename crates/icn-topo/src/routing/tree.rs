@@ -23,7 +23,7 @@
 
 use super::{Header, Hop, Routing};
 use crate::TopoError;
-use crate::network::{End, Network, PortId, RouterId, TerminalId};
+use crate::network::{FarEnd, Network, PortId, RouterId, TerminalId};
 
 const NONE: u32 = u32::MAX;
 
@@ -61,7 +61,7 @@ impl GraphUpDown {
         let mut parent_port = vec![0; level.len()];
         for r in 0..net.routers() {
             for (p, e) in net.ports(r).iter().enumerate() {
-                if let End::Router { router, .. } = *e {
+                if let FarEnd::Router { router, .. } = *e {
                     neighbour[r as usize * radix + p] = router;
                     let ri = r as usize;
                     if parent[ri] == NONE && level[router as usize] + 1 == level[ri] {

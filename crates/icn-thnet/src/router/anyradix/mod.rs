@@ -41,7 +41,7 @@ use super::shell::{
 };
 use icn_engine::{Invalid, ModelError};
 use icn_topo::routing::{Header, Routing};
-use icn_topo::{End, Network};
+use icn_topo::{FarEnd, Network};
 use rand::RngCore;
 use std::sync::Arc;
 
@@ -181,7 +181,7 @@ impl VcAnyNet {
                         continue;
                     }
                     let o = usize::from(s.out);
-                    let Some(End::Router { router, port }) = ends.get(o).copied() else {
+                    let Some(FarEnd::Router { router, port }) = ends.get(o).copied() else {
                         continue;
                     };
                     let op = r * rad + o;
@@ -204,7 +204,7 @@ impl VcAnyNet {
     /// The channel that feeds the input VC (`(0,1) +x → (1,1)`) and the VC.
     pub(crate) fn input_vc_name(&self, (r, i, w): InputVc) -> String {
         match self.net.ports(r as u32).get(i).copied() {
-            Some(End::Router { router, port }) => {
+            Some(FarEnd::Router { router, port }) => {
                 format!("{} VC {w}", self.net.channel_name(router, port))
             }
             _ => format!("router {r} port {i} VC {w}"),
@@ -307,14 +307,14 @@ impl VcAnyNet {
                 let op = r.wrapping_sub(lo).wrapping_mul(radix) + o;
                 let long = net.is_global(r as u32, o as u16);
                 let chan = match e {
-                    End::Terminal(_) => p.terminal_latency(),
+                    FarEnd::Terminal(_) => p.terminal_latency(),
                     _ => p.channel_delay + if long { extra } else { 0 },
                 };
                 if sender_here {
                     fdelay[op] = (base + chan) as u16;
                 }
                 match e {
-                    End::Router { router, port } => {
+                    FarEnd::Router { router, port } => {
                         let port = usize::from(port);
                         if sender_here {
                             down[op] = place(router as usize, port, &mut remote_flit);
@@ -327,7 +327,7 @@ impl VcAnyNet {
                             cdelay[ip] = (p.credit_delay + if long { extra } else { 0 }) as u16;
                         }
                     }
-                    End::Terminal(t) if sender_here => {
+                    FarEnd::Terminal(t) if sender_here => {
                         let n = terminal_here[t as usize] as usize;
                         cred_to[op] = ((ports + n) * v) as u32;
                         // Credits to a terminal cross its (terminal_delay) channel.
@@ -420,7 +420,7 @@ impl VcAnyNet {
             matches!(
                 self.net
                     .end((self.lo + o / self.radix) as u32, (o % self.radix) as u16),
-                End::Router { .. }
+                FarEnd::Router { .. }
             )
         })
     }
