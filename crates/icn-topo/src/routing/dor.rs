@@ -139,6 +139,28 @@ impl DimensionOrder {
     }
 }
 
+/// BookSim2's direction in a torus dimension (`fwd` hops the + way round a ring of `k`): the
+/// shorter way; at exactly half way a packet entering the dimension is offered both ways (the
+/// router draws one), and one already inside it keeps the way it took. `ports` = (+, −).
+pub(super) fn torus_direction(
+    entering: bool,
+    fwd: u32,
+    k: u32,
+    ports: (PortId, PortId),
+    vc: u8,
+    next: Header,
+    emit: &mut dyn FnMut(Hop, Header),
+) {
+    let (plus, minus) = ports;
+    if entering && 2 * fwd == k {
+        emit(Hop { port: plus, vc }, next);
+        emit(Hop { port: minus, vc }, next);
+    } else {
+        let port = if 2 * fwd < k { plus } else { minus };
+        emit(Hop { port, vc }, next);
+    }
+}
+
 impl DimensionOrder {
     /// The hops in dimension `i` (coordinate `x`, destination's `d ≠ x`, side `k`).
     #[allow(clippy::too_many_arguments)]
@@ -178,30 +200,7 @@ impl DimensionOrder {
                 progress: dim,
                 ..*header
             };
-            if entering && 2 * fwd == k {
-                emit(
-                    Hop {
-                        port: port(true),
-                        vc,
-                    },
-                    next,
-                );
-                emit(
-                    Hop {
-                        port: port(false),
-                        vc,
-                    },
-                    next,
-                );
-            } else {
-                emit(
-                    Hop {
-                        port: port(2 * fwd < k),
-                        vc,
-                    },
-                    next,
-                );
-            }
+            torus_direction(entering, fwd, k, (port(true), port(false)), vc, next, emit);
             return;
         }
         let plus = fwd <= k / 2;

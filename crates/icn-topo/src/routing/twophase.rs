@@ -146,30 +146,7 @@ impl TwoPhase {
             ..*header
         };
         let fwd = (d + k - x) % k;
-        if entering && 2 * fwd == k {
-            emit(
-                Hop {
-                    port: port(true),
-                    vc,
-                },
-                next,
-            );
-            emit(
-                Hop {
-                    port: port(false),
-                    vc,
-                },
-                next,
-            );
-        } else {
-            emit(
-                Hop {
-                    port: port(2 * fwd < k),
-                    vc,
-                },
-                next,
-            );
-        }
+        super::dor::torus_direction(entering, fwd, k, (port(true), port(false)), vc, next, emit);
     }
 }
 
