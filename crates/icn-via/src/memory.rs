@@ -110,20 +110,23 @@ impl RegionInner {
 }
 
 /// Handles are small sequential integers: hashing them with SipHash would cost more than the
-/// rest of a translation, so the table hashes a handle to itself.
+/// rest of a translation, so the table hashes a handle to itself. Public for tables keyed the
+/// same way above this crate (libvipl's regions by memory handle).
 #[derive(Default, Clone, Copy)]
-struct BuildIdHasher;
+pub struct BuildIdHasher;
 
-struct IdHasher(u64);
+pub struct IdHasher(u64);
 
 impl std::hash::BuildHasher for BuildIdHasher {
     type Hasher = IdHasher;
+    #[inline]
     fn build_hasher(&self) -> IdHasher {
         IdHasher(0)
     }
 }
 
 impl std::hash::Hasher for IdHasher {
+    #[inline]
     fn finish(&self) -> u64 {
         self.0
     }
@@ -132,6 +135,7 @@ impl std::hash::Hasher for IdHasher {
             self.0 = (self.0 << 8) | u64::from(b);
         }
     }
+    #[inline]
     fn write_u32(&mut self, n: u32) {
         self.0 = u64::from(n);
     }

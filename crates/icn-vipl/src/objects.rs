@@ -9,34 +9,7 @@ use std::thread::JoinHandle;
 use crate::device::Provider;
 use crate::handle::Kind;
 use crate::types::*;
-
-/// Hashes a `u32` key to itself: memory handles are small sequential integers, and the
-/// default SipHash cost more than the rest of a post.
-#[derive(Default, Clone, Copy)]
-pub struct BuildIdHasher;
-
-pub struct IdHasher(u64);
-
-impl std::hash::BuildHasher for BuildIdHasher {
-    type Hasher = IdHasher;
-    fn build_hasher(&self) -> IdHasher {
-        IdHasher(0)
-    }
-}
-
-impl std::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.0 = u64::from(n);
-    }
-}
+use icn_via::memory::BuildIdHasher;
 
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
