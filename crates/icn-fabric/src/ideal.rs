@@ -138,16 +138,36 @@ impl IdealConfig {
     /// Refuses, before anything is built, a graph whose build and first routes exceed
     /// `available` bytes: the builder's peak ([`icn_topo::GraphSize::build_bytes`]), then
     /// per node its accepted-bytes counter and one source's BFS tree (4 B). Each further
-    /// source that sends adds a tree of 4 B per node, held for the run. `file:` graphs are
-    /// bounded by their file.
+    /// source that sends adds a tree of 4 B per node, held for the run. A network spelling
+    /// ([`topology`]'s second reading) first builds the network ([`icn_topo::NetworkSize`]),
+    /// then its endpoint graph from a name (about 40 B) and an edge (16 B) per node and link.
+    /// `file:` graphs are bounded by their file.
     pub fn check_fits(&self, available: u64) -> Result<(), Invalid> {
-        let Some(size) = icn_topo::graph_spec_size(&self.topology) else {
-            return Ok(());
+        let (size, network_bytes) = match icn_topo::graph_spec_size(&self.topology) {
+            Some(size) => (size, 0),
+            None => {
+                let Some(net) = icn_topo::network_spec_size(&self.topology) else {
+                    return Ok(());
+                };
+                let nodes = net.routers.saturating_add(net.terminals);
+                let links = net.routers.saturating_mul(net.radix);
+                let size = icn_topo::GraphSize {
+                    nodes,
+                    max_degree: net.radix,
+                    directed_links: links,
+                };
+                let names_and_edges = nodes
+                    .saturating_mul(40)
+                    .saturating_add(links.saturating_mul(16));
+                (size, net.build_bytes.saturating_add(names_and_edges))
+            }
         };
         icn_engine::memory::check_fits(
             "fabric.topology",
             &format!("the ideal fabric's graph of {} nodes", size.nodes),
-            size.build_bytes() + size.nodes * (8 + 4),
+            size.build_bytes()
+                .saturating_add(size.nodes.saturating_mul(8 + 4))
+                .saturating_add(network_bytes),
             available,
         )
     }
@@ -367,6 +387,23 @@ mod tests {
         }
         .build()
         .unwrap()
+    }
+
+    /// A network spelling is estimated before it is built, as a graph spelling is: a 4-ary
+    /// 6-tree (6 144 routers of radix 8, 4 096 terminals) fits in 64 MB and not in 1 MB, and
+    /// a 64-ary 4-tree (1 M routers of radix 128) is refused under 1 GiB naming the key.
+    #[test]
+    fn network_spellings_are_estimated_before_they_are_built() {
+        let cfg = |topology: &str| IdealConfig {
+            topology: topology.into(),
+            ..IdealConfig::default()
+        };
+        assert!(cfg("fattree:4,6").check_fits(64 << 20).is_ok());
+        let e = cfg("fattree:4,6").check_fits(1 << 20).unwrap_err();
+        assert_eq!(e.key, "fabric.topology");
+        let e = cfg("fattree:64,4").check_fits(1 << 30).unwrap_err();
+        assert_eq!(e.key, "fabric.topology");
+        assert!(e.to_string().contains("graph of"), "{e}");
     }
 
     fn run_all(f: &mut IdealFabric) -> Vec<Delivery> {
