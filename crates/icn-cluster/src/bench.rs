@@ -75,7 +75,13 @@ pub fn targets() -> Vec<icn_engine::bench::Target> {
             name: "cluster-ti32",
             workload: "cluster: the shared 32-rank SimGrid TI trace (3,232 actions) on the flow fabric as SimGrid's crossbar cluster; SimGrid 3.32's replay timed once beside it when smpirun is present",
             unit: "actions",
-            run: ti32::run,
+            run: ti32::run_whole_on_flow,
+        },
+        Target {
+            name: "cluster-ti32-vc",
+            workload: "cluster: the 32-rank trace's first phase (3,702 messages) on a 32-port VC router at the platform's 125 MB/s links, cycle level; SimGrid 3.32's replay of the same phase timed once beside it when smpirun is present",
+            unit: "actions",
+            run: ti32::run_phase1_on_vc_router,
         },
     ]
 }
