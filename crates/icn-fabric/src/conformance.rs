@@ -253,7 +253,7 @@ pub fn skip_idle_matches_stepping(
 /// Checks rule 3 ([`Fabric::zero_load`]): for every `(src, dst, bytes)` of `cases` and every
 /// start of `starts` (in cycles), a fabric from `fresh`, idle until the start, answers the
 /// question, then carries one such packet exactly `latency` after its injection; a second
-/// fresh fabric carries two, the later landing `latency + spacing` after their injection
+/// fresh fabric carries two, the later landing `latency + spacing[0]` after their injection
 /// (within one cycle: a flow fabric's shared rate is rounded per flow). Several starts catch
 /// an answer that depends on the phase of a fabric's clock.
 pub fn zero_load_is_exact(
@@ -295,7 +295,7 @@ pub fn zero_load_is_exact(
             if one != z.latency {
                 return Err(format!("{case}: took {one} ps alone, zero_load said {z:?}"));
             }
-            if two.abs_diff(z.latency + z.spacing) > cycle {
+            if two.abs_diff(z.latency + z.spacing[0]) > cycle {
                 return Err(format!(
                     "{case}: two took {two} ps, zero_load said {z:?} (latency + spacing)"
                 ));

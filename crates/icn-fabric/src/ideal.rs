@@ -333,10 +333,11 @@ impl Fabric for IdealFabric {
     fn zero_load(&mut self, src: usize, dst: usize, bytes: u32) -> Result<ZeroLoad, FabricError> {
         let ser = self.serialise(bytes);
         let hops = self.path(src, dst).len() as Ps;
-        Ok(ZeroLoad {
-            latency: hops.saturating_mul(self.hop_ps).saturating_add(ser),
-            spacing: if self.contention { ser } else { 0 },
-        })
+        let latency = hops.saturating_mul(self.hop_ps).saturating_add(ser);
+        Ok(ZeroLoad::even(
+            latency,
+            if self.contention { ser } else { 0 },
+        ))
     }
 
     fn in_flight(&self) -> u64 {

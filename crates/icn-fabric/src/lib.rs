@@ -21,8 +21,9 @@
 //!    `≥` their injection time;
 //! 3. [`Fabric::zero_load`] is what the fabric does to a packet alone: on the fabric freshly
 //!    built, a packet of `bytes` from `src` to `dst` injected at the time of the question
-//!    is delivered `latency` later (route latency and its own serialisation), and a second
-//!    one like it injected at the same time `spacing` after the first (checked by
+//!    is delivered `latency` later (route latency and its own serialisation), and in a train
+//!    of packets like it injected at the same time each lands `spacing[k]` after the one
+//!    before (the first gap checked by
 //!    [`conformance::zero_load_is_exact`]). The cluster splits a message's time in the
 //!    fabric into this *wire* time and *waiting* (contention, queueing, blocking) with it.
 //!

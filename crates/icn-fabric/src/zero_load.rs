@@ -11,14 +11,30 @@
 use crate::{Fabric, FabricError, Packet, Ps};
 use std::collections::HashMap;
 
-/// A packet alone on a fresh fabric.
+/// Gaps of a train [`ZeroLoad`] describes: a train of `GAPS + 1` packets shows the start of a
+/// protocol's pace (an SCI ring node sends four sends back to back, then one per echo).
+pub const GAPS: usize = 16;
+
+/// A packet alone on a fresh fabric, and a train of packets like it injected at once.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ZeroLoad {
-    /// Injection → delivery.
+    /// Injection → delivery of the packet alone.
     pub latency: Ps,
-    /// How much later a second packet like it, injected at the same time, is delivered: how
-    /// long the packet holds the narrowest point of its route (its serialisation there).
-    pub spacing: Ps,
+    /// In a train of packets like it injected at the same time, packet `k + 1` is
+    /// delivered `spacing[k]` after packet `k` (the last gap holds for longer trains): how
+    /// long each holds the narrowest point of the route, or waits for the protocol's
+    /// window (the packets' own serialisation, with no one else's traffic).
+    pub spacing: [Ps; GAPS],
+}
+
+impl ZeroLoad {
+    /// A packet of `latency` whose trains are spaced by `gap` throughout.
+    pub fn even(latency: Ps, gap: Ps) -> ZeroLoad {
+        ZeroLoad {
+            latency,
+            spacing: [gap; GAPS],
+        }
+    }
 }
 
 /// Answers a [`Probe`] keeps at most; past that it forgets them all and measures again, so
@@ -69,9 +85,10 @@ impl Probe {
     }
 }
 
-/// Measures [`ZeroLoad`] on `f`, which must be empty: two packets like the one asked about,
-/// injected now, run until both are delivered; the first one's latency (the second queues
-/// behind it and cannot delay it) and the gap between them.
+/// Measures [`ZeroLoad`] on `f`, which must be empty: a train of `GAPS + 1` packets like the
+/// one asked about, injected now, run until all are delivered; the first one's latency
+/// (the others queue behind it at its source and cannot delay it) and the gaps between them
+/// in delivery order.
 pub fn alone(
     f: &mut dyn Fabric,
     src: usize,
@@ -79,7 +96,8 @@ pub fn alone(
     bytes: u32,
 ) -> Result<ZeroLoad, FabricError> {
     let t0 = f.now();
-    for tag in 0..2 {
+    let train = GAPS as u64 + 1;
+    for tag in 0..train {
         f.inject(Packet {
             src,
             dst,
@@ -88,7 +106,7 @@ pub fn alone(
         });
     }
     let mut out = Vec::new();
-    while out.len() < 2 {
+    while (out.len() as u64) < train {
         let Some(next) = f.next_event() else {
             return Err(FabricError::Failed(format!(
                 "a lone packet of {bytes} B from {src} to {dst} was never delivered"
@@ -96,34 +114,49 @@ pub fn alone(
         };
         f.advance(next.max(f.now()).saturating_add(f.cycle_ps()), &mut out)?;
     }
-    let at = |tag| {
-        out.iter()
-            .find(|d| d.packet.tag == tag)
-            .map(|d| d.delivered)
-    };
-    let (first, second) = (at(0).unwrap_or(t0), at(1).unwrap_or(t0));
-    Ok(ZeroLoad {
+    let first = out
+        .iter()
+        .find(|d| d.packet.tag == 0)
+        .map_or(t0, |d| d.delivered);
+    let mut z = ZeroLoad {
         latency: first - t0,
-        spacing: second.saturating_sub(first),
-    })
+        spacing: [0; GAPS],
+    };
+    for (gap, w) in z.spacing.iter_mut().zip(out.windows(2)) {
+        *gap = w[1].delivered - w[0].delivered;
+    }
+    Ok(z)
 }
 
 /// A message's wire time: its packets, injected when they were, each alone on the fabric
-/// ([`ZeroLoad::latency`]) but never closer behind its predecessor than its own
-/// [`ZeroLoad::spacing`] (the message's packets share their route even when nothing else
-/// does). Packets are added in injection order.
+/// ([`ZeroLoad::latency`]) but never closer behind its predecessor than the train's gap at
+/// its place ([`ZeroLoad::spacing`]: the message's packets share their route, and the
+/// protocol's window, even when nothing else does). A packet that lands alone starts a new
+/// train. Packets are added in injection order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Wire {
     end: Option<Ps>,
+    /// Packets of the current train so far.
+    train: usize,
 }
 
 impl Wire {
     pub fn add(&mut self, injected: Ps, z: ZeroLoad) {
         let alone = injected.saturating_add(z.latency);
-        self.end = Some(match self.end {
-            Some(end) => alone.max(end.saturating_add(z.spacing)),
-            None => alone,
+        let behind = self.end.map(|end| {
+            let gap = z.spacing[(self.train - 1).min(GAPS - 1)];
+            end.saturating_add(gap)
         });
+        match behind {
+            Some(behind) if behind > alone => {
+                self.end = Some(behind);
+                self.train += 1;
+            }
+            _ => {
+                self.end = Some(alone);
+                self.train = 1;
+            }
+        }
     }
 
     /// The message's time in the fabric, `first` injection → `last` delivery, split into
@@ -147,10 +180,7 @@ mod tests {
     /// at 10, 14, 18 µs; injected 5 µs apart the second lands alone at 15, the third at 20.
     #[test]
     fn a_train_is_spaced_by_its_own_serialisation() {
-        let z = ZeroLoad {
-            latency: 10,
-            spacing: 4,
-        };
+        let z = ZeroLoad::even(10, 4);
         let mut w = Wire::default();
         for t in [0, 0, 0] {
             w.add(t, z);
@@ -163,5 +193,24 @@ mod tests {
         assert_eq!(w.split(0, 20), (20, 0));
         // Never more wire than the whole.
         assert_eq!(w.split(0, 19), (19, 0));
+    }
+
+    /// A window of two: gaps 1, then 5. Four packets at once land at 10, 11, 16, 21; a
+    /// fourth injected late enough lands alone and starts a new train (its successor is 1
+    /// behind it again).
+    #[test]
+    fn a_train_follows_the_gaps_of_its_place() {
+        let mut z = ZeroLoad::even(10, 5);
+        z.spacing[0] = 1;
+        let mut w = Wire::default();
+        for t in [0, 0, 0, 0] {
+            w.add(t, z);
+        }
+        assert_eq!(w.split(0, 100).0, 21);
+        let mut w = Wire::default();
+        for t in [0, 0, 0, 30, 30] {
+            w.add(t, z);
+        }
+        assert_eq!(w.split(0, 100).0, 41);
     }
 }

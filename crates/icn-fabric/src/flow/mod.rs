@@ -385,25 +385,29 @@ impl Fabric for FlowFabric {
 
     /// Computed: the route latency, then the bytes at the rate the solver gives the flow
     /// alone (the link bandwidth, or the TCP window's bound), rounded up as `share` does.
-    /// Two such flows share that rate, so the later lands one serialisation after the
-    /// first would have: the spacing.
+    /// The spacing is what a second such flow adds: both move at the rate the solver gives
+    /// two (half the link's, unless each is held to its window).
     fn zero_load(&mut self, src: usize, dst: usize, bytes: u32) -> Result<ZeroLoad, FabricError> {
         let (latency, uses) = self.flow_use(src, dst);
-        let rate = maxmin::solve(
+        let moving = |rate: f64| {
+            let secs = if bytes == 0 {
+                0.0
+            } else {
+                f64::from(bytes) / rate
+            };
+            (secs * 1e12).ceil().min(u64::MAX as f64) as Ps
+        };
+        let one = maxmin::solve(
             std::slice::from_ref(&uses),
             &self.capacity,
             &mut self.scratch,
         )[0];
-        let secs = if bytes == 0 {
-            0.0
-        } else {
-            f64::from(bytes) / rate
-        };
-        let spacing = (secs * 1e12).ceil().min(u64::MAX as f64) as Ps;
-        Ok(ZeroLoad {
-            latency: latency.saturating_add(spacing),
-            spacing,
-        })
+        let two = maxmin::solve(&[uses.clone(), uses], &self.capacity, &mut self.scratch)[0];
+        let alone = moving(one);
+        Ok(ZeroLoad::even(
+            latency.saturating_add(alone),
+            moving(two).saturating_sub(alone),
+        ))
     }
 
     fn in_flight(&self) -> u64 {
