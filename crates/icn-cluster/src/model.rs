@@ -336,6 +336,8 @@ fn report_ti(o: &TiOutcome) -> Metrics {
     m.put(&doc::TI_HOST_US, per_msg(o.host_ps));
     m.put(&doc::TI_NIC_US, per_msg(o.nic_ps));
     m.put(&doc::TI_FABRIC_US, per_msg(o.fabric_ps));
+    m.put(&doc::TI_WIRE_US, per_msg(o.wire_ps));
+    m.put(&doc::TI_FABRIC_WAIT_US, per_msg(o.fabric_wait_ps));
     for (i, name) in replay::slot_names().iter().enumerate() {
         if o.slot_calls[i] > 0 {
             m.push(
@@ -579,6 +581,8 @@ fn report<F: Fabric + ?Sized>(o: &Outcome, f: &F, point: &ClusterPoint) -> Metri
     m.put(&doc::HOST_US, per_msg(o.host_ps));
     m.put(&doc::NIC_US, per_msg(o.nic_ps));
     m.put(&doc::FABRIC_US, per_msg(o.fabric_ps));
+    m.put(&doc::WIRE_US, per_msg(o.wire_ps));
+    m.put(&doc::FABRIC_WAIT_US, per_msg(o.fabric_wait_ps));
     m.put(&doc::WAIT_US, o.wait_ps as f64 / ranks / US);
     m.put(&doc::MESSAGES, o.messages as f64);
     m.put(&doc::PACKETS, o.packets as f64);

@@ -12,7 +12,7 @@
 
 use icn_engine::Invalid;
 use icn_engine::rng::{self, Rng};
-use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};
+use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps, ZeroLoad};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
@@ -200,6 +200,11 @@ impl Fabric for Placed {
             d.packet.dst = self.place.rank(d.packet.dst);
         }
         r
+    }
+
+    fn zero_load(&mut self, src: usize, dst: usize, bytes: u32) -> Result<ZeroLoad, FabricError> {
+        let (src, dst) = (self.place.endpoint[src], self.place.endpoint[dst]);
+        self.inner.zero_load(src, dst, bytes)
     }
 
     fn in_flight(&self) -> u64 {

@@ -11,7 +11,9 @@
 //! ```
 //!
 //! host = host stages on both sides; fabric = first injection → last delivery;
-//! NIC = the rest of post → complete. Waiting for a message that has not arrived is counted
+//! NIC = the rest of post → complete. The fabric time splits into *wire* (the message's
+//! packets alone on the empty fabric from the same injection times:
+//! [`icn_fabric::zero_load::Wire`]) and *waiting in the fabric* (the rest: other traffic). Waiting for a message that has not arrived is counted
 //! per rank as `recv_wait`, not in any message's layers.
 //!
 //! Endpoint `r` hosts rank `r`. The run ends when every rank has finished its program; if
@@ -22,6 +24,7 @@ use crate::nic::{Endpoint, Piece};
 use crate::program::{Op, Program};
 use icn_engine::Progress;
 use icn_engine::model::Ticker;
+use icn_fabric::zero_load::Wire;
 use icn_fabric::{Delivery, Fabric, PS_PER_NS, Packet, Ps, time};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -61,6 +64,7 @@ struct Message {
     host_done: Ps,
     first_inject: Option<Ps>,
     last_delivery: Ps,
+    wire: Wire,
     delivered_pieces: usize,
     rx_host: Ps,
     /// Every packet has passed the receive stages.
@@ -81,6 +85,9 @@ pub struct Outcome {
     pub host_ps: u128,
     pub nic_ps: u128,
     pub fabric_ps: u128,
+    /// Summed over messages: the fabric time split into wire and waiting in the fabric.
+    pub wire_ps: u128,
+    pub fabric_wait_ps: u128,
     /// Summed over ranks: time blocked in receives and synchronous sends.
     pub wait_ps: u128,
     /// Mean end-to-end message time (post → complete).
@@ -224,7 +231,7 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
                             self.run_rank(r)?;
                             ticker.add((self.pc[r] - before) as u64);
                         }
-                        Event::Inject { msg, piece } => self.inject(msg, piece),
+                        Event::Inject { msg, piece } => self.inject(msg, piece)?,
                         Event::Complete(m) => self.complete(m)?,
                     }
                 }
@@ -323,6 +330,7 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
             host_done,
             first_inject: None,
             last_delivery: 0,
+            wire: Wire::default(),
             delivered_pieces: 0,
             rx_host: 0,
             received: false,
@@ -336,7 +344,7 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
         m
     }
 
-    fn inject(&mut self, m: usize, piece: usize) {
+    fn inject(&mut self, m: usize, piece: usize) -> Result<(), RunError> {
         let msg = &mut self.msgs[m];
         msg.first_inject.get_or_insert(self.now);
         let p = Packet {
@@ -345,7 +353,17 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
             bytes: (msg.pieces[piece].bytes + self.endpoint.header_bytes) as u32,
             tag: (m as u64) << 32 | piece as u64,
         };
+        let alone = self
+            .fabric
+            .zero_load(p.src, p.dst, p.bytes)
+            .map_err(|e| RunError::Fabric(e.to_string()))?;
+        // A clocked fabric takes the packet at its next cycle: that alignment is the
+        // fabric's own, alone or not.
+        self.msgs[m]
+            .wire
+            .add(self.fabric.now().max(self.now), alone);
         self.fabric.inject(p);
+        Ok(())
     }
 
     /// A packet reached its destination NIC: the receive stages, in arrival order.
@@ -395,9 +413,12 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
         let first = msg.first_inject.expect("delivered, so injected");
         let host = (msg.host_done - msg.posted) + msg.rx_host;
         let fabric = msg.last_delivery - first;
+        let (wire, waiting) = msg.wire.split(first, msg.last_delivery);
         let total = self.now - msg.posted;
         self.out.host_ps += u128::from(host);
         self.out.fabric_ps += u128::from(fabric);
+        self.out.wire_ps += u128::from(wire);
+        self.out.fabric_wait_ps += u128::from(waiting);
         self.out.nic_ps += u128::from(total.saturating_sub(host + fabric));
         self.out.message_ps += u128::from(total);
         let (src, dst, tag) = (msg.src, msg.dst, msg.tag);

@@ -511,3 +511,73 @@ fn one_long_replication_moves_the_progress_bar_as_it_runs() {
         "{steps:?}"
     );
 }
+
+/// Every fabric with its topology for the wire/waiting tests.
+const EVERY_FABRIC: [(FabricKind, &str); 5] = [
+    (FabricKind::Ideal, "mesh:4x4"),
+    (FabricKind::Flow, "crossbar:16"),
+    (FabricKind::Xswitch, "mesh:4x4"),
+    (FabricKind::VcRouter, "mesh:4x4"),
+    (FabricKind::SciRing, "ring:16"),
+];
+
+/// Issue 21, the fabric layer split: a message's fabric time is wire (its packets alone on
+/// the empty fabric from the same injection times) plus waiting. A lone message — one
+/// packet, and 3 000 B in many packets behind the zero and the pipeline NIC — waits
+/// nothing on every fabric: wire = fabric time, to the picosecond.
+#[test]
+fn a_lone_message_waits_nothing_in_any_fabric() {
+    for (kind, topology) in EVERY_FABRIC {
+        for nic in [NicKind::Zero, NicKind::Pipeline] {
+            for bytes in [8u64, 3000] {
+                let mut cfg = ClusterConfig {
+                    fabric: fabric(kind, topology),
+                    ..ClusterConfig::default()
+                };
+                cfg.nic.kind = nic;
+                cfg.workload.kind = WorkloadKind::Trace;
+                let trace = std::env::temp_dir().join(format!(
+                    "lone-{}-{bytes}-{kind:?}-{nic:?}.trace",
+                    std::process::id()
+                ));
+                std::fs::write(
+                    &trace,
+                    format!("# ranks 16\n0 send 13 {bytes} 0\n13 recv 0 {bytes} 0\n"),
+                )
+                .unwrap();
+                cfg.workload.file = trace.display().to_string();
+                let (o, m) = run_point(&prepare(&cfg), &NoProgress).unwrap();
+                std::fs::remove_file(trace).ok();
+                let case = format!("{kind:?} {nic:?} {bytes} B ({} packets)", o.packets);
+                assert!(o.fabric_ps > 0, "{case}");
+                assert_eq!(o.fabric_wait_ps, 0, "{case}: {o:?}");
+                assert_eq!(o.wire_ps, o.fabric_ps, "{case}");
+                assert_eq!(m.require("fabric_wait_us").unwrap(), 0.0, "{case}");
+            }
+        }
+    }
+}
+
+/// Under contention (an all-to-all of 700 B messages behind the pipeline NIC) messages wait
+/// in every fabric, and wire + waiting is the fabric time.
+#[test]
+fn contention_shows_as_waiting_in_every_fabric() {
+    for (kind, topology) in EVERY_FABRIC {
+        let mut cfg = alltoall_of_700_bytes(kind, topology);
+        cfg.nic.kind = NicKind::Pipeline;
+        let (o, m) = run_point(&prepare(&cfg), &NoProgress).unwrap();
+        assert!(
+            o.fabric_wait_ps > 0 && o.wire_ps > 0,
+            "{kind:?}: wire {} ps, waiting {} ps",
+            o.wire_ps,
+            o.fabric_wait_ps
+        );
+        assert_eq!(o.wire_ps + o.fabric_wait_ps, o.fabric_ps, "{kind:?}");
+        let us = |k| m.require(k).unwrap();
+        let sum = us("wire_us") + us("fabric_wait_us");
+        assert!(
+            (sum - us("fabric_us")).abs() < 1e-9 * us("fabric_us"),
+            "{kind:?}"
+        );
+    }
+}

@@ -249,3 +249,58 @@ pub fn skip_idle_matches_stepping(
     }
     Ok(())
 }
+
+/// Checks rule 3 ([`Fabric::zero_load`]): for every `(src, dst, bytes)` of `cases` and every
+/// start of `starts` (in cycles), a fabric from `fresh`, idle until the start, answers the
+/// question, then carries one such packet exactly `latency` after its injection; a second
+/// fresh fabric carries two, the later landing `latency + spacing[0]` after their injection
+/// (within one cycle: a flow fabric's shared rate is rounded per flow). Several starts catch
+/// an answer that depends on the phase of a fabric's clock.
+pub fn zero_load_is_exact(
+    fresh: &dyn Fn() -> Box<dyn Fabric>,
+    cases: &[(usize, usize, u32)],
+    starts: &[u64],
+) -> Result<(), String> {
+    let fail = |e: crate::FabricError| e.to_string();
+    for &(src, dst, bytes) in cases {
+        for &start in starts {
+            let run = |copies: u64| -> Result<(crate::ZeroLoad, Ps, Ps), String> {
+                let mut f = fresh();
+                let cycle = f.cycle_ps();
+                f.skip_idle(start * cycle).map_err(fail)?;
+                let z = f.zero_load(src, dst, bytes).map_err(fail)?;
+                let at = f.now();
+                for tag in 0..copies {
+                    f.inject(Packet {
+                        src,
+                        dst,
+                        bytes,
+                        tag,
+                    });
+                }
+                let mut out = Vec::new();
+                while f.in_flight() > 0 {
+                    let next = f.next_event().unwrap_or(0).max(f.now());
+                    f.advance(next + cycle, &mut out).map_err(fail)?;
+                }
+                let last = out.iter().map(|d| d.delivered).max().unwrap_or(at);
+                Ok((z, last - at, cycle))
+            };
+            let (z, one, _) = run(1)?;
+            let (z2, two, cycle) = run(2)?;
+            let case = format!("{bytes} B {src}→{dst} injected in cycle {start}");
+            if z != z2 {
+                return Err(format!("{case}: answered {z:?}, then {z2:?}"));
+            }
+            if one != z.latency {
+                return Err(format!("{case}: took {one} ps alone, zero_load said {z:?}"));
+            }
+            if two.abs_diff(z.latency + z.spacing[0]) > cycle {
+                return Err(format!(
+                    "{case}: two took {two} ps, zero_load said {z:?} (latency + spacing)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}

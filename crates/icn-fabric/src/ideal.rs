@@ -23,7 +23,7 @@
 //! packets of one pair are delivered in injection order (a later one is held back to the
 //! earlier one's delivery time if it would overtake it).
 
-use crate::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};
+use crate::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps, ZeroLoad};
 use icn_engine::Invalid;
 use icn_topo::{Graph, NodeId};
 use serde::{Deserialize, Serialize};
@@ -326,6 +326,18 @@ impl Fabric for IdealFabric {
         }
         self.now = self.now.max(until);
         Ok(())
+    }
+
+    /// The table's contention-free row: `H·L + S`. With contention a second packet of the
+    /// pair waits for the first's tail on every link, `S` later; without, it lands with it.
+    fn zero_load(&mut self, src: usize, dst: usize, bytes: u32) -> Result<ZeroLoad, FabricError> {
+        let ser = self.serialise(bytes);
+        let hops = self.path(src, dst).len() as Ps;
+        let latency = hops.saturating_mul(self.hop_ps).saturating_add(ser);
+        Ok(ZeroLoad::even(
+            latency,
+            if self.contention { ser } else { 0 },
+        ))
     }
 
     fn in_flight(&self) -> u64 {

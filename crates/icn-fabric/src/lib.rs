@@ -18,7 +18,14 @@
 //! Rules every implementation keeps (checked by the conservation tests of each fabric):
 //! 1. every injected packet is delivered exactly once, unless the fabric reports an error;
 //! 2. deliveries come out of `advance` in non-decreasing time, all `< until`, all
-//!    `≥` their injection time.
+//!    `≥` their injection time;
+//! 3. [`Fabric::zero_load`] is what the fabric does to a packet alone: on the fabric freshly
+//!    built, a packet of `bytes` from `src` to `dst` injected at the time of the question
+//!    is delivered `latency` later (route latency and its own serialisation), and in a train
+//!    of packets like it injected at the same time each lands `spacing[k]` after the one
+//!    before (the first gap checked by
+//!    [`conformance::zero_load_is_exact`]). The cluster splits a message's time in the
+//!    fabric into this *wire* time and *waiting* (contention, queueing, blocking) with it.
 //!
 //! Order per pair is *not* promised: a VC router with several VCs or adaptive routes can
 //! deliver one pair's packets out of order, as real networks do. The ideal, X-Switch and SCI
@@ -31,8 +38,10 @@ pub mod harness;
 pub mod ideal;
 pub mod time;
 pub mod traffic;
+pub mod zero_load;
 
 use std::fmt;
+pub use zero_load::ZeroLoad;
 
 /// Simulated time in picoseconds: fine enough for a 2 ns SCI symbol and a 0.55 µs Myrinet
 /// switch alike, and 2^64 ps is 213 days ([`time`] converts and sums it without wrapping).
@@ -118,6 +127,12 @@ pub trait Fabric {
 
     /// Simulates every cycle that starts before `until`, appending deliveries in time order.
     fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError>;
+
+    /// A packet of `bytes` from `src` to `dst` alone on this fabric freshly built, injected
+    /// now (rule 3). Clockless fabrics compute it; cycle-level ones measure it on a fresh
+    /// copy of themselves ([`zero_load::Probe`]), which is exact by construction and costs
+    /// a lone packet's cycles once per distinct question.
+    fn zero_load(&mut self, src: usize, dst: usize, bytes: u32) -> Result<ZeroLoad, FabricError>;
 
     /// Packets injected and not yet delivered.
     fn in_flight(&self) -> u64;

@@ -1,8 +1,10 @@
 //! The [`icn_fabric::conformance`] suite on the ideal fabric: with and without contention,
-//! serialisation, on a path, a mesh and a hypercube. (The X-Switch and VC-router fabrics run
+//! serialisation, on a path, a mesh and a hypercube; rule 3 (zero-load answers) on the ideal
+//! and the flow fabric. (The X-Switch and VC-router fabrics run
 //! it in `icn-thnet/tests/fabric_conformance.rs`, the SCI ring in `icn-sci/tests/`.)
 
-use icn_fabric::conformance::{Traffic, check, skip_idle_matches_stepping};
+use icn_fabric::conformance::{Traffic, check, skip_idle_matches_stepping, zero_load_is_exact};
+use icn_fabric::flow::FlowConfig;
 use icn_fabric::ideal::IdealConfig;
 
 #[test]
@@ -43,6 +45,8 @@ struct Broken {
     inner: icn_fabric::ideal::IdealFabric,
     /// Drop the first delivery, or hand it out twice.
     duplicate: bool,
+    /// Added to every zero-load latency.
+    skew: icn_fabric::Ps,
     done: bool,
 }
 
@@ -79,6 +83,16 @@ impl icn_fabric::Fabric for Broken {
         }
         Ok(())
     }
+    fn zero_load(
+        &mut self,
+        src: usize,
+        dst: usize,
+        bytes: u32,
+    ) -> Result<icn_fabric::ZeroLoad, icn_fabric::FabricError> {
+        let mut z = self.inner.zero_load(src, dst, bytes)?;
+        z.latency += self.skew;
+        Ok(z)
+    }
     fn in_flight(&self) -> u64 {
         self.inner.in_flight()
     }
@@ -110,6 +124,7 @@ fn a_lost_or_doubled_delivery_fails_the_suite() {
             .build()
             .unwrap(),
             duplicate,
+            skew: 0,
             done: false,
         };
         let e = check(&mut f, Traffic::default(), 7).unwrap_err();
@@ -120,4 +135,63 @@ fn a_lost_or_doubled_delivery_fails_the_suite() {
         };
         assert!(e.contains(want), "{e}");
     }
+}
+
+/// Pairs near and far, one byte to a few kilobytes, on a mesh, a fat tree and a crossbar.
+const CASES: &[(usize, usize, u32)] = &[(0, 1, 1), (0, 7, 100), (5, 2, 4096), (3, 6, 1500)];
+
+#[test]
+fn the_ideal_fabric_answers_zero_load_exactly() {
+    for (topology, link_mbs, contention) in [
+        ("mesh:4x4", 160.0, true),
+        ("mesh:4x4", 160.0, false),
+        ("fattree:2,3", 1000.0, true),
+        ("crossbar:8", 0.0, true),
+    ] {
+        let cfg = IdealConfig {
+            topology: topology.into(),
+            link_mbs,
+            contention,
+            ..IdealConfig::default()
+        };
+        let fresh = || Box::new(cfg.build().unwrap()) as Box<dyn icn_fabric::Fabric>;
+        zero_load_is_exact(&fresh, CASES, &[0, 3, 1_000_000])
+            .unwrap_or_else(|e| panic!("{topology}: {e}"));
+    }
+}
+
+/// The flow fabric: on a crossbar, a ring (a longer route pays more latency) and with the
+/// TCP window binding the rate (10 ms per link: 4 MiB / 2L = 105 MB/s, under the link's 125).
+#[test]
+fn the_flow_fabric_answers_zero_load_exactly() {
+    for (topology, link_lat_ns) in [
+        ("crossbar:8", 1_000.0),
+        ("ring:8", 1_000.0),
+        ("crossbar:8", 10_000_000.0),
+    ] {
+        let cfg = FlowConfig {
+            topology: topology.into(),
+            link_mbs: 125.0,
+            link_lat_ns,
+            ..FlowConfig::default()
+        };
+        let fresh = || Box::new(cfg.build().unwrap()) as Box<dyn icn_fabric::Fabric>;
+        zero_load_is_exact(&fresh, CASES, &[0, 1_000_000])
+            .unwrap_or_else(|e| panic!("{topology}: {e}"));
+    }
+}
+
+/// A fabric whose answer is one picosecond off fails rule 3, naming the case.
+#[test]
+fn a_wrong_zero_load_answer_fails_the_suite() {
+    let fresh = || {
+        Box::new(Broken {
+            inner: IdealConfig::default().build().unwrap(),
+            duplicate: false,
+            skew: 1,
+            done: true,
+        }) as Box<dyn icn_fabric::Fabric>
+    };
+    let e = zero_load_is_exact(&fresh, &[(0, 1, 64)], &[0]).unwrap_err();
+    assert!(e.contains("took"), "{e}");
 }

@@ -19,7 +19,8 @@ use crate::protocol::Policy;
 use crate::ring::Sim;
 use crate::ring::sim::{AgentParams, Outbox};
 use icn_engine::Invalid;
-use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};
+use icn_fabric::zero_load::Probe;
+use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps, ZeroLoad};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
@@ -119,6 +120,9 @@ pub struct SciRingFabric {
     measuring: bool,
     /// Cycle of the last delivery (or of the first injection after an idle spell).
     last_progress: u64,
+    /// What a fresh copy is built from, for [`Fabric::zero_load`].
+    built_from: (SciConfig, bool),
+    probe: Probe,
 }
 
 impl SciRingFabric {
@@ -158,6 +162,10 @@ impl SciRingFabric {
             accepted: vec![0; n],
             measuring: false,
             last_progress: 0,
+            built_from: (cfg.clone(), intelligent),
+            // An idle ring's state does not change with time (`Sim::skip_settled` jumps),
+            // so a lone send's timing does not depend on the cycle it starts in.
+            probe: Probe::new(1),
         })
     }
 
@@ -302,6 +310,16 @@ impl Fabric for SciRingFabric {
             }
         }
         Ok(())
+    }
+
+    /// Measured on a fresh copy ([`Probe`]).
+    fn zero_load(&mut self, src: usize, dst: usize, bytes: u32) -> Result<ZeroLoad, FabricError> {
+        let (cfg, intelligent) = &self.built_from;
+        self.probe.measure(self.sim.now(), src, dst, bytes, || {
+            SciRingFabric::new(cfg, *intelligent)
+                .map(|f| Box::new(f) as Box<dyn Fabric>)
+                .map_err(|e| FabricError::Failed(e.to_string()))
+        })
     }
 
     fn in_flight(&self) -> u64 {

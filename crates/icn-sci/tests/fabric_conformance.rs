@@ -1,7 +1,7 @@
 //! The [`icn_fabric::conformance`] suite on the SCI ring fabric, plain and intelligent
 //! (the X-Switch and VC routers run it in `icn-thnet`, the ideal fabric in `icn-fabric`).
 
-use icn_fabric::conformance::{Traffic, check, skip_idle_matches_stepping};
+use icn_fabric::conformance::{Traffic, check, skip_idle_matches_stepping, zero_load_is_exact};
 use icn_sci::config::SciConfig;
 use icn_sci::fabric::SciRingFabric;
 
@@ -26,5 +26,27 @@ fn the_sci_ring_fabric_skips_idle_time_exactly() {
         let mut b = SciRingFabric::new(&cfg, intelligent).unwrap();
         skip_idle_matches_stepping(&mut a, &mut b, 20, 5_000, 9)
             .unwrap_or_else(|e| panic!("intelligent {intelligent}: {e}"));
+    }
+}
+
+/// Rule 3 on the SCI ring: every send size class, near and far targets, plain and
+/// intelligent aging, at several injection cycles.
+#[test]
+fn the_sci_ring_fabric_answers_zero_load_exactly() {
+    for (data, intelligent) in [(16, false), (64, true), (256, false)] {
+        let cfg = SciConfig {
+            nodes: 8,
+            data_bytes: vec![data],
+            ..SciConfig::default()
+        };
+        let fresh = || {
+            Box::new(SciRingFabric::new(&cfg, intelligent).unwrap()) as Box<dyn icn_fabric::Fabric>
+        };
+        zero_load_is_exact(
+            &fresh,
+            &[(0, 1, 1), (0, 7, 16), (5, 2, u32::from(data)), (3, 4, 9)],
+            &[0, 1, 2, 3, 5, 17, 1_000],
+        )
+        .unwrap_or_else(|e| panic!("{data} B sends, intelligent {intelligent}: {e}"));
     }
 }

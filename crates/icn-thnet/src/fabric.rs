@@ -19,7 +19,8 @@ use crate::xswitch::par::ParXNet;
 use crate::xswitch::{NetParams, Observer, XNet};
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Invalid, ModelError};
-use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};
+use icn_fabric::zero_load::Probe;
+use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps, ZeroLoad};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
@@ -83,6 +84,9 @@ pub struct XSwitchFabric {
     last_frames: HashMap<(usize, usize, u32), (Packet, Ps)>,
     accepted: Vec<u64>,
     in_flight: u64,
+    /// What a fresh sequential copy is built from, for [`Fabric::zero_load`].
+    built_from: (Topology, NetParams),
+    probe: Probe,
 }
 
 impl XSwitchFabric {
@@ -112,6 +116,7 @@ impl XSwitchFabric {
         cycle_ps: Ps,
     ) -> Result<XSwitchFabric, Invalid> {
         let n = topo.nias();
+        let built_from = (topo.clone(), p.clone());
         let net = if threads <= 1 && ranks.is_none() {
             XEngine::Seq(XNet::new(topo, p)?)
         } else {
@@ -124,6 +129,10 @@ impl XSwitchFabric {
             last_frames: HashMap::new(),
             accepted: vec![0; n],
             in_flight: 0,
+            built_from,
+            // Idle outputs poll their inputs in turn, one a cycle: a lone packet's grants
+            // depend on its injection cycle modulo the ports.
+            probe: Probe::new(PORTS as u64),
         })
     }
 }
@@ -223,6 +232,17 @@ impl Fabric for XSwitchFabric {
             stepped.map_err(|e| fabric_error(self.net.deadlocked(), e))?;
         }
         Ok(())
+    }
+
+    /// Measured on a fresh sequential copy ([`Probe`]).
+    fn zero_load(&mut self, src: usize, dst: usize, bytes: u32) -> Result<ZeroLoad, FabricError> {
+        let (topo, p) = &self.built_from;
+        let cycle_ps = self.cycle_ps;
+        self.probe.measure(self.net.now(), src, dst, bytes, || {
+            XSwitchFabric::new(topo.clone(), p.clone(), cycle_ps)
+                .map(|f| Box::new(f) as Box<dyn Fabric>)
+                .map_err(|e| FabricError::Failed(e.to_string()))
+        })
     }
 
     fn in_flight(&self) -> u64 {
@@ -442,17 +462,33 @@ pub struct VcFabric {
     packets: Vec<Option<(Packet, Ps)>>,
     free: Vec<u64>,
     accepted: Vec<u64>,
+    /// The spec of a fresh sequential copy, for [`Fabric::zero_load`].
+    alone: VcSpec,
+    probe: Probe,
 }
 
 impl VcFabric {
     /// The fabric `spec` names.
     pub fn build(spec: &VcSpec) -> Result<VcFabric, Invalid> {
-        Ok(Self::wrap(
-            spec.engine()?,
-            spec.cycle_ps,
-            spec.flit_bytes,
-            spec.max_packet_flits,
-        ))
+        let net = spec.engine()?;
+        let n = net.net().nodes();
+        Ok(VcFabric {
+            net,
+            cycle_ps: spec.cycle_ps,
+            flit_bytes: spec.flit_bytes,
+            max_packet_bytes: spec.flit_bytes.saturating_mul(spec.max_packet_flits),
+            packets: Vec::new(),
+            free: Vec::new(),
+            accepted: vec![0; n],
+            alone: VcSpec {
+                threads: 1,
+                ranks: None,
+                ..spec.clone()
+            },
+            // Routers arbitrate among requesters only: a lone packet's timing does not
+            // depend on the cycle it starts in.
+            probe: Probe::new(1),
+        })
     }
 
     /// The 5-port fast path on a 2-D mesh, torus or ring with unit cycle and flit sizes,
@@ -474,19 +510,6 @@ impl VcFabric {
             flit_bytes: 1,
             max_packet_flits,
         })
-    }
-
-    fn wrap(net: VcEngine, cycle_ps: Ps, flit_bytes: u32, max_packet_flits: u32) -> VcFabric {
-        let n = net.net().nodes();
-        VcFabric {
-            net,
-            cycle_ps,
-            flit_bytes,
-            max_packet_bytes: flit_bytes.saturating_mul(max_packet_flits),
-            packets: Vec::new(),
-            free: Vec::new(),
-            accepted: vec![0; n],
-        }
     }
 }
 
@@ -561,6 +584,17 @@ impl Fabric for VcFabric {
             stepped.map_err(|e| fabric_error(self.net.net().deadlocked(), e))?;
         }
         Ok(())
+    }
+
+    /// Measured on a fresh sequential copy ([`Probe`]).
+    fn zero_load(&mut self, src: usize, dst: usize, bytes: u32) -> Result<ZeroLoad, FabricError> {
+        let spec = &self.alone;
+        self.probe
+            .measure(self.net.net().now(), src, dst, bytes, || {
+                VcFabric::build(spec)
+                    .map(|f| Box::new(f) as Box<dyn Fabric>)
+                    .map_err(|e| FabricError::Failed(e.to_string()))
+            })
     }
 
     fn in_flight(&self) -> u64 {

@@ -5,7 +5,7 @@
 //! those with speculative switch allocation.
 
 use icn_fabric::Fabric;
-use icn_fabric::conformance::{Traffic, check, skip_idle_matches_stepping};
+use icn_fabric::conformance::{Traffic, check, skip_idle_matches_stepping, zero_load_is_exact};
 use icn_thnet::fabric::{VcFabric, VcSpec, VcTopology, XSwitchFabric};
 use icn_thnet::frame::Check;
 use icn_thnet::router::VcParams;
@@ -131,4 +131,50 @@ fn the_vc_fabric_skips_idle_time_exactly() {
     });
     let (mut a, mut b) = (vc(grid.clone(), 1, 16, false), vc(grid, 1, 16, false));
     skip_idle_matches_stepping(&mut a, &mut b, 8, 500, 1).unwrap();
+}
+
+/// Injection cycles of rule 3's checks: every phase of an X-Switch output's polling turn
+/// (5 cycles), and later ones.
+const STARTS: &[u64] = &[0, 1, 2, 3, 4, 7, 1_003];
+
+/// Rule 3 on the X-Switch: near and far pairs of a 4×4 mesh, one symbol to several frames
+/// (64 B frames), link delays 1 and 3.
+#[test]
+fn the_xswitch_fabric_answers_zero_load_exactly() {
+    for delay in [1, 3] {
+        let fresh = || Box::new(xswitch("mesh:4x4", 1, delay)) as Box<dyn Fabric>;
+        zero_load_is_exact(
+            &fresh,
+            &[(0, 1, 1), (0, 15, 10), (5, 10, 200), (12, 3, 1000)],
+            STARTS,
+        )
+        .unwrap_or_else(|e| panic!("link delay {delay}: {e}"));
+    }
+}
+
+/// Rule 3 on the VC routers: the grid, any radix, speculative; 1 to 16 flits.
+#[test]
+fn the_vc_fabric_answers_zero_load_exactly() {
+    let grid = VcTopology::Grid(Grid {
+        x: 4,
+        y: 4,
+        wrap: false,
+    });
+    for (name, topology, speculative) in [
+        ("grid mesh:4x4", grid, false),
+        (
+            "any fattree:4,2 updown",
+            any("fattree:4,2", "updown"),
+            false,
+        ),
+        ("any mesh:4x4 dor spec", any("mesh:4x4", "dor"), true),
+    ] {
+        let fresh = || Box::new(vc(topology.clone(), 1, 16, speculative)) as Box<dyn Fabric>;
+        zero_load_is_exact(
+            &fresh,
+            &[(0, 1, 1), (0, 15, 100), (5, 10, 256), (12, 3, 17)],
+            STARTS,
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
 }

@@ -13,6 +13,7 @@
 //!   timeouts (sans-IO, table-tested);
 //! * [`device`]: device names to providers; [`rendezvous`]: where a waiting server is
 //!   found; [`handle`]: opaque handles checked by kind; [`objects`]: what is behind them;
+//!   [`regions`]: registered regions, with each VI's cache of the last one posted from;
 //! * [`api`]: the 41 functions, one module per group;
 //! * [`trace`]: recording a run as a SimGrid time-independent trace.
 
@@ -25,6 +26,7 @@ pub mod codes;
 pub mod device;
 pub mod handle;
 pub mod objects;
+pub mod regions;
 pub mod rendezvous;
 pub mod trace;
 pub mod types;

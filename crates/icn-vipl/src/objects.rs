@@ -8,22 +8,11 @@ use std::thread::JoinHandle;
 
 use crate::device::Provider;
 use crate::handle::Kind;
+pub use crate::regions::{Region, RegionCache, Regions};
 use crate::types::*;
-use icn_via::memory::BuildIdHasher;
 
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A registered region as the C side named it.
-#[derive(Debug, Clone, Copy)]
-pub struct Region {
-    pub start: usize,
-    pub len: usize,
-    /// The `VIP_PROTECTION_HANDLE` it was registered with.
-    pub ptag: usize,
-    pub rdma_write: bool,
-    pub rdma_read: bool,
 }
 
 /// What an open NIC shares with its VIs, CQs and helper threads.
@@ -37,8 +26,7 @@ pub struct NicCore {
     pub handle: AtomicUsize,
     pub errors: ErrorSink,
     pub ns_open: AtomicBool,
-    /// Regions by memory handle (handles are small integers: hashed to themselves).
-    pub regions: RwLock<HashMap<u32, Region, BuildIdHasher>>,
+    pub regions: Regions,
     /// VI handles by icn-via VI id (CQ entries name VIs by id).
     pub vis: Mutex<HashMap<u32, usize>>,
 }
@@ -120,6 +108,8 @@ pub struct ViObj {
     pub attrs: Mutex<ViAttrs>,
     /// `attrs.ptag`, readable without the lock (checked on every post).
     pub ptag: AtomicUsize,
+    /// The region the last descriptor posted on this VI lay in.
+    pub region_cache: RegionCache,
     pub send_cq: usize,
     pub recv_cq: usize,
     pub peer: Mutex<Peer>,

@@ -227,6 +227,16 @@ pub const FABRIC_US: Output = output(
     "µs",
     "of which in the fabric (first packet in → last packet out)",
 );
+pub const WIRE_US: Output = output(
+    "wire_us",
+    "µs",
+    "of the fabric time: the message's packets alone on the empty fabric from the same injection times (route latency + their own serialisation)",
+);
+pub const FABRIC_WAIT_US: Output = output(
+    "fabric_wait_us",
+    "µs",
+    "of the fabric time: the rest, waiting in the fabric (contention, queueing, blocking)",
+);
 pub const WAIT_US: Output = output(
     "wait_us",
     "µs",
@@ -297,6 +307,16 @@ pub const TI_FABRIC_US: Output = output(
     "µs",
     "`ti`: mean per message: first packet injected → last delivered (zero NIC: match → delivered)",
 );
+pub const TI_WIRE_US: Output = output(
+    "wire_us",
+    "µs",
+    "`ti`: of the fabric time: the message's packets alone on the empty fabric from the same injection times",
+);
+pub const TI_FABRIC_WAIT_US: Output = output(
+    "fabric_wait_us",
+    "µs",
+    "`ti`: of the fabric time: the rest, waiting in the fabric (contention, queueing, blocking)",
+);
 
 pub const RANKS: OutputTable = OutputTable {
     name: "ranks",
@@ -319,6 +339,8 @@ pub const OUTPUTS: &[Output] = &[
     HOST_US,
     NIC_US,
     FABRIC_US,
+    WIRE_US,
+    FABRIC_WAIT_US,
     WAIT_US,
     MESSAGES,
     PACKETS,
@@ -338,6 +360,8 @@ pub const OUTPUTS: &[Output] = &[
     TI_HOST_US,
     TI_NIC_US,
     TI_FABRIC_US,
+    TI_WIRE_US,
+    TI_FABRIC_WAIT_US,
     TI_TIME,
 ];
 

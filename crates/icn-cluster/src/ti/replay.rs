@@ -37,6 +37,7 @@ use super::reader::{RankReader, TraceError, TraceSet};
 use crate::collectives::{Algorithm, Call, Step};
 use crate::nic::{Endpoint, Piece};
 use icn_engine::model::Ticker;
+use icn_fabric::zero_load::Wire;
 use icn_fabric::{Delivery, Fabric, Packet, Ps};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -90,6 +91,10 @@ pub struct TiOutcome {
     pub host_ps: u128,
     pub nic_ps: u128,
     pub fabric_ps: u128,
+    /// Summed over messages: the fabric time split into wire (the message's packets alone
+    /// on the empty fabric from the same injection times) and waiting in the fabric.
+    pub wire_ps: u128,
+    pub fabric_wait_ps: u128,
     pub packets: u64,
 }
 
@@ -137,6 +142,7 @@ struct Transfer {
     rx_host: Ps,
     first_inject: Option<Ps>,
     last_delivery: Ps,
+    wire: Wire,
     /// The last packet has passed the receive stages then.
     rx_ready: Ps,
 }
@@ -200,6 +206,8 @@ pub struct Replay<'a, F: Fabric + ?Sized> {
     free_reqs: Vec<usize>,
     transfers: Vec<Option<Transfer>>,
     free_transfers: Vec<usize>,
+    /// A fabric's [`Fabric::zero_load`] failed where no error could be returned.
+    zero_load_error: Option<String>,
     unmatched_sends: HashMap<(usize, usize, u64), VecDeque<usize>>,
     unmatched_recvs: HashMap<(usize, usize, u64), VecDeque<usize>>,
     /// SMPI's `nsleeps`: the multiple of `test_s` the next `test` costs.
@@ -275,6 +283,7 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
             free_reqs: Vec::new(),
             transfers: Vec::new(),
             free_transfers: Vec::new(),
+            zero_load_error: None,
             unmatched_sends: HashMap::new(),
             unmatched_recvs: HashMap::new(),
             test_sleeps: 1,
@@ -338,6 +347,9 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                         Wake::Rank(r) => self.run_rank(r)?,
                         Wake::Inject { tid, piece } => self.inject(tid, piece),
                         Wake::Complete(tid) => self.complete(tid),
+                    }
+                    if let Some(e) = self.zero_load_error.take() {
+                        return Err(ReplayError::Fabric(e));
                     }
                     if self.out.actions - reported >= 1024 {
                         ticker.add(self.out.actions - reported);
@@ -699,6 +711,7 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
             rx_host: 0,
             first_inject: None,
             last_delivery: 0,
+            wire: Wire::default(),
             rx_ready: 0,
         };
         let tid = match self.free_transfers.pop() {
@@ -714,12 +727,14 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
         let Some(endpoint) = self.endpoint else {
             for k in 0..count {
                 let b = if k + 1 == count { bytes - k * max } else { max };
-                self.fabric.inject(Packet {
+                let p = Packet {
                     src,
                     dst,
                     bytes: b as u32,
                     tag: (tid as u64) << 32 | (k & 0xffff_ffff),
-                });
+                };
+                self.wire_add(tid, p);
+                self.fabric.inject(p);
             }
             return;
         };
@@ -738,12 +753,30 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
         let t = self.transfers[tid].as_mut().expect("live transfer");
         t.first_inject.get_or_insert(self.now);
         let q = self.reqs[t.send].as_ref().expect("live send");
-        self.fabric.inject(Packet {
+        let p = Packet {
             src: q.src,
             dst: q.dst,
             bytes: (t.pieces[piece].bytes + header) as u32,
             tag: (tid as u64) << 32 | piece as u64,
-        });
+        };
+        self.wire_add(tid, p);
+        self.fabric.inject(p);
+    }
+
+    /// Adds packet `p`, injected now, to transfer `tid`'s wire time; a fabric that cannot
+    /// answer stops the run at the next event ([`Replay::run`]).
+    fn wire_add(&mut self, tid: usize, p: Packet) {
+        match self.fabric.zero_load(p.src, p.dst, p.bytes) {
+            Ok(alone) => {
+                let t = self.transfers[tid].as_mut().expect("live transfer");
+                // A clocked fabric takes the packet at its next cycle: that alignment is
+                // the fabric's own, alone or not.
+                t.wire.add(self.fabric.now().max(self.now), alone);
+            }
+            Err(e) => {
+                self.zero_load_error.get_or_insert(e.to_string());
+            }
+        }
     }
 
     fn delivered(&mut self, d: Delivery) -> Result<(), ReplayError> {
@@ -760,6 +793,9 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
         let Some(endpoint) = self.endpoint else {
             if t.pieces_left == 0 {
                 self.out.fabric_ps += u128::from(self.now - t.started);
+                let (wire, waiting) = t.wire.split(t.started, self.now);
+                self.out.wire_ps += u128::from(wire);
+                self.out.fabric_wait_ps += u128::from(waiting);
                 self.complete(tid);
             }
             return Ok(());
@@ -787,10 +823,14 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
         self.free_transfers.push(tid);
         if self.endpoint.is_some() {
             let host = t.host_tx + t.rx_host;
-            let fabric = t.last_delivery - t.first_inject.expect("delivered, so injected");
+            let first = t.first_inject.expect("delivered, so injected");
+            let fabric = t.last_delivery - first;
+            let (wire, waiting) = t.wire.split(first, t.last_delivery);
             let total = self.now - t.started;
             self.out.host_ps += u128::from(host);
             self.out.fabric_ps += u128::from(fabric);
+            self.out.wire_ps += u128::from(wire);
+            self.out.fabric_wait_ps += u128::from(waiting);
             self.out.nic_ps += u128::from(total.saturating_sub(host + fabric));
         }
         for id in [t.send, t.recv] {

@@ -23,7 +23,7 @@
 
 pub mod maxmin;
 
-use crate::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps};
+use crate::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps, ZeroLoad};
 use icn_engine::Invalid;
 use icn_topo::Graph;
 use maxmin::{FlowUse, Scratch};
@@ -232,6 +232,28 @@ impl FlowFabric {
         r
     }
 
+    /// The route latency of a flow `src → dst` and how it uses the links (step 2).
+    fn flow_use(&mut self, src: usize, dst: usize) -> (Ps, FlowUse) {
+        let route = self.route(src, dst);
+        let latency = self.link_lat_ps * route.len() as Ps;
+        let mut links: Vec<(usize, f64)> = route.iter().map(|&c| (c, 1.0)).collect();
+        if self.crosstraffic {
+            let back = self.route(dst, src);
+            links.extend(back.iter().map(|&c| (c, 0.05)));
+        }
+        let lat_s = latency as f64 * 1e-12;
+        let uses = FlowUse {
+            links,
+            penalty: if lat_s > 0.0 { lat_s } else { 1.0 },
+            bound: if self.tcp_gamma > 0.0 && lat_s > 0.0 {
+                self.tcp_gamma / (2.0 * lat_s)
+            } else {
+                f64::INFINITY
+            },
+        };
+        (latency, uses)
+    }
+
     /// Accounts every moving flow's bytes up to `t`.
     fn settle(&mut self, t: Ps) {
         if t <= self.settled {
@@ -298,23 +320,7 @@ impl Fabric for FlowFabric {
     }
 
     fn inject(&mut self, p: Packet) {
-        let route = self.route(p.src, p.dst);
-        let latency = self.link_lat_ps * route.len() as Ps;
-        let mut links: Vec<(usize, f64)> = route.iter().map(|&c| (c, 1.0)).collect();
-        if self.crosstraffic {
-            let back = self.route(p.dst, p.src);
-            links.extend(back.iter().map(|&c| (c, 0.05)));
-        }
-        let lat_s = latency as f64 * 1e-12;
-        let uses = FlowUse {
-            links,
-            penalty: if lat_s > 0.0 { lat_s } else { 1.0 },
-            bound: if self.tcp_gamma > 0.0 && lat_s > 0.0 {
-                self.tcp_gamma / (2.0 * lat_s)
-            } else {
-                f64::INFINITY
-            },
-        };
+        let (latency, uses) = self.flow_use(p.src, p.dst);
         let id = self.seq;
         self.seq += 1;
         self.flows.insert(
@@ -375,6 +381,33 @@ impl Fabric for FlowFabric {
         self.settle(until.max(self.settled));
         self.now = self.now.max(until);
         Ok(())
+    }
+
+    /// Computed: the route latency, then the bytes at the rate the solver gives the flow
+    /// alone (the link bandwidth, or the TCP window's bound), rounded up as `share` does.
+    /// The spacing is what a second such flow adds: both move at the rate the solver gives
+    /// two (half the link's, unless each is held to its window).
+    fn zero_load(&mut self, src: usize, dst: usize, bytes: u32) -> Result<ZeroLoad, FabricError> {
+        let (latency, uses) = self.flow_use(src, dst);
+        let moving = |rate: f64| {
+            let secs = if bytes == 0 {
+                0.0
+            } else {
+                f64::from(bytes) / rate
+            };
+            (secs * 1e12).ceil().min(u64::MAX as f64) as Ps
+        };
+        let one = maxmin::solve(
+            std::slice::from_ref(&uses),
+            &self.capacity,
+            &mut self.scratch,
+        )[0];
+        let two = maxmin::solve(&[uses.clone(), uses], &self.capacity, &mut self.scratch)[0];
+        let alone = moving(one);
+        Ok(ZeroLoad::even(
+            latency.saturating_add(alone),
+            moving(two).saturating_sub(alone),
+        ))
     }
 
     fn in_flight(&self) -> u64 {

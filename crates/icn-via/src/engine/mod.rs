@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::attrs::{Reliability, ViAttributes};
-use crate::cq::{CqShared, WorkQueue};
+use crate::cq::{CqShared, WaitSource, WorkQueue};
 use crate::descriptor::{Completion, Descriptor, Op, Segment};
 use crate::error::{CompletionStatus, Result, ViaError};
 use crate::frame::{FLAG_ACK, FLAG_IMM, HEADER_LEN, Header, Kind, PREFIX_MAX, payload_pad};
@@ -605,6 +605,19 @@ impl ViCore {
         }
         if self.unacked >= ACK_EVERY {
             self.flush_ack();
+        }
+    }
+
+    /// What a completion queue's wait can block on until this VI has something
+    /// ([`crate::cq::CompletionQueue::wait`]).
+    pub(crate) fn wait_source(&self) -> WaitSource {
+        match &self.wire {
+            None => WaitSource::Unconnected,
+            Some(w) if w.has_stashed() => WaitSource::Ready,
+            Some(w) => w
+                .link
+                .readiness_fd()
+                .map_or(WaitSource::Polling, WaitSource::Fd),
         }
     }
 

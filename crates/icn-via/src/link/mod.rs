@@ -6,6 +6,8 @@
 //! memory with futex doorbells.
 
 use std::io;
+use std::os::fd::AsFd;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use source::SourceRef;
@@ -101,6 +103,15 @@ pub trait Link: Send {
     fn peer_shares_cpu(&self) -> bool {
         false
     }
+    /// The kernel object a wait elsewhere than in this link (a completion queue's, over
+    /// many links at once) can block on with `poll(2)` until bytes arrive: the socket on
+    /// tcp. `None` where a wait cannot block in the kernel on a descriptor (shm's doorbell is
+    /// a futex in the shared area): such a wait polls by [`backoff`]'s policy instead.
+    /// Shared, so the waiter can block without holding the VI's lock and without the
+    /// descriptor being closed (and its number reused) under it.
+    fn readiness_fd(&self) -> Option<SharedFd> {
+        None
+    }
     /// Sets the spin budget of this link's waits ([`crate::ViAttributes::spin`]); links whose
     /// waits block in the kernel ignore it.
     fn set_spin(&mut self, spin: Duration) {
@@ -109,6 +120,9 @@ pub trait Link: Send {
     /// The provider's name.
     fn provider(&self) -> &'static str;
 }
+
+/// A descriptor shared between a link and the waits that block on it ([`Link::readiness_fd`]).
+pub type SharedFd = Arc<dyn AsFd + Send + Sync>;
 
 /// Converts a duration to a timespec for poll/futex, saturating.
 pub(crate) fn timespec(d: Duration) -> rustix::time::Timespec {

@@ -4,13 +4,14 @@
 
 use std::io::{self, IoSlice, IoSliceMut, Read};
 use std::net::TcpStream;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rustix::event::{PollFd, PollFlags, poll};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendAncillaryBuffer, SendFlags, recv, sendmsg};
 
-use super::{Link, closed, timespec};
+use super::{Link, SharedFd, closed, timespec};
 
 /// The socket's receive timeout: the longest a blocking read sleeps before the engine
 /// re-checks its deadline and the peer.
@@ -19,7 +20,8 @@ const READ_SLICE: Duration = Duration::from_millis(20);
 const SOCKET_BUFFER: usize = 4 << 20;
 
 pub struct TcpLink {
-    stream: TcpStream,
+    /// Shared with completion-queue waits that block on it ([`Link::readiness_fd`]).
+    stream: Arc<TcpStream>,
     /// Receive timeout currently set on the socket.
     rcv_timeout: Duration,
 }
@@ -40,7 +42,7 @@ impl TcpLink {
         stream.set_nonblocking(false)?;
         stream.set_read_timeout(Some(READ_SLICE))?;
         Ok(TcpLink {
-            stream,
+            stream: Arc::new(stream),
             rcv_timeout: READ_SLICE,
         })
     }
@@ -104,10 +106,9 @@ impl Link for TcpLink {
         }
         let want = head.len() + body.len();
         let res = if body.is_empty() {
-            self.stream.read(head)
+            (&*self.stream).read(head)
         } else {
-            self.stream
-                .read_vectored(&mut [IoSliceMut::new(head), IoSliceMut::new(body)])
+            (&*self.stream).read_vectored(&mut [IoSliceMut::new(head), IoSliceMut::new(body)])
         };
         match res {
             Ok(0) if want > 0 => Err(closed()),
@@ -131,7 +132,7 @@ impl Link for TcpLink {
         if want_write {
             flags |= PollFlags::OUT;
         }
-        let mut fds = [PollFd::new(&self.stream, flags)];
+        let mut fds = [PollFd::new(&*self.stream, flags)];
         match poll(&mut fds, Some(&timespec(timeout))) {
             Ok(_) => Ok(()),
             Err(Errno::INTR) => Ok(()),
@@ -141,6 +142,10 @@ impl Link for TcpLink {
 
     fn frame_alignment(&self) -> u64 {
         64
+    }
+
+    fn readiness_fd(&self) -> Option<SharedFd> {
+        Some(self.stream.clone())
     }
 
     fn provider(&self) -> &'static str {

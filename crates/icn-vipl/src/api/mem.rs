@@ -96,7 +96,7 @@ pub unsafe extern "C" fn VipRegisterMem(
         Err(e) => return crate::codes::from_error(&e),
     };
     p.users.fetch_add(1, Ordering::AcqRel);
-    crate::objects::write_lock(&n.0.regions).insert(
+    n.0.regions.insert(
         h.raw(),
         Region {
             start: addr as usize,
@@ -113,7 +113,7 @@ pub unsafe extern "C" fn VipRegisterMem(
 
 /// The region `handle` if `addr` is its start (`exact`) or inside it.
 fn region_at(n: &NicCore, addr: usize, handle: VIP_MEM_HANDLE, exact: bool) -> Option<Region> {
-    let r = *crate::objects::read_lock(&n.regions).get(&handle)?;
+    let r = n.regions.get(handle)?;
     let inside = if exact {
         addr == r.start
     } else {
@@ -140,7 +140,7 @@ pub unsafe extern "C" fn VipDeregisterMem(
     {
         return crate::codes::from_error(&e);
     }
-    crate::objects::write_lock(&n.0.regions).remove(&handle);
+    n.0.regions.remove(handle);
     // SAFETY: the tag handle was live when registered and cannot have been destroyed
     // while this region used it.
     if let Some(p) = unsafe { crate::handle::get::<PtagObj>(r.ptag as *mut c_void) } {
@@ -215,7 +215,7 @@ pub unsafe extern "C" fn VipSetMemAttributes(
     if let Some(old) = unsafe { crate::handle::get::<PtagObj>(r.ptag as *mut c_void) } {
         old.users.fetch_sub(1, Ordering::AcqRel);
     }
-    crate::objects::write_lock(&n.0.regions).insert(
+    n.0.regions.insert(
         handle,
         Region {
             ptag: a.Ptag as usize,

@@ -104,6 +104,7 @@ pub unsafe extern "C" fn VipCreateVi(
         via: Arc::new(vi),
         attrs: Mutex::new(mine),
         ptag: mine.ptag.into(),
+        region_cache: RegionCache::default(),
         send_cq: send_cq as usize,
         recv_cq: recv_cq as usize,
         peer: Mutex::new(Peer::None),
