@@ -357,7 +357,16 @@ fn finish() -> std::io::Result<()> {
     }
     std::fs::rename(&tmp, dir.join(format!("rank-{rank}.ti")))?;
     let _ = std::fs::remove_file(&raw_path);
-    // The index: every rank file present, in rank order.
+    // The index: every rank file present, in rank order. Listed and replaced under an
+    // exclusive lock on `DIR/.index.lock`: ranks that end together otherwise race (one lists
+    // before the other's rank file appears, and renames its index over the complete one
+    // after). Each rank's file is in place before it locks, so whoever locks last lists all.
+    let lock_file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".index.lock"))?;
+    lock_file.lock()?;
     let mut ranks: Vec<usize> = std::fs::read_dir(&dir)?
         .flatten()
         .filter_map(|e| {
@@ -370,4 +379,5 @@ fn finish() -> std::io::Result<()> {
     let body: String = ranks.iter().map(|r| format!("rank-{r}.ti\n")).collect();
     std::fs::write(&idx_tmp, body)?;
     std::fs::rename(&idx_tmp, dir.join("index"))
+    // The lock is released when `lock_file` is dropped.
 }
