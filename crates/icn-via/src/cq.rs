@@ -156,7 +156,8 @@ impl CompletionQueue {
     ///   then naps with a growing back-off (capped at 1.3 ms), each nap a `poll(2)` on the
     ///   members that have a descriptor, so a tcp member's message ends it early.
     ///
-    /// Every sleep is at most [`SLICE`], so a member connected meanwhile is seen.
+    /// Every sleep is at most 20 ms (the wire's slice), so a member connected meanwhile is
+    /// seen.
     ///
     /// Why the CPU check: two processes on one core, each spinning its whole budget in turn
     /// before the other could answer, cost 2 x 50 us per round trip (MP_Lite's pong over
@@ -417,7 +418,7 @@ mod tests {
 
     /// A CQ wait on tcp blocks in the kernel on its member's socket until the message
     /// comes: while it waits (~300 ms) its thread burns almost no CPU and goes to sleep
-    /// about once per [`crate::wire::SLICE`] (20 ms), the longest sleep of any wait. The
+    /// about once per `wire::SLICE` (20 ms), the longest sleep of any wait. The
     /// back-off it replaces (spin, yield, then naps of at most 1.3 ms) went to sleep more
     /// than 200 times in 300 ms.
     #[test]
