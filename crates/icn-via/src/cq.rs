@@ -354,6 +354,11 @@ mod tests {
     }
 
     fn connected(p: &str, name: &str, n: usize) -> Connected {
+        connected_to(p, name, n, None)
+    }
+
+    /// As [`connected`], the server's VIs reporting to `cq` if given.
+    fn connected_to(p: &str, name: &str, n: usize, cq: Option<&CompletionQueue>) -> Connected {
         let t = Some(Duration::from_secs(30));
         let url = match p {
             "shm" => format!("shm:///icn-via-cq-{name}/{}", std::process::id()),
@@ -362,7 +367,9 @@ mod tests {
         let server = Nic::open(&url).unwrap();
         let addr = server.address().to_string();
         let client = Nic::open(&format!("{p}://")).unwrap();
-        let cq = server.create_cq(4 * n).unwrap();
+        let cq = cq
+            .cloned()
+            .unwrap_or_else(|| server.create_cq(4 * n).unwrap());
         let (ps, pc) = (server.create_ptag(), client.create_ptag());
         let attrs = |pt| ViAttributes::new(pt, Reliability::ReliableDelivery);
         let (mut svs, mut cvs) = (Vec::new(), Vec::new());
@@ -488,5 +495,38 @@ mod tests {
         }
         assert_eq!(c.cq.done().unwrap(), None, "two messages, two entries");
         assert!(c.svs[0].recv_done().is_none());
+    }
+
+    /// A CQ with members on both providers (a CQ belongs to no NIC) waits by the shm
+    /// policy, its naps being polls on the tcp member: a message on either, sent once the
+    /// wait is napping, ends the wait with a receive entry and that VI's completion. (VI
+    /// ids are numbered per NIC, so the entries of the two VIs carry the same id here.)
+    #[test]
+    fn a_cq_over_shm_and_tcp_members_delivers_both() {
+        let shm = connected("shm", "mixed", 1);
+        let tcp = connected_to("tcp", "mixed", 1, Some(&shm.cq));
+        let t = Some(Duration::from_secs(30));
+        for c in [&tcp, &shm, &tcp] {
+            let dst = region(&c.server, c.ptags.0, b"........");
+            let src = region(&c.client, c.ptags.1, b"one of 2");
+            c.svs[0]
+                .post_recv(Descriptor::recv([Segment::new(dst.handle(), 0, 8)]))
+                .unwrap();
+            std::thread::scope(|s| {
+                // sent once the wait has gone past its spin and yield into its naps
+                s.spawn(|| {
+                    std::thread::sleep(Duration::from_millis(50));
+                    c.cvs[0]
+                        .post_send(Descriptor::send([Segment::new(src.handle(), 0, 8)]))
+                        .unwrap();
+                });
+                assert_eq!(shm.cq.wait(t).unwrap(), (c.svs[0].id(), WorkQueue::Recv));
+            });
+            let other = if std::ptr::eq(c, &tcp) { &shm } else { &tcp };
+            assert!(other.svs[0].recv_done().is_none(), "only the sender's peer");
+            assert_eq!(c.svs[0].recv_done().unwrap().length, 8);
+            assert_eq!(dst.with(|b| b.to_vec()), b"one of 2");
+        }
+        assert_eq!(shm.cq.done().unwrap(), None);
     }
 }
