@@ -92,12 +92,8 @@ impl CompletionQueue {
             .collect()
     }
 
-    /// Handles what arrived on every member and sends the acks they owe. Members on
-    /// sockets are asked first, all at once, whether anything arrived (one `poll(2)` with a
-    /// zero timeout), and only those that say so are read: a poll that finds nothing then
-    /// costs one system call, not one read per member (MP_Lite polls a CQ of three tcp VIs
-    /// 100 times before it waits; docs/vipl.md). If `gated`, the sockets are not asked
-    /// again within [`KERNEL_POLL_GAP`] of an asking that gave no entry.
+    /// Handles what arrived on every member and sends the acks they owe; members on
+    /// sockets by [`CompletionQueue::progress_sockets`].
     fn progress_members(&self, gated: bool) {
         let mut sockets: Vec<(Arc<FastMutex<ViCore>>, SharedFd)> = Vec::new();
         for m in self.members() {
@@ -110,9 +106,18 @@ impl CompletionQueue {
             core.progress();
             core.flush_ack();
         }
-        if sockets.is_empty() {
-            return;
+        if !sockets.is_empty() {
+            self.progress_sockets(&sockets, gated);
         }
+    }
+
+    /// The members on sockets are asked first, all at once, whether anything arrived (one
+    /// `poll(2)` with a zero timeout), and only those that say so are read: a poll that
+    /// finds nothing then costs one system call, not one read per member (MP_Lite polls a
+    /// CQ of three tcp VIs 100 times before it waits; docs/vipl.md). If `gated`, they are
+    /// not asked again within [`KERNEL_POLL_GAP`] of an asking that gave no entry (acks owed
+    /// are sent all the same).
+    fn progress_sockets(&self, sockets: &[(Arc<FastMutex<ViCore>>, SharedFd)], gated: bool) {
         let now = Instant::now();
         let quiet_at = || {
             self.shared
