@@ -34,6 +34,11 @@ pub(crate) struct CqShared {
     capacity: Mutex<usize>,
     overflowed: std::sync::atomic::AtomicBool,
     members: Mutex<Vec<Weak<FastMutex<ViCore>>>>,
+    /// When a poll last asked the kernel about the socket members and got no entry
+    /// ([`CompletionQueue::done`]).
+    sockets_quiet_at: Mutex<Option<Instant>>,
+    /// [`KERNEL_POLL_GAP`] (tests lengthen it to see the gate without timing anything).
+    kernel_poll_gap: Duration,
 }
 
 impl CqShared {
@@ -70,6 +75,8 @@ impl CompletionQueue {
                 capacity: Mutex::new(capacity),
                 overflowed: false.into(),
                 members: Mutex::new(Vec::new()),
+                sockets_quiet_at: Mutex::new(None),
+                kernel_poll_gap: KERNEL_POLL_GAP,
             }),
         })
     }
@@ -85,12 +92,9 @@ impl CompletionQueue {
             .collect()
     }
 
-    /// Handles what arrived on every member and sends the acks they owe. Members on
-    /// sockets are asked first, all at once, whether anything arrived (one `poll(2)` with a
-    /// zero timeout), and only those that say so are read: a poll that finds nothing then
-    /// costs one system call, not one read per member (MP_Lite polls a CQ of three tcp VIs
-    /// 100 times before it waits; docs/vipl.md).
-    fn progress_members(&self) {
+    /// Handles what arrived on every member and sends the acks they owe; members on
+    /// sockets by [`CompletionQueue::progress_sockets`].
+    fn progress_members(&self, gated: bool) {
         let mut sockets: Vec<(Arc<FastMutex<ViCore>>, SharedFd)> = Vec::new();
         for m in self.members() {
             let mut core = m.lock();
@@ -102,11 +106,35 @@ impl CompletionQueue {
             core.progress();
             core.flush_ack();
         }
-        let arrived = match sockets.len() {
-            0 => return,
-            1 => vec![true],
-            _ => readable_now(sockets.iter().map(|(_, fd)| fd)),
+        if !sockets.is_empty() {
+            self.progress_sockets(&sockets, gated);
+        }
+    }
+
+    /// The members on sockets are asked first, all at once, whether anything arrived (one
+    /// `poll(2)` with a zero timeout), and only those that say so are read: a poll that
+    /// finds nothing then costs one system call, not one read per member (MP_Lite polls a
+    /// CQ of three tcp VIs 100 times before it waits; docs/vipl.md). If `gated`, they are
+    /// not asked again within [`KERNEL_POLL_GAP`] of an asking that gave no entry (acks owed
+    /// are sent all the same).
+    fn progress_sockets(&self, sockets: &[(Arc<FastMutex<ViCore>>, SharedFd)], gated: bool) {
+        let now = Instant::now();
+        let quiet_at = || {
+            self.shared
+                .sockets_quiet_at
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
         };
+        let gap = self.shared.kernel_poll_gap;
+        let recently = quiet_at().is_some_and(|t| now.duration_since(t) < gap);
+        let arrived = if gated && recently {
+            vec![false; sockets.len()]
+        } else if sockets.len() == 1 {
+            vec![true]
+        } else {
+            readable_now(sockets.iter().map(|(_, fd)| fd))
+        };
+        let asked = arrived.iter().any(|&a| a);
         for ((m, _), arrived) in sockets.iter().zip(arrived) {
             let mut core = m.lock();
             if arrived {
@@ -114,10 +142,29 @@ impl CompletionQueue {
             }
             core.flush_ack();
         }
+        if !(gated && recently) {
+            let none = self
+                .shared
+                .entries
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty();
+            *quiet_at() = (none || !asked).then_some(now);
+        }
     }
 
     /// `VipCQDone`: the next (VI, work queue) with a completion, if any.
+    ///
+    /// On sockets, asking the kernel costs a system call (~0.75 us here): a poll within
+    /// [`KERNEL_POLL_GAP`] of one that found nothing does not ask again. A program that
+    /// polls many times before it waits (MP_Lite: 100 times) then reaches its wait, which
+    /// blocks in the kernel, in microseconds instead of burning ~75 us of the CPU its peer
+    /// may need (docs/vipl.md).
     pub fn done(&self) -> Result<Option<(ViId, WorkQueue)>> {
+        self.poll(true)
+    }
+
+    fn poll(&self, gated: bool) -> Result<Option<(ViId, WorkQueue)>> {
         if self
             .shared
             .overflowed
@@ -137,7 +184,7 @@ impl CompletionQueue {
         if let Some((v, q)) = pop() {
             return Ok(Some((ViId(v), q)));
         }
-        self.progress_members();
+        self.progress_members(gated);
         Ok(pop().map(|(v, q)| (ViId(v), q)))
     }
 
@@ -156,7 +203,8 @@ impl CompletionQueue {
     ///   then naps with a growing back-off (capped at 1.3 ms), each nap a `poll(2)` on the
     ///   members that have a descriptor, so a tcp member's message ends it early.
     ///
-    /// Every sleep is at most [`SLICE`], so a member connected meanwhile is seen.
+    /// Every sleep is at most 20 ms (the wire's slice), so a member connected meanwhile is
+    /// seen.
     ///
     /// Why the CPU check: two processes on one core, each spinning its whole budget in turn
     /// before the other could answer, cost 2 x 50 us per round trip (MP_Lite's pong over
@@ -174,7 +222,7 @@ impl CompletionQueue {
         let mut sources = self.survey();
         let mut round = 0u32;
         loop {
-            if let Some(e) = self.done()? {
+            if let Some(e) = self.poll(false)? {
                 return Ok(e);
             }
             let now = Instant::now();
@@ -282,6 +330,10 @@ fn block_on(fds: &[SharedFd], timeout: Duration) -> Result<()> {
     }
 }
 
+/// How long after a poll that asked the kernel about the socket members and got nothing a
+/// [`CompletionQueue::done`] answers without asking again.
+pub const KERNEL_POLL_GAP: Duration = Duration::from_micros(5);
+
 /// Which of `fds` have bytes (or a hung-up peer) right now; all of them if the kernel
 /// cannot say (then the caller reads each, as it would without asking).
 fn readable_now<'a>(fds: impl Iterator<Item = &'a SharedFd>) -> Vec<bool> {
@@ -306,6 +358,7 @@ fn check_capacity(capacity: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use crate::*;
+    use std::sync::Arc;
     use std::time::{Duration, Instant};
 
     /// Pins the calling thread to the CPU it runs on, so the CPU it publishes stays true.
@@ -353,6 +406,11 @@ mod tests {
     }
 
     fn connected(p: &str, name: &str, n: usize) -> Connected {
+        connected_to(p, name, n, None)
+    }
+
+    /// As [`connected`], the server's VIs reporting to `cq` if given.
+    fn connected_to(p: &str, name: &str, n: usize, cq: Option<&CompletionQueue>) -> Connected {
         let t = Some(Duration::from_secs(30));
         let url = match p {
             "shm" => format!("shm:///icn-via-cq-{name}/{}", std::process::id()),
@@ -361,7 +419,9 @@ mod tests {
         let server = Nic::open(&url).unwrap();
         let addr = server.address().to_string();
         let client = Nic::open(&format!("{p}://")).unwrap();
-        let cq = server.create_cq(4 * n).unwrap();
+        let cq = cq
+            .cloned()
+            .unwrap_or_else(|| server.create_cq(4 * n).unwrap());
         let (ps, pc) = (server.create_ptag(), client.create_ptag());
         let attrs = |pt| ViAttributes::new(pt, Reliability::ReliableDelivery);
         let (mut svs, mut cvs) = (Vec::new(), Vec::new());
@@ -417,7 +477,7 @@ mod tests {
 
     /// A CQ wait on tcp blocks in the kernel on its member's socket until the message
     /// comes: while it waits (~300 ms) its thread burns almost no CPU and goes to sleep
-    /// about once per [`crate::wire::SLICE`] (20 ms), the longest sleep of any wait. The
+    /// about once per `wire::SLICE` (20 ms), the longest sleep of any wait. The
     /// back-off it replaces (spin, yield, then naps of at most 1.3 ms) went to sleep more
     /// than 200 times in 300 ms.
     #[test]
@@ -487,5 +547,95 @@ mod tests {
         }
         assert_eq!(c.cq.done().unwrap(), None, "two messages, two entries");
         assert!(c.svs[0].recv_done().is_none());
+    }
+
+    /// A CQ with members on both providers (a CQ belongs to no NIC) waits by the shm
+    /// policy, its naps being polls on the tcp member: a message on either, sent once the
+    /// wait is napping, ends the wait with a receive entry and that VI's completion. (VI
+    /// ids are numbered per NIC, so the entries of the two VIs carry the same id here.)
+    #[test]
+    fn a_cq_over_shm_and_tcp_members_delivers_both() {
+        let shm = connected("shm", "mixed", 1);
+        let tcp = connected_to("tcp", "mixed", 1, Some(&shm.cq));
+        let t = Some(Duration::from_secs(30));
+        for c in [&tcp, &shm, &tcp] {
+            let dst = region(&c.server, c.ptags.0, b"........");
+            let src = region(&c.client, c.ptags.1, b"one of 2");
+            c.svs[0]
+                .post_recv(Descriptor::recv([Segment::new(dst.handle(), 0, 8)]))
+                .unwrap();
+            std::thread::scope(|s| {
+                // sent once the wait has gone past its spin and yield into its naps
+                s.spawn(|| {
+                    std::thread::sleep(Duration::from_millis(50));
+                    c.cvs[0]
+                        .post_send(Descriptor::send([Segment::new(src.handle(), 0, 8)]))
+                        .unwrap();
+                });
+                assert_eq!(shm.cq.wait(t).unwrap(), (c.svs[0].id(), WorkQueue::Recv));
+            });
+            let other = if std::ptr::eq(c, &tcp) { &shm } else { &tcp };
+            assert!(other.svs[0].recv_done().is_none(), "only the sender's peer");
+            assert_eq!(c.svs[0].recv_done().unwrap().length, 8);
+            assert_eq!(dst.with(|b| b.to_vec()), b"one of 2");
+        }
+        assert_eq!(shm.cq.done().unwrap(), None);
+    }
+
+    /// A poll of a tcp CQ within the gap of one that found nothing does not ask the kernel,
+    /// even with the message in the socket; the next poll past the gap, and every wait,
+    /// do. (The gap is lengthened to an hour here, so nothing depends on timing.)
+    #[test]
+    fn a_cq_poll_does_not_ask_the_kernel_again_within_the_gap() {
+        let mut cq = CompletionQueue::new(4).unwrap();
+        Arc::get_mut(&mut cq.shared).unwrap().kernel_poll_gap = Duration::from_secs(3600);
+        let c = connected_to("tcp", "gap", 1, Some(&cq));
+        let dst = region(&c.server, c.ptags.0, b"........");
+        let src = region(&c.client, c.ptags.1, b"in there");
+        for _ in 0..3 {
+            c.svs[0]
+                .post_recv(Descriptor::recv([Segment::new(dst.handle(), 0, 8)]))
+                .unwrap();
+        }
+        let sent = || {
+            c.cvs[0]
+                .post_send(Descriptor::send([Segment::new(src.handle(), 0, 8)]))
+                .unwrap();
+            // until the message is in the server's socket
+            let fds: Vec<_> = cq
+                .members()
+                .iter()
+                .filter_map(|m| match m.lock().wait_source() {
+                    super::WaitSource::Fd(fd) => Some(fd),
+                    _ => None,
+                })
+                .collect();
+            super::block_on(&fds, Duration::from_secs(30)).unwrap();
+        };
+        assert_eq!(cq.done().unwrap(), None, "nothing sent: the kernel said so");
+        sent();
+        assert_eq!(cq.done().unwrap(), None, "within the gap: not asked");
+        let entry = (c.svs[0].id(), WorkQueue::Recv);
+        assert_eq!(cq.wait(Some(Duration::from_secs(30))).unwrap(), entry);
+        // a poll that found something leaves the gate open
+        sent();
+        assert_eq!(
+            cq.done().unwrap(),
+            Some(entry),
+            "asked after a fruitful poll"
+        );
+        assert_eq!(
+            cq.done().unwrap(),
+            None,
+            "asked, and empty: the gate closes"
+        );
+        sent();
+        assert_eq!(cq.done().unwrap(), None, "within the gap again: not asked");
+        *cq.shared.sockets_quiet_at.lock().unwrap() =
+            Some(Instant::now() - Duration::from_secs(7200));
+        assert_eq!(cq.done().unwrap(), Some(entry), "past the gap: asked");
+        for _ in 0..3 {
+            assert_eq!(c.svs[0].recv_done().unwrap().length, 8);
+        }
     }
 }
