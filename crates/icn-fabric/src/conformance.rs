@@ -304,3 +304,49 @@ pub fn zero_load_is_exact(
     }
     Ok(())
 }
+
+/// A lone message of `n` packets like `(src, dst, bytes)`, injected at once into a fabric
+/// from `fresh`: its last delivery against the end [`crate::zero_load::Wire`] predicts from
+/// the fabric's answers, both from the injection. They must be equal while the train is no
+/// longer than the measured gaps (`GAPS + 1` packets); beyond, where the steady gap stands
+/// for the protocol's pace, within `tolerance` (a fraction of the delivery time).
+pub fn lone_train(
+    fresh: &dyn Fn() -> Box<dyn Fabric>,
+    (src, dst, bytes): (usize, usize, u32),
+    n: u64,
+    tolerance: f64,
+) -> Result<(), String> {
+    let fail = |e: crate::FabricError| e.to_string();
+    let mut f = fresh();
+    let cycle = f.cycle_ps();
+    let at = f.now();
+    let z = f.zero_load(src, dst, bytes).map_err(fail)?;
+    let mut wire = crate::zero_load::Wire::default();
+    for tag in 0..n {
+        wire.add(at, z);
+        f.inject(Packet {
+            src,
+            dst,
+            bytes,
+            tag,
+        });
+    }
+    let mut out = Vec::new();
+    while f.in_flight() > 0 {
+        let next = f.next_event().unwrap_or(0).max(f.now());
+        f.advance(next + cycle, &mut out).map_err(fail)?;
+    }
+    let took = out.iter().map(|d| d.delivered).max().unwrap_or(at) - at;
+    let said = wire.split(at, Ps::MAX).0;
+    let allowed = if n <= crate::zero_load::GAPS as u64 + 1 {
+        0.0
+    } else {
+        tolerance * took as f64
+    };
+    if took.abs_diff(said) as f64 > allowed {
+        return Err(format!(
+            "{n} × {bytes} B {src}→{dst} at once: took {took} ps, the wire fold says {said} ps"
+        ));
+    }
+    Ok(())
+}

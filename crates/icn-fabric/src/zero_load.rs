@@ -21,10 +21,14 @@ pub struct ZeroLoad {
     /// Injection → delivery of the packet alone.
     pub latency: Ps,
     /// In a train of packets like it injected at the same time, packet `k + 1` is
-    /// delivered `spacing[k]` after packet `k` (the last gap holds for longer trains): how
-    /// long each holds the narrowest point of the route, or waits for the protocol's
-    /// window (the packets' own serialisation, with no one else's traffic).
+    /// delivered `spacing[k]` after packet `k`: how long each holds the narrowest point of
+    /// the route, or waits for the protocol's window (the packets' own serialisation, with
+    /// no one else's traffic).
     pub spacing: [Ps; GAPS],
+    /// The gap beyond the measured ones: the mean of the second half of `spacing` (a
+    /// protocol's pace need not be one gap repeated: an SCI ring node's sends follow their
+    /// echoes' round trips).
+    pub steady: Ps,
 }
 
 impl ZeroLoad {
@@ -33,6 +37,7 @@ impl ZeroLoad {
         ZeroLoad {
             latency,
             spacing: [gap; GAPS],
+            steady: gap,
         }
     }
 }
@@ -121,17 +126,22 @@ pub fn alone(
     let mut z = ZeroLoad {
         latency: first - t0,
         spacing: [0; GAPS],
+        steady: 0,
     };
     for (gap, w) in z.spacing.iter_mut().zip(out.windows(2)) {
         *gap = w[1].delivered - w[0].delivered;
     }
+    let tail = &z.spacing[GAPS / 2..];
+    z.steady = tail.iter().sum::<Ps>() / tail.len() as Ps;
     Ok(z)
 }
 
 /// A message's wire time: its packets, injected when they were, each alone on the fabric
 /// ([`ZeroLoad::latency`]) but never closer behind its predecessor than the train's gap at
-/// its place ([`ZeroLoad::spacing`]: the message's packets share their route, and the
-/// protocol's window, even when nothing else does). A packet that lands alone starts a new
+/// its place ([`ZeroLoad::spacing`], then [`ZeroLoad::steady`]: the message's packets share
+/// their route, and the protocol's window, even when nothing else does). Exact for a lone
+/// train of up to `GAPS + 1` packets like one another injected at once; beyond, as close as
+/// the steady gap is to the protocol's pace. A packet that lands alone starts a new
 /// train. Packets are added in injection order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Wire {
@@ -144,7 +154,7 @@ impl Wire {
     pub fn add(&mut self, injected: Ps, z: ZeroLoad) {
         let alone = injected.saturating_add(z.latency);
         let behind = self.end.map(|end| {
-            let gap = z.spacing[(self.train - 1).min(GAPS - 1)];
+            let gap = z.spacing.get(self.train - 1).copied().unwrap_or(z.steady);
             end.saturating_add(gap)
         });
         match behind {

@@ -5,7 +5,9 @@
 //! those with speculative switch allocation.
 
 use icn_fabric::Fabric;
-use icn_fabric::conformance::{Traffic, check, skip_idle_matches_stepping, zero_load_is_exact};
+use icn_fabric::conformance::{
+    Traffic, check, lone_train, skip_idle_matches_stepping, zero_load_is_exact,
+};
 use icn_thnet::fabric::{VcFabric, VcSpec, VcTopology, XSwitchFabric};
 use icn_thnet::frame::Check;
 use icn_thnet::router::VcParams;
@@ -176,5 +178,48 @@ fn the_vc_fabric_answers_zero_load_exactly() {
             STARTS,
         )
         .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+/// A lone message's packets on the X-Switch (256 B frames, an 8×4 mesh, the cluster's
+/// 4 KiB packets and smaller) and the VC routers: exact up to 17 packets, within 1 % for 30.
+#[test]
+fn a_lone_train_is_its_wire_time() {
+    let p = NetParams {
+        link_delay: 1,
+        fifo_size: 64,
+        stop_threshold: 40,
+        go_threshold: 20,
+        frame_size: 256,
+        check: Check::Crc16,
+        dma_delay: 4,
+        watchdog: 100_000,
+        watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
+    };
+    let x = || {
+        Box::new(
+            XSwitchFabric::new(Topology::from_spec("mesh:8x4").unwrap(), p.clone(), 10_000)
+                .unwrap(),
+        ) as Box<dyn Fabric>
+    };
+    let grid = VcTopology::Grid(Grid {
+        x: 4,
+        y: 4,
+        wrap: false,
+    });
+    let v = || Box::new(vc(grid.clone(), 1, 16, false)) as Box<dyn Fabric>;
+    for (name, fresh, cases) in [
+        (
+            "xswitch",
+            &x as &dyn Fn() -> Box<dyn Fabric>,
+            [(0, 1, 100), (0, 31, 1000), (0, 31, 4104)],
+        ),
+        ("vc", &v, [(0, 1, 16), (0, 15, 100), (3, 12, 256)]),
+    ] {
+        for case in cases {
+            for n in [2, 5, 17, 30] {
+                lone_train(fresh, case, n, 0.01).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
     }
 }
