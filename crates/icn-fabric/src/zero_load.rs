@@ -10,6 +10,7 @@
 
 use crate::{Fabric, FabricError, Packet, Ps};
 use std::collections::HashMap;
+use std::hash::Hash;
 
 /// Gaps of a train [`ZeroLoad`] describes: a train of `GAPS + 1` packets shows the start of a
 /// protocol's pace (an SCI ring node sends four sends back to back, then one per echo).
@@ -25,9 +26,9 @@ pub struct ZeroLoad {
     /// the route, or waits for the protocol's window (the packets' own serialisation, with
     /// no one else's traffic).
     pub spacing: [Ps; GAPS],
-    /// The gap beyond the measured ones: the mean of the second half of `spacing` (a
-    /// protocol's pace need not be one gap repeated: an SCI ring node's sends follow their
-    /// echoes' round trips).
+    /// The gap beyond the measured ones: the mean of the second half of the gaps measured
+    /// (a protocol's pace need not be one gap repeated: an SCI ring node's sends follow
+    /// their echoes' round trips).
     pub steady: Ps,
 }
 
@@ -46,42 +47,57 @@ impl ZeroLoad {
 /// that its memory is bounded by a count, never by a run's length.
 pub const PROBE_CACHE: usize = 1 << 16;
 
-/// Measures [`ZeroLoad`] on fresh copies of a cycle-level fabric, once per distinct
-/// question: `(src, dst, bytes)` and the injection cycle modulo the fabric's *period* (the
-/// cycles after which a fresh fabric's answer repeats: an X-Switch output polls its five
-/// inputs in turn, so its period is 5; a fabric without such a phase has period 1).
-pub struct Probe {
-    period: u64,
-    cache: HashMap<(usize, usize, u32, u64), ZeroLoad>,
+/// A probe's train of packets of `bytes` is `⌊PROBE_TRAIN_BYTES / bytes⌋ + 1` long, 3 ..=
+/// `GAPS + 1` ([`probe_train`]): one of 4 KiB X-Switch packets (and their header) is 4
+/// long, one of 64 B SCI sends the full 17. What a probe costs is the cycles its train
+/// takes, so long packets get short trains; their pace is their serialisation, which a few
+/// gaps already show.
+pub const PROBE_TRAIN_BYTES: u32 = 16 << 10;
+
+/// Packets in a [`Probe`]'s train of packets of `bytes`: 3 ..= `GAPS + 1`.
+pub fn probe_train(bytes: u32) -> u32 {
+    (PROBE_TRAIN_BYTES / bytes.max(1)).clamp(2, GAPS as u32) + 1
 }
 
-impl Probe {
-    pub fn new(period: u64) -> Probe {
+/// Measures [`ZeroLoad`] on fresh copies of a cycle-level fabric, once per distinct
+/// question: the pair's *route class* `K` (the fabric says which pairs a lone packet cannot
+/// tell apart: on an X-Switch the ports its route passes, on an SCI ring the distance;
+/// `(src, dst)` when it cannot tell), the size, and the injection cycle modulo the fabric's
+/// *period* (the cycles after which a fresh fabric's answer repeats: an X-Switch output
+/// polls its five inputs in turn, so its period is 5; a fabric without such a phase has
+/// period 1).
+pub struct Probe<K> {
+    period: u64,
+    cache: HashMap<(K, u32, u64), ZeroLoad>,
+}
+
+impl<K: Hash + Eq> Probe<K> {
+    pub fn new(period: u64) -> Probe<K> {
         Probe {
             period: period.max(1),
             cache: HashMap::new(),
         }
     }
 
-    /// The answer for a packet injected in cycle `now_cycle`; on a new question, `fresh`
-    /// builds an empty copy of the fabric (sequential: the same results at any thread
-    /// count), which is moved to the same phase and carries the packet ([`alone`]).
+    /// The answer for a packet `src → dst` (of route class `class`) injected in cycle
+    /// `now_cycle`; on a new question, `fresh` builds an empty copy of the fabric
+    /// (sequential: the same results at any thread count), which is moved to the same
+    /// phase and carries a train like the packet ([`alone`]).
     pub fn measure(
         &mut self,
         now_cycle: u64,
-        src: usize,
-        dst: usize,
-        bytes: u32,
+        class: K,
+        (src, dst, bytes): (usize, usize, u32),
         fresh: impl FnOnce() -> Result<Box<dyn Fabric>, FabricError>,
     ) -> Result<ZeroLoad, FabricError> {
-        let key = (src, dst, bytes, now_cycle % self.period);
+        let key = (class, bytes, now_cycle % self.period);
         if let Some(&z) = self.cache.get(&key) {
             return Ok(z);
         }
         let mut f = fresh()?;
-        let phase = key.3 * f.cycle_ps();
+        let phase = key.2 * f.cycle_ps();
         f.skip_idle(phase)?;
-        let z = alone(&mut *f, src, dst, bytes)?;
+        let z = alone(&mut *f, (src, dst, bytes), probe_train(bytes))?;
         if self.cache.len() >= PROBE_CACHE {
             self.cache.clear();
         }
@@ -90,18 +106,18 @@ impl Probe {
     }
 }
 
-/// Measures [`ZeroLoad`] on `f`, which must be empty: a train of `GAPS + 1` packets like the
-/// one asked about, injected now, run until all are delivered; the first one's latency
-/// (the others queue behind it at its source and cannot delay it) and the gaps between them
-/// in delivery order.
+/// Measures [`ZeroLoad`] on `f`, which must be empty: a train of `train` (3 ..= `GAPS + 1`)
+/// packets like the one asked about, injected now, run until all are delivered; the first
+/// one's latency (the others queue behind it at its source and cannot delay it), the gaps
+/// between them in delivery order, and the mean of the second half of the gaps as the
+/// steady gap, which also fills the gaps the train did not reach.
 pub fn alone(
     f: &mut dyn Fabric,
-    src: usize,
-    dst: usize,
-    bytes: u32,
+    (src, dst, bytes): (usize, usize, u32),
+    train: u32,
 ) -> Result<ZeroLoad, FabricError> {
     let t0 = f.now();
-    let train = GAPS as u64 + 1;
+    let train = u64::from(train).clamp(3, GAPS as u64 + 1);
     for tag in 0..train {
         f.inject(Packet {
             src,
@@ -123,16 +139,14 @@ pub fn alone(
         .iter()
         .find(|d| d.packet.tag == 0)
         .map_or(t0, |d| d.delivered);
-    let mut z = ZeroLoad {
-        latency: first - t0,
-        spacing: [0; GAPS],
-        steady: 0,
-    };
-    for (gap, w) in z.spacing.iter_mut().zip(out.windows(2)) {
-        *gap = w[1].delivered - w[0].delivered;
-    }
-    let tail = &z.spacing[GAPS / 2..];
-    z.steady = tail.iter().sum::<Ps>() / tail.len() as Ps;
+    let gaps: Vec<Ps> = out
+        .windows(2)
+        .map(|w| w[1].delivered - w[0].delivered)
+        .collect();
+    let tail = &gaps[gaps.len() / 2..];
+    let steady = tail.iter().sum::<Ps>() / tail.len() as Ps;
+    let mut z = ZeroLoad::even(first - t0, steady);
+    z.spacing[..gaps.len()].copy_from_slice(&gaps);
     Ok(z)
 }
 

@@ -46,7 +46,14 @@ fn the_sci_ring_fabric_answers_zero_load_exactly() {
         };
         zero_load_is_exact(
             &fresh,
-            &[(0, 1, 1), (0, 7, 16), (5, 2, u32::from(data)), (3, 4, 9)],
+            &[
+                (0, 1, 1),
+                (3, 4, 1),
+                (0, 7, 16),
+                (5, 2, u32::from(data)),
+                (6, 3, u32::from(data)),
+                (3, 4, 9),
+            ],
             &[0, 1, 2, 3, 5, 17, 1_000],
         )
         .unwrap_or_else(|e| panic!("{data} B sends, intelligent {intelligent}: {e}"));
