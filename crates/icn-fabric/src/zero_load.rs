@@ -60,49 +60,76 @@ pub fn probe_train(bytes: u32) -> u32 {
 }
 
 /// Measures [`ZeroLoad`] on fresh copies of a cycle-level fabric, once per distinct
-/// question: the pair's *route class* `K` (the fabric says which pairs a lone packet cannot
-/// tell apart: on an X-Switch the ports its route passes, on an SCI ring the distance;
-/// `(src, dst)` when it cannot tell), the size, and the injection cycle modulo the fabric's
-/// *period* (the cycles after which a fresh fabric's answer repeats: an X-Switch output
-/// polls its five inputs in turn, so its period is 5; a fabric without such a phase has
-/// period 1).
+/// question. A question is the pair's *route class* `K` (the fabric says which pairs a lone
+/// packet cannot tell apart: on an X-Switch the ports its route passes, on an SCI ring the
+/// distance; `(src, dst)` when it cannot tell), the size, and the injection cycle modulo
+/// the fabric's *period* (the cycles after which a fresh fabric's answer repeats: an
+/// X-Switch output polls its five inputs in turn, so its period is 5; a fabric without such
+/// a phase has period 1). A train is measured once per class and size, injected in phase
+/// 0; another phase shifts its latency by what it shifts a one-byte packet's of the same
+/// class (the phase decides the first frame's grants, and every later frame follows it),
+/// measured once per class and phase: a fraction of a train's cycles.
 pub struct Probe<K> {
     period: u64,
-    cache: HashMap<(K, u32, u64), ZeroLoad>,
+    trains: HashMap<(K, u32), ZeroLoad>,
+    shifts: HashMap<(K, u64), i128>,
 }
 
-impl<K: Hash + Eq> Probe<K> {
+impl<K: Hash + Eq + Clone> Probe<K> {
     pub fn new(period: u64) -> Probe<K> {
         Probe {
             period: period.max(1),
-            cache: HashMap::new(),
+            trains: HashMap::new(),
+            shifts: HashMap::new(),
         }
     }
 
     /// The answer for a packet `src → dst` (of route class `class`) injected in cycle
-    /// `now_cycle`; on a new question, `fresh` builds an empty copy of the fabric
-    /// (sequential: the same results at any thread count), which is moved to the same
-    /// phase and carries a train like the packet ([`alone`]).
+    /// `now_cycle`; on a new question, `fresh` builds empty copies of the fabric
+    /// (sequential: the same results at any thread count), moved to the phase asked about,
+    /// that carry a train like the packet ([`alone`]) or one byte.
     pub fn measure(
         &mut self,
         now_cycle: u64,
         class: K,
         (src, dst, bytes): (usize, usize, u32),
-        fresh: impl FnOnce() -> Result<Box<dyn Fabric>, FabricError>,
+        fresh: impl Fn() -> Result<Box<dyn Fabric>, FabricError>,
     ) -> Result<ZeroLoad, FabricError> {
-        let key = (class, bytes, now_cycle % self.period);
-        if let Some(&z) = self.cache.get(&key) {
+        if self.trains.len() >= PROBE_CACHE || self.shifts.len() >= PROBE_CACHE {
+            self.trains.clear();
+            self.shifts.clear();
+        }
+        let carry = |phase: u64, bytes: u32, train: u32| -> Result<ZeroLoad, FabricError> {
+            let mut f = fresh()?;
+            let at = phase * f.cycle_ps();
+            f.skip_idle(at)?;
+            alone(&mut *f, (src, dst, bytes), train)
+        };
+        let z = match self.trains.get(&(class.clone(), bytes)) {
+            Some(&z) => z,
+            None => {
+                let z = carry(0, bytes, probe_train(bytes))?;
+                self.trains.insert((class.clone(), bytes), z);
+                z
+            }
+        };
+        let phase = now_cycle % self.period;
+        if phase == 0 {
             return Ok(z);
         }
-        let mut f = fresh()?;
-        let phase = key.2 * f.cycle_ps();
-        f.skip_idle(phase)?;
-        let z = alone(&mut *f, (src, dst, bytes), probe_train(bytes))?;
-        if self.cache.len() >= PROBE_CACHE {
-            self.cache.clear();
-        }
-        self.cache.insert(key, z);
-        Ok(z)
+        let shift = match self.shifts.get(&(class.clone(), phase)) {
+            Some(&s) => s,
+            None => {
+                let s =
+                    i128::from(carry(phase, 1, 3)?.latency) - i128::from(carry(0, 1, 3)?.latency);
+                self.shifts.insert((class, phase), s);
+                s
+            }
+        };
+        Ok(ZeroLoad {
+            latency: (i128::from(z.latency) + shift).max(0) as Ps,
+            ..z
+        })
     }
 }
 

@@ -141,7 +141,7 @@ impl XSwitchFabric {
 /// The ports a frame from `src` to `dst` passes, in then out at every switch: a lone frame's
 /// timing depends on nothing else (every link has the same delay, every switch the same
 /// parameters, and a fresh network's outputs all poll in the same phase), so pairs whose
-/// routes have the same shape share one [`Probe`] answer (105 shapes for the 992 pairs of
+/// routes have the same shape share one [`Probe`] answer (104 shapes for the 992 pairs of
 /// an 8×4 mesh).
 fn route_ports(topo: &Topology, src: usize, dst: usize) -> Vec<Port> {
     let (mut sw, mut port_in) = topo.nia_at[src];

@@ -15,18 +15,22 @@ use icn_thnet::topology::{Grid, Topology};
 use icn_thnet::xswitch::NetParams;
 use std::sync::Arc;
 
-fn xswitch(spec: &str, threads: usize, link_delay: usize) -> XSwitchFabric {
-    let p = NetParams {
+fn params(link_delay: usize, frame_size: u32) -> NetParams {
+    NetParams {
         link_delay,
         fifo_size: 64,
         stop_threshold: 40,
         go_threshold: 20,
-        frame_size: 64,
+        frame_size,
         check: Check::Crc16,
         dma_delay: 4,
         watchdog: 100_000,
         watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
-    };
+    }
+}
+
+fn xswitch(spec: &str, threads: usize, link_delay: usize) -> XSwitchFabric {
+    let p = params(link_delay, 64);
     XSwitchFabric::with_threads(Topology::from_spec(spec).unwrap(), p, threads, 1_000).unwrap()
 }
 
@@ -159,6 +163,10 @@ fn the_xswitch_fabric_answers_zero_load_exactly() {
         )
         .unwrap_or_else(|e| panic!("link delay {delay}: {e}"));
     }
+    // The cluster's THNPC-II-like mesh: 8×4, 256 B frames, 4 KiB packets with a header.
+    let fresh = || Box::new(thnpc_mesh()) as Box<dyn Fabric>;
+    zero_load_is_exact(&fresh, &[(0, 31, 4104), (9, 22, 4104), (3, 4, 777)], STARTS)
+        .unwrap_or_else(|e| panic!("8×4: {e}"));
 }
 
 /// Rule 3 on the VC routers: the grid, any radix, speculative; 1 to 16 flits.
@@ -193,23 +201,7 @@ fn the_vc_fabric_answers_zero_load_exactly() {
 /// of up to 963 B, 4 of 4 KiB + a header), within 1 % for longer ones, up to 30.
 #[test]
 fn a_lone_train_is_its_wire_time() {
-    let p = NetParams {
-        link_delay: 1,
-        fifo_size: 64,
-        stop_threshold: 40,
-        go_threshold: 20,
-        frame_size: 256,
-        check: Check::Crc16,
-        dma_delay: 4,
-        watchdog: 100_000,
-        watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
-    };
-    let x = || {
-        Box::new(
-            XSwitchFabric::new(Topology::from_spec("mesh:8x4").unwrap(), p.clone(), 10_000)
-                .unwrap(),
-        ) as Box<dyn Fabric>
-    };
+    let x = || Box::new(thnpc_mesh()) as Box<dyn Fabric>;
     let grid = VcTopology::Grid(Grid {
         x: 4,
         y: 4,
@@ -230,4 +222,15 @@ fn a_lone_train_is_its_wire_time() {
             }
         }
     }
+}
+
+/// An 8×4 mesh of X-Switches with 256 B frames at 100 MHz, as the cluster's THNPC-II-like
+/// machine has.
+fn thnpc_mesh() -> XSwitchFabric {
+    XSwitchFabric::new(
+        Topology::from_spec("mesh:8x4").unwrap(),
+        params(1, 256),
+        10_000,
+    )
+    .unwrap()
 }
