@@ -14,6 +14,7 @@
 //!    window (in cycles) (a clockless fabric without serialisation books none);
 //!    `accepted` has one entry per endpoint and counts something, never more than offered.
 
+use crate::zero_load::carry;
 use crate::{Delivery, Fabric, Packet, Ps};
 use icn_engine::rng::{Rng, stream};
 use std::collections::BTreeSet;
@@ -273,19 +274,7 @@ pub fn zero_load_is_exact(
                 let mut f = fresh();
                 f.skip_idle(start * cycle).map_err(fail)?;
                 let at = f.now();
-                for tag in 0..copies {
-                    f.inject(Packet {
-                        src,
-                        dst,
-                        bytes,
-                        tag,
-                    });
-                }
-                let mut out = Vec::new();
-                while f.in_flight() > 0 {
-                    let next = f.next_event().unwrap_or(0).max(f.now());
-                    f.advance(next + cycle, &mut out).map_err(fail)?;
-                }
+                let out = carry(&mut *f, (src, dst, bytes), copies).map_err(fail)?;
                 Ok(out.iter().map(|d| d.delivered).max().unwrap_or(at) - at)
             };
             let case = format!("{bytes} B {src}→{dst} injected in cycle {start}");
@@ -318,24 +307,13 @@ pub fn lone_train(
 ) -> Result<(), String> {
     let fail = |e: crate::FabricError| e.to_string();
     let mut f = fresh();
-    let cycle = f.cycle_ps();
     let at = f.now();
     let z = f.zero_load(src, dst, bytes).map_err(fail)?;
     let mut wire = crate::zero_load::Wire::default();
-    for tag in 0..n {
+    for _ in 0..n {
         wire.add(at, z);
-        f.inject(Packet {
-            src,
-            dst,
-            bytes,
-            tag,
-        });
     }
-    let mut out = Vec::new();
-    while f.in_flight() > 0 {
-        let next = f.next_event().unwrap_or(0).max(f.now());
-        f.advance(next + cycle, &mut out).map_err(fail)?;
-    }
+    let out = carry(&mut *f, (src, dst, bytes), n).map_err(fail)?;
     let took = out.iter().map(|d| d.delivered).max().unwrap_or(at) - at;
     let said = wire.split(at, Ps::MAX).0;
     let allowed = if n <= u64::from(crate::zero_load::probe_train(bytes)) {

@@ -8,7 +8,7 @@
 //! its answer, a cycle-level one lets a fresh copy of itself carry the packet
 //! ([`Probe`]), so that wire time is what that very model does, not a formula beside it.
 
-use crate::{Fabric, FabricError, Packet, Ps};
+use crate::{Delivery, Fabric, FabricError, Packet, Ps};
 use std::collections::HashMap;
 use std::hash::Hash;
 
@@ -145,23 +145,7 @@ pub fn alone(
 ) -> Result<ZeroLoad, FabricError> {
     let t0 = f.now();
     let train = u64::from(train).clamp(3, GAPS as u64 + 1);
-    for tag in 0..train {
-        f.inject(Packet {
-            src,
-            dst,
-            bytes,
-            tag,
-        });
-    }
-    let mut out = Vec::new();
-    while (out.len() as u64) < train {
-        let Some(next) = f.next_event() else {
-            return Err(FabricError::Failed(format!(
-                "a lone packet of {bytes} B from {src} to {dst} was never delivered"
-            )));
-        };
-        f.advance(next.max(f.now()).saturating_add(f.cycle_ps()), &mut out)?;
-    }
+    let out = carry(f, (src, dst, bytes), train)?;
     let first = out
         .iter()
         .find(|d| d.packet.tag == 0)
@@ -175,6 +159,34 @@ pub fn alone(
     let mut z = ZeroLoad::even(first - t0, steady);
     z.spacing[..gaps.len()].copy_from_slice(&gaps);
     Ok(z)
+}
+
+/// Injects `copies` packets `src → dst` of `bytes` (tags 0, 1, ...) into `f` now and runs
+/// it until all are delivered; their deliveries in time order.
+pub fn carry(
+    f: &mut dyn Fabric,
+    (src, dst, bytes): (usize, usize, u32),
+    copies: u64,
+) -> Result<Vec<Delivery>, FabricError> {
+    for tag in 0..copies {
+        f.inject(Packet {
+            src,
+            dst,
+            bytes,
+            tag,
+        });
+    }
+    let mut out = Vec::new();
+    while (out.len() as u64) < copies {
+        let Some(next) = f.next_event() else {
+            return Err(FabricError::Failed(format!(
+                "{copies} packets of {bytes} B from {src} to {dst}: {} never delivered",
+                copies - out.len() as u64
+            )));
+        };
+        f.advance(next.max(f.now()).saturating_add(f.cycle_ps()), &mut out)?;
+    }
+    Ok(out)
 }
 
 /// A message's wire time: its packets, injected when they were, each alone on the fabric
