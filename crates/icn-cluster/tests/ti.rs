@@ -341,7 +341,8 @@ fn example_traces_replay_on_flow_and_ideal_fabrics() {
 /// With a NIC, a TI message passes the endpoint stages as the cluster's own programs' do:
 /// one round trip of MyVIA (set-up B) over the ideal fabric with Myrinet-2000's link takes,
 /// to the picosecond, what the built-in `pingpong` of one iteration takes, eager and
-/// rendezvous sizes alike, with the same host / NIC / fabric split per message.
+/// rendezvous sizes alike, with the same host / NIC / fabric split per message, and the
+/// same wire / waiting split of the fabric time (one message at a time: no waiting).
 #[test]
 fn a_ti_pingpong_through_a_nic_equals_the_built_in_pingpong() {
     for bytes in [4u64, 4096, 131_072] {
@@ -366,7 +367,14 @@ fn a_ti_pingpong_through_a_nic_equals_the_built_in_pingpong() {
             run(&pp, &Context::default()).unwrap(),
         );
         assert_eq!(get(&a, "messages"), 2.0);
-        for name in ["completion_us", "host_us", "nic_us", "fabric_us"] {
+        for name in [
+            "completion_us",
+            "host_us",
+            "nic_us",
+            "fabric_us",
+            "wire_us",
+            "fabric_wait_us",
+        ] {
             let (x, y) = (get(&a, name), get(&b, name));
             assert!(
                 (x - y).abs() < 1e-6,
@@ -374,5 +382,33 @@ fn a_ti_pingpong_through_a_nic_equals_the_built_in_pingpong() {
             );
         }
         assert!(get(&a, "nic_us") > 0.0 && get(&a, "host_us") > 0.0);
+        assert_eq!(get(&a, "fabric_wait_us"), 0.0, "{bytes} B");
+        assert_eq!(get(&a, "wire_us"), get(&a, "fabric_us"), "{bytes} B");
     }
+}
+
+/// Four ranks send 1 MB each to rank 4 at once (zero NIC, the flow fabric's crossbar at
+/// 125 MB/s and 50 µs per link): alone a message takes 2 × 50 µs + 8 ms (wire); the four
+/// share rank 4's down link and all land at 100 µs + 32 ms, so each waits 24 ms in the
+/// fabric, and wire + waiting is the fabric time.
+#[test]
+fn ti_messages_that_share_a_link_wait_in_the_fabric() {
+    let mut text = String::new();
+    for r in 0..4 {
+        text += &format!("{r} send 4 0 1000000\n4 irecv {r} 0 1000000\n");
+    }
+    text += "4 waitall\n";
+    let (cfg, _) = trace("incast", &text);
+    let m = run(&cfg, &Context::default()).unwrap();
+    let (wire, wait, fabric) = (
+        get(&m, "wire_us"),
+        get(&m, "fabric_wait_us"),
+        get(&m, "fabric_us"),
+    );
+    assert!(
+        (wire + wait - fabric).abs() < 1e-6,
+        "{wire} + {wait} ≠ {fabric}"
+    );
+    assert!((wire - 8_100.0).abs() < 1e-3, "wire {wire} µs");
+    assert!((wait - 24_000.0).abs() < 1e-3, "waiting {wait} µs");
 }

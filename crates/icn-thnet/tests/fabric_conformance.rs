@@ -5,7 +5,9 @@
 //! those with speculative switch allocation.
 
 use icn_fabric::Fabric;
-use icn_fabric::conformance::{Traffic, check, skip_idle_matches_stepping, zero_load_is_exact};
+use icn_fabric::conformance::{
+    Traffic, check, lone_train, skip_idle_matches_stepping, zero_load_is_exact,
+};
 use icn_thnet::fabric::{VcFabric, VcSpec, VcTopology, XSwitchFabric};
 use icn_thnet::frame::Check;
 use icn_thnet::router::VcParams;
@@ -13,18 +15,22 @@ use icn_thnet::topology::{Grid, Topology};
 use icn_thnet::xswitch::NetParams;
 use std::sync::Arc;
 
-fn xswitch(spec: &str, threads: usize, link_delay: usize) -> XSwitchFabric {
-    let p = NetParams {
+fn params(link_delay: usize, frame_size: u32) -> NetParams {
+    NetParams {
         link_delay,
         fifo_size: 64,
         stop_threshold: 40,
         go_threshold: 20,
-        frame_size: 64,
+        frame_size,
         check: Check::Crc16,
         dma_delay: 4,
         watchdog: 100_000,
         watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
-    };
+    }
+}
+
+fn xswitch(spec: &str, threads: usize, link_delay: usize) -> XSwitchFabric {
+    let p = params(link_delay, 64);
     XSwitchFabric::with_threads(Topology::from_spec(spec).unwrap(), p, threads, 1_000).unwrap()
 }
 
@@ -145,11 +151,22 @@ fn the_xswitch_fabric_answers_zero_load_exactly() {
         let fresh = || Box::new(xswitch("mesh:4x4", 1, delay)) as Box<dyn Fabric>;
         zero_load_is_exact(
             &fresh,
-            &[(0, 1, 1), (0, 15, 10), (5, 10, 200), (12, 3, 1000)],
+            &[
+                (0, 1, 1),
+                (1, 2, 1),
+                (0, 15, 10),
+                (5, 10, 200),
+                (6, 11, 200),
+                (12, 3, 1000),
+            ],
             STARTS,
         )
         .unwrap_or_else(|e| panic!("link delay {delay}: {e}"));
     }
+    // The cluster's THNPC-II-like mesh: 8×4, 256 B frames, 4 KiB packets with a header.
+    let fresh = || Box::new(thnpc_mesh()) as Box<dyn Fabric>;
+    zero_load_is_exact(&fresh, &[(0, 31, 4104), (9, 22, 4104), (3, 4, 777)], STARTS)
+        .unwrap_or_else(|e| panic!("8×4: {e}"));
 }
 
 /// Rule 3 on the VC routers: the grid, any radix, speculative; 1 to 16 flits.
@@ -177,4 +194,43 @@ fn the_vc_fabric_answers_zero_load_exactly() {
         )
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
+}
+
+/// A lone message's packets on the X-Switch (256 B frames, an 8×4 mesh, the cluster's
+/// 4 KiB packets and smaller) and the VC routers: exact up to a probe's train (17 packets
+/// of up to 963 B, 4 of 4 KiB + a header), within 1 % for longer ones, up to 30.
+#[test]
+fn a_lone_train_is_its_wire_time() {
+    let x = || Box::new(thnpc_mesh()) as Box<dyn Fabric>;
+    let grid = VcTopology::Grid(Grid {
+        x: 4,
+        y: 4,
+        wrap: false,
+    });
+    let v = || Box::new(vc(grid.clone(), 1, 16, false)) as Box<dyn Fabric>;
+    for (name, fresh, cases) in [
+        (
+            "xswitch",
+            &x as &dyn Fn() -> Box<dyn Fabric>,
+            [(0, 1, 100), (0, 31, 1000), (0, 31, 4104)],
+        ),
+        ("vc", &v, [(0, 1, 16), (0, 15, 100), (3, 12, 256)]),
+    ] {
+        for case in cases {
+            for n in [2, 5, 17, 30] {
+                lone_train(fresh, case, n, 0.01).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
+    }
+}
+
+/// An 8×4 mesh of X-Switches with 256 B frames at 100 MHz, as the cluster's THNPC-II-like
+/// machine has.
+fn thnpc_mesh() -> XSwitchFabric {
+    XSwitchFabric::new(
+        Topology::from_spec("mesh:8x4").unwrap(),
+        params(1, 256),
+        10_000,
+    )
+    .unwrap()
 }
