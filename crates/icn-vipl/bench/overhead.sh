@@ -9,7 +9,10 @@
 # (more than the 256 KiB shm ring holds) the answering VI runs on a second thread, and a
 # wait spins, yields or sleeps for as long as the other thread takes, which callgrind
 # counts too: the polling link's wait (`<ShmLink as Link>::wait`, inclusive) is taken out
-# of every count, leaving the library's work and the copies.
+# of every count, leaving the library's work and the copies. Every run is pinned to one
+# CPU: a wait then sees its peer on its own CPU and yields at once, so the two threads
+# take turns in the same pieces from run to run (unpinned, how the 1 MiB message was cut
+# into pieces varied, and the count per message with it, by up to 2.7 %).
 #
 #   crates/icn-vipl/bench/overhead.sh [N1 N2]        (default 2000 12000; 1 MiB: 100 400)
 set -euo pipefail
@@ -23,7 +26,7 @@ mkdir -p "$out"
 gcc -O2 -I crates/icn-vipl/include crates/icn-vipl/bench/swcost.c -o "$out/swcost" \
     -L "$lib" -lvipl -lpthread -Wl,-rpath,"$lib"
 count() { # program args... -> instructions, less those of the polling link's waits
-    if ! valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" "$@" >/dev/null 2>"$out/cg.log"; then
+    if ! taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" "$@" >/dev/null 2>"$out/cg.log"; then
         tail -5 "$out/cg.log" >&2
         echo "overhead.sh: $* failed" >&2
         exit 1
