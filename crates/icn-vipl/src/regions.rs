@@ -99,33 +99,80 @@ pub struct RegionCache {
     rights: AtomicU32,
 }
 
+/// What a reader of a [`RegionCache`] saw: the two loads of its sequence word around the
+/// loads of its fields.
+struct Seen {
+    before: u64,
+    after: u64,
+    generation: u64,
+    handle: u32,
+    start: usize,
+    len: usize,
+    ptag: usize,
+    rights: u32,
+}
+
+impl Seen {
+    /// The region, if no writer was storing while the fields were read (the sequence word
+    /// even and unchanged) and they are of this generation and handle.
+    #[inline(always)]
+    fn region(&self, generation: u64, handle: u32) -> Option<Region> {
+        (self.before == self.after
+            && self.before & 1 == 0
+            && self.generation == generation
+            && self.handle == handle)
+            .then_some(Region {
+                start: self.start,
+                len: self.len,
+                ptag: self.ptag,
+                rdma_write: self.rights & 1 != 0,
+                rdma_read: self.rights & 2 != 0,
+            })
+    }
+}
+
 impl RegionCache {
     #[inline(always)]
     fn get(&self, generation: u64, handle: u32) -> Option<Region> {
-        let s1 = self.seq.load(Ordering::Acquire);
-        let g = self.generation.load(Ordering::Relaxed);
-        let h = self.handle.load(Ordering::Relaxed);
-        let r = Region {
-            start: self.start.load(Ordering::Relaxed),
-            len: self.len.load(Ordering::Relaxed),
-            ptag: self.ptag.load(Ordering::Relaxed),
-            rdma_write: false,
-            rdma_read: false,
-        };
+        self.read().region(generation, handle)
+    }
+
+    #[inline(always)]
+    fn read(&self) -> Seen {
+        let before = self.seq.load(Ordering::Acquire);
+        let generation = self.generation.load(Ordering::Relaxed);
+        let handle = self.handle.load(Ordering::Relaxed);
+        let start = self.start.load(Ordering::Relaxed);
+        let len = self.len.load(Ordering::Relaxed);
+        let ptag = self.ptag.load(Ordering::Relaxed);
         let rights = self.rights.load(Ordering::Relaxed);
         // Orders the field loads before the second load of `seq` (pairs with the writer's
-        // release fence): fields written by a writer that began after `s1` show up as a
-        // changed `seq`.
+        // release fence): fields written by a writer that began after `before` show up as
+        // a changed `seq`.
         fence(Ordering::Acquire);
-        let s2 = self.seq.load(Ordering::Relaxed);
-        (s1 == s2 && s1 & 1 == 0 && g == generation && h == handle).then_some(Region {
-            rdma_write: rights & 1 != 0,
-            rdma_read: rights & 2 != 0,
-            ..r
-        })
+        let after = self.seq.load(Ordering::Relaxed);
+        Seen {
+            before,
+            after,
+            generation,
+            handle,
+            start,
+            len,
+            ptag,
+            rights,
+        }
     }
 
     fn put(&self, generation: u64, handle: u32, r: Region) {
+        if let Some(s) = self.begin() {
+            self.store(generation, handle, r);
+            self.seq.store(s + 2, Ordering::Release);
+        }
+    }
+
+    /// Makes the sequence word odd for this writer: its old value, or `None` if another
+    /// writer is storing.
+    fn begin(&self) -> Option<u64> {
         let s = self.seq.load(Ordering::Relaxed);
         if s & 1 != 0
             || self
@@ -133,11 +180,15 @@ impl RegionCache {
                 .compare_exchange(s, s + 1, Ordering::Relaxed, Ordering::Relaxed)
                 .is_err()
         {
-            return;
+            return None;
         }
         // Orders the odd `seq` before the field stores (pairs with the reader's acquire
         // fence).
         fence(Ordering::Release);
+        Some(s)
+    }
+
+    fn store(&self, generation: u64, handle: u32, r: Region) {
         self.generation.store(generation, Ordering::Relaxed);
         self.handle.store(handle, Ordering::Relaxed);
         self.start.store(r.start, Ordering::Relaxed);
@@ -147,14 +198,12 @@ impl RegionCache {
             u32::from(r.rdma_write) | (u32::from(r.rdma_read) << 1),
             Ordering::Relaxed,
         );
-        self.seq.store(s + 2, Ordering::Release);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicBool;
 
     fn region(k: usize) -> Region {
         Region {
@@ -191,16 +240,38 @@ mod tests {
     }
 
     #[test]
-    fn racing_readers_never_see_a_mixed_entry() {
-        // Two writers fill the cache with two regions in turn while readers look both up:
-        // every answer is the whole region of its handle or a miss, never fields of both.
+    fn a_read_that_overlaps_a_write_misses() {
         let c = RegionCache::default();
-        let stop = AtomicBool::new(false);
+        c.put(7, 1, region(1));
+        assert_eq!(c.get(7, 1), Some(region(1)));
+        // a writer between the reader's two loads of the sequence word
+        let mut seen = c.read();
+        c.put(7, 2, region(2));
+        seen.after = c.seq.load(Ordering::Relaxed);
+        assert_eq!(seen.region(7, 1), None);
+        // fields read while a writer is storing them: both loads odd, even if equal
+        let s = c.begin().unwrap();
+        assert!(c.begin().is_none(), "one writer at a time");
+        c.store(7, 1, region(1));
+        assert_eq!(c.get(7, 1), None);
+        assert_eq!(c.read().before & 1, 1);
+        c.seq.store(s + 2, Ordering::Release);
+        assert_eq!(c.get(7, 1), Some(region(1)));
+        assert_eq!(c.get(8, 1), None, "another generation");
+        assert_eq!(c.get(7, 2), None, "another handle");
+    }
+
+    #[test]
+    fn racing_readers_never_see_a_mixed_entry() {
+        // Two writers fill the cache with two regions in turn while a reader looks both up:
+        // every answer is the whole region of its handle or a miss, never fields of both.
+        // Bounded loops: a failing reader cannot leave the writers spinning.
+        let c = RegionCache::default();
         std::thread::scope(|s| {
             for k in [1, 2] {
-                let (c, stop) = (&c, &stop);
+                let c = &c;
                 s.spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..100_000 {
                         c.put(7, k, region(k as usize));
                     }
                 });
@@ -212,7 +283,6 @@ mod tests {
                 }
                 assert_eq!(c.get(8, k), None);
             }
-            stop.store(true, Ordering::Relaxed);
         });
     }
 }

@@ -256,40 +256,44 @@ fn done(
             v.via.send_done()
         }
     };
-    let c = match wait {
-        None => match poll() {
-            Some(c) => c,
+    // Each completion is handed over where it lies (moving one, ~110 bytes, cost ~15
+    // instructions a call).
+    let finish = |c: &Completion| {
+        let d = complete(&v.nic, v.trace.as_deref(), vi as usize, c);
+        // SAFETY: non-null out-pointer (VIPL contract).
+        unsafe { super::put(out, d) };
+        ret::VIP_SUCCESS
+    };
+    match wait {
+        None => {
+            if let Some(c) = &poll() {
+                return finish(c);
+            }
             // Nothing yet: make progress as a NIC would while the consumer polls, including
             // the acknowledgements this side owes (icn-via sends them on outgoing frames or
             // before it blocks, and a polling consumer does neither: two programs polling
             // `*Done` for their sends would wait on each other's acks).
-            None => {
-                v.via.progress();
-                match poll() {
-                    Some(c) => c,
-                    None => return ret::VIP_NOT_DONE,
-                }
+            v.via.progress();
+            match &poll() {
+                Some(c) => finish(c),
+                None => ret::VIP_NOT_DONE,
             }
-        },
+        }
         Some(t) => {
             let r = if recv {
                 v.via.recv_wait(t)
             } else {
                 v.via.send_wait(t)
             };
-            match r {
-                Ok(c) => c,
+            match &r {
+                Ok(c) => finish(c),
                 Err(e) => {
-                    report_lost(v, vi, &e);
-                    return codes::from_error(&e);
+                    report_lost(v, vi, e);
+                    codes::from_error(e)
                 }
             }
         }
-    };
-    let d = complete(&v.nic, v.trace.as_deref(), vi as usize, &c);
-    // SAFETY: non-null out-pointer (VIPL contract).
-    unsafe { super::put(out, d) };
-    ret::VIP_SUCCESS
+    }
 }
 
 /// The oldest completed send-queue descriptor, or `VIP_NOT_DONE` (never blocks).

@@ -202,6 +202,20 @@ static void case_post(void) {
     d->CS.Status = 0xFFFF;
     OK(VipPostRecv(vi, d, h));
     CHECK(d->CS.Status == 0);
+    /* a VI remembers the region it last posted from: a change of the region's tag, and its
+     * deregistration, are seen by the next post all the same */
+    OK(VipSetMemAttributes(nic, mem2, h2, &ma));
+    OK(VipPostRecv(vi, d2, h2)); /* now of the VI's tag */
+    OK(VipSetMemAttributes(nic, mem2, h2, &ma2));
+    EXPECT(VipPostRecv(vi, d2, h2), VIP_INVALID_PARAMETER);
+    char *mem3 = aligned(4096);
+    VIP_MEM_HANDLE h3;
+    OK(VipRegisterMem(nic, mem3, 4096, &ma, &h3));
+    VIP_DESCRIPTOR *d3 = (VIP_DESCRIPTOR *)mem3;
+    one_seg(d3, mem + 2048, h, 64);
+    OK(VipPostRecv(vi, d3, h3));
+    OK(VipDeregisterMem(nic, mem3, h3));
+    EXPECT(VipPostRecv(vi, d3, h3), VIP_INVALID_PARAMETER);
     VIP_VI_STATE st;
     VIP_VI_ATTRIBUTES q;
     VIP_BOOLEAN se, re;
@@ -219,6 +233,7 @@ static void case_post(void) {
     OK(VipCloseNic(nic));
     free(mem);
     free(mem2);
+    free(mem3);
 }
 
 static void case_cq(void) {
