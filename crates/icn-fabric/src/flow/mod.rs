@@ -397,12 +397,23 @@ impl Fabric for FlowFabric {
             };
             (secs * 1e12).ceil().min(u64::MAX as f64) as Ps
         };
-        let one = maxmin::solve(
-            std::slice::from_ref(&uses),
-            &self.capacity,
-            &mut self.scratch,
-        )[0];
-        let two = maxmin::solve(&[uses.clone(), uses], &self.capacity, &mut self.scratch)[0];
+        // The solver on the route's own links only (renumbered): the same sums and minima
+        // as on every link, at the cost of the route instead of the network.
+        let mut ids: Vec<usize> = Vec::new();
+        let links = (uses.links.iter())
+            .map(|&(c, w)| {
+                let k = ids.iter().position(|&x| x == c).unwrap_or_else(|| {
+                    ids.push(c);
+                    ids.len() - 1
+                });
+                (k, w)
+            })
+            .collect();
+        let uses = FlowUse { links, ..uses };
+        let capacity: Vec<f64> = ids.iter().map(|&c| self.capacity[c]).collect();
+        let mut scratch = Scratch::default();
+        let one = maxmin::solve(std::slice::from_ref(&uses), &capacity, &mut scratch)[0];
+        let two = maxmin::solve(&[uses.clone(), uses], &capacity, &mut scratch)[0];
         let alone = moving(one);
         Ok(ZeroLoad::even(
             latency.saturating_add(alone),
