@@ -210,6 +210,8 @@ struct Component {
     dirty: Vec<usize>,
     stack: Vec<usize>,
     flows: Vec<usize>,
+    /// Per (source, destination): its group in the solve.
+    pairs: HashMap<(usize, usize), usize>,
 }
 
 impl FlowFabric {
@@ -414,16 +416,48 @@ impl FlowFabric {
     }
 
     /// New rates, from `t` on, for the flows a start or end may have changed.
+    ///
+    /// The flows of one pair use the same links with the same penalty and bound, so
+    /// max-min fairness gives them one rate: `k` of them are solved as one flow of `k`-fold
+    /// weights (the same usage and the same capacity taken per level). A NIC that cuts a
+    /// message into packets puts many flows of one pair in flight; the solver sees pairs.
     fn share(&mut self, t: Ps) {
         let slots = self.affected();
         let flows = &self.flows;
-        let uses: Vec<&FlowUse> = slots
-            .iter()
-            .map(|&s| &flows[s].as_ref().expect("moving flow").uses)
-            .collect();
-        let rates = maxmin::solve(&uses, &self.capacity, &mut self.scratch);
-        for (&slot, rate) in slots.iter().zip(rates) {
-            self.set_rate(slot, t, rate);
+        let mut of_group = Vec::with_capacity(slots.len());
+        let groups: Vec<FlowUse> = if self.incremental {
+            let index = &mut self.component.pairs;
+            index.clear();
+            let mut groups: Vec<FlowUse> = Vec::new();
+            let mut counts: Vec<f64> = Vec::new();
+            for &s in &slots {
+                let f = flows[s].as_ref().expect("moving flow");
+                let g = *index
+                    .entry((f.packet.src, f.packet.dst))
+                    .or_insert_with(|| {
+                        groups.push(f.uses.clone());
+                        counts.push(0.0);
+                        groups.len() - 1
+                    });
+                counts[g] += 1.0;
+                of_group.push(g);
+            }
+            for (g, k) in groups.iter_mut().zip(counts) {
+                for link in &mut g.links {
+                    link.1 *= k;
+                }
+            }
+            groups
+        } else {
+            of_group.extend(0..slots.len());
+            slots
+                .iter()
+                .map(|&s| flows[s].as_ref().expect("moving flow").uses.clone())
+                .collect()
+        };
+        let rates = maxmin::solve(&groups, &self.capacity, &mut self.scratch);
+        for (&slot, &g) in slots.iter().zip(&of_group) {
+            self.set_rate(slot, t, rates[g]);
         }
         self.component.flows = slots;
     }
@@ -751,10 +785,11 @@ mod tests {
     proptest::proptest! {
         /// Re-solving only the flows joined to a change gives the deliveries of re-solving
         /// every moving flow, on a crossbar and on graphs: the same messages, each within
-        /// 1 ps + 10^-9 of its time. Not always to the picosecond: the solver fixes every
-        /// flow whose link fills within 10^-12 of the current level together, so solving
-        /// two components at once can fix one of them at the other's level, 10^-12 lower
-        /// than its own; alone it gets its own, and a delivery can move by a picosecond.
+        /// 1 ps + 10^-8 of its time. Not to the picosecond: the solver fixes every flow whose
+        /// link fills within 10^-12 of the current level together, so solving two components
+        /// at once can fix one of them at the other's level, 10^-12 lower than its own, and
+        /// k flows of a pair solved as one of k-fold weight round differently from k
+        /// separate ones; such rate differences move deliveries by picoseconds.
         #[test]
         fn solving_the_changed_component_equals_solving_everything(
             msgs in proptest::collection::vec((0u64..400, 0usize..64, 0usize..64, 0u32..200_000), 1..60),
@@ -772,7 +807,7 @@ mod tests {
             for (a, b) in fast.iter().zip(&reference) {
                 proptest::prop_assert_eq!(a.packet, b.packet);
                 proptest::prop_assert_eq!(a.injected, b.injected);
-                let slack = 1 + b.delivered / 1_000_000_000;
+                let slack = 1 + b.delivered / 100_000_000;
                 proptest::prop_assert!(
                     a.delivered.abs_diff(b.delivered) <= slack,
                     "{} delivered at {} ps, the reference at {}", a.packet, a.delivered, b.delivered
