@@ -193,7 +193,7 @@ fn every_bundled_experiment_states_its_claims_as_checks_its_verdict_quotes() {
             );
         }
     }
-    assert_eq!(seen, 31, "bundled experiments");
+    assert_eq!(seen, 33, "bundled experiments");
 }
 
 /// A check on a model's table (`table = "curve"`): the rows its `where` keys select are

@@ -9,6 +9,8 @@
 //! it holds; repeat with what is left. The result is the unique weighted max-min allocation:
 //! no flow can get more without taking from one that has no more than it (weighted).
 
+use std::borrow::Borrow;
+
 /// One flow as the solver sees it.
 #[derive(Clone, Debug)]
 pub struct FlowUse {
@@ -20,8 +22,9 @@ pub struct FlowUse {
 }
 
 /// Solves for every flow's rate (bytes/s) given each link's capacity (bytes/s).
-/// `scratch` is reused between calls (one slot per link).
-pub fn solve(flows: &[FlowUse], capacity: &[f64], scratch: &mut Scratch) -> Vec<f64> {
+/// `scratch` is reused between calls (one slot per link). The flows may be given by value
+/// or by reference (a caller solving a subset of its flows need not copy them).
+pub fn solve<U: Borrow<FlowUse>>(flows: &[U], capacity: &[f64], scratch: &mut Scratch) -> Vec<f64> {
     let n = flows.len();
     let mut rate = vec![0.0; n];
     let mut fixed = vec![false; n];
@@ -34,7 +37,7 @@ pub fn solve(flows: &[FlowUse], capacity: &[f64], scratch: &mut Scratch) -> Vec<
         for u in scratch.usage.iter_mut() {
             *u = 0.0;
         }
-        for (v, f) in flows.iter().enumerate() {
+        for (v, f) in flows.iter().map(Borrow::borrow).enumerate() {
             if !fixed[v] {
                 for &(c, w) in &f.links {
                     scratch.usage[c] += w / f.penalty;
@@ -47,7 +50,7 @@ pub fn solve(flows: &[FlowUse], capacity: &[f64], scratch: &mut Scratch) -> Vec<
                 level = level.min(scratch.remaining[c].max(0.0) / u);
             }
         }
-        for (v, f) in flows.iter().enumerate() {
+        for (v, f) in flows.iter().map(Borrow::borrow).enumerate() {
             if !fixed[v] {
                 level = level.min(f.bound * f.penalty);
             }
@@ -65,7 +68,7 @@ pub fn solve(flows: &[FlowUse], capacity: &[f64], scratch: &mut Scratch) -> Vec<
         // Fix the flows of every link that is full at this level, and every flow at its bound.
         let tight = |x: f64| x <= level * (1.0 + 1e-12);
         let mut fix = Vec::new();
-        for (v, f) in flows.iter().enumerate() {
+        for (v, f) in flows.iter().map(Borrow::borrow).enumerate() {
             if fixed[v] {
                 continue;
             }
@@ -77,7 +80,7 @@ pub fn solve(flows: &[FlowUse], capacity: &[f64], scratch: &mut Scratch) -> Vec<
             }
         }
         for v in fix {
-            let f = &flows[v];
+            let f: &FlowUse = flows[v].borrow();
             rate[v] = (level / f.penalty).min(f.bound);
             fixed[v] = true;
             left -= 1;
