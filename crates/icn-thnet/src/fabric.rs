@@ -487,7 +487,34 @@ pub struct VcFabric {
     accepted: Vec<u64>,
     /// The spec of a fresh sequential copy, for [`Fabric::zero_load`].
     alone: VcSpec,
-    probe: Probe<(usize, usize)>,
+    probe: Probe<VcRouteClass>,
+}
+
+/// Which pairs a lone packet crosses alike ([`Probe`]'s route class): on the 5-port grid
+/// routers (identical routers, unit channels, dimension order) only the hop count matters,
+/// so an 8×8 mesh's 4 032 pairs are 14 classes; on routers of any radix (channel delays that
+/// differ per link, table or adaptive routes) each pair is its own class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum VcRouteClass {
+    GridHops(usize),
+    Pair(usize, usize),
+}
+
+impl VcRouteClass {
+    fn of(topology: &VcTopology, src: usize, dst: usize) -> VcRouteClass {
+        match topology {
+            VcTopology::Grid(g) => {
+                let along = |a: usize, b: usize, n: usize| {
+                    let d = a.abs_diff(b);
+                    if g.wrap { d.min(n - d) } else { d }
+                };
+                VcRouteClass::GridHops(
+                    along(src % g.x, dst % g.x, g.x) + along(src / g.x, dst / g.x, g.y),
+                )
+            }
+            VcTopology::Any { .. } => VcRouteClass::Pair(src, dst),
+        }
+    }
 }
 
 impl VcFabric {
@@ -612,8 +639,9 @@ impl Fabric for VcFabric {
     /// Measured on a fresh sequential copy ([`Probe`]).
     fn zero_load(&mut self, src: usize, dst: usize, bytes: u32) -> Result<ZeroLoad, FabricError> {
         let spec = &self.alone;
+        let class = VcRouteClass::of(&spec.topology, src, dst);
         self.probe
-            .measure(self.net.net().now(), (src, dst), (src, dst, bytes), || {
+            .measure(self.net.net().now(), class, (src, dst, bytes), || {
                 VcFabric::build(spec)
                     .map(|f| Box::new(f) as Box<dyn Fabric>)
                     .map_err(|e| FabricError::Failed(e.to_string()))

@@ -179,6 +179,16 @@ fn the_vc_fabric_answers_zero_load_exactly() {
     });
     for (name, topology, speculative) in [
         ("grid mesh:4x4", grid, false),
+        // The grid's probe shares one answer per hop count: the wrap-around links too.
+        (
+            "grid torus:4x4",
+            VcTopology::Grid(Grid {
+                x: 4,
+                y: 4,
+                wrap: true,
+            }),
+            false,
+        ),
         (
             "any fattree:4,2 updown",
             any("fattree:4,2", "updown"),
