@@ -38,7 +38,8 @@ pub enum Reliability {
 }
 
 impl Reliability {
-    pub(crate) fn code(self) -> u32 {
+    /// The wire code of the level (the `imm` of a `Connect` frame).
+    pub fn code(self) -> u32 {
         match self {
             Reliability::Unreliable => 0,
             Reliability::ReliableDelivery => 1,

@@ -66,6 +66,7 @@
 #![deny(unsafe_code)]
 
 pub mod attrs;
+pub mod auth;
 pub mod bench;
 pub mod cq;
 pub mod descriptor;
@@ -77,6 +78,7 @@ mod lock;
 pub mod memory;
 pub mod model;
 mod nic;
+pub mod private_dir;
 pub mod provider;
 pub mod ring;
 pub mod rx_rules;
@@ -91,5 +93,8 @@ pub use cq::{CompletionQueue, ViId, WorkQueue};
 pub use descriptor::{CompletedOp, Completion, Descriptor, Op, RemoteAddr, Segment, Segments};
 pub use error::{CompletionStatus, Result, ViaError};
 pub use memory::{MemHandle, MemRegion, UserRegion};
-pub use nic::{ConnRequest, Nic, Vi, ViQuery};
+pub use nic::{
+    ACK_KEEPER_PERIOD, ConnRequest, HANDSHAKE_TIMEOUT, MAX_HANDSHAKES, MAX_PENDING, Nic,
+    PENDING_TTL, Vi, ViQuery,
+};
 pub use vi_state::ViState;

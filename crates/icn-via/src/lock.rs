@@ -77,6 +77,15 @@ impl<T> FastMutex<T> {
         FastGuard { mutex: self }
     }
 
+    /// The lock if it is free right now, else `None` (never waits).
+    #[inline]
+    pub fn try_lock(&self) -> Option<FastGuard<'_, T>> {
+        self.state
+            .compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+            .then_some(FastGuard { mutex: self })
+    }
+
     #[cold]
     fn lock_contended(&self) {
         for _ in 0..SPINS {

@@ -8,6 +8,8 @@
 //! byte is copied: this is what guarantees nothing is ever written outside a registered
 //! region.
 //!
+//! Handles are 32 random bits (the size of VIA's `VIP_MEM_HANDLE`), never 0 nor a live one.
+//!
 //! | check (in order) | failure status |
 //! |---|---|
 //! | handle is registered | `ProtectionError` (local) / `RdmaProtectionError` (remote) |
@@ -148,10 +150,11 @@ pub(crate) struct RegionTable {
     /// [`crate::shared_mem`]); `None`: none do.
     shared_min: Option<usize>,
     map: RwLock<HashMap<u32, Arc<RegionInner>, BuildIdHasher>>,
+    /// Registrations so far: the fallback handle source where the OS has no randomness.
     next: AtomicU32,
-    /// Bumped on every deregistration: a [`TranslationCache`] entry taken under an older
-    /// generation may name a region that is gone. (Registration needs no bump: handles are
-    /// never reused.)
+    /// Bumped on every registration and deregistration: a [`TranslationCache`] entry taken
+    /// under an older generation may name a region that is gone (handles are random, so one
+    /// may be drawn again after its region is gone).
     generation: AtomicU64,
 }
 
@@ -240,17 +243,24 @@ impl RegionTable {
         bytes: Bytes,
         origin: u64,
     ) -> (MemHandle, Arc<RegionInner>) {
-        let handle = MemHandle(self.next.fetch_add(1, Ordering::Relaxed) + 1);
         let inner = Arc::new(RegionInner {
             attrs,
             len: bytes.len(),
             origin,
             data: FastMutex::new(bytes),
         });
-        self.map
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(handle.0, inner.clone());
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        let handle = loop {
+            let h = random_handle(&self.next);
+            if h != 0 && !map.contains_key(&h) {
+                break MemHandle(h);
+            }
+        };
+        map.insert(handle.0, inner.clone());
+        drop(map);
+        // A handle may come back after its region was deregistered: caches of the old one
+        // were dropped by that deregistration's bump, and this one keeps them honest too.
+        self.generation.fetch_add(1, Ordering::Release);
         (handle, inner)
     }
 
@@ -409,6 +419,19 @@ impl RegionTable {
         let region = self.lookup(handle, access)?;
         let local = check(&region, offset, len, ptag, access)?;
         Ok((region, local))
+    }
+}
+
+/// A fresh handle value: 32 random bits from the OS (`getrandom`), so a peer cannot guess
+/// the handle of a region it was not told (VIA's memory handles are 32 bits: `VIP_MEM_HANDLE`).
+/// Guessing is not the protection, only a second wall: an RDMA must also come through a VI
+/// whose protection tag is the region's, on a region with RDMA enabled. Where the OS has no
+/// randomness, a counter.
+fn random_handle(next: &AtomicU32) -> u32 {
+    let mut b = [0u8; 4];
+    match getrandom::fill(&mut b) {
+        Ok(()) => u32::from_ne_bytes(b),
+        Err(_) => next.fetch_add(1, Ordering::Relaxed).wrapping_add(1),
     }
 }
 

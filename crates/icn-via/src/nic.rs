@@ -1,13 +1,15 @@
 //! The consumer-facing objects: [`Nic`], [`Vi`] and [`ConnRequest`].
 
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use crate::attrs::{
     MAX_DISCRIMINATOR_LEN, MAX_QUEUE_DEPTH, MAX_REGISTER_SIZE, MAX_SEGMENTS, MAX_TRANSFER_SIZE,
     MemAttributes, NicAttributes, Ptag, Reliability, ViAttributes,
 };
+use crate::auth::JobKey;
 use crate::cq::{CompletionQueue, ViId, WorkQueue};
 use crate::descriptor::{Completion, Descriptor};
 use crate::engine::ViCore;
@@ -15,14 +17,34 @@ use crate::error::{Result, ViaError};
 use crate::frame::{HEADER_LEN, Header, Kind};
 use crate::lock::{FastGuard, FastMutex};
 use crate::memory::{MemHandle, MemRegion, RegionTable};
-use crate::provider::{Address, Listener, dial_until};
+use crate::provider::{Address, Incoming, Listener, ShutdownFn, dial_until, establish};
 use crate::vi_state::ViState;
 use crate::wire::Wire;
 
-/// How long `connect_wait` gives a freshly accepted link to send its request.
-const REQUEST_READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long an accepted connection has to prove the job key (tcp) or pass its area (shm)
+/// and send its request, counted from its accept. Each connection is set up on its own
+/// short-lived thread, so a silent one delays nobody else.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connections being set up at once per NIC; one more evicts the oldest (its socket is shut
+/// down, so its thread ends at once): silent connections cannot hold every slot.
+pub const MAX_HANDSHAKES: usize = 16;
+/// Requests waiting for a `connect_wait` with their discriminator, per NIC; one more is
+/// closed unread.
+pub const MAX_PENDING: usize = 64;
+/// How long a request waits for a `connect_wait` with its discriminator before it is closed.
+pub const PENDING_TTL: Duration = Duration::from_secs(60);
+
+/// How often the NIC's ack keeper visits its VIs. An ack owed for one to two periods, by a
+/// consumer that has not called since it received, is sent by the keeper: a reliable send
+/// completes at the sender within ~2 periods of its delivery even if the receiving program
+/// never calls the library again (it computes, sleeps, or waits on something else).
+pub const ACK_KEEPER_PERIOD: Duration = Duration::from_millis(5);
 
 struct NicShared {
+    /// The VIs the ack keeper visits.
+    vis: Mutex<Vec<Weak<FastMutex<ViCore>>>>,
+    /// True once the keeper thread runs.
+    keeper: std::sync::atomic::AtomicBool,
     addr: Address,
     url: String,
     table: Arc<RegionTable>,
@@ -30,6 +52,15 @@ struct NicShared {
     next_vi: AtomicU32,
     listener: Mutex<Listener>,
     pending: Mutex<Vec<ConnRequest>>,
+    /// The tcp provider's job key ([`crate::auth`]); `None` on shm.
+    key: Option<JobKey>,
+    /// Connections being set up by handshake threads, oldest first: an id and how to shut
+    /// the connection down.
+    handshakes: Mutex<std::collections::VecDeque<(u64, ShutdownFn)>>,
+    next_handshake: std::sync::atomic::AtomicU64,
+    /// An eventfd a handshake thread signals when it queued a request, so a waiting
+    /// `connect_wait` looks at once.
+    wake: OwnedFd,
 }
 
 /// An open NIC (`VipOpenNic`; dropping it is `VipCloseNic`).
@@ -46,7 +77,18 @@ impl Nic {
     /// Opens a NIC of the provider named by `url` (see [`crate::provider`] for the forms).
     pub fn open(url: &str) -> Result<Nic> {
         let addr = Address::parse(url)?;
-        let (listener, url) = Listener::bind(&addr)?;
+        let key = match addr {
+            Address::Tcp(_) => {
+                Some(JobKey::load().map_err(|e| ViaError::at(url, "cannot load the job key", e))?)
+            }
+            Address::Shm(_) => None,
+        };
+        let (listener, url) = Listener::bind(&addr, key.as_ref())?;
+        let wake = rustix::event::eventfd(
+            0,
+            rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
+        )
+        .map_err(|e| ViaError::at(&url, "eventfd", e.into()))?;
         // On shm, large regions live in shared memory so a peer can copy straight out of
         // them (the single-copy path, `shared_mem`).
         let table = Arc::new(if addr.provider() == "shm" {
@@ -63,6 +105,12 @@ impl Nic {
                 next_vi: AtomicU32::new(1),
                 listener: Mutex::new(listener),
                 pending: Mutex::new(Vec::new()),
+                key,
+                handshakes: Mutex::new(Default::default()),
+                next_handshake: 0.into(),
+                wake,
+                vis: Mutex::new(Vec::new()),
+                keeper: false.into(),
             }),
         })
     }
@@ -209,7 +257,45 @@ impl Nic {
         for cq in [send_cq, recv_cq].into_iter().flatten() {
             cq.shared.attach(&core);
         }
+        {
+            let mut vis = lock(&self.shared.vis);
+            vis.retain(|v| v.strong_count() > 0);
+            vis.push(Arc::downgrade(&core));
+        }
+        self.start_ack_keeper();
         Ok(Vi { id: ViId(id), core })
+    }
+
+    /// Starts the NIC's ack keeper once: a thread that every [`ACK_KEEPER_PERIOD`] visits
+    /// each VI whose lock is free ([`FastMutex::try_lock`]: a consumer inside a call is never
+    /// waited for, and a consumer inside a wait flushes its own acks) and sends an ack owed
+    /// since its previous visit. It holds the NIC weakly and ends with it. The data path is
+    /// unchanged: no system call and no atomic operation is added per message.
+    fn start_ack_keeper(&self) {
+        if self.shared.keeper.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let weak = Arc::downgrade(&self.shared);
+        let spawned = std::thread::Builder::new()
+            .name("icn-via-acks".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(ACK_KEEPER_PERIOD);
+                    let Some(shared) = weak.upgrade() else {
+                        return;
+                    };
+                    let vis: Vec<_> = lock(&shared.vis).iter().filter_map(Weak::upgrade).collect();
+                    drop(shared);
+                    for vi in vis {
+                        if let Some(mut core) = vi.try_lock() {
+                            core.keeper_visit();
+                        }
+                    }
+                }
+            });
+        if spawned.is_err() {
+            self.shared.keeper.store(false, Ordering::Release);
+        }
     }
 
     /// `VipConnectRequest`: connects `vi` to the server NIC at `remote`, offering
@@ -225,15 +311,23 @@ impl Nic {
     ) -> Result<()> {
         check_discriminator(discriminator)?;
         let deadline = timeout.map(|t| Instant::now() + t);
-        let link = dial_until(&self.shared.addr, remote, deadline)?;
+        let link = dial_until(
+            &self.shared.addr,
+            remote,
+            self.shared.key.as_ref(),
+            deadline,
+        )?;
         let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         let mut core = vi.core();
         core.peer = remote.to_string();
         core.connect(link, discriminator, timeout)
     }
 
-    /// `VipConnectWait`: waits for a request carrying `discriminator`. Requests with other
-    /// discriminators are kept for other waiters.
+    /// `VipConnectWait`: waits for a request carrying `discriminator`, never past `timeout`.
+    /// Requests with other discriminators are kept for other waiters ([`MAX_PENDING`] at
+    /// most, each for [`PENDING_TTL`]). Each accepted connection is set up (job key, request)
+    /// on a thread of its own within [`HANDSHAKE_TIMEOUT`], [`MAX_HANDSHAKES`] at once: a
+    /// silent or junk connection delays neither this wait nor a legitimate client.
     pub fn connect_wait(
         &self,
         discriminator: &[u8],
@@ -244,6 +338,8 @@ impl Nic {
         loop {
             {
                 let mut pending = lock(&self.shared.pending);
+                let now = Instant::now();
+                pending.retain(|r| now.duration_since(r.arrived) < PENDING_TTL);
                 if let Some(i) = pending
                     .iter()
                     .position(|r| r.discriminator == discriminator)
@@ -251,20 +347,101 @@ impl Nic {
                     return Ok(pending.remove(i));
                 }
             }
-            let left = deadline.map_or(Duration::from_millis(20), |d| {
+            let left = deadline.map_or(Duration::from_millis(100), |d| {
                 d.saturating_duration_since(Instant::now())
             });
             if left.is_zero() {
                 return Err(ViaError::Timeout);
             }
-            let link = lock(&self.shared.listener).accept(left.min(Duration::from_millis(20)))?;
-            if let Some(link) = link
-                && let Ok(mut req) = ConnRequest::read(Wire::new(link))
-            {
-                req.peer = format!("connected to {}", self.shared.url);
-                lock(&self.shared.pending).push(req);
-            }
+            self.accept_some(left.min(Duration::from_millis(100)))?;
         }
+    }
+
+    /// Waits up to `timeout` for a connection or a handshake thread's signal; hands a
+    /// connection to a handshake thread.
+    fn accept_some(&self, timeout: Duration) -> Result<()> {
+        use rustix::event::{PollFd, PollFlags, poll};
+        let incoming = {
+            let mut listener = lock(&self.shared.listener);
+            let Some(lfd) = listener.fd() else {
+                return Err(ViaError::InvalidState(
+                    "this NIC was opened without a listening address".into(),
+                ));
+            };
+            let mut fds = [
+                PollFd::from_borrowed_fd(lfd, PollFlags::IN),
+                PollFd::new(&self.shared.wake, PollFlags::IN),
+            ];
+            match poll(&mut fds, Some(&crate::link::timespec(timeout))) {
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(ViaError::Io(e.into())),
+            }
+            let (conn, woken) = (!fds[0].revents().is_empty(), !fds[1].revents().is_empty());
+            if woken {
+                let mut b = [0u8; 8];
+                let _ = rustix::io::read(&self.shared.wake, &mut b);
+            }
+            if !conn {
+                return Ok(());
+            }
+            listener.accept(Duration::ZERO)?
+        };
+        if let Some(incoming) = incoming {
+            self.start_handshake(incoming);
+        }
+        Ok(())
+    }
+
+    /// Sets `incoming` up on a thread of its own (evicting the oldest if [`MAX_HANDSHAKES`]
+    /// run); the request it carries joins the pending queue.
+    fn start_handshake(&self, incoming: Incoming) {
+        let shared = &self.shared;
+        let Some(kill) = incoming.shutdown_fn() else {
+            return; // cannot be bounded: closed unread
+        };
+        let id = shared.next_handshake.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut hs = lock(&shared.handshakes);
+            while hs.len() >= MAX_HANDSHAKES {
+                if let Some((_, oldest)) = hs.pop_front() {
+                    oldest();
+                }
+            }
+            hs.push_back((id, kill));
+        }
+        let weak: Weak<NicShared> = Arc::downgrade(shared);
+        let key = shared.key.clone();
+        let url = shared.url.clone();
+        let spawned = std::thread::Builder::new()
+            .name("icn-via-handshake".into())
+            .spawn(move || {
+                let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+                let req = establish(incoming, key.as_ref(), deadline)
+                    .and_then(|link| ConnRequest::read(Wire::new(link), deadline));
+                let Some(shared) = weak.upgrade() else {
+                    return;
+                };
+                lock(&shared.handshakes).retain(|(i, _)| *i != id);
+                if let Ok(mut req) = req {
+                    req.peer = format!("connected to {url}");
+                    let mut pending = lock(&shared.pending);
+                    if pending.len() < MAX_PENDING {
+                        pending.push(req);
+                    }
+                }
+                let _ = rustix::io::write(&shared.wake, &1u64.to_ne_bytes());
+            });
+        if spawned.is_err() {
+            lock(&shared.handshakes).retain(|(i, _)| *i != id);
+        }
+    }
+
+    /// Connections being set up and requests pending (for tests of the bounds).
+    pub fn connection_backlog(&self) -> (usize, usize) {
+        (
+            lock(&self.shared.handshakes).len(),
+            lock(&self.shared.pending).len(),
+        )
     }
 }
 
@@ -286,11 +463,13 @@ pub struct ConnRequest {
     max_transfer_size: u32,
     /// How errors name the client: it has no address of its own.
     peer: String,
+    /// When the request was read (it expires [`PENDING_TTL`] later).
+    arrived: Instant,
 }
 
 impl ConnRequest {
-    fn read(mut wire: Wire) -> Result<ConnRequest> {
-        let deadline = Some(Instant::now() + REQUEST_READ_TIMEOUT);
+    fn read(mut wire: Wire, deadline: Instant) -> Result<ConnRequest> {
+        let deadline = Some(deadline);
         let mut b = [0u8; HEADER_LEN];
         wire.read_exact_until(&mut b, deadline)?;
         let h = Header::decode(&b)
@@ -299,6 +478,12 @@ impl ConnRequest {
             return Err(ViaError::ConnectionLost(
                 "expected a connection request".into(),
             ));
+        }
+        if h.len as usize > MAX_DISCRIMINATOR_LEN {
+            return Err(ViaError::ConnectionLost(format!(
+                "connection request with a {}-byte discriminator (at most {MAX_DISCRIMINATOR_LEN})",
+                h.len
+            )));
         }
         let mut disc = vec![0u8; h.len as usize];
         wire.read_exact_until(&mut disc, deadline)?;
@@ -310,6 +495,7 @@ impl ConnRequest {
             reliability,
             max_transfer_size: h.handle,
             peer: "client".into(),
+            arrived: Instant::now(),
         })
     }
 
@@ -418,11 +604,11 @@ impl Vi {
     /// Makes progress without blocking: handles every frame that has arrived (answering RDMA
     /// reads, placing RDMA writes) and sends any acknowledgement owed.
     ///
-    /// The library has no helper thread (like a user-level NIC library, progress happens in
-    /// the consumer's calls). Acknowledgements ride on outgoing frames or are sent when this
-    /// side blocks; a consumer that received a message and then neither sends, waits nor
-    /// polls for a long time should call this so the peer's reliable sends complete, and an
-    /// RDMA target with nothing posted calls it to serve reads and writes.
+    /// Progress happens in the consumer's calls (like a user-level NIC library).
+    /// Acknowledgements ride on outgoing frames or are sent when this side blocks; one owed by
+    /// a consumer that neither sends, waits nor polls is sent by the NIC's ack keeper within
+    /// about two [`ACK_KEEPER_PERIOD`]s, so the peer's reliable sends complete anyway. An
+    /// RDMA target with nothing posted calls this to serve reads and writes.
     pub fn progress(&self) {
         let mut core = self.core();
         core.progress();
@@ -444,6 +630,12 @@ impl Vi {
             recv_posted,
             single_copy_sends: core.single_copy_sends,
         }
+    }
+    /// True if a descriptor whose id lies in `ids` is posted on this VI and not yet handed
+    /// back by a `*_done` / `*_wait` (libvipl's ids are descriptor addresses: it refuses to
+    /// deregister memory a pending descriptor lies in, whose status it will write).
+    pub fn has_descriptor_in(&self, ids: std::ops::Range<u64>) -> bool {
+        self.core().outstanding_ids().any(|id| ids.contains(&id))
     }
     /// Why the VI broke, if it did (e.g. `peer shm://name gone (peer closed the
     /// connection)`): what a descriptor completed with `Flushed` was flushed for.

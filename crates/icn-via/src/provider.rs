@@ -5,11 +5,15 @@
 //! |---|---|---|---|
 //! | `tcp://HOST:PORT` | tcp | a TCP listener (`PORT` 0 = any) | one TCP stream |
 //! | `tcp://` | tcp | nothing (client-only NIC) | |
-//! | `shm:///some/name` or `shm://name` | shm | the abstract Unix socket `icnlab-via:/some/name` | a memfd with two rings, passed over the socket |
+//! | `shm:///some/name` or `shm://name` | shm | a Unix socket named after `/some/name` in the user's private directory ([`crate::private_dir`]) | a memfd with two rings, passed over the socket |
 //! | `shm://` | shm | nothing (client-only NIC) | |
 //!
-//! Abstract Unix sockets leave nothing in the file system, and memfds vanish with their last
-//! mapping, so no shared-memory object outlives the processes.
+//! Who may connect: on shm, processes of the same user (`SO_PEERCRED`, checked by both
+//! sides; `ICN_VIA_ALLOW_UIDS` adds users); on tcp, processes that prove the job key
+//! ([`crate::auth`]) before anything else is read. A tcp NIC listening beyond loopback needs
+//! a key the user set (`ICN_VIA_JOB_KEY` or `ICN_VIA_JOB_KEY_FILE`). The socket file is
+//! removed when the NIC closes; memfds vanish with their last mapping, so no shared-memory
+//! object outlives the processes.
 
 use std::io;
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
@@ -18,6 +22,7 @@ use std::time::Duration;
 
 use rustix::event::{PollFd, PollFlags, poll};
 
+use crate::auth::{JobKey, KeySource};
 use crate::error::{Result, ViaError};
 use crate::link::{Link, shm, tcp::TcpLink, timespec};
 
@@ -68,12 +73,24 @@ pub enum Listener {
 
 impl Listener {
     /// Binds according to `addr`; returns the listener and the URL peers should use.
-    pub fn bind(addr: &Address) -> Result<(Listener, String)> {
+    /// `key` is the tcp job key (`None` for shm): one the user did not set allows loopback
+    /// listening only.
+    pub fn bind(addr: &Address, key: Option<&JobKey>) -> Result<(Listener, String)> {
         match addr {
             Address::Tcp(None) => Ok((Listener::None, "tcp://".into())),
             Address::Tcp(Some(hp)) => {
                 let at = |e| ViaError::at(&format!("tcp://{hp}"), "cannot listen", e);
-                let l = TcpListener::bind(hp.as_str()).map_err(at)?;
+                let sa = hp.to_socket_addrs().map_err(at)?.next().ok_or_else(|| {
+                    ViaError::InvalidParameter(format!("tcp://{hp}: cannot resolve"))
+                })?;
+                if !sa.ip().is_loopback() && key.is_none_or(|k| k.source() == KeySource::PerUser) {
+                    return Err(ViaError::InvalidParameter(format!(
+                        "tcp://{hp}: listening beyond loopback needs a job key shared by the \
+                         job's hosts: set ICN_VIA_JOB_KEY or ICN_VIA_JOB_KEY_FILE (a 0600 \
+                         file); see docs/vipl.md, \"Threat model\""
+                    )));
+                }
+                let l = TcpListener::bind(sa).map_err(at)?;
                 l.set_nonblocking(true).map_err(at)?;
                 let url = format!("tcp://{}", l.local_addr().map_err(at)?);
                 Ok((Listener::Tcp(l), url))
@@ -88,8 +105,10 @@ impl Listener {
         }
     }
 
-    /// Accepts one link, waiting at most `timeout`; `Ok(None)` on timeout.
-    pub fn accept(&mut self, timeout: Duration) -> Result<Option<Box<dyn Link>>> {
+    /// Takes one incoming connection, waiting at most `timeout`; `Ok(None)` on timeout or
+    /// if the connection was refused at once (shm: another user's). Reads nothing from it:
+    /// [`establish`] does, with a deadline, so a silent client cannot hold the caller.
+    pub fn accept(&mut self, timeout: Duration) -> Result<Option<Incoming>> {
         let ready = |fd: std::os::fd::BorrowedFd<'_>| -> io::Result<bool> {
             let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
             match poll(&mut fds, Some(&timespec(timeout))) {
@@ -107,10 +126,7 @@ impl Listener {
                     return Ok(None);
                 }
                 match l.accept() {
-                    Ok((s, _)) => {
-                        s.set_nonblocking(false)?;
-                        Ok(Some(Box::new(TcpLink::new(s)?)))
-                    }
+                    Ok((s, _)) => Ok(Some(Incoming::Tcp(s))),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
                     Err(e) => Err(e.into()),
                 }
@@ -119,9 +135,66 @@ impl Listener {
                 if !ready(l.as_fd())? {
                     return Ok(None);
                 }
-                Ok(l.accept()?.map(|link| Box::new(link) as Box<dyn Link>))
+                Ok(l.accept()?.map(Incoming::Shm))
             }
         }
+    }
+
+    /// The descriptor a wait for incoming connections polls (`None`: not listening).
+    pub fn fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        match self {
+            Listener::None => None,
+            Listener::Tcp(l) => Some(l.as_fd()),
+            Listener::Shm(l) => Some(l.as_fd()),
+        }
+    }
+}
+
+/// A connection accepted and not yet set up.
+pub enum Incoming {
+    Tcp(TcpStream),
+    Shm(std::os::unix::net::UnixStream),
+}
+
+/// Shuts a connection down from another thread: its pending reads end at once.
+pub type ShutdownFn = Box<dyn FnOnce() + Send>;
+
+impl Incoming {
+    /// A way to shut this connection down while another thread sets it up (`None` if the
+    /// socket cannot be duplicated: out of descriptors).
+    pub fn shutdown_fn(&self) -> Option<ShutdownFn> {
+        Some(match self {
+            Incoming::Tcp(s) => {
+                let s = s.try_clone().ok()?;
+                Box::new(move || {
+                    let _ = s.shutdown(std::net::Shutdown::Both);
+                })
+            }
+            Incoming::Shm(s) => {
+                let s = s.try_clone().ok()?;
+                Box::new(move || {
+                    let _ = s.shutdown(std::net::Shutdown::Both);
+                })
+            }
+        })
+    }
+}
+
+/// Sets up the server side of an accepted connection by `deadline`: on tcp the client must
+/// prove the job key first (`key`), on shm it passes the shared area.
+pub fn establish(
+    incoming: Incoming,
+    key: Option<&JobKey>,
+    deadline: std::time::Instant,
+) -> Result<Box<dyn Link>> {
+    match incoming {
+        Incoming::Tcp(mut s) => {
+            s.set_nonblocking(false)?;
+            let key = key.ok_or_else(|| ViaError::InvalidState("tcp NIC without a key".into()))?;
+            crate::auth::check_client(&mut s, key, deadline)?;
+            Ok(Box::new(TcpLink::new(s)?))
+        }
+        Incoming::Shm(s) => Ok(Box::new(shm::establish(s, deadline)?)),
     }
 }
 
@@ -132,6 +205,7 @@ impl Listener {
 pub fn dial_until(
     local: &Address,
     remote: &str,
+    key: Option<&JobKey>,
     deadline: Option<std::time::Instant>,
 ) -> Result<Box<dyn Link>> {
     let mut pause = Duration::from_millis(1);
@@ -140,7 +214,7 @@ pub fn dial_until(
         let attempt = left
             .unwrap_or(Duration::from_secs(30))
             .max(Duration::from_millis(1));
-        match dial(local, remote, attempt) {
+        match dial(local, remote, key, attempt) {
             Err(e) if refused(&e) => {
                 if left.is_some_and(|l| l.is_zero()) {
                     return Err(ViaError::Timeout);
@@ -165,8 +239,14 @@ fn refused(e: &ViaError) -> bool {
     }
 }
 
-/// Opens a link to the NIC at `remote` (a URL of the same provider as `local`), once.
-pub fn dial(local: &Address, remote: &str, timeout: Duration) -> Result<Box<dyn Link>> {
+/// Opens a link to the NIC at `remote` (a URL of the same provider as `local`), once; on
+/// tcp, both ends prove the job key `key` within `timeout`.
+pub fn dial(
+    local: &Address,
+    remote: &str,
+    key: Option<&JobKey>,
+    timeout: Duration,
+) -> Result<Box<dyn Link>> {
     let remote_addr = Address::parse(remote)?;
     match (local, remote_addr) {
         (Address::Tcp(_), Address::Tcp(Some(hp))) => {
@@ -174,9 +254,15 @@ pub fn dial(local: &Address, remote: &str, timeout: Duration) -> Result<Box<dyn 
                 .to_socket_addrs()?
                 .next()
                 .ok_or_else(|| ViaError::InvalidParameter(format!("cannot resolve {hp}")))?;
-            let s = TcpStream::connect_timeout(&sa, timeout).map_err(|e| match e.kind() {
+            let deadline = std::time::Instant::now() + timeout;
+            let mut s = TcpStream::connect_timeout(&sa, timeout).map_err(|e| match e.kind() {
                 io::ErrorKind::TimedOut => ViaError::Timeout,
                 _ => ViaError::ConnectionLost(format!("cannot reach {remote}: {e}")),
+            })?;
+            let key = key.ok_or_else(|| ViaError::InvalidState("tcp NIC without a key".into()))?;
+            crate::auth::prove_client(&mut s, key, deadline).map_err(|e| match e.kind() {
+                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ViaError::Timeout,
+                _ => ViaError::ConnectionLost(format!("{remote}: {e}")),
             })?;
             Ok(Box::new(TcpLink::new(s)?))
         }

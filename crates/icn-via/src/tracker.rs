@@ -59,6 +59,10 @@ impl SendTracker {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+    /// The ids of the descriptors posted and not yet reaped.
+    pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.entries.iter().map(|e| e.desc.id)
+    }
 
     /// A descriptor was handed to the wire with sequence number `seq`.
     pub fn transmitted(&mut self, seq: u32, desc: Descriptor, reliability: Reliability) {

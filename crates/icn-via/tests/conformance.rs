@@ -266,3 +266,33 @@ fn a_completion_queue_overflow_is_reported() {
         );
     }
 }
+
+/// Issue 33: a reliable send completes without the receiver's help. The receiver takes the
+/// message and then never calls the library again (it computes, or waits on something else):
+/// the NIC's ack keeper acknowledges for it, so the sender's own `send_wait` completes with
+/// `Success` (a recording of the run then holds the send as well as the receive). Before
+/// the keeper, the send waited for the receiver's next call.
+#[test]
+fn a_reliable_send_completes_though_the_receiver_never_calls_again() {
+    for p in PROVIDERS {
+        for rel in [
+            Reliability::ReliableDelivery,
+            Reliability::ReliableReception,
+        ] {
+            let (c, s) = pair(p, rel);
+            let dst = s.region(8, false);
+            s.vi.post_recv(Descriptor::recv([Segment::new(dst.handle(), 0, 8)]))
+                .unwrap();
+            let src = c.region(8, false);
+            src.write(0, b"complete").unwrap();
+            c.vi.post_send(Descriptor::send([Segment::new(src.handle(), 0, 8)]))
+                .unwrap();
+            let got = s.vi.recv_wait(T).unwrap();
+            assert_eq!(got.length, 8, "{p} {rel:?}");
+            // From here the receiver makes no call at all until the end of the test.
+            let done = c.vi.send_wait(T).unwrap();
+            assert_eq!(done.status, CompletionStatus::Success, "{p} {rel:?}");
+            dst.with(|d| assert_eq!(d, b"complete"));
+        }
+    }
+}

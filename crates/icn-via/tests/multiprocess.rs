@@ -640,9 +640,12 @@ fn a_reliability_mismatch_is_rejected_across_processes() {
 
 fn shm_objects(name_part: &str) -> (usize, bool) {
     let unix = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+    // the NIC's socket file in the private directory (its listener and accepted sockets)
+    let path =
+        icn_via::private_dir::endpoint_file(&icn_via::private_dir::dir().unwrap(), name_part);
     let sockets = unix
         .lines()
-        .filter(|l| l.ends_with(&format!("icnlab-via:{name_part}")))
+        .filter(|l| l.ends_with(&path.display().to_string()))
         .count();
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
     (

@@ -3,7 +3,14 @@
 //! | device name | provider | host address (`LocalNicAddress`) |
 //! |---|---|---|
 //! | `/dev/via_lo` (and `/etc/via_lo`, the form MP_Lite's `via.c` writes) | shm | 127.0.0.1 |
-//! | `/dev/via_IFACE` (`/dev/via_eth0`, ...) | tcp, listening on IFACE's IPv4 address | IFACE's IPv4 address |
+//! | `/dev/via_IFACE` (`/dev/via_eth0`, ...) | tcp, listening on loopback (see below) | IFACE's IPv4 address |
+//!
+//! A tcp NIC listens on 127.0.0.1 unless the user names where with `ICN_VIPL_TCP_LISTEN`:
+//! `device` (the device's interface address: other hosts can connect), or an IPv4 address.
+//! Listening beyond loopback needs a job key the user set (`ICN_VIA_JOB_KEY` or
+//! `ICN_VIA_JOB_KEY_FILE`, see icn-via's `auth`): every connection proves it before anything
+//! else is read. The device name comes from the program (MP_Lite always opens
+//! `/dev/via_eth0`), so it alone never opens the machine to the network.
 //!
 //! The environment variable `ICN_VIPL_PROVIDER=shm|tcp` sets the provider of every device
 //! (the host address stays the device's): a program that names its device after the
@@ -66,6 +73,18 @@ pub fn resolve(
         }
     }
     Ok(Device { provider, host })
+}
+
+/// Where a tcp NIC of device `dev` listens, by `ICN_VIPL_TCP_LISTEN` (`choice`; see the
+/// module doc). Errors say what is allowed.
+pub fn listen_address(dev: &Device, choice: Option<&str>) -> Result<Ipv4Addr, String> {
+    match choice {
+        None | Some("") | Some("loopback") => Ok(Ipv4Addr::LOCALHOST),
+        Some("device") => Ok(dev.host),
+        Some(a) => a.parse().map_err(|_| {
+            format!("ICN_VIPL_TCP_LISTEN must be loopback, device or an IPv4 address, got {a:?}")
+        }),
+    }
 }
 
 /// The IPv4 address of interface `name` (`getifaddrs`).
@@ -148,6 +167,26 @@ mod tests {
         }
         let e = resolve("/dev/via_lo", Some("udp"), eth0).unwrap_err();
         assert!(e.contains("shm or tcp"), "{e}");
+    }
+
+    #[test]
+    fn tcp_listens_on_loopback_unless_the_user_names_an_address() {
+        let dev = resolve("/dev/via_eth0", None, eth0).unwrap();
+        assert_eq!(listen_address(&dev, None), Ok(Ipv4Addr::LOCALHOST));
+        assert_eq!(
+            listen_address(&dev, Some("loopback")),
+            Ok(Ipv4Addr::LOCALHOST)
+        );
+        assert_eq!(
+            listen_address(&dev, Some("device")),
+            Ok(Ipv4Addr::new(10, 0, 0, 7))
+        );
+        assert_eq!(
+            listen_address(&dev, Some("10.9.8.7")),
+            Ok(Ipv4Addr::new(10, 9, 8, 7))
+        );
+        let e = listen_address(&dev, Some("eth0")).unwrap_err();
+        assert!(e.contains("ICN_VIPL_TCP_LISTEN"), "{e}");
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub mod api;
 pub mod codes;
 pub mod device;
 pub mod handle;
+pub mod mapped;
 pub mod objects;
 pub mod regions;
 pub mod rendezvous;

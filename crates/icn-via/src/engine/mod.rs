@@ -3,10 +3,12 @@
 //! rules ([`crate::rx_rules`], [`crate::tracker`]).
 //!
 //! Progress is made by the caller (in `*Done`, `*Wait` and `Post*`), like a user-level NIC
-//! library with no helper thread: the provider never runs behind the consumer's back, so the
-//! only threads touching a VI are the consumer's. Acknowledgements ride on outgoing data
-//! frames when there are any and are otherwise sent before the engine blocks, or after
-//! [`ACK_EVERY`] unacknowledged frames, so a streaming sender is never starved of acks.
+//! library: the only threads that move data through a VI are the consumer's. Acknowledgements
+//! ride on outgoing data frames when there are any and are otherwise sent before the engine
+//! blocks, or after [`ACK_EVERY`] unacknowledged frames, so a streaming sender is never
+//! starved of acks. One exception, so a reliable send completes without its receiver's help:
+//! the NIC's ack keeper thread sends an ack owed for more than one of its periods by a VI no
+//! one holds ([`ViCore::keeper_visit`], [`crate::ACK_KEEPER_PERIOD`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -121,6 +123,8 @@ pub(crate) struct ViCore {
     tx_off: u64,
     rx_off: u64,
     ack_due: Option<u32>,
+    /// `ack_due` as the ack keeper saw it on its last visit ([`ViCore::keeper_visit`]).
+    keeper_seen: Option<u32>,
     unacked: u32,
     /// The newest cumulative ack that arrived on a data frame and is not yet applied to the
     /// send queue ([`ViCore::note_ack`]).
@@ -187,6 +191,7 @@ impl ViCore {
             tx_off: 0,
             rx_off: 0,
             ack_due: None,
+            keeper_seen: None,
             unacked: 0,
             ack_in: None,
             tracker: SendTracker::default(),
@@ -622,6 +627,16 @@ impl ViCore {
     }
 
     /// Attribute snapshot for `VipQueryVi`.
+    /// The ids of every descriptor posted and not yet handed back: sends in flight or
+    /// completed, receives posted or completed.
+    pub fn outstanding_ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.tracker
+            .ids()
+            .chain(self.send_done.iter().map(|c| c.desc.id))
+            .chain(self.recvs.iter().map(|r| r.desc.id))
+            .chain(self.recv_done.iter().map(|c| c.desc.id))
+    }
+
     pub fn query(&self) -> (ViState, ViAttributes, usize, usize) {
         (
             self.state,

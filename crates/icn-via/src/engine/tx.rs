@@ -322,6 +322,20 @@ impl ViCore {
         self.wire.as_ref().is_some_and(|w| w.link.peer_shares_cpu())
     }
 
+    /// The NIC's ack keeper's visit (see `nic`, [`crate::nic::ACK_KEEPER_PERIOD`]): an ack
+    /// owed since the previous visit, with no new delivery in between, means the consumer
+    /// has not called since it received; the ack goes out now, so the peer's reliable send
+    /// completes without waiting for our consumer. Never mid-frame (the frame's end comes
+    /// first, see `wait`).
+    pub fn keeper_visit(&mut self) {
+        let owed = self.ack_due;
+        let mid_frame = matches!(self.rx, Rx::Payload { .. } | Rx::Cma { .. });
+        if owed.is_some() && owed == self.keeper_seen && !mid_frame {
+            self.flush_ack();
+        }
+        self.keeper_seen = self.ack_due;
+    }
+
     pub fn flush_ack(&mut self) {
         let Some(a) = self.ack_due.take() else { return };
         self.unacked = 0;

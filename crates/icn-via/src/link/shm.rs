@@ -3,7 +3,8 @@
 //!
 //! Connection set-up (the connection manager playing VIA's kernel agent): the client creates
 //! a memfd of [`area_len`]`(RING_CAP)` bytes, maps it, writes the header, and passes the fd
-//! over the server's abstract Unix socket with `SCM_RIGHTS`; the server maps the same memory.
+//! over the server's Unix socket (a file in the user's private directory, [`crate::private_dir`];
+//! each side checks the other's uid with `SO_PEERCRED`) with `SCM_RIGHTS`; the server maps the same memory.
 //! From then on the data path is user-level: a send is a copy into the ring plus, only if the
 //! peer sleeps, one `futex` wake.
 //!
@@ -18,8 +19,9 @@ use std::fs::File;
 use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::linux::net::SocketAddrExt;
-use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use memmap2::MmapOptions;
@@ -42,39 +44,90 @@ use crate::ring::{RecordRead, RingPair, area_len};
 pub const RING_CAP: usize = 256 << 10;
 /// Longest futex sleep between liveness checks.
 const SLEEP_SLICE: Duration = Duration::from_millis(10);
-/// How long set-up may take once the socket is connected.
-const SETUP_TIMEOUT: Duration = Duration::from_secs(5);
-
-fn socket_addr(name: &str) -> io::Result<SocketAddr> {
-    SocketAddr::from_abstract_name(format!("icnlab-via:{name}"))
-}
-
-/// A server NIC's listening socket (abstract namespace: nothing in the file system).
+/// A server NIC's listening socket: a filesystem Unix socket in the user's private directory
+/// ([`crate::private_dir`]), removed when the listener is dropped. Only peers whose
+/// `SO_PEERCRED` uid is ours (or on `ICN_VIA_ALLOW_UIDS`) are accepted.
 pub struct ShmListener {
     listener: UnixListener,
+    path: PathBuf,
+    /// Connections refused so far (another user's): the first is reported on stderr.
+    refused: u64,
 }
 
 impl ShmListener {
     pub fn bind(name: &str) -> io::Result<Self> {
-        let listener = UnixListener::bind_addr(&socket_addr(name)?)?;
+        let dir = crate::private_dir::dir()?;
+        let path = crate::private_dir::endpoint_file(&dir, name);
+        let listener = match UnixListener::bind(&path) {
+            Ok(l) => l,
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse => {
+                // A socket left by a killed NIC of ours is replaced; a live one is not.
+                let m = std::fs::symlink_metadata(&path)?;
+                let stale = m.file_type().is_socket()
+                    && m.uid() == crate::private_dir::uid()
+                    && UnixStream::connect(&path)
+                        .is_err_and(|e| e.kind() == io::ErrorKind::ConnectionRefused);
+                if !stale {
+                    return Err(io::Error::new(
+                        io::ErrorKind::AddrInUse,
+                        format!("{}: {e} (a live NIC answers there)", path.display()),
+                    ));
+                }
+                std::fs::remove_file(&path)?;
+                UnixListener::bind(&path)?
+            }
+            Err(e) => {
+                return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display())));
+            }
+        };
         listener.set_nonblocking(true)?;
-        Ok(ShmListener { listener })
+        Ok(ShmListener {
+            listener,
+            path,
+            refused: 0,
+        })
     }
 
-    /// Accepts a connection and maps the area its client passes; `Ok(None)` if no client was
-    /// actually waiting.
-    pub fn accept(&mut self) -> io::Result<Option<ShmLink>> {
+    /// Accepts a connection if one waits, refusing (closing at once) a peer of another user;
+    /// `Ok(None)` if none was waiting or it was refused. The area is not received yet:
+    /// [`establish`] does that, with a deadline.
+    pub fn accept(&mut self) -> io::Result<Option<UnixStream>> {
         let sock = match self.listener.accept() {
             Ok((s, _)) => s,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
             Err(e) => return Err(e),
         };
-        sock.set_nonblocking(false)?;
-        sock.set_read_timeout(Some(SETUP_TIMEOUT))?;
-        let fd = receive_fd(&sock)?;
-        let ring = map_area(fd, None, 1)?;
-        Ok(Some(ShmLink::new(ring, sock)?))
+        let uid = rustix::net::sockopt::socket_peercred(&sock)?.uid.as_raw();
+        if !crate::private_dir::peer_allowed(uid)? {
+            if self.refused == 0 {
+                eprintln!(
+                    "icn-via: {}: refused a connection from uid {uid} (not ours, not in \
+                     ICN_VIA_ALLOW_UIDS)",
+                    self.path.display()
+                );
+            }
+            self.refused += 1;
+            return Ok(None);
+        }
+        Ok(Some(sock))
     }
+}
+
+impl Drop for ShmListener {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Server side of a connection [`ShmListener::accept`] took: receives and maps the area its
+/// client passes, waiting at most until `deadline`.
+pub fn establish(sock: UnixStream, deadline: Instant) -> io::Result<ShmLink> {
+    sock.set_nonblocking(false)?;
+    let left = deadline.saturating_duration_since(Instant::now());
+    sock.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
+    let fd = receive_fd(&sock)?;
+    let ring = map_area(fd, None, 1)?;
+    ShmLink::new(ring, sock)
 }
 
 impl AsFd for ShmListener {
@@ -83,10 +136,27 @@ impl AsFd for ShmListener {
     }
 }
 
-/// Client side: connects to the NIC listening as `name` and shares a fresh area with it.
+/// Client side: connects to the NIC listening as `name` and shares a fresh area with it,
+/// after checking that the NIC's process is ours (or an allowed user's).
 pub fn dial(name: &str) -> io::Result<ShmLink> {
-    let sock = UnixStream::connect_addr(&socket_addr(name)?)
-        .map_err(|e| io::Error::new(e.kind(), format!("no shm NIC listening there ({e})")))?;
+    let dir = crate::private_dir::dir_to_dial()?;
+    let path = crate::private_dir::endpoint_file(&dir, name);
+    let sock = UnixStream::connect(&path).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("no shm NIC listening at {} ({e})", path.display()),
+        )
+    })?;
+    let uid = rustix::net::sockopt::socket_peercred(&sock)?.uid.as_raw();
+    if !crate::private_dir::peer_allowed(uid)? {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{}: the listening process is uid {uid}, not us nor in ICN_VIA_ALLOW_UIDS; refused",
+                path.display()
+            ),
+        ));
+    }
     // Named after the server so a leak is attributable (visible in /proc/<pid>/maps).
     let fd = memfd_create(format!("icnlab-via:{name}"), MemfdFlags::CLOEXEC)?;
     let len = area_len(RING_CAP);

@@ -65,10 +65,7 @@ pub unsafe extern "C" fn VipConnectWait(
     let entry = match rendezvous::publish(&key, n.0.via.address()) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!(
-                "vipl: VipConnectWait: rendezvous {}: {e}",
-                rendezvous::dir().display()
-            );
+            eprintln!("vipl: VipConnectWait: rendezvous: {e}");
             return ret::VIP_ERROR_RESOURCE;
         }
     };
@@ -157,7 +154,12 @@ fn dial_until(
     disc: &[u8],
     deadline: Option<Instant>,
 ) -> Result<(), ViaError> {
+    if let Err(e) = rendezvous::dir() {
+        eprintln!("vipl: VipConnectRequest: rendezvous: {e}");
+        return Err(ViaError::ResourceExhausted("rendezvous directory".into()));
+    }
     let mut pause = Duration::from_micros(200);
+    let mut last = None;
     loop {
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         if let Some(url) = rendezvous::lookup(key) {
@@ -166,10 +168,15 @@ fn dial_until(
                 Ok(()) => return Ok(()),
                 Err(ViaError::Rejected) => return Err(ViaError::Rejected),
                 Err(ViaError::InvalidState(s)) => return Err(ViaError::InvalidState(s)),
-                Err(_) => {}
+                Err(e) => last = Some(e),
             }
         }
         if left.is_some_and(|l| l.is_zero()) {
+            // Say why the published server could not be reached (a job key that differs, a
+            // server of another user): a bare timeout would hide it.
+            if let Some(e) = last {
+                eprintln!("vipl: VipConnectRequest: {key}: {e}");
+            }
             return Err(ViaError::Timeout);
         }
         std::thread::sleep(left.map_or(pause, |l| l.min(pause)));
@@ -270,7 +277,10 @@ pub unsafe extern "C" fn VipConnectPeerRequest(
         let r = if waits {
             let key = rendezvous::key(nic.provider, mine.1, &mine.0);
             match rendezvous::publish(&key, nic.via.address()) {
-                Err(_) => Err(ViaError::ResourceExhausted("rendezvous".into())),
+                Err(e) => {
+                    eprintln!("vipl: VipConnectPeerRequest: rendezvous: {e}");
+                    Err(ViaError::ResourceExhausted("rendezvous".into()))
+                }
                 Ok(_entry) => {
                     let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
                     nic.via

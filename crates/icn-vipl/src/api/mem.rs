@@ -62,8 +62,10 @@ fn mem_attrs(p: &PtagObj, a: &VIP_MEM_ATTRIBUTES) -> icn_via::MemAttributes {
 /// Registers `len` bytes at `addr` (the caller's memory, used in place: no copy) until
 /// `VipDeregisterMem`. Descriptors name these bytes by address, and peers RDMA into them
 /// by the address the consumer sends them. `VIP_INVALID_PTAG` for a bad tag,
-/// `VIP_INVALID_PARAMETER` for a null or empty region, `VIP_ERROR_RESOURCE` beyond
-/// `MaxRegisterBytes`.
+/// `VIP_INVALID_PARAMETER` for a null or empty region or one not wholly mapped readable and
+/// writable in this process (`/proc/self/maps`: the library writes receives and descriptor
+/// status there; registering it would only move the crash into the library),
+/// `VIP_ERROR_RESOURCE` beyond `MaxRegisterBytes`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn VipRegisterMem(
     nic: VIP_PVOID,
@@ -78,6 +80,10 @@ pub unsafe extern "C" fn VipRegisterMem(
     }
     if len as usize > icn_via::attrs::MAX_REGISTER_SIZE {
         return ret::VIP_ERROR_RESOURCE;
+    }
+    if let Err(why) = crate::mapped::check_rw(addr as usize, len as usize) {
+        eprintln!("vipl: VipRegisterMem: {why}");
+        return ret::VIP_INVALID_PARAMETER;
     }
     // SAFETY: non-null, and points to a VIP_MEM_ATTRIBUTES (VIPL contract).
     let a = unsafe { attrs.read_unaligned() };
@@ -123,7 +129,11 @@ fn region_at(n: &NicCore, addr: usize, handle: VIP_MEM_HANDLE, exact: bool) -> O
 }
 
 /// Ends a registration: `addr` must be the address it was registered at. Once this
-/// returns the library never touches the memory again.
+/// returns the library never touches the memory again. `VIP_INVALID_PARAMETER`, and the
+/// region stays registered and every descriptor intact, while a descriptor posted on a VI of
+/// this NIC and not yet handed back by `*Done` / `*Wait` lies in the region: the library
+/// writes its status there when it completes (VIA 1.0 leaves this case to the provider;
+/// freeing the memory under it would be a use after free).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn VipDeregisterMem(
     nic: VIP_PVOID,
@@ -134,6 +144,14 @@ pub unsafe extern "C" fn VipDeregisterMem(
     let Some(r) = region_at(&n.0, addr as usize, handle, true) else {
         return ret::VIP_INVALID_PARAMETER;
     };
+    if descriptor_pending_in(&n.0, r.start as u64..(r.start + r.len) as u64) {
+        eprintln!(
+            "vipl: VipDeregisterMem: a posted descriptor still lies in the region at {:#x}; \
+             reap it (VipSendDone/VipRecvDone or a wait) first",
+            r.start
+        );
+        return ret::VIP_INVALID_PARAMETER;
+    }
     if let Err(e) =
         n.0.via
             .deregister_addr(icn_via::MemHandle::from_raw(handle))
@@ -147,6 +165,18 @@ pub unsafe extern "C" fn VipDeregisterMem(
         p.users.fetch_sub(1, Ordering::AcqRel);
     }
     ret::VIP_SUCCESS
+}
+
+/// True if a VI of `nic` has a descriptor (id = its address) in `range` not yet handed back.
+fn descriptor_pending_in(nic: &NicCore, range: std::ops::Range<u64>) -> bool {
+    // Under the VI table's lock: `VipDestroyVi` takes a VI out of it before dropping it.
+    let vis = lock(&nic.vis);
+    vis.values().any(|&h| {
+        // SAFETY: handles in the table are live VI handles (removed before destruction,
+        // under this lock).
+        unsafe { crate::handle::get::<ViObj>(h as *mut c_void) }
+            .is_some_and(|v| v.via.has_descriptor_in(range.clone()))
+    })
 }
 
 /// The attributes of the region `handle` containing `addr`.

@@ -39,7 +39,16 @@ pub unsafe extern "C" fn VipOpenNic(name: *const c_char, out: *mut VIP_PVOID) ->
             std::process::id(),
             NEXT_NIC.fetch_add(1, Ordering::Relaxed)
         ),
-        Provider::Tcp => format!("tcp://{}:0", dev.host),
+        Provider::Tcp => {
+            let choice = std::env::var("ICN_VIPL_TCP_LISTEN").ok();
+            match device::listen_address(&dev, choice.as_deref()) {
+                Ok(a) => format!("tcp://{a}:0"),
+                Err(e) => {
+                    eprintln!("vipl: VipOpenNic({name}): {e}");
+                    return ret::VIP_INVALID_PARAMETER;
+                }
+            }
+        }
     };
     let via = match icn_via::Nic::open(&url) {
         Ok(n) => n,

@@ -38,6 +38,9 @@ pub(crate) fn check_attrs(
     v.max_transfer_size = a.MaxTransferSize as u32;
     v.enable_rdma_write = a.EnableRdmaWrite != 0;
     v.enable_rdma_read = a.EnableRdmaRead != 0;
+    // Every queue holds what VipQueryNic's MaxDescriptorsPerQueue says (VIA has no per-VI
+    // queue depth): icn-via's most, not its default.
+    v.queue_depth = icn_via::attrs::MAX_QUEUE_DEPTH;
     let mine = ViAttrs {
         reliability: a.ReliabilityLevel,
         max_transfer_size: a.MaxTransferSize,

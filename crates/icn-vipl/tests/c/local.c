@@ -1,5 +1,7 @@
 /* libvipl conformance, one process: NIC, protection tags, memory, VIs, descriptors refused
  * at post, CQs, the name service, timeouts. Usage: local CASE (nic|mem|vi|post|cq|ns|timeout). */
+#include <sys/mman.h>
+
 #include "suite.h"
 
 static VIP_NIC_HANDLE open_nic(void) {
@@ -214,8 +216,18 @@ static void case_post(void) {
     VIP_DESCRIPTOR *d3 = (VIP_DESCRIPTOR *)mem3;
     one_seg(d3, mem + 2048, h, 64);
     OK(VipPostRecv(vi, d3, h3));
-    OK(VipDeregisterMem(nic, mem3, h3));
-    EXPECT(VipPostRecv(vi, d3, h3), VIP_INVALID_PARAMETER);
+    /* not while the posted descriptor lies there: its status is written there later */
+    EXPECT(VipDeregisterMem(nic, mem3, h3), VIP_INVALID_PARAMETER);
+    char *mem4 = aligned(4096);
+    VIP_MEM_HANDLE h4;
+    OK(VipRegisterMem(nic, mem4, 4096, &ma, &h4));
+    VIP_DESCRIPTOR *d4 = (VIP_DESCRIPTOR *)mem4, *reaped = NULL;
+    one_seg(d4, mem4 + 4000, h4, 200); /* outside the region: completes at once, in error */
+    OK(VipPostRecv(vi, d4, h4));
+    OK(VipRecvDone(vi, &reaped));
+    CHECK(reaped == d4);
+    OK(VipDeregisterMem(nic, mem4, h4)); /* reaped: nothing of it pending */
+    EXPECT(VipPostRecv(vi, d4, h4), VIP_INVALID_PARAMETER);
     VIP_VI_STATE st;
     VIP_VI_ATTRIBUTES q;
     VIP_BOOLEAN se, re;
@@ -226,6 +238,7 @@ static void case_post(void) {
     EXPECT(VipSendDone(vi, &out), VIP_NOT_DONE);
     EXPECT(VipRecvDone(vi, NULL), VIP_INVALID_PARAMETER);
     OK(VipDestroyVi(vi));
+    OK(VipDeregisterMem(nic, mem3, h3)); /* its descriptor went with the VI */
     OK(VipDeregisterMem(nic, mem, h));
     OK(VipDeregisterMem(nic, mem2, h2));
     OK(VipDestroyPtag(nic, ptag));
@@ -234,6 +247,7 @@ static void case_post(void) {
     free(mem);
     free(mem2);
     free(mem3);
+    free(mem4);
 }
 
 static void case_cq(void) {
@@ -336,9 +350,83 @@ static void case_timeout(void) {
     free(remote);
 }
 
+/* Misuse at the C boundary (issue 33): memory that is not mapped, or not writable, is refused
+ * at registration; memory a posted descriptor lies in cannot be deregistered (the library
+ * writes the descriptor's status there when it completes); every queue holds exactly
+ * MaxDescriptorsPerQueue descriptors. Each is a VIP_* code, never a crash (run under
+ * AddressSanitizer by the harness). */
+static void case_misuse(void) {
+    VIP_NIC_HANDLE nic = open_nic();
+    VIP_PROTECTION_HANDLE ptag;
+    OK(VipCreatePtag(nic, &ptag));
+    VIP_MEM_ATTRIBUTES ma = {ptag, VIP_FALSE, VIP_FALSE};
+    VIP_MEM_HANDLE h;
+    /* unmapped: page 1, and a range running past the end of a mapping */
+    EXPECT(VipRegisterMem(nic, (void *)0x1000, 4096, &ma, &h), VIP_INVALID_PARAMETER);
+    long page = sysconf(_SC_PAGESIZE);
+    char *two = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(two != MAP_FAILED);
+    CHECK(munmap(two + page, page) == 0);
+    EXPECT(VipRegisterMem(nic, two, 2 * page, &ma, &h), VIP_INVALID_PARAMETER);
+    OK(VipRegisterMem(nic, two, page, &ma, &h)); /* the mapped page alone is fine */
+    OK(VipDeregisterMem(nic, two, h));
+    /* read-only memory: a receive or a status write into it would fault */
+    CHECK(mprotect(two, page, PROT_READ) == 0);
+    EXPECT(VipRegisterMem(nic, two, page, &ma, &h), VIP_INVALID_PARAMETER);
+    CHECK(munmap(two, page) == 0);
+
+    /* deregistration under a posted receive is refused, and everything stays as it was */
+    VIP_VI_ATTRIBUTES a = vi_attrs(ptag, VIP_SERVICE_RELIABLE_DELIVERY);
+    VIP_VI_HANDLE vi;
+    OK(VipCreateVi(nic, &a, NULL, NULL, &vi));
+    char *mem = aligned(4096);
+    OK(VipRegisterMem(nic, mem, 4096, &ma, &h));
+    VIP_DESCRIPTOR *d = (VIP_DESCRIPTOR *)mem;
+    one_seg(d, mem + 1024, h, 64);
+    OK(VipPostRecv(vi, d, h));
+    EXPECT(VipDeregisterMem(nic, mem, h), VIP_INVALID_PARAMETER);
+    VIP_MEM_ATTRIBUTES q;
+    OK(VipQueryMem(nic, mem, h, &q)); /* still registered */
+    CHECK(q.Ptag == ptag);
+    VIP_DESCRIPTOR *got = NULL;
+    EXPECT(VipRecvDone(vi, &got), VIP_NOT_DONE); /* still posted */
+    VIP_VI_STATE st;
+    VIP_VI_ATTRIBUTES qa;
+    VIP_BOOLEAN se, re;
+    OK(VipQueryVi(vi, &st, &qa, &se, &re));
+    CHECK(re == VIP_FALSE); /* the receive queue is not empty */
+    /* once the VI (and its descriptor) is gone, the region deregisters */
+    OK(VipDestroyVi(vi));
+    OK(VipDeregisterMem(nic, mem, h));
+
+    /* MaxDescriptorsPerQueue is what a queue holds */
+    VIP_NIC_ATTRIBUTES na;
+    OK(VipQueryNic(nic, &na));
+    size_t n = na.MaxDescriptorsPerQueue;
+    CHECK(n >= 1 && n <= 65536);
+    OK(VipCreateVi(nic, &a, NULL, NULL, &vi));
+    char *many = aligned((n + 1) * 64 + 64);
+    OK(VipRegisterMem(nic, many, (n + 1) * 64 + 64, &ma, &h));
+    for (size_t i = 0; i < n; i++) {
+        VIP_DESCRIPTOR *di = (VIP_DESCRIPTOR *)(many + i * 64);
+        one_seg(di, many + (n + 1) * 64, h, 8);
+        OK(VipPostRecv(vi, di, h));
+    }
+    VIP_DESCRIPTOR *extra = (VIP_DESCRIPTOR *)(many + n * 64);
+    one_seg(extra, many + (n + 1) * 64, h, 8);
+    EXPECT(VipPostRecv(vi, extra, h), VIP_ERROR_RESOURCE);
+    EXPECT(VipDeregisterMem(nic, many, h), VIP_INVALID_PARAMETER);
+    OK(VipDestroyVi(vi));
+    OK(VipDeregisterMem(nic, many, h));
+    free(many);
+    free(mem);
+    OK(VipDestroyPtag(nic, ptag));
+    OK(VipCloseNic(nic));
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
-        fprintf(stderr, "usage: local nic|mem|vi|post|cq|ns|timeout\n");
+        fprintf(stderr, "usage: local nic|mem|vi|post|cq|ns|timeout|misuse\n");
         return 2;
     }
     const char *c = argv[1];
@@ -349,6 +437,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(c, "cq")) case_cq();
     else if (!strcmp(c, "ns")) case_ns();
     else if (!strcmp(c, "timeout")) case_timeout();
+    else if (!strcmp(c, "misuse")) case_misuse();
     else {
         fprintf(stderr, "local: unknown case %s\n", c);
         return 2;

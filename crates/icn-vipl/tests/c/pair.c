@@ -2,7 +2,7 @@
  * VipConnectRequest waits for the server), sends with several segments and immediate data,
  * descriptor chains, CQs and notify calls, RDMA write with immediate data and RDMA read,
  * the error and status codes of failed transfers, rejection, peer-to-peer connection.
- * Usage: pair CASE server|client (data|rdma|errors|lost|reject|peer|pong). */
+ * Usage: pair CASE server|client (data|rdma|errors|lost|reject|peer|pong|quiet). */
 #include <pthread.h>
 
 #include "suite.h"
@@ -625,6 +625,32 @@ static void case_pong(int server) {
     teardown(&s);
 }
 
+/* Issue 33: the server receives one message and then makes no VIPL call for 1.5 s (it
+ * computes). The client's reliable send completes anyway, within a 1 s VipSendWait: the
+ * server's ack keeper acknowledges for it. Before, the send completed only at the server's
+ * next call, 1.5 s later, and a recording ended with the receive but not the send. */
+static void case_quiet(int server) {
+    struct side s;
+    setup(&s, server, reliability(), NULL);
+    if (server) post_recv(&s, 0, 0, 64);
+    connect_pair(&s, "quiet", 100);
+    if (server) {
+        VIP_DESCRIPTOR *d = next_recv(&s);
+        CHECK(d == desc(&s, 0) && d->CS.Length == 11);
+        CHECK(memcmp(data(&s, 0), "not waiting", 11) == 0);
+        usleep(1500 * 1000); /* no call into the library meanwhile */
+    } else {
+        memcpy(data(&s, 0), "not waiting", 11);
+        send_bytes(&s, 0, 0, 11);
+        double t0 = now_ms();
+        VIP_DESCRIPTOR *d;
+        OK(VipSendWait(s.vi, 1000, &d));
+        CHECK(d == desc(&s, 0) && (d->CS.Status & VIP_STATUS_DONE));
+        CHECK(now_ms() - t0 < 1000);
+    }
+    teardown(&s);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3 || (strcmp(argv[2], "server") && strcmp(argv[2], "client"))) {
         fprintf(stderr, "usage: pair CASE server|client\n");
@@ -639,6 +665,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(c, "reject")) case_reject(server);
     else if (!strcmp(c, "peer")) case_peer(server);
     else if (!strcmp(c, "pong")) case_pong(server);
+    else if (!strcmp(c, "quiet")) case_quiet(server);
     else {
         fprintf(stderr, "pair: unknown case %s\n", c);
         return 2;
