@@ -173,6 +173,7 @@ fn another_user_cannot_connect_inject_or_rdma_on_shm() {
         .unwrap();
     let attack = String::from_utf8_lossy(&attack.stdout).to_string();
     let victim = output(victim);
+    eprintln!("intruder (uid 65534):\n{attack}victim (root):\n{victim}");
     assert!(attack.contains("RAW refused"), "intruder:\n{attack}");
     assert!(attack.contains("Permission denied"), "intruder:\n{attack}");
     assert!(attack.contains("VIA refused"), "intruder:\n{attack}");
@@ -220,6 +221,7 @@ fn another_users_process_is_refused_by_peercred_even_where_the_socket_is_reachab
         .unwrap();
     let attack = String::from_utf8_lossy(&attack.stdout).to_string();
     let victim = output(victim);
+    eprintln!("intruder (uid 65534):\n{attack}victim (root):\n{victim}");
     assert!(
         attack.contains("RAW connected"),
         "the socket was reachable:\n{attack}"
@@ -249,6 +251,7 @@ fn another_user_cannot_connect_inject_or_rdma_on_tcp() {
         .unwrap();
     let attack = String::from_utf8_lossy(&attack.stdout).to_string();
     let victim = output(victim);
+    eprintln!("intruder (uid 65534):\n{attack}victim (root):\n{victim}");
     assert!(attack.contains("KEY unreadable"), "intruder:\n{attack}");
     assert!(
         attack.contains("RAW closed by the victim"),
@@ -312,6 +315,7 @@ fn a_planted_private_directory_or_symlink_is_refused_and_nothing_is_written_thro
                 .output()
                 .unwrap();
             let out = String::from_utf8_lossy(&victim.stdout);
+            eprintln!("planted {case}, victim {url}: {out}");
             assert!(out.contains("OPEN-FAILED"), "{case} {url}: {out}");
             assert!(
                 out.contains(&target.display().to_string()),
