@@ -58,6 +58,8 @@ struct NicShared {
     /// the connection down.
     handshakes: Mutex<std::collections::VecDeque<(u64, ShutdownFn)>>,
     next_handshake: std::sync::atomic::AtomicU64,
+    /// True once a refused connection was reported on standard error.
+    refusal_reported: std::sync::atomic::AtomicBool,
     /// An eventfd a handshake thread signals when it queued a request, so a waiting
     /// `connect_wait` looks at once.
     wake: OwnedFd,
@@ -108,6 +110,7 @@ impl Nic {
                 key,
                 handshakes: Mutex::new(Default::default()),
                 next_handshake: 0.into(),
+                refusal_reported: false.into(),
                 wake,
                 vis: Mutex::new(Vec::new()),
                 keeper: false.into(),
@@ -422,6 +425,16 @@ impl Nic {
                     return;
                 };
                 lock(&shared.handshakes).retain(|(i, _)| *i != id);
+                // A client refused for its proof (not one that merely went away) is reported,
+                // once per NIC: a flood must not flood the consumer's standard error.
+                if let Err(ViaError::Io(e)) = &req
+                    && e.kind() == std::io::ErrorKind::PermissionDenied
+                    && !shared.refusal_reported.swap(true, Ordering::AcqRel)
+                {
+                    eprintln!(
+                        "icn-via: {url}: refused a connection: {e} (further refusals not reported)"
+                    );
+                }
                 if let Ok(mut req) = req {
                     req.peer = format!("connected to {url}");
                     let mut pending = lock(&shared.pending);
