@@ -9,10 +9,12 @@
 # (more than the 256 KiB shm ring holds) the answering VI runs on a second thread, and a
 # wait spins, yields or sleeps for as long as the other thread takes, which callgrind
 # counts too: the polling link's wait (`<ShmLink as Link>::wait`, inclusive) is taken out
-# of every count, leaving the library's work and the copies. Every run is pinned to one
-# CPU: a wait then sees its peer on its own CPU and yields at once, so the two threads
-# take turns in the same pieces from run to run (unpinned, how the 1 MiB message was cut
-# into pieces varied, and the count per message with it, by up to 2.7 %).
+# of every count, leaving the library's work and the copies; so is the ack keeper
+# (`icn_via::nic::ack_keeper`, inclusive), whose visits every 5 ms grow with the run's
+# time, not with its messages. Every run is pinned to one CPU: a wait then sees its peer
+# on its own CPU and yields at once, so the two threads take turns in the same pieces from
+# run to run (unpinned, how the 1 MiB message was cut into pieces varied, and the count
+# per message with it, by up to 2.7 %).
 #
 #   crates/icn-vipl/bench/overhead.sh [N1 N2]        (default 2000 12000; 1 MiB: 100 400)
 set -euo pipefail
@@ -34,7 +36,11 @@ count() { # program args... -> instructions, less those of the polling link's wa
     total=$(awk '/^summary:/ {print $2}' "$out/cg.out")
     polls=$(callgrind_annotate --inclusive=yes "$out/cg.out" 2>/dev/null |
         awk '/ShmLink as icn_via::link::Link>::wait \[/ {gsub(",", "", $1); print $1; exit}')
-    echo $((total - ${polls:-0}))
+    # the ack keeper's visits (icn-via's one helper thread, every 5 ms): a cost per unit of
+    # time, which the slow runs under callgrind inflate, not per message
+    keeper=$(callgrind_annotate --inclusive=yes "$out/cg.out" 2>/dev/null |
+        awk '/icn_via::nic::ack_keeper \[/ {gsub(",", "", $1); print $1; exit}')
+    echo $((total - ${polls:-0} - ${keeper:-0}))
     rm -f "$out/cg.out"
 }
 printf '%8s %14s %14s %9s\n' size "C (Ir/msg)" "Rust (Ir/msg)" overhead
