@@ -77,13 +77,16 @@ impl<T> FastMutex<T> {
         FastGuard { mutex: self }
     }
 
-    /// The lock if it is free right now, else `None` (never waits).
+    /// The lock if it is free right now, else `None` (never waits). The guard is made only
+    /// when the exchange took the lock: a guard made and dropped on failure would release
+    /// the holder's lock (its drop unlocks).
     #[inline]
     pub fn try_lock(&self) -> Option<FastGuard<'_, T>> {
-        self.state
+        let taken = self
+            .state
             .compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-            .then_some(FastGuard { mutex: self })
+            .is_ok();
+        taken.then(|| FastGuard { mutex: self })
     }
 
     #[cold]
@@ -182,6 +185,51 @@ mod tests {
         }
         assert_eq!(m.state.load(Ordering::Relaxed), UNLOCKED);
         assert_eq!(*m.lock(), 6);
+    }
+
+    /// A failed `try_lock` leaves the holder's lock held (a guard made and dropped on
+    /// failure once released it: the ack keeper then ran beside a VI's owner, and a
+    /// stress run of libvipl's pair case hit `unreachable!` in the receive state machine).
+    #[test]
+    fn a_failed_try_lock_leaves_the_lock_held_and_a_free_one_is_taken() {
+        let m = FastMutex::new(0u32);
+        let g = m.lock();
+        assert!(m.try_lock().is_none());
+        assert_eq!(m.state.load(Ordering::Relaxed), LOCKED, "still held");
+        assert!(m.try_lock().is_none());
+        drop(g);
+        let t = m.try_lock().expect("free");
+        assert_eq!(m.state.load(Ordering::Relaxed), LOCKED);
+        drop(t);
+        assert_eq!(m.state.load(Ordering::Relaxed), UNLOCKED);
+    }
+
+    #[test]
+    fn try_lock_beside_lock_never_loses_an_increment() {
+        let m = Arc::new(FastMutex::new((0u64, 0u64)));
+        let per = if cfg!(miri) { 50 } else { 50_000 };
+        let hs: Vec<_> = (0..3)
+            .map(|i| {
+                let m = m.clone();
+                std::thread::spawn(move || {
+                    let mut done = 0;
+                    while done < per {
+                        let g = if i == 0 { m.try_lock() } else { Some(m.lock()) };
+                        if let Some(mut g) = g {
+                            let a = g.0;
+                            g.0 = a + 1;
+                            g.1 += 1;
+                            assert_eq!(g.0, g.1);
+                            done += 1;
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(*m.lock(), (3 * per, 3 * per));
     }
 
     #[test]
