@@ -26,8 +26,9 @@ use crate::wire::Wire;
 /// short-lived thread, so a silent one delays nobody else.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Connections being set up at once per NIC; one more evicts the oldest (its socket is shut
-/// down, so its thread ends at once): silent connections cannot hold every slot.
-pub const MAX_HANDSHAKES: usize = 16;
+/// down, so its thread ends at once): silent connections cannot hold every slot. A tcp
+/// client evicted before the key exchange ended tries again until its deadline.
+pub const MAX_HANDSHAKES: usize = 32;
 /// Requests waiting for a `connect_wait` with their discriminator, per NIC; one more is
 /// closed unread.
 pub const MAX_PENDING: usize = 64;

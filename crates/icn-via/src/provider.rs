@@ -262,6 +262,15 @@ pub fn dial(
             let key = key.ok_or_else(|| ViaError::InvalidState("tcp NIC without a key".into()))?;
             crate::auth::prove_client(&mut s, key, deadline).map_err(|e| match e.kind() {
                 io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ViaError::Timeout,
+                // Closed before it answered our hello: a server busy with more handshakes
+                // than it holds at once evicted us (or it went away). Like a refused
+                // connection, worth another try until the deadline.
+                io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset => {
+                    ViaError::Io(io::Error::new(
+                        io::ErrorKind::ConnectionRefused,
+                        format!("{remote}: closed before the job key exchange ended ({e})"),
+                    ))
+                }
                 _ => ViaError::ConnectionLost(format!("{remote}: {e}")),
             })?;
             Ok(Box::new(TcpLink::new(s)?))
