@@ -9,9 +9,12 @@
 //!
 //! | endpoint | send side | receive side |
 //! |---|---|---|
-//! | `zero` | nothing: packets enter the fabric when the program sends | nothing |
+//! | `zero` | nothing: packets enter the fabric when the program sends (as its input queue takes them) | nothing |
 //! | `simple` | host `send_ns`, then a DMA at `dma_mbs` per packet | a DMA at `dma_mbs`, then host `recv_ns` |
 //! | `pipeline` | the `icn-nicmodel` design's send stages before the wire (host stages first) | its receive stages |
+//!
+//! The last send stage hands its packet to the fabric; while the fabric's input queue is full
+//! (rule 4 of `icn_fabric`) the packet waits there and holds the stage ([`crate::transmit`]).
 //!
 //! Simplifications against `icn-nicmodel`'s own simulator (stated, and measured in
 //! `docs/cluster.md`): a stage is one server, so two stages holding one resource (PCI used

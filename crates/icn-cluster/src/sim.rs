@@ -21,8 +21,8 @@
 //! naming who waits for whom.
 
 use crate::nic::{Cut, Endpoint};
-use crate::transmit::{Head, Transmit};
 use crate::program::{Op, Program};
+use crate::transmit::{Head, Transmit};
 use icn_engine::Progress;
 use icn_engine::model::Ticker;
 use icn_fabric::zero_load::Wire;
@@ -181,8 +181,11 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
     /// Node `node`'s head packet, when it has passed the stages, at the sequence number
     /// its message reserved for it.
     fn schedule_head(&mut self, node: usize, h: Head) {
-        self.heap
-            .push(Reverse((h.ready.max(self.now), h.seq, Event::TxReady(node))));
+        self.heap.push(Reverse((
+            h.ready.max(self.now),
+            h.seq,
+            Event::TxReady(node),
+        )));
     }
 
     /// Runs the program to the end.
@@ -365,7 +368,10 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
     /// Node `node`'s head packet goes into the fabric at `at` if its input queue has room;
     /// otherwise the node holds it and is retried after the next fabric step.
     fn send_head(&mut self, node: usize, at: Ps) -> Result<(), RunError> {
-        let h = self.transmit.head(node).expect("a packet waits at the node");
+        let h = self
+            .transmit
+            .head(node)
+            .expect("a packet waits at the node");
         let m = h.id;
         let p = Packet {
             src: node,

@@ -148,9 +148,7 @@ impl Transmit {
         if n.next == n.queue[0].cut.count() {
             n.queue.pop_front();
             n.next = 0;
-            let Some(job) = n.queue.front() else {
-                return None;
-            };
+            let job = n.queue.front()?;
             n.host_replay.clone_from(&job.host_start);
         }
         self.prepare(node, at)

@@ -148,7 +148,11 @@ fn nics_hold_their_dma_at_a_full_sci_transmit_queue_and_lose_nothing() {
 
     let (free, g) = run(1_000_000);
     assert_eq!(g.refused, 0);
-    assert!(g.max_in_flight > 1_000, "{} sends in flight", g.max_in_flight);
+    assert!(
+        g.max_in_flight > 1_000,
+        "{} sends in flight",
+        g.max_in_flight
+    );
     assert_eq!(g.tags.len(), 12 * 1024);
     // The ring is the bottleneck either way; what moves is where a send waits: in the
     // NIC, its DMA held, instead of in the fabric's queue.

@@ -357,7 +357,9 @@ pub fn back_pressure(
         return Err("input_capacity is None: the input queues are unbounded".into());
     };
     if n < 2 || capacity == 0 {
-        return Err(format!("{n} endpoints, capacity {capacity}: nothing to check"));
+        return Err(format!(
+            "{n} endpoints, capacity {capacity}: nothing to check"
+        ));
     }
     let bytes = bytes.clamp(1, fabric.max_packet_bytes());
     let dst = |src: usize| usize::from(src == 0);
@@ -368,31 +370,32 @@ pub fn back_pressure(
     let (mut refusals, mut out) = (0u64, Vec::new());
     let mut steps = 0u64;
     loop {
-        for src in 0..n {
-            while next[src] < per_source {
-                let tag = (src * per_source + next[src]) as u64;
+        for (src, next) in next.iter_mut().enumerate() {
+            while *next < per_source {
+                let tag = (src * per_source + *next) as u64;
                 let p = Packet {
                     src,
                     dst: dst(src),
                     bytes,
                     tag,
                 };
-                let (can, queued, flying) =
-                    (fabric.can_inject(src), fabric.input_queued(src), fabric.in_flight());
+                let (can, queued, flying) = (
+                    fabric.can_inject(src),
+                    fabric.input_queued(src),
+                    fabric.in_flight(),
+                );
                 match fabric.try_inject(p) {
                     Ok(()) => {
                         if !can {
                             return Err(format!("{p}: accepted although can_inject said no"));
                         }
                         accepted_at[tag as usize] = Some((p, fabric.now()));
-                        next[src] += 1;
+                        *next += 1;
                     }
                     Err(crate::Refused(back)) => {
                         refusals += 1;
                         if back != p || can {
-                            return Err(format!(
-                                "{p}: refused as {back} with can_inject = {can}"
-                            ));
+                            return Err(format!("{p}: refused as {back} with can_inject = {can}"));
                         }
                         if fabric.input_queued(src) != queued || fabric.in_flight() != flying {
                             return Err(format!("{p}: the refusal changed the fabric"));

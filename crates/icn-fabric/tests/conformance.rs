@@ -204,7 +204,11 @@ fn a_wrong_zero_load_answer_fails_the_suite() {
 /// window ever holds more than 4, and every packet is delivered once.
 #[test]
 fn the_ideal_and_flow_fabrics_refuse_at_a_full_window_and_lose_nothing() {
-    for (topology, contention) in [("mesh:4x4", true), ("crossbar:16", true), ("ring:16", false)] {
+    for (topology, contention) in [
+        ("mesh:4x4", true),
+        ("crossbar:16", true),
+        ("ring:16", false),
+    ] {
         let mut f = IdealConfig {
             topology: topology.into(),
             contention,

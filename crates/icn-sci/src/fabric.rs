@@ -3,8 +3,10 @@
 //! A fabric packet is one SCI send of the ring's largest configured data size
 //! (`data_bytes`, 16/64/256 B): the endpoint cuts messages to [`Fabric::max_packet_bytes`].
 //! The ring runs externally driven ([`Sim::new_switched`] with no agents): a packet enters
-//! its source's send queue when there is room (the fabric keeps an unbounded queue in front
-//! of it, so nothing is dropped), travels with the full send/echo protocol — A/B aging or
+//! its source's send queue (`send_queue_depth` sends) when there is room. A NIC uses
+//! [`Fabric::try_inject`], which the full queue refuses (rule 4: the NIC holds its DMA); the
+//! open-loop [`Fabric::inject`] keeps an unbounded queue in front of it, so nothing is
+//! dropped. A send travels with the full send/echo protocol — A/B aging or
 //! intelligent A/B aging, retries after BUSY — and is delivered when the last symbol of the
 //! send its target accepted has arrived (the target decides at the header; the tail follows
 //! `symbols − 1` cycles later). Time: one cycle = one 16-bit symbol = 2 ns.

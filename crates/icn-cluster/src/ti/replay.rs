@@ -789,9 +789,11 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
             }
             match self.transmit.taken(node, at) {
                 Some(next) if self.endpoint.is_none() && next.ready <= at => continue,
-                Some(next) => self
-                    .heap
-                    .push(Reverse((next.ready.max(self.now), next.seq, Wake::TxReady(node)))),
+                Some(next) => self.heap.push(Reverse((
+                    next.ready.max(self.now),
+                    next.seq,
+                    Wake::TxReady(node),
+                ))),
                 None => {}
             }
             return;

@@ -90,8 +90,13 @@ pub const DEFAULT_NIA_QUEUE: usize = 16;
 /// `window` of `vc-router` by default: 64 packets in flight per endpoint.
 pub const DEFAULT_VC_WINDOW: usize = 64;
 
-fn check_queue(key: &str, v: usize) -> Result<(), Invalid> {
-    Invalid::check(v <= 1 << 20, key, "0 (unbounded) ..= 2^20 packets", v)
+fn check_queue(key: &str, unit: &str, v: usize) -> Result<(), Invalid> {
+    Invalid::check(
+        v <= 1 << 20,
+        key,
+        &format!("0 (unbounded) ..= 2^20 {unit}"),
+        v,
+    )
 }
 
 impl Default for XSwitchFabricConfig {
@@ -136,7 +141,7 @@ impl XSwitchFabricConfig {
     /// caller), once for every replication.
     pub fn prepare(&self) -> Result<Topology, Invalid> {
         self.cycle_ps()?;
-        check_queue("fabric.nia_queue", self.nia_queue)?;
+        check_queue("fabric.nia_queue", "messages", self.nia_queue)?;
         self.params().validate().map_err(in_fabric)?;
         let t = Topology::from_spec(&self.topology).map_err(in_fabric)?;
         Invalid::check(
@@ -277,7 +282,7 @@ impl VcFabricConfig {
     /// the any-radix routers.
     pub fn prepare(&self) -> Result<VcTopology, Invalid> {
         self.cycle_ps()?;
-        check_queue("fabric.window", self.window)?;
+        check_queue("fabric.window", "packets", self.window)?;
         self.params().validate().map_err(in_fabric)?;
         Invalid::check(
             (1..=4096).contains(&self.flit_bytes),
