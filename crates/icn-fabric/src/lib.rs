@@ -15,7 +15,7 @@
 //! * the cluster simulator (`icn-cluster`), where host and NIC endpoints feed a program's
 //!   messages into any fabric.
 //!
-//! Rules every implementation keeps (checked by the conservation tests of each fabric):
+//! Rules every implementation keeps (checked by the conformance suite each fabric runs):
 //! 1. every injected packet is delivered exactly once, unless the fabric reports an error;
 //! 2. deliveries come out of `advance` in non-decreasing time, all `< until`, all
 //!    `≥` their injection time;
@@ -34,8 +34,8 @@
 //!    [`Fabric::advance`] (a packet leaves the queue or is delivered), and a full queue means
 //!    packets in flight, so [`Fabric::next_event`] is `Some`: an event-driven caller that was
 //!    refused asks [`Fabric::can_inject`] again after each `advance` and never polls idle
-//!    time (the first gap checked by [`conformance::back_pressure`], which also checks that
-//!    the queue never exceeds its capacity and that nothing refused or accepted is lost).
+//!    time (checked by [`conformance::back_pressure`], with the refusals themselves, the
+//!    queue never above its capacity, and nothing refused or accepted lost).
 //!    [`Fabric::inject`] is the open-loop harness's unbounded source queue in front of the
 //!    input queue (BookSim's convention: offered load is never refused); a caller uses one
 //!    or the other.
