@@ -6,6 +6,7 @@
 //! * [`patterns`]: built-in workloads: pingpong, window, all-to-all and broadcasts (binomial,
 //!   pipelined chain, scatter + allgather, and every `icn-bcast` scheme run as real messages);
 //! * [`nic`]: host and NIC endpoints (zero-cost, simple, or an `icn-nicmodel` design);
+//! * [`transmit`]: every node's send side, holding its packets while the fabric refuses them;
 //! * [`sim`]: the event loop joining ranks, endpoints and any `icn_fabric::Fabric`;
 //! * [`real`]: one rank of the same program run for real over `icn-via`;
 //! * [`model`]: the experiment-file model;
@@ -22,3 +23,4 @@ pub mod program;
 pub mod real;
 pub mod sim;
 pub mod ti;
+pub mod transmit;

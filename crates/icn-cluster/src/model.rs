@@ -553,7 +553,8 @@ fn run_on<F: Fabric + ?Sized>(
 
 const US: f64 = 1e6;
 
-/// Packets one cluster run may move (≈ 100 bytes of state and one event each).
+/// Packets one cluster run may move: each is an event (its memory is bounded by the fabric's
+/// input queues, not by the packets of a message: `crate::transmit`), so this bounds the run's time.
 pub const MAX_PACKETS: u64 = 1 << 26;
 
 fn report<F: Fabric + ?Sized>(o: &Outcome, f: &F, point: &ClusterPoint) -> Metrics {
@@ -676,7 +677,7 @@ impl Model for Cluster {
             Some(_) => (Program::new(0), None),
             None => build_program(cfg, endpoints, ctx)?,
         };
-        // Every packet is an event and a slot in memory: bound them before the run.
+        // Every packet is an event: bound them before the run.
         let max = cfg.fabric.max_packet_bytes();
         let packets: u64 = program
             .ranks
@@ -684,7 +685,7 @@ impl Model for Cluster {
             .flatten()
             .map(|op| match *op {
                 program::Op::Send { bytes, .. } | program::Op::Ssend { bytes, .. } => {
-                    endpoint.packet_count(bytes, max)
+                    endpoint.cut(bytes, max).count()
                 }
                 _ => 0,
             })

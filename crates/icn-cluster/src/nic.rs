@@ -9,9 +9,12 @@
 //!
 //! | endpoint | send side | receive side |
 //! |---|---|---|
-//! | `zero` | nothing: packets enter the fabric when the program sends | nothing |
+//! | `zero` | nothing: packets enter the fabric when the program sends (as its input queue takes them) | nothing |
 //! | `simple` | host `send_ns`, then a DMA at `dma_mbs` per packet | a DMA at `dma_mbs`, then host `recv_ns` |
 //! | `pipeline` | the `icn-nicmodel` design's send stages before the wire (host stages first) | its receive stages |
+//!
+//! The last send stage hands its packet to the fabric; while the fabric's input queue is full
+//! (rule 4 of `icn_fabric`) the packet waits there and holds the stage ([`crate::transmit`]).
 //!
 //! Simplifications against `icn-nicmodel`'s own simulator (stated, and measured in
 //! `docs/cluster.md`): a stage is one server, so two stages holding one resource (PCI used
@@ -22,7 +25,6 @@
 use icn_engine::Invalid;
 use icn_fabric::{PS_PER_US, Ps};
 use icn_nicmodel::design::{Every, Side};
-use icn_nicmodel::sim::split;
 use icn_nicmodel::{Pipeline, Switches};
 use serde::{Deserialize, Serialize};
 
@@ -178,7 +180,12 @@ impl EndStage {
 /// `piece` through one node's `stages` in order from `at`, each serving one packet at a time
 /// (`free`: when each is next free). Returns when it is through, the time its host stages
 /// took, and when the last host stage it used was done.
-fn pass(stages: &[EndStage], piece: &Piece, at: Ps, free: &mut [Ps]) -> (Ps, Ps, Option<Ps>) {
+pub(crate) fn pass(
+    stages: &[EndStage],
+    piece: &Piece,
+    at: Ps,
+    free: &mut [Ps],
+) -> (Ps, Ps, Option<Ps>) {
     let (mut ready, mut host, mut host_ready) = (at, 0, None);
     for (stage, free) in stages.iter().zip(free) {
         let cost = stage.cost(piece);
@@ -361,30 +368,6 @@ impl Endpoint {
         }
     }
 
-    /// Passes the packets of a message posted by node `src` at `now` through the send
-    /// stages, each stage serving one packet at a time in order (`free`: when each stage of
-    /// every node is next free, node-major). Returns when the first packet's host stages
-    /// are done, and when each packet leaves for the fabric.
-    pub fn send_pieces(
-        &self,
-        pieces: &[Piece],
-        src: usize,
-        now: Ps,
-        free: &mut [Ps],
-    ) -> (Ps, Vec<Ps>) {
-        let free = &mut free[src * self.tx.len()..][..self.tx.len()];
-        let mut host_done = now;
-        let mut injects = Vec::with_capacity(pieces.len());
-        for (k, piece) in pieces.iter().enumerate() {
-            let (ready, _, host_ready) = pass(&self.tx, piece, now, free);
-            if k == 0 {
-                host_done = host_ready.unwrap_or(now);
-            }
-            injects.push(ready);
-        }
-        (host_done, injects)
-    }
-
     /// Passes one packet that reached node `dst` at `at` through the receive stages (`free`
     /// as for [`Endpoint::send_pieces`]). Returns when it is through, and the time its host
     /// stages took.
@@ -394,53 +377,121 @@ impl Endpoint {
         (ready, host)
     }
 
-    /// How many packets [`Endpoint::pieces`] cuts a message into (without building them).
-    pub fn packet_count(&self, bytes: u64, fabric_max: u64) -> u64 {
+    /// How a message of `bytes` is cut into packets of at most `fabric_max` bytes on the
+    /// wire (payload + this NIC's header).
+    pub fn cut(&self, bytes: u64, fabric_max: u64) -> Cut {
         let limit = self
             .packet_bytes
             .min(fabric_max.saturating_sub(self.header_bytes).max(1));
         match &self.pipe {
-            Some(pipe) => split(pipe, bytes)
-                .map(|p| p.bytes.div_ceil(limit).max(1))
-                .sum(),
-            None => bytes.div_ceil(limit).max(1),
+            Some(pipe) => {
+                let chunk = pipe.chunk_bytes.max(1);
+                Cut::new(
+                    bytes,
+                    limit,
+                    chunk,
+                    pipe.packet_bytes.clamp(1, chunk),
+                    pipe.page_bytes.max(1),
+                )
+            }
+            None => Cut::plain(bytes, limit),
+        }
+    }
+}
+
+/// How a message is cut into packets, without building them: chunks of at most `chunk`
+/// bytes (one DMA each, `icn_nicmodel::sim::split`), each cut into the design's packets of
+/// at most `packet` bytes, each of those into wire packets of at most `limit` bytes. All
+/// but the last of each are full, so packet `k` is computed, not stored: a message of any
+/// size costs these few words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cut {
+    bytes: u64,
+    limit: u64,
+    chunk: u64,
+    packet: u64,
+    page: u64,
+    /// Chunks, wire packets of a full chunk, and in all.
+    chunks: u64,
+    per_chunk: u64,
+    count: u64,
+}
+
+impl Cut {
+    /// Packets of at most `limit` bytes, one chunk (no NIC-model design).
+    pub fn plain(bytes: u64, limit: u64) -> Cut {
+        let limit = limit.max(1);
+        let count = bytes.div_ceil(limit).max(1);
+        Cut {
+            bytes,
+            limit,
+            chunk: bytes.max(1),
+            packet: bytes.max(1),
+            page: u64::MAX,
+            chunks: 1,
+            per_chunk: count,
+            count,
         }
     }
 
-    /// The packets of a message of `bytes` (at most `fabric_max` payload each).
-    pub fn pieces(&self, bytes: u64, fabric_max: u64) -> Vec<Piece> {
-        let limit = self
-            .packet_bytes
-            .min(fabric_max.saturating_sub(self.header_bytes).max(1));
-        let mut out: Vec<Piece> = match &self.pipe {
-            Some(pipe) => split(pipe, bytes)
-                .flat_map(|p| {
-                    let parts = p.bytes.div_ceil(limit).max(1);
-                    (0..parts).map(move |k| Piece {
-                        bytes: (p.bytes - k * limit).min(limit),
-                        first: false,
-                        last: false,
-                        chunk_first: p.chunk_first && k == 0,
-                        chunk_pages: p.chunk_pages,
-                    })
-                })
-                .collect(),
-            None => {
-                let parts = bytes.div_ceil(limit).max(1);
-                (0..parts)
-                    .map(|k| Piece {
-                        bytes: (bytes - k * limit).min(limit),
-                        first: false,
-                        last: false,
-                        chunk_first: k == 0,
-                        chunk_pages: 1,
-                    })
-                    .collect()
-            }
+    fn new(bytes: u64, limit: u64, chunk: u64, packet: u64, page: u64) -> Cut {
+        let mut c = Cut {
+            bytes,
+            limit: limit.max(1),
+            chunk,
+            packet,
+            page,
+            chunks: bytes.div_ceil(chunk).max(1),
+            per_chunk: 0,
+            count: 0,
         };
-        out.first_mut().expect("at least one piece").first = true;
-        out.last_mut().expect("at least one piece").last = true;
-        out
+        c.per_chunk = c.in_chunk(chunk);
+        c.count = (c.chunks - 1) * c.per_chunk + c.in_chunk(c.last_chunk());
+        c
+    }
+
+    fn last_chunk(&self) -> u64 {
+        self.bytes - (self.chunks - 1) * self.chunk
+    }
+
+    /// Wire packets of a chunk of `size` bytes (an empty message is one empty packet).
+    fn in_chunk(&self, size: u64) -> u64 {
+        let packets = size.div_ceil(self.packet).max(1);
+        let full = self.packet.div_ceil(self.limit);
+        let last = size - (packets - 1) * self.packet;
+        (packets - 1) * full + last.div_ceil(self.limit).max(1)
+    }
+
+    /// Packets in all.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Packet `k` (`k < count`).
+    pub fn piece(&self, k: u64) -> Piece {
+        let c = (k / self.per_chunk).min(self.chunks - 1);
+        let i = k - c * self.per_chunk;
+        let size = if c + 1 == self.chunks {
+            self.last_chunk()
+        } else {
+            self.chunk
+        };
+        let full = self.packet.div_ceil(self.limit);
+        let packets = size.div_ceil(self.packet).max(1);
+        let j = (i / full).min(packets - 1);
+        let q = i - j * full;
+        let design_packet = (size - j * self.packet).min(self.packet);
+        Piece {
+            bytes: (design_packet - q * self.limit).min(self.limit),
+            first: k == 0,
+            last: k + 1 == self.count,
+            chunk_first: i == 0,
+            chunk_pages: if self.page == u64::MAX {
+                1
+            } else {
+                size.div_ceil(self.page).max(1)
+            },
+        }
     }
 }
 
@@ -459,7 +510,8 @@ mod tests {
             ..NicConfig::default()
         };
         let e = Endpoint::build(&cfg, str::to_owned).unwrap();
-        let pieces = e.pieces(2500, u64::MAX);
+        let cut = e.cut(2500, u64::MAX);
+        let pieces: Vec<Piece> = (0..cut.count()).map(|k| cut.piece(k)).collect();
         assert_eq!(
             pieces.iter().map(|p| p.bytes).collect::<Vec<_>>(),
             [1000, 1000, 500]
@@ -470,6 +522,84 @@ mod tests {
         assert_eq!(e.tx[1].cost(&pieces[2]), 2_000_000);
         assert_eq!(e.rx[1].cost(&pieces[2]), 300_000);
         assert_eq!(e.rx[1].cost(&pieces[0]), 0);
+    }
+
+    /// The packets as they were built before [`Cut`] computed them: every chunk of
+    /// `icn_nicmodel::sim::split`, each cut into parts of at most `limit`.
+    fn built(e: &Endpoint, bytes: u64, fabric_max: u64) -> Vec<Piece> {
+        let limit = e
+            .packet_bytes
+            .min(fabric_max.saturating_sub(e.header_bytes).max(1));
+        let mut out: Vec<Piece> = match &e.pipe {
+            Some(pipe) => icn_nicmodel::sim::split(pipe, bytes)
+                .flat_map(|p| {
+                    let parts = p.bytes.div_ceil(limit).max(1);
+                    (0..parts).map(move |k| Piece {
+                        bytes: (p.bytes - k * limit).min(limit),
+                        first: false,
+                        last: false,
+                        chunk_first: p.chunk_first && k == 0,
+                        chunk_pages: p.chunk_pages,
+                    })
+                })
+                .collect(),
+            None => (0..bytes.div_ceil(limit).max(1))
+                .map(|k| Piece {
+                    bytes: (bytes - k * limit).min(limit),
+                    first: false,
+                    last: false,
+                    chunk_first: k == 0,
+                    chunk_pages: 1,
+                })
+                .collect(),
+        };
+        out.first_mut().unwrap().first = true;
+        out.last_mut().unwrap().last = true;
+        out
+    }
+
+    /// A [`Cut`] computes exactly the packets that building them gave, for every design
+    /// (chunks, design packets, pages) and the simple NIC, at sizes around every boundary
+    /// and wire limits from 64 B (an SCI send) up.
+    #[test]
+    fn a_cut_computes_the_packets_building_them_gave() {
+        let mut endpoints = vec![
+            Endpoint::build(
+                &NicConfig {
+                    kind: NicKind::Simple,
+                    packet_bytes: 1000,
+                    ..NicConfig::default()
+                },
+                str::to_owned,
+            )
+            .unwrap(),
+        ];
+        for design in ["myvia", "bvia", "gm", "mvia"] {
+            endpoints.push(
+                Endpoint::build(
+                    &NicConfig {
+                        kind: NicKind::Pipeline,
+                        design: design.into(),
+                        ..NicConfig::default()
+                    },
+                    str::to_owned,
+                )
+                .unwrap(),
+            );
+        }
+        for e in &endpoints {
+            for fabric_max in [64, 100, 1500, 4200, 70_000, u64::MAX] {
+                for bytes in [0, 1, 63, 64, 65, 999, 1000, 1001, 1484, 4095, 4096, 4097]
+                    .into_iter()
+                    .chain([8191, 8192, 65_535, 65_536, 65_537, 300_001, 1 << 20])
+                {
+                    let want = built(e, bytes, fabric_max);
+                    let cut = e.cut(bytes, fabric_max);
+                    let got: Vec<Piece> = (0..cut.count()).map(|k| cut.piece(k)).collect();
+                    assert_eq!(got, want, "{bytes} B, fabric max {fabric_max}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -12,7 +12,9 @@
 
 use icn_engine::Invalid;
 use icn_engine::rng::{self, Rng};
-use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps, ZeroLoad};
+use icn_fabric::{
+    ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps, Refused, ZeroLoad,
+};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
@@ -190,6 +192,29 @@ impl Fabric for Placed {
             dst: self.place.endpoint[p.dst],
             ..p
         });
+    }
+
+    fn input_capacity(&self) -> Option<usize> {
+        self.inner.input_capacity()
+    }
+
+    fn input_queued(&self, src: usize) -> usize {
+        self.inner.input_queued(self.place.endpoint[src])
+    }
+
+    fn can_inject(&self, src: usize) -> bool {
+        self.inner.can_inject(self.place.endpoint[src])
+    }
+
+    /// Hands a refused packet back in ranks, as it came.
+    fn try_inject(&mut self, p: Packet) -> Result<(), Refused> {
+        self.inner
+            .try_inject(Packet {
+                src: self.place.endpoint[p.src],
+                dst: self.place.endpoint[p.dst],
+                ..p
+            })
+            .map_err(|_| Refused(p))
     }
 
     fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError> {

@@ -20,8 +20,9 @@
 //! nothing can happen any more while some rank still waits, the run stops with a diagnosis
 //! naming who waits for whom.
 
-use crate::nic::{Endpoint, Piece};
+use crate::nic::{Cut, Endpoint};
 use crate::program::{Op, Program};
+use crate::transmit::{Head, Transmit};
 use icn_engine::Progress;
 use icn_engine::model::Ticker;
 use icn_fabric::zero_load::Wire;
@@ -33,8 +34,9 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 enum Event {
     /// The rank may run its next operation.
     RankReady(usize),
-    /// Packet `piece` of message `msg` leaves the NIC into the fabric.
-    Inject { msg: usize, piece: usize },
+    /// The packet at node `.0`'s last send stage has passed it: into the fabric, if it
+    /// takes it now ([`Transmit`]).
+    TxReady(usize),
     /// Message `msg` is complete in the receiver's memory.
     Complete(usize),
 }
@@ -59,7 +61,7 @@ struct Message {
     dst: usize,
     tag: u32,
     bytes: u64,
-    pieces: Vec<Piece>,
+    cut: Cut,
     posted: Ps,
     host_done: Ps,
     first_inject: Option<Ps>,
@@ -129,8 +131,11 @@ pub struct ClusterSim<'a, F: Fabric + ?Sized> {
     msgs: Vec<Message>,
     /// Complete, unconsumed messages by (src, dst, tag), in completion order.
     arrived: HashMap<(usize, usize, u32), VecDeque<usize>>,
-    /// Per node and stage: when the stage is next free.
-    tx_free: Vec<Ps>,
+    /// Every node's send side: messages waiting for the stages and the fabric.
+    transmit: Transmit,
+    /// Nodes whose packet the fabric refused, ascending: retried after each fabric step.
+    blocked: Vec<usize>,
+    /// Per node and receive stage: when the stage is next free.
     rx_free: Vec<Ps>,
     /// Per (src, dst): the last message completed, to check the non-overtaking rule.
     last_complete: HashMap<(usize, usize), usize>,
@@ -156,7 +161,8 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
             state: vec![RankState::Ready; n],
             msgs: Vec::new(),
             arrived: HashMap::new(),
-            tx_free: vec![0; n * endpoint.tx.len()],
+            transmit: Transmit::new(&endpoint.tx, n),
+            blocked: Vec::new(),
             rx_free: vec![0; n * endpoint.rx.len()],
             last_complete: HashMap::new(),
             in_order: HashMap::new(),
@@ -170,6 +176,16 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
     fn schedule(&mut self, t: Ps, e: Event) {
         self.heap.push(Reverse((t, self.seq, e)));
         self.seq += 1;
+    }
+
+    /// Node `node`'s head packet, when it has passed the stages, at the sequence number
+    /// its message reserved for it.
+    fn schedule_head(&mut self, node: usize, h: Head) {
+        self.heap.push(Reverse((
+            h.ready.max(self.now),
+            h.seq,
+            Event::TxReady(node),
+        )));
     }
 
     /// Runs the program to the end.
@@ -188,7 +204,7 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
             .flatten()
             .map(|op| match *op {
                 Op::Send { bytes, .. } | Op::Ssend { bytes, .. } => {
-                    self.endpoint.packet_count(bytes, max)
+                    self.endpoint.cut(bytes, max).count()
                 }
                 _ => 0,
             })
@@ -216,6 +232,7 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
                     for d in deliveries.drain(..) {
                         self.delivered(d);
                     }
+                    self.retry_blocked()?;
                 }
                 (Some(te), _) => {
                     if self.fabric.now() < te {
@@ -231,7 +248,7 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
                             self.run_rank(r)?;
                             ticker.add((self.pc[r] - before) as u64);
                         }
-                        Event::Inject { msg, piece } => self.inject(msg, piece)?,
+                        Event::TxReady(node) => self.send_head(node, self.now)?,
                         Event::Complete(m) => self.complete(m)?,
                     }
                 }
@@ -308,24 +325,28 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
         }
     }
 
-    /// Posts a message: the whole send pipeline is computed now (stages serve in order).
+    /// Posts a message: its first packet's host stages are computed now (the rank may go
+    /// on when they are done); its packets pass the NIC stages as the fabric takes them
+    /// ([`Transmit`]).
     fn post(&mut self, src: usize, dst: usize, bytes: u64, tag: u32) -> usize {
-        let pieces = self
+        let cut = self
             .endpoint
-            .pieces(bytes, u64::from(self.fabric.max_packet_bytes()));
+            .cut(bytes, u64::from(self.fabric.max_packet_bytes()));
         let m = self.msgs.len();
-        let (host_done, injects) =
-            self.endpoint
-                .send_pieces(&pieces, src, self.now, &mut self.tx_free);
+        // One event sequence number per packet, reserved now: packets ready at equal times
+        // go in the order they had when all were scheduled at the post.
+        let seq_base = self.seq;
+        self.seq += cut.count();
+        let (host_done, head) = self.transmit.post(src, m, cut, self.now, seq_base);
         self.out.messages += 1;
         self.out.bytes += bytes;
-        self.out.packets += pieces.len() as u64;
+        self.out.packets += cut.count();
         self.msgs.push(Message {
             src,
             dst,
             tag,
             bytes,
-            pieces,
+            cut,
             posted: self.now,
             host_done,
             first_inject: None,
@@ -338,31 +359,60 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
             consumed: false,
         });
         self.in_order.entry((src, dst)).or_default().push_back(m);
-        for (k, t) in injects.into_iter().enumerate() {
-            self.schedule(t, Event::Inject { msg: m, piece: k });
+        if let Some(h) = head {
+            self.schedule_head(src, h);
         }
         m
     }
 
-    fn inject(&mut self, m: usize, piece: usize) -> Result<(), RunError> {
-        let msg = &mut self.msgs[m];
-        msg.first_inject.get_or_insert(self.now);
+    /// Node `node`'s head packet goes into the fabric at `at` if its input queue has room;
+    /// otherwise the node holds it and is retried after the next fabric step.
+    fn send_head(&mut self, node: usize, at: Ps) -> Result<(), RunError> {
+        let h = self
+            .transmit
+            .head(node)
+            .expect("a packet waits at the node");
+        let m = h.id;
         let p = Packet {
-            src: msg.src,
-            dst: msg.dst,
-            bytes: (msg.pieces[piece].bytes + self.endpoint.header_bytes) as u32,
-            tag: (m as u64) << 32 | piece as u64,
+            src: node,
+            dst: self.msgs[m].dst,
+            bytes: (h.piece.bytes + self.endpoint.header_bytes) as u32,
+            tag: (m as u64) << 32 | h.index,
         };
         let alone = self
             .fabric
             .zero_load(p.src, p.dst, p.bytes)
             .map_err(|e| RunError::Fabric(e.to_string()))?;
+        if self.fabric.try_inject(p).is_err() {
+            if let Err(k) = self.blocked.binary_search(&node) {
+                self.blocked.insert(k, node);
+            }
+            return Ok(());
+        }
+        let msg = &mut self.msgs[m];
+        msg.first_inject.get_or_insert(at);
         // A clocked fabric takes the packet at its next cycle: that alignment is the
         // fabric's own, alone or not.
-        self.msgs[m]
-            .wire
-            .add(self.fabric.now().max(self.now), alone);
-        self.fabric.inject(p);
+        msg.wire.add(self.fabric.now().max(at), alone);
+        if let Some(next) = self.transmit.taken(node, at) {
+            self.schedule_head(node, next);
+        }
+        Ok(())
+    }
+
+    /// After a fabric step: every refused node whose input queue has room now sends.
+    fn retry_blocked(&mut self) -> Result<(), RunError> {
+        if self.blocked.is_empty() {
+            return Ok(());
+        }
+        let at = self.fabric.now().max(self.now);
+        for node in std::mem::take(&mut self.blocked) {
+            if self.fabric.can_inject(node) {
+                self.send_head(node, at)?;
+            } else {
+                self.blocked.push(node);
+            }
+        }
         Ok(())
     }
 
@@ -371,7 +421,7 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
         let m = (d.packet.tag >> 32) as usize;
         let k = (d.packet.tag & 0xffff_ffff) as usize;
         let dst = self.msgs[m].dst;
-        let piece = self.msgs[m].pieces[k];
+        let piece = self.msgs[m].cut.piece(k as u64);
         let (ready, host) =
             self.endpoint
                 .receive_piece(&piece, dst, d.delivered, &mut self.rx_free);
@@ -379,7 +429,7 @@ impl<'a, F: Fabric + ?Sized> ClusterSim<'a, F> {
         msg.delivered_pieces += 1;
         msg.last_delivery = msg.last_delivery.max(d.delivered);
         msg.rx_host += host;
-        if msg.delivered_pieces == msg.pieces.len() {
+        if msg.delivered_pieces as u64 == msg.cut.count() {
             self.schedule(ready, Event::Complete(m));
         }
     }

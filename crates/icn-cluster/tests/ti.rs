@@ -412,3 +412,42 @@ fn ti_messages_that_share_a_link_wait_in_the_fabric() {
     assert!((wire - 8_100.0).abs() < 1e-3, "wire {wire} µs");
     assert!((wait - 24_000.0).abs() < 1e-3, "waiting {wait} µs");
 }
+
+/// Back-pressure in the TI replay (rule 4 of `icn_fabric`): the incast above on an 8-node
+/// SCI ring with the `zero` NIC, whose packets go in as fast as the ring's transmit queue
+/// takes them. With a 4-send queue the four 1 MB messages (4 × 15 625 sends of 64 B) all
+/// arrive, the waiting moves out of the ring (into the NIC, which holds its packets), and
+/// the messages end no later than with a queue that never refuses.
+#[test]
+fn ti_packets_wait_in_the_nic_when_the_ring_refuses_them() {
+    let mut text = String::new();
+    for r in 0..4 {
+        text += &format!("{r} send 4 0 1000000\n4 irecv {r} 0 1000000\n");
+    }
+    text += "4 waitall\n";
+    let (cfg, path) = trace("incast-sci", &text);
+    let at_depth = |depth: usize| {
+        let t: toml::Table = toml::from_str(&format!(
+            "[workload]\nkind = \"ti\"\nfile = \"{}\"\n[fabric]\nkind = \"sci-ring\"\ntopology = \"ring:8\"\nsend_queue_depth = {depth}\n",
+            path.display()
+        ))
+        .unwrap();
+        let cfg: ClusterConfig = toml::Value::Table(t).try_into().unwrap();
+        run(&cfg, &Context::default()).unwrap()
+    };
+    drop(cfg);
+    let (held, free) = (at_depth(4), at_depth(1_000_000));
+    for m in [&held, &free] {
+        assert_eq!(get(m, "messages"), 4.0);
+        assert_eq!(get(m, "bytes"), 4e6);
+        assert_eq!(get(m, "packets"), 4.0 * 15_625.0);
+    }
+    let wait = |m: &Metrics| get(m, "fabric_wait_us");
+    assert!(
+        wait(&held) * 10.0 < wait(&free),
+        "{} vs {}",
+        wait(&held),
+        wait(&free)
+    );
+    assert!(get(&held, "completion_us") <= get(&free, "completion_us") * 1.001);
+}

@@ -13,6 +13,9 @@
 //! 4. channel loads are sane: each directed channel listed once, busy at most the measured
 //!    window (in cycles) (a clockless fabric without serialisation books none);
 //!    `accepted` has one entry per endpoint and counts something, never more than offered.
+//!
+//! [`back_pressure`] checks rule 4 (bounded input queues, refusals) the same way for every
+//! fabric built with a bounded input queue.
 
 use crate::zero_load::carry;
 use crate::{Delivery, Fabric, Packet, Ps};
@@ -327,4 +330,139 @@ pub fn lone_train(
         ));
     }
     Ok(())
+}
+
+/// Checks rule 4 on `fabric` (freshly built, its input queues bounded): every endpoint offers
+/// `per_source` packets of `bytes` to one hot destination (endpoint 0; endpoint 0 itself to
+/// endpoint 1), retrying its refused packet after each step, as a NIC holding its DMA does,
+/// and the fabric is stepped event by event (to its next event, one cycle on). Checks:
+/// 1. the fabric states a capacity, and it refuses: the offer outpaces the drain;
+/// 2. a refusal hands the packet back unchanged and changes nothing (packets in flight, the
+///    source's queue), and `can_inject` said so beforehand;
+/// 3. no input queue ever holds more than the capacity, and while a source is refused the
+///    fabric has a next event (room comes only from `advance`);
+/// 4. every offered packet is accepted in the end (nothing refused is lost) and every
+///    accepted one delivered exactly once, unchanged, at or after its acceptance; after
+///    the drain nothing is in flight and every queue is empty.
+///
+/// Returns the refusals counted.
+pub fn back_pressure(
+    fabric: &mut dyn Fabric,
+    per_source: usize,
+    bytes: u32,
+) -> Result<u64, String> {
+    let n = fabric.endpoints();
+    let cycle = fabric.cycle_ps();
+    let Some(capacity) = fabric.input_capacity() else {
+        return Err("input_capacity is None: the input queues are unbounded".into());
+    };
+    if n < 2 || capacity == 0 {
+        return Err(format!(
+            "{n} endpoints, capacity {capacity}: nothing to check"
+        ));
+    }
+    let bytes = bytes.clamp(1, fabric.max_packet_bytes());
+    let dst = |src: usize| usize::from(src == 0);
+    // Per source: the next packet to offer.
+    let mut next = vec![0usize; n];
+    let mut accepted_at: Vec<Option<(Packet, Ps)>> = vec![None; n * per_source];
+    let mut delivered = vec![false; n * per_source];
+    let (mut refusals, mut out) = (0u64, Vec::new());
+    let mut steps = 0u64;
+    loop {
+        for (src, next) in next.iter_mut().enumerate() {
+            while *next < per_source {
+                let tag = (src * per_source + *next) as u64;
+                let p = Packet {
+                    src,
+                    dst: dst(src),
+                    bytes,
+                    tag,
+                };
+                let (can, queued, flying) = (
+                    fabric.can_inject(src),
+                    fabric.input_queued(src),
+                    fabric.in_flight(),
+                );
+                match fabric.try_inject(p) {
+                    Ok(()) => {
+                        if !can {
+                            return Err(format!("{p}: accepted although can_inject said no"));
+                        }
+                        accepted_at[tag as usize] = Some((p, fabric.now()));
+                        *next += 1;
+                    }
+                    Err(crate::Refused(back)) => {
+                        refusals += 1;
+                        if back != p || can {
+                            return Err(format!("{p}: refused as {back} with can_inject = {can}"));
+                        }
+                        if fabric.input_queued(src) != queued || fabric.in_flight() != flying {
+                            return Err(format!("{p}: the refusal changed the fabric"));
+                        }
+                        if fabric.next_event().is_none() {
+                            return Err(format!("{p}: refused with no next event"));
+                        }
+                        break;
+                    }
+                }
+                if fabric.input_queued(src) > capacity {
+                    return Err(format!(
+                        "endpoint {src} holds {} packets, more than its capacity {capacity}",
+                        fabric.input_queued(src)
+                    ));
+                }
+            }
+        }
+        let offering = next.iter().any(|&k| k < per_source);
+        if !offering && fabric.in_flight() == 0 {
+            break;
+        }
+        steps += 1;
+        if steps > 100_000_000 {
+            return Err("the fabric does not drain".into());
+        }
+        let now = fabric.now();
+        let until = fabric.next_event().unwrap_or(now).max(now) + cycle;
+        let before = out.len();
+        fabric
+            .advance(until, &mut out)
+            .map_err(|e| format!("advance to {until} ps failed: {e}"))?;
+        for d in &out[before..] {
+            let k = d.packet.tag as usize;
+            let Some(Some((p, at))) = accepted_at.get(k) else {
+                return Err(format!("{d:?}: a packet never accepted"));
+            };
+            if std::mem::replace(&mut delivered[k], true) {
+                return Err(format!("{d:?}: delivered twice"));
+            }
+            if d.packet != *p || d.injected != *at || d.delivered < *at {
+                return Err(format!("{d:?}: accepted as {p:?} at {at} ps"));
+            }
+        }
+        for src in 0..n {
+            if fabric.input_queued(src) > capacity {
+                return Err(format!(
+                    "endpoint {src} holds {} packets after a step, more than {capacity}",
+                    fabric.input_queued(src)
+                ));
+            }
+        }
+    }
+    if let Some(k) = delivered.iter().position(|d| !d) {
+        return Err(format!("packet {k} never delivered"));
+    }
+    if refusals == 0 {
+        return Err(format!(
+            "{} packets offered as fast as possible and none refused: the queues are not bounded",
+            n * per_source
+        ));
+    }
+    if let Some(src) = (0..n).find(|&s| fabric.input_queued(s) != 0) {
+        return Err(format!(
+            "after the drain endpoint {src} still counts {} queued",
+            fabric.input_queued(src)
+        ));
+    }
+    Ok(refusals)
 }

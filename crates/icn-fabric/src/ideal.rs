@@ -23,6 +23,7 @@
 //! packets of one pair are delivered in injection order (a later one is held back to the
 //! earlier one's delivery time if it would overtake it).
 
+use crate::window::Window;
 use crate::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps, ZeroLoad};
 use icn_engine::Invalid;
 use icn_topo::{Graph, NodeId};
@@ -47,6 +48,9 @@ pub struct IdealConfig {
     pub contention: bool,
     /// Largest payload per packet, bytes.
     pub max_packet: u32,
+    /// Packets an endpoint may have in flight (accepted, not yet delivered) before it
+    /// refuses more (rule 4 of the fabric interface), 0 = unbounded.
+    pub window: usize,
 }
 
 impl Default for IdealConfig {
@@ -57,9 +61,15 @@ impl Default for IdealConfig {
             link_mbs: 160.0,
             contention: true,
             max_packet: 1 << 20,
+            window: DEFAULT_WINDOW,
         }
     }
 }
+
+/// Packets in flight per endpoint of an ideal or flow fabric by default: with the NICs'
+/// 4 KiB packets, 256 KiB, more than a link's bandwidth-delay product at any `hop_ns` and
+/// `link_mbs` a bundled experiment uses, so a lone stream is never held back by it.
+pub const DEFAULT_WINDOW: usize = 64;
 
 impl IdealConfig {
     pub fn validate(&self) -> Result<(), Invalid> {
@@ -81,7 +91,8 @@ impl IdealConfig {
             "fabric.max_packet",
             "1 ..= 2^30 bytes",
             self.max_packet,
-        )
+        )?;
+        check_window(self.window)
     }
 
     /// Builds the fabric (the graph is parsed here, once), after checking that the graph's
@@ -93,8 +104,19 @@ impl IdealConfig {
         let mut f = IdealFabric::new(graph, self);
         f.endpoints = endpoints;
         f.accepted.truncate(endpoints);
+        f.window = Window::new(endpoints, self.window);
         Ok(f)
     }
+}
+
+/// `fabric.window` of the ideal and flow fabrics: 0 (unbounded) ..= 2^20 packets.
+pub fn check_window(window: usize) -> Result<(), Invalid> {
+    Invalid::check(
+        window <= 1 << 20,
+        "fabric.window",
+        "0 (unbounded) ..= 2^20 packets",
+        window,
+    )
 }
 
 /// The graph `spec` names and its endpoint count: a graph spec first (one endpoint per
@@ -197,6 +219,8 @@ pub struct IdealFabric {
     packets: HashMap<u64, (Packet, Ps)>,
     accepted: Vec<u64>,
     measuring: bool,
+    /// The endpoints' input queues (rule 4): packets in flight per source.
+    window: Window,
 }
 
 type PacketKey = u64;
@@ -227,6 +251,7 @@ impl IdealFabric {
             packets: HashMap::new(),
             accepted: vec![0; n],
             measuring: false,
+            window: Window::new(n, cfg.window),
         }
     }
 
@@ -306,6 +331,15 @@ impl Fabric for IdealFabric {
         self.seq += 1;
         self.packets.insert(key, (p, self.now));
         self.pending.push(Reverse((delivered, key, key)));
+        self.window.accepted(p.src);
+    }
+
+    fn input_capacity(&self) -> Option<usize> {
+        self.window.capacity()
+    }
+
+    fn input_queued(&self, src: usize) -> usize {
+        self.window.queued(src)
     }
 
     fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError> {
@@ -315,6 +349,7 @@ impl Fabric for IdealFabric {
             }
             self.pending.pop();
             let (packet, injected) = self.packets.remove(&key).expect("pending packet");
+            self.window.delivered(packet.src);
             if self.measuring {
                 self.accepted[packet.src] += u64::from(packet.bytes);
             }
@@ -396,6 +431,7 @@ mod tests {
             link_mbs: 160.0,
             contention,
             max_packet: 1 << 20,
+            window: 0,
         }
         .build()
         .unwrap()

@@ -15,7 +15,7 @@
 //! * the cluster simulator (`icn-cluster`), where host and NIC endpoints feed a program's
 //!   messages into any fabric.
 //!
-//! Rules every implementation keeps (checked by the conservation tests of each fabric):
+//! Rules every implementation keeps (checked by the conformance suite each fabric runs):
 //! 1. every injected packet is delivered exactly once, unless the fabric reports an error;
 //! 2. deliveries come out of `advance` in non-decreasing time, all `< until`, all
 //!    `≥` their injection time;
@@ -26,6 +26,19 @@
 //!    before (the first gap checked by
 //!    [`conformance::zero_load_is_exact`]). The cluster splits a message's time in the
 //!    fabric into this *wire* time and *waiting* (contention, queueing, blocking) with it.
+//! 4. an endpoint's input queue holds at most [`Fabric::input_capacity`] packets (the SCI
+//!    ring's transmit queue, the X-NIA's message queue, a VC router's or an ideal or flow
+//!    endpoint's window of packets in flight): [`Fabric::try_inject`] refuses a packet when
+//!    its source's queue is full, handing it back with nothing changed ([`Refused`]), as a
+//!    real NIC's DMA finds its transmit queue full and holds. Room is made only inside
+//!    [`Fabric::advance`] (a packet leaves the queue or is delivered), and a full queue means
+//!    packets in flight, so [`Fabric::next_event`] is `Some`: an event-driven caller that was
+//!    refused asks [`Fabric::can_inject`] again after each `advance` and never polls idle
+//!    time (checked by [`conformance::back_pressure`], with the refusals themselves, the
+//!    queue never above its capacity, and nothing refused or accepted lost).
+//!    [`Fabric::inject`] is the open-loop harness's unbounded source queue in front of the
+//!    input queue (BookSim's convention: offered load is never refused); a caller uses one
+//!    or the other.
 //!
 //! Order per pair is *not* promised: a VC router with several VCs or adaptive routes can
 //! deliver one pair's packets out of order, as real networks do. The ideal, X-Switch and SCI
@@ -38,6 +51,7 @@ pub mod harness;
 pub mod ideal;
 pub mod time;
 pub mod traffic;
+pub mod window;
 pub mod zero_load;
 
 use std::fmt;
@@ -71,6 +85,11 @@ pub struct Delivery {
     /// When its last byte was accepted by the destination endpoint.
     pub delivered: Ps,
 }
+
+/// A packet [`Fabric::try_inject`] handed back: its source's input queue was full (rule 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the input queue of endpoint {src} is full: {packet} refused", src = .0.src, packet = .0)]
+pub struct Refused(pub Packet);
 
 /// Why a fabric stopped.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -121,9 +140,39 @@ pub trait Fabric {
     /// Largest payload one packet may carry; callers cut longer messages.
     fn max_packet_bytes(&self) -> u32;
 
-    /// Hands a packet to its source endpoint at [`Fabric::now`]. The endpoint queue is
-    /// unbounded: back-pressure shows up as later deliveries, never as a refusal.
+    /// Hands a packet to its source endpoint's unbounded source queue at [`Fabric::now`]
+    /// (the open-loop harness's, BookSim's convention): back-pressure shows up as later
+    /// deliveries, never as a refusal. A closed-loop caller (a NIC) uses
+    /// [`Fabric::try_inject`] instead (rule 4).
     fn inject(&mut self, p: Packet);
+
+    /// Packets an endpoint's input queue holds at most (rule 4); `None`: unbounded.
+    fn input_capacity(&self) -> Option<usize> {
+        None
+    }
+
+    /// Packets in `src`'s input queue now: accepted by [`Fabric::try_inject`] (or waiting
+    /// in the source queue of [`Fabric::inject`]) and still counted against the capacity.
+    fn input_queued(&self, src: usize) -> usize {
+        let _ = src;
+        0
+    }
+
+    /// Whether [`Fabric::try_inject`] would accept a packet from `src` now (rule 4).
+    fn can_inject(&self, src: usize) -> bool {
+        self.input_capacity()
+            .is_none_or(|cap| self.input_queued(src) < cap)
+    }
+
+    /// Hands a packet to its source endpoint's input queue at [`Fabric::now`], or refuses it
+    /// with nothing changed when that queue is full (rule 4).
+    fn try_inject(&mut self, p: Packet) -> Result<(), Refused> {
+        if !self.can_inject(p.src) {
+            return Err(Refused(p));
+        }
+        self.inject(p);
+        Ok(())
+    }
 
     /// Simulates every cycle that starts before `until`, appending deliveries in time order.
     fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError>;

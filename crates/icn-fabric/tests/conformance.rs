@@ -3,7 +3,9 @@
 //! and the flow fabric. (The X-Switch and VC-router fabrics run
 //! it in `icn-thnet/tests/fabric_conformance.rs`, the SCI ring in `icn-sci/tests/`.)
 
-use icn_fabric::conformance::{Traffic, check, skip_idle_matches_stepping, zero_load_is_exact};
+use icn_fabric::conformance::{
+    Traffic, back_pressure, check, skip_idle_matches_stepping, zero_load_is_exact,
+};
 use icn_fabric::flow::FlowConfig;
 use icn_fabric::ideal::IdealConfig;
 
@@ -24,6 +26,7 @@ fn the_ideal_fabric_conforms() {
             contention,
             hop_ns: 100.0,
             max_packet: 4096,
+            window: 0,
         };
         let mut f = cfg.build().unwrap();
         check(&mut f, Traffic::default(), 7).unwrap_or_else(|e| panic!("{topology}: {e}"));
@@ -194,4 +197,116 @@ fn a_wrong_zero_load_answer_fails_the_suite() {
     };
     let e = zero_load_is_exact(&fresh, &[(0, 1, 64)], &[0]).unwrap_err();
     assert!(e.contains("took"), "{e}");
+}
+
+/// Rule 4 on the ideal and flow fabrics: a window of 4 packets per endpoint, 16 endpoints
+/// each offering 40 packets to one hot spot as fast as they are taken; refusals happen, no
+/// window ever holds more than 4, and every packet is delivered once.
+#[test]
+fn the_ideal_and_flow_fabrics_refuse_at_a_full_window_and_lose_nothing() {
+    for (topology, contention) in [
+        ("mesh:4x4", true),
+        ("crossbar:16", true),
+        ("ring:16", false),
+    ] {
+        let mut f = IdealConfig {
+            topology: topology.into(),
+            contention,
+            window: 4,
+            ..IdealConfig::default()
+        }
+        .build()
+        .unwrap();
+        let refused = back_pressure(&mut f, 40, 512).unwrap_or_else(|e| panic!("{topology}: {e}"));
+        assert!(refused > 0);
+    }
+    for topology in ["crossbar:16", "ring:8"] {
+        let mut f = FlowConfig {
+            topology: topology.into(),
+            window: 4,
+            ..FlowConfig::default()
+        }
+        .build()
+        .unwrap();
+        back_pressure(&mut f, 40, 512).unwrap_or_else(|e| panic!("{topology}: {e}"));
+    }
+}
+
+/// The rule-4 check fails a fabric whose queues are unbounded (nothing refused), and one
+/// that states a capacity and accepts beyond it, naming what broke.
+#[test]
+fn the_back_pressure_check_names_an_unbounded_or_overfull_queue() {
+    let cfg = IdealConfig {
+        topology: "crossbar:4".into(),
+        window: 0,
+        ..IdealConfig::default()
+    };
+    let e = back_pressure(&mut cfg.build().unwrap(), 10, 64).unwrap_err();
+    assert!(e.contains("unbounded"), "{e}");
+    let mut overfull = Overfull(cfg.build().unwrap());
+    let e = back_pressure(&mut overfull, 10, 64).unwrap_err();
+    assert!(e.contains("more than its capacity 2"), "{e}");
+}
+
+/// States a capacity of 2 and never refuses.
+struct Overfull(icn_fabric::ideal::IdealFabric);
+
+impl icn_fabric::Fabric for Overfull {
+    fn endpoints(&self) -> usize {
+        self.0.endpoints()
+    }
+    fn cycle_ps(&self) -> icn_fabric::Ps {
+        self.0.cycle_ps()
+    }
+    fn now(&self) -> icn_fabric::Ps {
+        self.0.now()
+    }
+    fn max_packet_bytes(&self) -> u32 {
+        self.0.max_packet_bytes()
+    }
+    fn inject(&mut self, p: icn_fabric::Packet) {
+        self.0.inject(p)
+    }
+    fn input_capacity(&self) -> Option<usize> {
+        Some(2)
+    }
+    fn input_queued(&self, src: usize) -> usize {
+        self.0.input_queued(src)
+    }
+    fn can_inject(&self, _src: usize) -> bool {
+        true
+    }
+    fn advance(
+        &mut self,
+        until: icn_fabric::Ps,
+        out: &mut Vec<icn_fabric::Delivery>,
+    ) -> Result<(), icn_fabric::FabricError> {
+        self.0.advance(until, out)
+    }
+    fn zero_load(
+        &mut self,
+        src: usize,
+        dst: usize,
+        bytes: u32,
+    ) -> Result<icn_fabric::ZeroLoad, icn_fabric::FabricError> {
+        self.0.zero_load(src, dst, bytes)
+    }
+    fn in_flight(&self) -> u64 {
+        self.0.in_flight()
+    }
+    fn next_event(&self) -> Option<icn_fabric::Ps> {
+        self.0.next_event()
+    }
+    fn set_measuring(&mut self, on: bool) {
+        self.0.set_measuring(on)
+    }
+    fn accepted(&self) -> &[u64] {
+        self.0.accepted()
+    }
+    fn channel_loads(&self) -> Vec<icn_fabric::ChannelLoad> {
+        self.0.channel_loads()
+    }
+    fn nouns(&self) -> icn_fabric::Nouns {
+        self.0.nouns()
+    }
 }

@@ -121,6 +121,7 @@ proptest! {
             link_mbs: 1e6,
             contention: true,
             max_packet: 4096,
+            window: 0,
         }
         .build()
         .unwrap();

@@ -20,6 +20,7 @@ fn ideal() -> IdealFabric {
         link_mbs: 1e6,
         contention: true,
         max_packet: 4096,
+        window: 0,
     }
     .build()
     .unwrap()

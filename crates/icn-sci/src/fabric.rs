@@ -3,8 +3,10 @@
 //! A fabric packet is one SCI send of the ring's largest configured data size
 //! (`data_bytes`, 16/64/256 B): the endpoint cuts messages to [`Fabric::max_packet_bytes`].
 //! The ring runs externally driven ([`Sim::new_switched`] with no agents): a packet enters
-//! its source's send queue when there is room (the fabric keeps an unbounded queue in front
-//! of it, so nothing is dropped), travels with the full send/echo protocol — A/B aging or
+//! its source's send queue (`send_queue_depth` sends) when there is room. A NIC uses
+//! [`Fabric::try_inject`], which the full queue refuses (rule 4: the NIC holds its DMA); the
+//! open-loop [`Fabric::inject`] keeps an unbounded queue in front of it, so nothing is
+//! dropped. A send travels with the full send/echo protocol — A/B aging or
 //! intelligent A/B aging, retries after BUSY — and is delivered when the last symbol of the
 //! send its target accepted has arrived (the target decides at the header; the tail follows
 //! `symbols − 1` cycles later). Time: one cycle = one 16-bit symbol = 2 ns.
@@ -20,7 +22,9 @@ use crate::ring::Sim;
 use crate::ring::sim::{AgentParams, Outbox};
 use icn_engine::Invalid;
 use icn_fabric::zero_load::Probe;
-use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps, ZeroLoad};
+use icn_fabric::{
+    ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps, Refused, ZeroLoad,
+};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
@@ -44,6 +48,10 @@ pub struct SciRingFabricConfig {
     pub sci_data_bytes: u16,
     /// Intelligent A/B aging instead of standard A/B aging.
     pub intelligent: bool,
+    /// Sends a node's transmit queue holds (the `sci` model's `send_queue_depth`, same
+    /// default): a NIC finding it full holds its DMA until the transmitter takes one
+    /// (rule 4 of the fabric interface).
+    pub send_queue_depth: usize,
 }
 
 impl Default for SciRingFabricConfig {
@@ -52,6 +60,7 @@ impl Default for SciRingFabricConfig {
             topology: "ring:4".into(),
             sci_data_bytes: 64,
             intelligent: false,
+            send_queue_depth: SciConfig::default().send_queue_depth,
         }
     }
 }
@@ -72,12 +81,14 @@ impl SciRingFabricConfig {
         let cfg = SciConfig {
             nodes,
             data_bytes: vec![self.sci_data_bytes],
+            send_queue_depth: self.send_queue_depth,
             ..SciConfig::default()
         };
         cfg.validate().map_err(|mut e| {
             e.key = match e.key.as_str() {
                 "nodes" => "fabric.topology".into(),
                 k if k.starts_with("data_bytes") => "fabric.sci_data_bytes".into(),
+                "send_queue_depth" => "fabric.send_queue_depth".into(),
                 k => format!("fabric.{k}"),
             };
             e
@@ -189,16 +200,21 @@ impl SciRingFabric {
     /// Moves waiting packets into the ring's send queues while they have room.
     fn feed(&mut self) {
         for src in 0..self.n {
-            while let Some(&seq) = self.waiting[src].front() {
-                let p = self.packets[&seq].packet;
-                if !self
-                    .sim
-                    .inject_created(src as u8, p.dst as u8, self.size_class, seq, u16::MAX)
-                {
-                    break;
-                }
-                self.waiting[src].pop_front();
+            self.feed_one(src);
+        }
+    }
+
+    /// Moves `src`'s waiting packets into its send queue while it has room.
+    fn feed_one(&mut self, src: usize) {
+        while let Some(&seq) = self.waiting[src].front() {
+            let p = self.packets[&seq].packet;
+            if !self
+                .sim
+                .inject_created(src as u8, p.dst as u8, self.size_class, seq, u16::MAX)
+            {
+                break;
             }
+            self.waiting[src].pop_front();
         }
     }
 
@@ -276,6 +292,27 @@ impl Fabric for SciRingFabric {
             },
         );
         self.waiting[p.src].push_back(seq);
+    }
+
+    /// The ring's send queue (`send_queue_depth` sends).
+    fn input_capacity(&self) -> Option<usize> {
+        Some(self.sim.send_queue_depth())
+    }
+
+    /// Sends in the ring's send queue, and any the unbounded [`Fabric::inject`] keeps
+    /// waiting in front of it.
+    fn input_queued(&self, src: usize) -> usize {
+        self.waiting[src].len() + self.sim.send_queued(src)
+    }
+
+    /// Straight into the ring's send queue, now (as the next cycle's feed would have).
+    fn try_inject(&mut self, p: Packet) -> Result<(), Refused> {
+        if !self.can_inject(p.src) {
+            return Err(Refused(p));
+        }
+        self.inject(p);
+        self.feed_one(p.src);
+        Ok(())
     }
 
     fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError> {

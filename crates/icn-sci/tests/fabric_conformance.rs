@@ -2,7 +2,7 @@
 //! (the X-Switch and VC routers run it in `icn-thnet`, the ideal fabric in `icn-fabric`).
 
 use icn_fabric::conformance::{
-    Traffic, check, lone_train, skip_idle_matches_stepping, zero_load_is_exact,
+    Traffic, back_pressure, check, lone_train, skip_idle_matches_stepping, zero_load_is_exact,
 };
 use icn_sci::config::SciConfig;
 use icn_sci::fabric::SciRingFabric;
@@ -17,6 +17,24 @@ fn the_sci_ring_fabric_conforms() {
         let mut f = SciRingFabric::new(&cfg, intelligent).unwrap();
         check(&mut f, Traffic::default(), 9)
             .unwrap_or_else(|e| panic!("{nodes} nodes, intelligent {intelligent}: {e}"));
+    }
+}
+
+/// Rule 4 on the SCI ring: a transmit queue of 4 sends (and the default 64), 8 nodes each
+/// offering 100 sends to one hot target as fast as the queues take them: refusals, no queue
+/// above its depth, every send delivered once.
+#[test]
+fn the_sci_ring_fabric_refuses_at_a_full_transmit_queue_and_loses_nothing() {
+    for (depth, intelligent) in [(4, false), (4, true), (64, false)] {
+        let cfg = SciConfig {
+            nodes: 8,
+            send_queue_depth: depth,
+            ..SciConfig::default()
+        };
+        let mut f = SciRingFabric::new(&cfg, intelligent).unwrap();
+        let per_source = if depth == 64 { 200 } else { 100 };
+        back_pressure(&mut f, per_source, 64)
+            .unwrap_or_else(|e| panic!("depth {depth}, intelligent {intelligent}: {e}"));
     }
 }
 

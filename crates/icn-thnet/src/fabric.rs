@@ -19,6 +19,7 @@ use crate::xswitch::par::ParXNet;
 use crate::xswitch::{NetParams, Observer, XNet};
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Invalid, ModelError};
+use icn_fabric::window::Window;
 use icn_fabric::zero_load::Probe;
 use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps, ZeroLoad};
 use std::collections::{HashMap, VecDeque};
@@ -85,6 +86,9 @@ pub struct XSwitchFabric {
     last_frames: HashMap<(usize, usize, u32), (Packet, Ps)>,
     accepted: Vec<u64>,
     in_flight: u64,
+    /// Messages an X-NIA's send queue holds (not yet completely framed), `None`: unbounded
+    /// (rule 4 of the fabric interface; [`XSwitchFabric::set_nia_queue`]).
+    nia_queue: Option<usize>,
     /// What a fresh sequential copy is built from, for [`Fabric::zero_load`].
     built_from: (Topology, NetParams),
     probe: Probe<Vec<Port>>,
@@ -129,6 +133,7 @@ impl XSwitchFabric {
             framing: vec![VecDeque::new(); n],
             last_frames: HashMap::new(),
             accepted: vec![0; n],
+            nia_queue: None,
             in_flight: 0,
             built_from,
             // Idle outputs poll their inputs in turn, one a cycle: a lone packet's grants
@@ -194,6 +199,12 @@ impl Observer for FrameTracker<'_> {
 }
 
 impl XSwitchFabric {
+    /// Bounds every X-NIA's send queue at `messages` (0: unbounded): [`Fabric::try_inject`]
+    /// refuses a message while that many are not yet completely framed.
+    pub fn set_nia_queue(&mut self, messages: usize) {
+        self.nia_queue = (messages > 0).then_some(messages);
+    }
+
     /// [`Fabric::skip_idle`], returning the cycles it had to step before the network
     /// settled (all of them for a partitioned network, which does not jump).
     pub fn skip_idle_counted(&mut self, to: Ps) -> Result<u64, FabricError> {
@@ -235,6 +246,15 @@ impl Fabric for XSwitchFabric {
         self.net.submit(p.src, p.dst, p.bytes.max(1));
         self.framing[p.src].push_back((p, now * self.cycle_ps));
         self.in_flight += 1;
+    }
+
+    fn input_capacity(&self) -> Option<usize> {
+        self.nia_queue
+    }
+
+    /// Messages not yet completely framed by the source's X-NIA.
+    fn input_queued(&self, src: usize) -> usize {
+        self.framing[src].len()
     }
 
     fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError> {
@@ -485,6 +505,9 @@ pub struct VcFabric {
     packets: Vec<Option<(Packet, Ps)>>,
     free: Vec<u64>,
     accepted: Vec<u64>,
+    /// The endpoints' input queues (rule 4): packets in flight per source, unbounded
+    /// unless [`VcFabric::set_window`] bounds them.
+    window: Window,
     /// The spec of a fresh sequential copy, for [`Fabric::zero_load`].
     alone: VcSpec,
     probe: Probe<VcRouteClass>,
@@ -518,6 +541,13 @@ impl VcRouteClass {
 }
 
 impl VcFabric {
+    /// Bounds every endpoint's packets in flight at `packets` (0: unbounded): the router
+    /// model's source queue is unbounded (BookSim's), so this window stands for the
+    /// injection buffer a NIC fills (rule 4 of the fabric interface).
+    pub fn set_window(&mut self, packets: usize) {
+        self.window = Window::new(self.accepted.len(), packets);
+    }
+
     /// The fabric `spec` names.
     pub fn build(spec: &VcSpec) -> Result<VcFabric, Invalid> {
         let net = spec.engine()?;
@@ -530,6 +560,7 @@ impl VcFabric {
             packets: Vec::new(),
             free: Vec::new(),
             accepted: vec![0; n],
+            window: Window::new(n, 0),
             alone: VcSpec {
                 threads: 1,
                 ranks: None,
@@ -566,6 +597,7 @@ impl VcFabric {
 struct TailTracker<'a> {
     packets: &'a mut [Option<(Packet, Ps)>],
     free: &'a mut Vec<u64>,
+    window: &'a mut Window,
     accepted: &'a mut [u64],
     measuring: bool,
     cycle_ps: Ps,
@@ -576,6 +608,7 @@ impl VcObserver for TailTracker<'_> {
     fn delivered(&mut self, now: u64, p: &PacketDone) {
         let (packet, injected) = self.packets[p.tag as usize].take().expect("tagged packet");
         self.free.push(p.tag);
+        self.window.delivered(packet.src);
         if self.measuring {
             self.accepted[p.src] += u64::from(packet.bytes);
         }
@@ -618,6 +651,15 @@ impl Fabric for VcFabric {
             }
         };
         self.net.net_mut().enqueue_tagged(p.src, p.dst, flits, id);
+        self.window.accepted(p.src);
+    }
+
+    fn input_capacity(&self) -> Option<usize> {
+        self.window.capacity()
+    }
+
+    fn input_queued(&self, src: usize) -> usize {
+        self.window.queued(src)
     }
 
     fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError> {
@@ -625,6 +667,7 @@ impl Fabric for VcFabric {
             let mut tracker = TailTracker {
                 packets: &mut self.packets,
                 free: &mut self.free,
+                window: &mut self.window,
                 accepted: &mut self.accepted,
                 measuring: self.net.net().measuring(),
                 cycle_ps: self.cycle_ps,

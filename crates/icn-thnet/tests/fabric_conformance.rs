@@ -6,7 +6,7 @@
 
 use icn_fabric::Fabric;
 use icn_fabric::conformance::{
-    Traffic, check, lone_train, skip_idle_matches_stepping, zero_load_is_exact,
+    Traffic, back_pressure, check, lone_train, skip_idle_matches_stepping, zero_load_is_exact,
 };
 use icn_thnet::fabric::{VcFabric, VcSpec, VcTopology, XSwitchFabric};
 use icn_thnet::frame::Check;
@@ -125,6 +125,32 @@ fn the_vc_fabric_conforms_on_every_network_at_1_and_2_threads() {
                     .unwrap_or_else(|e| panic!("{name} spec={speculative} × {threads}: {e}"));
             }
         }
+    }
+}
+
+/// Rule 4 on the X-Switch (an X-NIA send queue of 2 messages, sequential and partitioned)
+/// and the VC routers (a window of 4 packets, grid and any radix): 16 endpoints offering
+/// 30 packets each to one hot spot, as fast as taken; refusals, no queue above its
+/// capacity, every packet delivered once.
+#[test]
+fn the_xswitch_and_vc_fabrics_refuse_at_a_full_queue_and_lose_nothing() {
+    for threads in [1, 2] {
+        let mut f = xswitch("mesh:4x4", threads, 1);
+        f.set_nia_queue(2);
+        back_pressure(&mut f, 30, 200).unwrap_or_else(|e| panic!("xswitch × {threads}: {e}"));
+    }
+    let grid = VcTopology::Grid(Grid {
+        x: 4,
+        y: 4,
+        wrap: false,
+    });
+    for (name, topology) in [
+        ("grid mesh:4x4", grid),
+        ("any fattree:4,2 updown", any("fattree:4,2", "updown")),
+    ] {
+        let mut f = vc(topology, 1, 16, false);
+        f.set_window(4);
+        back_pressure(&mut f, 30, 200).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }
 

@@ -185,6 +185,21 @@ pub const FABRIC_KEYS: &[Key] = &[
         "",
         "xswitch: run even when the routes the workload uses have a cycle of channel dependencies (the watchdog still reports a deadlock)",
     ),
+    key(
+        "window",
+        "packets",
+        "ideal, flow, vc-router: packets an endpoint may have in flight before the fabric refuses more and the NIC holds its DMA (0: unbounded)",
+    ),
+    key(
+        "nia_queue",
+        "messages",
+        "xswitch: messages an X-NIA's send queue holds before the fabric refuses more and the NIC holds its DMA (0: unbounded)",
+    ),
+    key(
+        "send_queue_depth",
+        "sends",
+        "sci-ring: sends a node's transmit queue holds before the fabric refuses more and the NIC holds its DMA",
+    ),
 ];
 
 /// `[placement]`: where each rank runs.

@@ -35,7 +35,8 @@
 use super::action::{Action, CollKind, Collective};
 use super::reader::{RankReader, TraceError, TraceSet};
 use crate::collectives::{Algorithm, Call, Step};
-use crate::nic::{Endpoint, Piece};
+use crate::nic::{Cut, Endpoint};
+use crate::transmit::{Head, Transmit};
 use icn_engine::model::Ticker;
 use icn_fabric::zero_load::Wire;
 use icn_fabric::{Delivery, Fabric, Packet, Ps};
@@ -137,7 +138,7 @@ struct Transfer {
     pieces_left: u64,
     /// When it was matched, and (with a NIC) its packets and layer times so far.
     started: Ps,
-    pieces: Vec<Piece>,
+    cut: Cut,
     host_tx: Ps,
     rx_host: Ps,
     first_inject: Option<Ps>,
@@ -151,11 +152,9 @@ struct Transfer {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Wake {
     Rank(usize),
-    /// Packet `piece` of transfer `tid` leaves the sender's NIC.
-    Inject {
-        tid: usize,
-        piece: usize,
-    },
+    /// The packet at node `.0`'s last send stage has passed it: into the fabric, if it
+    /// takes it now ([`Transmit`]).
+    TxReady(usize),
     /// Transfer `tid` has passed the receiver's stages.
     Complete(usize),
 }
@@ -195,8 +194,12 @@ pub struct Replay<'a, F: Fabric + ?Sized> {
     cfg: &'a ReplayConfig,
     /// `None`: the `zero` NIC.
     endpoint: Option<&'a Endpoint>,
-    /// Per node and stage: when the stage is next free.
-    tx_free: Vec<Ps>,
+    /// Every node's send side: transfers waiting for the stages and the fabric (the `zero`
+    /// NIC's has no stages: its packets go in as soon as the fabric takes them).
+    transmit: Transmit,
+    /// Nodes whose packet the fabric refused, ascending: retried after each fabric step.
+    blocked: Vec<usize>,
+    /// Per node and receive stage: when the stage is next free.
     rx_free: Vec<Ps>,
     now: Ps,
     heap: BinaryHeap<Reverse<(Ps, u64, Wake)>>,
@@ -273,7 +276,8 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
             fabric,
             cfg,
             endpoint: staged.then_some(endpoint),
-            tx_free: vec![0; if staged { n * endpoint.tx.len() } else { 0 }],
+            transmit: Transmit::new(if staged { &endpoint.tx } else { &[] }, n),
+            blocked: Vec::new(),
             rx_free: vec![0; if staged { n * endpoint.rx.len() } else { 0 }],
             now: 0,
             heap: BinaryHeap::new(),
@@ -334,6 +338,10 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                         self.now = self.now.max(d.delivered);
                         self.delivered(d)?;
                     }
+                    self.retry_blocked();
+                    if let Some(e) = self.zero_load_error.take() {
+                        return Err(ReplayError::Fabric(e));
+                    }
                 }
                 (Some(te), _) => {
                     if self.fabric.now() < te {
@@ -345,7 +353,7 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                     self.now = self.now.max(t);
                     match w {
                         Wake::Rank(r) => self.run_rank(r)?,
-                        Wake::Inject { tid, piece } => self.inject(tid, piece),
+                        Wake::TxReady(node) => self.send_head(node, self.now),
                         Wake::Complete(tid) => self.complete(tid),
                     }
                     if let Some(e) = self.zero_load_error.take() {
@@ -688,25 +696,22 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
     /// sender's endpoint stages, which inject its packets as they pass.
     fn start(&mut self, send: usize, recv: usize) {
         let q = self.reqs[send].as_ref().expect("live send");
-        let (src, dst, bytes) = (q.src, q.dst, q.bytes);
+        let (src, bytes) = (q.src, q.bytes);
         self.out.messages += 1;
         self.out.bytes += bytes;
         let max = u64::from(self.fabric.max_packet_bytes()).max(1);
-        let pieces = match self.endpoint {
-            Some(e) => e.pieces(bytes, max),
-            None => Vec::new(),
+        let cut = match self.endpoint {
+            Some(e) => e.cut(bytes, max),
+            None => Cut::plain(bytes, max),
         };
-        let count = match self.endpoint {
-            Some(_) => pieces.len() as u64,
-            None => bytes.div_ceil(max).max(1),
-        };
+        let count = cut.count();
         self.out.packets += count;
         let t = Transfer {
             send,
             recv,
             pieces_left: count,
             started: self.now,
-            pieces,
+            cut,
             host_tx: 0,
             rx_host: 0,
             first_inject: None,
@@ -724,57 +729,88 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                 self.transfers.len() - 1
             }
         };
-        let Some(endpoint) = self.endpoint else {
-            for k in 0..count {
-                let b = if k + 1 == count { bytes - k * max } else { max };
-                let p = Packet {
-                    src,
-                    dst,
-                    bytes: b as u32,
-                    tag: (tid as u64) << 32 | (k & 0xffff_ffff),
-                };
-                self.wire_add(tid, p);
-                self.fabric.inject(p);
-            }
-            return;
-        };
-        let transfer = self.transfers[tid].as_ref().expect("just stored");
-        let (host_done, injects) =
-            endpoint.send_pieces(&transfer.pieces, src, self.now, &mut self.tx_free);
+        // One event sequence number per packet, reserved now: packets ready at equal times
+        // go in the order they had when all were scheduled at the match.
+        let seq_base = self.seq;
+        if self.endpoint.is_some() {
+            self.seq += count;
+        }
+        let (host_done, head) = self.transmit.post(src, tid, cut, self.now, seq_base);
         self.transfers[tid].as_mut().expect("just stored").host_tx = host_done - self.now;
-        for (piece, t) in injects.into_iter().enumerate() {
-            self.wake(t, Wake::Inject { tid, piece });
+        if let Some(h) = head {
+            self.schedule_head(src, h);
         }
     }
 
-    /// Packet `piece` of transfer `tid` leaves the sender's NIC into the fabric.
-    fn inject(&mut self, tid: usize, piece: usize) {
-        let header = self.endpoint.map_or(0, |e| e.header_bytes);
-        let t = self.transfers[tid].as_mut().expect("live transfer");
-        t.first_inject.get_or_insert(self.now);
-        let q = self.reqs[t.send].as_ref().expect("live send");
-        let p = Packet {
-            src: q.src,
-            dst: q.dst,
-            bytes: (t.pieces[piece].bytes + header) as u32,
-            tag: (tid as u64) << 32 | piece as u64,
-        };
-        self.wire_add(tid, p);
-        self.fabric.inject(p);
+    /// Node `node`'s head packet, when it has passed the stages; the `zero` NIC's, which
+    /// has none, goes in at once.
+    fn schedule_head(&mut self, node: usize, h: Head) {
+        if self.endpoint.is_none() && h.ready <= self.now {
+            self.send_head(node, self.now);
+        } else {
+            self.heap
+                .push(Reverse((h.ready.max(self.now), h.seq, Wake::TxReady(node))));
+        }
     }
 
-    /// Adds packet `p`, injected now, to transfer `tid`'s wire time; a fabric that cannot
-    /// answer stops the run at the next event ([`Replay::run`]).
-    fn wire_add(&mut self, tid: usize, p: Packet) {
-        match self.fabric.zero_load(p.src, p.dst, p.bytes) {
-            Ok(alone) => {
-                let t = self.transfers[tid].as_mut().expect("live transfer");
+    /// Node `node`'s head packet goes into the fabric at `at` if its input queue has room
+    /// (then the next, at once with the `zero` NIC, while the fabric takes them); otherwise
+    /// the node holds it and is retried after the next fabric step.
+    fn send_head(&mut self, node: usize, at: Ps) {
+        let header = self.endpoint.map_or(0, |e| e.header_bytes);
+        while let Some(h) = self.transmit.head(node) {
+            let t = self.transfers[h.id].as_ref().expect("live transfer");
+            let q = self.reqs[t.send].as_ref().expect("live send");
+            let p = Packet {
+                src: q.src,
+                dst: q.dst,
+                bytes: (h.piece.bytes + header) as u32,
+                tag: (h.id as u64) << 32 | h.index,
+            };
+            let alone = self.fabric.zero_load(p.src, p.dst, p.bytes);
+            if self.fabric.try_inject(p).is_err() {
+                if let Err(k) = self.blocked.binary_search(&node) {
+                    self.blocked.insert(k, node);
+                }
+                return;
+            }
+            let fabric_now = self.fabric.now();
+            let t = self.transfers[h.id].as_mut().expect("live transfer");
+            if self.endpoint.is_some() {
+                t.first_inject.get_or_insert(at);
+            }
+            match alone {
                 // A clocked fabric takes the packet at its next cycle: that alignment is
                 // the fabric's own, alone or not.
-                t.wire.add(self.fabric.now().max(self.now), alone);
+                Ok(alone) => t.wire.add(fabric_now.max(at), alone),
+                Err(e) => {
+                    self.zero_load_error.get_or_insert(e.to_string());
+                }
             }
-            Err(e) => {
-                self.zero_load_error.get_or_insert(e.to_string());
+            match self.transmit.taken(node, at) {
+                Some(next) if self.endpoint.is_none() && next.ready <= at => continue,
+                Some(next) => self.heap.push(Reverse((
+                    next.ready.max(self.now),
+                    next.seq,
+                    Wake::TxReady(node),
+                ))),
+                None => {}
+            }
+            return;
+        }
+    }
+
+    /// After a fabric step: every refused node whose input queue has room now sends.
+    fn retry_blocked(&mut self) {
+        if self.blocked.is_empty() {
+            return;
+        }
+        let at = self.fabric.now().max(self.now);
+        for node in std::mem::take(&mut self.blocked) {
+            if self.fabric.can_inject(node) {
+                self.send_head(node, at);
+            } else {
+                self.blocked.push(node);
             }
         }
     }
@@ -802,7 +838,7 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
         };
         // The receive stages, in arrival order.
         let (ready, host) = endpoint.receive_piece(
-            &t.pieces[piece],
+            &t.cut.piece(piece as u64),
             d.packet.dst,
             d.delivered,
             &mut self.rx_free,

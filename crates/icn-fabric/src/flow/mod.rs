@@ -23,6 +23,7 @@
 
 pub mod maxmin;
 
+use crate::window::Window;
 use crate::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps, ZeroLoad};
 use icn_engine::Invalid;
 use icn_topo::Graph;
@@ -47,6 +48,9 @@ pub struct FlowConfig {
     pub tcp_gamma: f64,
     /// The reverse route carries 5 % of a flow's rate (SimGrid's `network/crosstraffic`).
     pub crosstraffic: bool,
+    /// Packets an endpoint may have in flight (accepted, not yet delivered) before it
+    /// refuses more (rule 4 of the fabric interface), 0 = unbounded.
+    pub window: usize,
 }
 
 impl Default for FlowConfig {
@@ -57,6 +61,7 @@ impl Default for FlowConfig {
             link_lat_ns: 50_000.0,
             tcp_gamma: 4_194_304.0,
             crosstraffic: true,
+            window: crate::ideal::DEFAULT_WINDOW,
         }
     }
 }
@@ -83,7 +88,8 @@ impl FlowConfig {
             "fabric.tcp_gamma",
             "0 (no bound) ..= 10^18 bytes",
             self.tcp_gamma,
-        )
+        )?;
+        crate::ideal::check_window(self.window)
     }
 
     /// Builds the fabric (the graph is parsed here, once).
@@ -192,6 +198,8 @@ pub struct FlowFabric {
     load_since: Vec<Ps>,
     /// Per link: picoseconds × utilisation while measuring.
     busy: Vec<f64>,
+    /// The endpoints' input queues (rule 4): packets in flight per source.
+    window: Window,
 }
 
 /// The connected component of the flows whose rates can change when flows start or end.
@@ -257,6 +265,7 @@ impl FlowFabric {
             parents: HashMap::new(),
             scratch: Scratch::default(),
             measuring: false,
+            window: Window::new(endpoints, cfg.window),
             accepted: vec![0; endpoints],
             load: vec![0.0; links],
             load_since: vec![0; links],
@@ -568,6 +577,15 @@ impl Fabric for FlowFabric {
         };
         self.waiting
             .push(Reverse((self.now.saturating_add(latency), seq, slot)));
+        self.window.accepted(p.src);
+    }
+
+    fn input_capacity(&self) -> Option<usize> {
+        self.window.capacity()
+    }
+
+    fn input_queued(&self, src: usize) -> usize {
+        self.window.queued(src)
     }
 
     fn advance(&mut self, until: Ps, out: &mut Vec<Delivery>) -> Result<(), FabricError> {
@@ -602,6 +620,7 @@ impl Fabric for FlowFabric {
             for slot in done {
                 let f = self.flows[slot].take().expect("flow");
                 self.free.push(slot);
+                self.window.delivered(f.packet.src);
                 if self.measuring {
                     self.accepted[f.packet.src] += u64::from(f.packet.bytes);
                 }

@@ -77,6 +77,26 @@ pub struct XSwitchFabricConfig {
     /// Run even when the routes the workload uses have a cycle of channel dependencies (the
     /// watchdog still reports a deadlock that happens).
     pub allow_deadlock: bool,
+    /// Messages an X-NIA's send queue holds before it refuses more (rule 4 of the fabric
+    /// interface: the NIC holds its DMA), 0 = unbounded; 1 ..= 2^20.
+    pub nia_queue: usize,
+}
+
+/// `nia_queue` by default: 16 messages (64 KiB of the NICs' 4 KiB packets), an assumption
+/// (no THNPC-II paper gives the X-NIA's queue depth) deep enough that a lone stream never
+/// waits for it.
+pub const DEFAULT_NIA_QUEUE: usize = 16;
+
+/// `window` of `vc-router` by default: 64 packets in flight per endpoint.
+pub const DEFAULT_VC_WINDOW: usize = 64;
+
+fn check_queue(key: &str, unit: &str, v: usize) -> Result<(), Invalid> {
+    Invalid::check(
+        v <= 1 << 20,
+        key,
+        &format!("0 (unbounded) ..= 2^20 {unit}"),
+        v,
+    )
 }
 
 impl Default for XSwitchFabricConfig {
@@ -93,6 +113,7 @@ impl Default for XSwitchFabricConfig {
             watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
             threads: 1,
             allow_deadlock: false,
+            nia_queue: DEFAULT_NIA_QUEUE,
         }
     }
 }
@@ -120,6 +141,7 @@ impl XSwitchFabricConfig {
     /// caller), once for every replication.
     pub fn prepare(&self) -> Result<Topology, Invalid> {
         self.cycle_ps()?;
+        check_queue("fabric.nia_queue", "messages", self.nia_queue)?;
         self.params().validate().map_err(in_fabric)?;
         let t = Topology::from_spec(&self.topology).map_err(in_fabric)?;
         Invalid::check(
@@ -174,13 +196,15 @@ impl XSwitchFabricConfig {
         threads: usize,
         ranks: Option<Arc<dyn Exchange>>,
     ) -> Result<XSwitchFabric, Invalid> {
-        XSwitchFabric::spread(
+        let mut f = XSwitchFabric::spread(
             topo.clone(),
             self.params(),
             threads,
             ranks,
             self.cycle_ps()?,
-        )
+        )?;
+        f.set_nia_queue(self.nia_queue);
+        Ok(f)
     }
 
     /// The threads key with 0 resolved to the machine's cores.
@@ -209,6 +233,9 @@ pub struct VcFabricConfig {
     pub watchdog_wall_s: u64,
     /// Threads simulating the network (0: every core); results are the same at any count.
     pub threads: usize,
+    /// Packets an endpoint may have in flight before it refuses more (rule 4 of the fabric
+    /// interface: the NIC holds its DMA), 0 = unbounded; 1 ..= 2^20.
+    pub window: usize,
 }
 
 impl Default for VcFabricConfig {
@@ -223,6 +250,7 @@ impl Default for VcFabricConfig {
             watchdog: 1_000_000,
             watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
             threads: 1,
+            window: DEFAULT_VC_WINDOW,
         }
     }
 }
@@ -254,6 +282,7 @@ impl VcFabricConfig {
     /// the any-radix routers.
     pub fn prepare(&self) -> Result<VcTopology, Invalid> {
         self.cycle_ps()?;
+        check_queue("fabric.window", "packets", self.window)?;
         self.params().validate().map_err(in_fabric)?;
         Invalid::check(
             (1..=4096).contains(&self.flit_bytes),
@@ -361,7 +390,7 @@ impl VcFabricConfig {
         threads: usize,
         ranks: Option<Arc<dyn Exchange>>,
     ) -> Result<VcFabric, Invalid> {
-        VcFabric::build(&VcSpec {
+        let mut f = VcFabric::build(&VcSpec {
             topology: topology.clone(),
             params: self.params(),
             global_delay: 0,
@@ -371,7 +400,9 @@ impl VcFabricConfig {
             cycle_ps: self.cycle_ps()?,
             flit_bytes: self.flit_bytes,
             max_packet_flits: self.max_packet_flits,
-        })
+        })?;
+        f.set_window(self.window);
+        Ok(f)
     }
 }
 

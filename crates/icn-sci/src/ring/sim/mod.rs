@@ -215,6 +215,16 @@ impl Sim {
         self.now
     }
 
+    /// Sends waiting in node `i`'s send queue (not yet taken by its transmitter).
+    pub fn send_queued(&self, i: usize) -> usize {
+        self.sendq[i].len()
+    }
+
+    /// Sends a node's send queue holds at most.
+    pub fn send_queue_depth(&self) -> usize {
+        self.send_queue_depth
+    }
+
     /// Sends created and queued (not dropped) so far.
     pub fn injected(&self) -> u64 {
         self.injected
