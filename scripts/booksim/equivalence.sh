@@ -2,9 +2,11 @@
 # BookSim2's side of the equivalence suite (docs/booksim.md): fetches and builds BookSim2 at a
 # pinned commit OUTSIDE this repository (in DIR), runs every case of
 # crates/icn-thnet/tests/booksim/cases.csv — first at saturation (sim_type = throughput,
-# offered 1.0 flit/node/cycle), then in latency mode at the case's three loads (by default
-# 30 %, 60 % and 85 % of the saturation throughput it found) — and writes crates/icn-thnet/tests/booksim/booksim2.csv with the
-# BookSim2 commit on every row. The test `booksim_equivalence` compares icnlab against it.
+# offered 1.0 flit/node/cycle), then in latency mode at the case's loads (by default 30 %,
+# 60 % and 85 % of the saturation throughput it found), but the loads EXCLUDED below — and
+# writes crates/icn-thnet/tests/booksim/booksim2.csv with the BookSim2 commit on every row.
+# The test `booksim_equivalence` compares icnlab against it. The committed file is this
+# script's output as it stands: edit the cases or the exclusions here, never the rows.
 #
 #   scripts/booksim/equivalence.sh DIR [CASE...]     (default: every case)
 #
@@ -91,6 +93,14 @@ run() {
         END { if (done) {} else if (acc == "") { print "NaN NaN" } else { print lat, acc } }' || true
 }
 
+# Loads not measured, with their reason. The transposes at their knee (mesh at 0.15, torus at
+# 0.25) are past saturation: an open-loop run's mean latency there grows with the length of
+# its window (BookSim2 alone, sample_period 1000/2000/4000: mesh 123.8/154.1/287.7 cycles,
+# torus 84.3/124.1/190.2; docs/booksim.md), so no figure there can agree between two
+# simulators with different windows. Their throughput at offered 1.0 is compared instead.
+EXCLUDED="mesh-transpose:0.15 torus-transpose:0.25"
+excluded() { case " $EXCLUDED " in *" $1:$2 "*) return 0 ;; esac; return 1; }
+
 TMP=$(mktemp)
 [ -f "$OUT" ] && grep -v '^case,' "$OUT" > "$TMP" || true
 tail -n +2 "$CASES" | while IFS= read -r line; do
@@ -123,6 +133,10 @@ tail -n +2 "$CASES" | while IFS= read -r line; do
     loads=$(printf '%s' "$line" | python3 -c 'import csv,sys; print(next(csv.reader(sys.stdin))[6])')
     [ -n "$loads" ] || loads=$(python3 -c "print(' '.join(str(round(f * $sat, 2)) for f in (0.3, 0.6, 0.85)))")
     for load in $loads; do
+        if excluded "$name" "$load"; then
+            echo "$name $load: excluded (past the knee, see EXCLUDED)" >&2
+            continue
+        fi
         read -r lat acc < <(run "$bin" "${bargs[@]}" sim_type=latency injection_rate="$load")
         echo "$name,latency,$load,$lat,$acc,$COMMIT" >> "$TMP"
         echo "$name $load: $lat $acc" >&2

@@ -36,33 +36,36 @@ fn get(m: &Metrics, name: &str) -> f64 {
         .value
 }
 
+/// The tolerances of the agreement with SimGrid: docs/cluster.md states the 32-rank
+/// application within 0.0001 % on the total and 0.003 % on communication, and the other
+/// traces within 0.007 % on the total. Allowed: the total within 0.01 %, communication
+/// (total − the compute-only run) within 0.1 %, each plus SimGrid's printing (1 µs on each
+/// figure it prints: 1 µs on a total, 2 µs on a difference of two) and icnlab's rounding of
+/// every delivery up to the picosecond — at most 2 µs in all on the traces here (measured:
+/// the project's own MPI program is 3 µs off in both, its communication being 2.1 ms of
+/// 50 µs messages). Those margins are a tenth or less of what removing any modelled feature
+/// costs (`each_modelled_feature_is_needed_to_agree_with_simgrid`).
+const TOTAL_REL: f64 = 1e-4;
+const COMM_REL: f64 = 1e-3;
+const TOTAL_ABS_US: f64 = 3.0;
+const COMM_ABS_US: f64 = 4.0;
+
 /// SimGrid 3.32's replay of each trace (`experiments/traces/simgrid-3.32-figures.toml`,
 /// written by `scripts/simgrid/figures.sh`) against icnlab's on the flow fabric configured
-/// as `cluster_crossbar.xml`, with the same algorithms: total time within 2 %,
-/// communication time (total − the compute-only run) within 10 %, compute-only time equal.
-/// The traces: the shared 32-rank application, SimGrid's per-action examples, and the
-/// project's own MPI program (`icn-tirecord`'s `mpi_exchange.c`) recorded by `icnlab trace
-/// record` under `mpirun -np 4` and `-np 8`.
-#[test]
-fn every_trace_agrees_with_simgrid_on_the_crossbar() {
+/// as `cluster_crossbar.xml`, with the same algorithms, `fabric` and `workload` keys added
+/// (`extra`: a feature turned off): each trace's disagreements beyond [`TOTAL_REL`] and
+/// [`COMM_REL`] (and their µs margins), compute-only time beyond SimGrid's 1 µs.
+fn disagreements_with_simgrid(fabric_extra: &str, workload_extra: &str) -> Vec<String> {
     let path = repo().join("experiments/traces/simgrid-3.32-figures.toml");
     let figures: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let runs = figures["run"].as_array().unwrap();
     assert_eq!(runs.len(), 14);
-    for ranks in [4, 8] {
-        let name = format!("mpi-exchange-{ranks}");
-        let own = runs.iter().find(|r| r["name"].as_str() == Some(&name));
-        assert_eq!(
-            own.and_then(|r| r["trace"].as_str()),
-            Some(format!("experiments/traces/{name}/index.txt").as_str()),
-            "the recorded trace of the project's own MPI program is among SimGrid's figures"
-        );
-    }
+    let mut out = Vec::new();
     for run_ in runs {
         let name = run_["name"].as_str().unwrap();
         let ranks = run_["ranks"].as_integer().unwrap();
         let mut t: toml::Table = toml::from_str(&format!(
-            "[workload]\nkind = \"ti\"\nfile = \"{}\"\n[fabric]\nkind = \"flow\"\ntopology = \"crossbar:{ranks}\"\nlink_mbs = 125.0\nlink_lat_ns = 50000.0\n[host]\nflops = 1e9\n[algorithms]\n",
+            "[workload]\nkind = \"ti\"\nfile = \"{}\"\n{workload_extra}\n[fabric]\nkind = \"flow\"\ntopology = \"crossbar:{ranks}\"\nlink_mbs = 125.0\nlink_lat_ns = 50000.0\n{fabric_extra}\n[host]\nflops = 1e9\n[algorithms]\n",
             repo().join(run_["trace"].as_str().unwrap()).display()
         ))
         .unwrap();
@@ -82,30 +85,85 @@ fn every_trace_agrees_with_simgrid_on_the_crossbar() {
         let (total, compute) = (get(&m, "completion_us"), get(&m, "compute_us"));
         let (comm, sg_comm) = (total - compute, sg_total - sg_compute);
         eprintln!(
-            "{name}: total {total:.1} µs (SimGrid {sg_total:.1}), comm {comm:.1} µs (SimGrid {sg_comm:.1})"
+            "{name}: total {total:.1} µs (SimGrid {sg_total:.1}, {:+.5} %), comm {comm:.1} µs (SimGrid {sg_comm:.1}, {:+.4} %)",
+            100.0 * (total / sg_total - 1.0),
+            100.0 * (comm / sg_comm - 1.0),
         );
-        // SimGrid prints 1 µs: allow that in the figures it is compared with.
+        // `!(x <= bound)`: a NaN is a disagreement.
+        if !((compute - sg_compute).abs() <= 1.0) {
+            out.push(format!("{name}: compute {compute} µs vs {sg_compute}"));
+        }
+        if !((total - sg_total).abs() <= TOTAL_REL * sg_total + TOTAL_ABS_US) {
+            out.push(format!("{name}: total {total} µs vs {sg_total}"));
+        }
+        if !((comm - sg_comm).abs() <= COMM_REL * sg_comm + COMM_ABS_US) {
+            out.push(format!("{name}: comm {comm} µs vs {sg_comm}"));
+        }
+    }
+    out
+}
+
+/// Every trace agrees with SimGrid within the documented figures plus their margins
+/// ([`TOTAL_REL`], [`COMM_REL`]). The traces: the shared 32-rank application, SimGrid's
+/// per-action examples, and the project's own MPI program (`icn-tirecord`'s `mpi_exchange.c`)
+/// recorded by `icnlab trace record` under `mpirun -np 4` and `-np 8`.
+#[test]
+fn every_trace_agrees_with_simgrid_on_the_crossbar() {
+    let path = repo().join("experiments/traces/simgrid-3.32-figures.toml");
+    let figures: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let runs = figures["run"].as_array().unwrap();
+    for ranks in [4, 8] {
+        let name = format!("mpi-exchange-{ranks}");
+        let own = runs.iter().find(|r| r["name"].as_str() == Some(&name));
+        assert_eq!(
+            own.and_then(|r| r["trace"].as_str()),
+            Some(format!("experiments/traces/{name}/index.txt").as_str()),
+            "the recorded trace of the project's own MPI program is among SimGrid's figures"
+        );
+    }
+    let off = disagreements_with_simgrid("", "");
+    assert!(off.is_empty(), "outside tolerance: {off:#?}");
+}
+
+/// What had to be SimGrid's to agree (docs/cluster.md), removed one at a time, each makes
+/// the agreement test fail — so the tolerances are tighter than any one feature's worth:
+/// the 5 % cross-traffic on the reverse route (without it the 32-rank application's
+/// communication is 3.3 % short), SMPI's growing `test` cost (without it `actions_with_isend`
+/// is 200 µs short), and the 65 536-byte eager threshold (every send rendezvous: the own MPI
+/// program's communication 1.5 % short at 4 ranks, `bcast` 58 % long; every send eager: the
+/// 32-rank application's communication 1.8 % long).
+#[test]
+fn each_modelled_feature_is_needed_to_agree_with_simgrid() {
+    for (feature, fabric, workload, must_fail) in [
+        ("cross-traffic", "crosstraffic = false", "", "ti-32"),
+        ("the test cost", "", "test_us = 0.0", "with_isend"),
+        ("eager sends", "", "eager_bytes = 0", "mpi-exchange-4"),
+        ("rendezvous sends", "", "eager_bytes = 1000000000", "ti-32"),
+    ] {
+        let off = disagreements_with_simgrid(fabric, workload);
+        eprintln!("without {feature}: {off:#?}");
         assert!(
-            (compute - sg_compute).abs() <= 1.0,
-            "{name}: compute {compute} vs {sg_compute}"
+            !off.is_empty(),
+            "without {feature} every trace still agrees"
         );
         assert!(
-            (total - sg_total).abs() <= 0.02 * sg_total + 1.0,
-            "{name}: total {total} vs {sg_total}"
-        );
-        assert!(
-            (comm - sg_comm).abs() <= 0.10 * sg_comm + 2.0,
-            "{name}: comm {comm} vs {sg_comm}"
+            off.iter().any(|d| d.starts_with(must_fail)),
+            "without {feature}: {must_fail} agrees: {off:#?}"
         );
     }
 }
 
-/// The example experiment is the 32-rank agreement case.
+/// The example experiment is the 32-rank agreement case (SimGrid: 75.836910 s), within the
+/// agreement test's tolerance.
 #[test]
 fn the_example_experiment_replays_the_32_rank_trace() {
     let (cfg, ctx) = example("cluster-ti-32.toml");
     let m = run(&cfg, &ctx).unwrap();
-    assert!((get(&m, "completion_us") / 75.836910e6 - 1.0).abs() < 0.02);
+    let total = get(&m, "completion_us");
+    assert!(
+        (total - 75.836910e6).abs() <= TOTAL_REL * 75.836910e6 + TOTAL_ABS_US,
+        "{total} µs"
+    );
     assert_eq!(get(&m, "actions"), 3232.0);
 }
 

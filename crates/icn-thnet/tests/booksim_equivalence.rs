@@ -4,13 +4,17 @@
 //! the same network, routing function (BookSim2's semantics), traffic pattern, VCs, buffers,
 //! channel latencies, iq router with iSLIP allocators and 5-flit packets.
 //!
-//! Tolerances (issue 24): mean packet latency within 2 % at the three loads below saturation,
-//! accepted throughput at saturation (offered 1.0) within 3 % (a 20 000-cycle window; where
-//! BookSim2's seeds spread as widely, its figure is the mean of several, `sat_seeds`). Where
-//! BookSim2 deadlocked (node-intermediate Valiant on the dragonfly at offered 1.0: the
+//! Tolerances: each row's own, in `tests/booksim/tolerance.csv` — the difference measured at
+//! icnlab's seeds 1, 2 and 3 plus a margin (see that file) — never more than issue 24's
+//! bound: mean packet latency within 2 % at each case's loads below its knee (the loads
+//! `equivalence.sh` leaves out, and why, are in the script), accepted throughput at
+//! saturation (offered 1.0) within 3 % (a 20 000-cycle window; where BookSim2's seeds spread
+//! as widely, its figure is the mean of several, `sat_seeds`). A NaN on either side fails.
+//! Where BookSim2 deadlocked (node-intermediate Valiant on the dragonfly at offered 1.0: the
 //! class-0 cycle the deadlock checker finds) icnlab must deadlock too. In a release build
 //! every row runs (≈ 1.5 min); a debug build runs the first latency row of the mesh and
-//! torus cases only. `BOOKSIM_CASES=a,b` runs only those cases.
+//! torus cases only. `BOOKSIM_CASES=a,b` runs only those cases; `BOOKSIM_SEED=N` runs
+//! icnlab at seed N (default 1), to measure the seed spread `tolerance.csv` is made of.
 
 use icn_engine::Model;
 use icn_engine::model::NoProgress;
@@ -34,7 +38,8 @@ fn fields(line: &str) -> Vec<String> {
 fn table(name: &str) -> Vec<HashMap<String, String>> {
     let path = format!("{}/tests/booksim/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut lines = text.lines();
+    // `#` lines are comments (tolerance.csv says how its figures were made).
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
     let head = fields(lines.next().expect("a header line"));
     lines
         .filter(|l| !l.trim().is_empty())
@@ -77,6 +82,26 @@ fn icnlab_matches_booksim2_within_tolerance() {
         .collect();
     let rows = table("booksim2.csv");
     assert!(!rows.is_empty(), "no BookSim2 figures");
+    let key =
+        |r: &HashMap<String, String>| (r["case"].clone(), r["kind"].clone(), r["load"].clone());
+    let tolerances: HashMap<_, f64> = table("tolerance.csv")
+        .iter()
+        .map(|r| (key(r), r["tolerance_pct"].parse::<f64>().unwrap() / 100.0))
+        .collect();
+    // One tolerance per compared row, none left over from rows that are gone.
+    let compared: std::collections::HashSet<_> = rows
+        .iter()
+        .filter(|r| r["accepted"] != "deadlock")
+        .map(key)
+        .collect();
+    let listed: std::collections::HashSet<_> = tolerances.keys().cloned().collect();
+    assert_eq!(
+        compared, listed,
+        "tolerance.csv and booksim2.csv list different rows"
+    );
+    let seed: u64 = std::env::var("BOOKSIM_SEED")
+        .ok()
+        .map_or(1, |s| s.parse().expect("BOOKSIM_SEED: a seed"));
     let mut failures = Vec::new();
     let mut ran = std::collections::HashSet::new();
     for row in &rows {
@@ -91,7 +116,7 @@ fn icnlab_matches_booksim2_within_tolerance() {
             continue;
         }
         let load: f64 = row["load"].parse().unwrap();
-        let m = VcRouter::run(&config(case, load, saturation), 1, &NoProgress)
+        let m = VcRouter::run(&config(case, load, saturation), seed, &NoProgress)
             .unwrap_or_else(|e| panic!("{} at {load}: {e}", row["case"]));
         if row["accepted"] == "deadlock" {
             // BookSim2 deadlocked here (the script stops at its first deadlock warning): the
@@ -110,28 +135,38 @@ fn icnlab_matches_booksim2_within_tolerance() {
             }
             continue;
         }
-        let (metric, tolerance) = if saturation {
+        // Issue 24's bound, and within it the row's own tolerance.
+        let (metric, bound) = if saturation {
             ("accepted", 0.03)
         } else {
             ("latency_mean", 0.02)
         };
+        let tolerance = tolerances[&key(row)];
+        assert!(
+            tolerance <= bound,
+            "{:?}: tolerance {tolerance} above the bound {bound}",
+            key(row)
+        );
         let theirs: f64 = row[if saturation { "accepted" } else { "latency" }]
             .parse()
             .unwrap();
         let ours = m.require(metric).unwrap();
         let diff = ours / theirs - 1.0;
         eprintln!(
-            "{:<18} {:<10} {load:<5} {metric:<12} icnlab {ours:9.4}  BookSim2 {theirs:9.4}  {:+.2} %",
+            "{:<18} {:<10} {load:<5} {metric:<12} icnlab {ours:9.4}  BookSim2 {theirs:9.4}  {:+.2} % (tolerance {:.1} %)",
             row["case"],
             row["kind"],
-            100.0 * diff
+            100.0 * diff,
+            100.0 * tolerance
         );
-        if diff.abs() > tolerance {
+        // `!(x <= t)`: a NaN on either side is a failure.
+        if !(diff.abs() <= tolerance) {
             failures.push(format!(
-                "{} {} {load}: {:+.2} %",
+                "{} {} {load}: {:+.2} % (tolerance {:.1} %)",
                 row["case"],
                 metric,
-                100.0 * diff
+                100.0 * diff,
+                100.0 * tolerance
             ));
         }
     }

@@ -232,6 +232,36 @@ fn the_vc_fabric_answers_zero_load_exactly() {
     }
 }
 
+/// The grid's probe shares one answer per hop count and size (`VcRouteClass::GridHops`): pairs
+/// of the same hop count and size but different shapes — along x or y, straight or turning,
+/// at a corner or inside, over a wrap-around link or not — must each still get exactly what a
+/// lone packet of theirs takes. All cases have one size, so the second pair of a hop count is
+/// answered from the first one's probe; a class that merged different hop counts, or counted
+/// mesh distance on the torus (0→3 is 1 hop there, 0→6 is 3: both 3 on a mesh), fails here.
+#[test]
+fn the_grid_probe_shares_answers_across_pairs_of_one_hop_count() {
+    let grid = |wrap| VcTopology::Grid(Grid { x: 4, y: 4, wrap });
+    let alike: &[(usize, usize, u32)] = &[
+        (0, 1, 100),  // 1 hop, x, corner
+        (0, 4, 100),  // 1 hop, y
+        (5, 6, 100),  // 1 hop, inside
+        (0, 2, 100),  // 2 hops straight
+        (0, 5, 100),  // 2 hops with a turn
+        (10, 5, 100), // 2 hops, − directions
+        (0, 15, 100), // 6 on the mesh, 2 on the torus
+        (3, 12, 100),
+        (0, 3, 100), // 3 on the mesh, 1 (wrap) on the torus
+        (0, 6, 100), // 3 on both
+    ];
+    for (name, topology) in [
+        ("grid mesh:4x4", grid(false)),
+        ("grid torus:4x4", grid(true)),
+    ] {
+        let fresh = || Box::new(vc(topology.clone(), 1, 16, false)) as Box<dyn Fabric>;
+        zero_load_is_exact(&fresh, alike, STARTS).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
 /// A lone message's packets on the X-Switch (256 B frames, an 8×4 mesh, the cluster's
 /// 4 KiB packets and smaller) and the VC routers: exact up to a probe's train (17 packets
 /// of up to 963 B, 4 of 4 KiB + a header), within 1 % for longer ones, up to 30.

@@ -128,7 +128,9 @@ fn runs() -> Vec<(&'static str, Metrics)> {
             on_deadlock: OnDeadlock::Report,
             ..xs("torus:4x4", 0.5)
         },
-        5,
+        // Seed 3: with seed 5 (recorded until 2026-11-28) the torus saturates without closing
+        // a cycle in this run, and the case reported no deadlock.
+        3,
     );
     out
 }
@@ -163,6 +165,20 @@ fn render() -> String {
         writeln!(s, "tables = {:016x}", tables_hash(&m)).unwrap();
     }
     s
+}
+
+/// A run named for a deadlock records one, the others none: a golden case that says it pins
+/// the deadlock report must hold a report of a deadlock.
+#[test]
+fn the_deadlock_cases_deadlock_and_only_they() {
+    for (name, m) in runs() {
+        let dead = m.require("deadlocked").unwrap();
+        assert_eq!(
+            dead,
+            f64::from(u8::from(name.contains("deadlock"))),
+            "{name}"
+        );
+    }
 }
 
 #[test]

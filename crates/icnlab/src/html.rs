@@ -304,7 +304,9 @@ fn checks_table(h: &mut String, outcomes: &[Outcome]) {
 }
 
 /// The verdict with each `{check N}` replaced by the value check N measured in this run ("—"
-/// when not judged), so that its numbers are the data on the page.
+/// when not judged), so that its numbers are the data on the page. The verdict's words
+/// around a value are fixed ("more than 1.2 ×"): where check N failed in this run, the value
+/// says so, so the page never puts a refuted value under words that claim it holds.
 pub fn fill_verdict(verdict: &str, outcomes: &[Outcome]) -> String {
     let mut out = String::new();
     let mut rest = verdict;
@@ -316,12 +318,17 @@ pub fn fill_verdict(verdict: &str, outcomes: &[Outcome]) -> String {
             return out;
         };
         match after[..end].trim().parse::<usize>() {
-            Ok(i) => out.push_str(
-                &outcomes
-                    .get(i)
-                    .and_then(|o| o.measured)
-                    .map_or("—".to_owned(), fmt_num),
-            ),
+            Ok(i) => {
+                let o = outcomes.get(i);
+                out.push_str(&o.and_then(|o| o.measured).map_or("—".to_owned(), fmt_num));
+                if o.is_some_and(|o| o.judgement == Judgement::Fail) {
+                    let _ = write!(
+                        out,
+                        " [refuted by this run: check {i} expected {}, so the words around this value do not hold]",
+                        o.map_or("", |o| &o.expected)
+                    );
+                }
+            }
             Err(_) => out.push_str(&rest[start..start + "{check ".len() + end + 1]),
         }
         rest = &after[end + 1..];
@@ -482,6 +489,43 @@ mod tests {
     use super::*;
     use crate::report::PointResult;
     use icn_engine::{Metrics, Table};
+
+    fn outcome(measured: f64, judgement: Judgement) -> Outcome {
+        Outcome {
+            claim: "c".into(),
+            measured_what: "x".into(),
+            measured: Some(measured),
+            expected: "> 1.2 × y = 6".into(),
+            judgement,
+            why: String::new(),
+            source: None,
+        }
+    }
+
+    /// A passed check's value fills its place as it is; a failed one's says it was refuted,
+    /// so the fixed words beside it ("more than 1.2 ×") are not left standing as if true.
+    #[test]
+    fn a_verdict_marks_the_values_of_refuted_checks() {
+        let verdict =
+            "Bruck takes {check 0} µs, more than 1.2 × pair's; barrier {check 1}; {check 2}.";
+        let ok = fill_verdict(
+            verdict,
+            &[outcome(9.0, Judgement::Pass), outcome(3.0, Judgement::Pass)],
+        );
+        assert_eq!(
+            ok,
+            "Bruck takes 9 µs, more than 1.2 × pair's; barrier 3; —."
+        );
+        let refuted = fill_verdict(
+            verdict,
+            &[outcome(5.0, Judgement::Fail), outcome(3.0, Judgement::Pass)],
+        );
+        assert_eq!(
+            refuted,
+            "Bruck takes 5 [refuted by this run: check 0 expected > 1.2 × y = 6, so the words \
+             around this value do not hold] µs, more than 1.2 × pair's; barrier 3; —."
+        );
+    }
 
     /// A results folder with one experiment `e`: a report with a coded table, its CSVs and a
     /// stand-in figure.

@@ -119,7 +119,7 @@ fn a_quick_run_without_the_points_does_not_judge() {
 
 /// `reproduce` of a folder holding the perturbed experiment: scorecard in stdout, exit 3, and
 /// the page opens with a red scorecard and shows the refuted claim's row in red; the verdict
-/// quotes the measured value.
+/// quotes the measured value, marked as refuted.
 #[test]
 fn a_refuted_claim_turns_the_page_red_and_the_exit_non_zero() {
     let dir = tempfile::tempdir().unwrap();
@@ -152,8 +152,12 @@ fn a_refuted_claim_turns_the_page_red_and_the_exit_non_zero() {
         page.contains("<tr class=\"fail\"><td class=\"t j\">FAIL"),
         "{page}"
     );
+    // The verdict quotes the refuted check's value and says it was refuted.
     assert!(
-        page.contains("The mean sojourn at load 0.5 is 2 (theory: 2)."),
+        page.contains(
+            "The mean sojourn at load 0.5 is 2 [refuted by this run: check 0 expected = 2.2, \
+             so the words around this value do not hold] (theory: 2)."
+        ),
         "{page}"
     );
     assert!(page.contains("id=\"provenance\""), "{page}");
@@ -194,6 +198,67 @@ fn every_bundled_experiment_states_its_claims_as_checks_its_verdict_quotes() {
         }
     }
     assert_eq!(seen, 33, "bundled experiments");
+}
+
+/// The bundled experiments and their claims as counted in `experiments/*.toml`.
+fn bundled_counts() -> (usize, usize) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let (mut experiments, mut claims) = (0, 0);
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|x| x != "toml") {
+            continue;
+        }
+        let file: toml::Table = toml::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        experiments += 1;
+        claims += file
+            .get("check")
+            .and_then(|c| c.as_array())
+            .map_or(0, Vec::len);
+    }
+    (experiments, claims)
+}
+
+/// The README and docs/results.md state how many experiments `reproduce` runs and how many
+/// claims they check: those figures are the files' own counts, and the scorecard of the
+/// `reproduce --quick` run docs/results.md reports adds up to the claims.
+#[test]
+fn the_docs_state_the_bundled_experiments_and_claims_as_counted() {
+    let (experiments, claims) = bundled_counts();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = fs::read_to_string(root.join("README.md")).unwrap();
+    let results = fs::read_to_string(root.join("docs/results.md")).unwrap();
+    let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let said = format!("for the {experiments} experiments");
+    assert!(
+        flat(&readme).contains(&said),
+        "README.md does not say `{said}`"
+    );
+    let said = format!(
+        "Each of the {experiments} bundled experiments states its paper's claims as checks, {claims} in all"
+    );
+    assert!(
+        flat(&results).contains(&said),
+        "docs/results.md does not say `{said}`"
+    );
+    // | `reproduce --quick` (date, N experiments) | exit | stderr lines | scorecard | wall |
+    let row = results
+        .lines()
+        .find(|l| l.starts_with("| `reproduce --quick`"))
+        .expect("docs/results.md: the `reproduce --quick` row");
+    assert!(row.contains(&format!("{experiments} experiments")), "{row}");
+    let card: Vec<usize> = row
+        .split('|')
+        .nth(4)
+        .unwrap()
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(
+        card.iter().sum::<usize>(),
+        claims,
+        "docs/results.md's quick scorecard {card:?} against {claims} claims"
+    );
 }
 
 /// A check on a model's table (`table = "curve"`): the rows its `where` keys select are

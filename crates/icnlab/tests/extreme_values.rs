@@ -17,7 +17,11 @@
 //! ```
 //!
 //! `ICNLAB_PROBE_MODELS` (default: every model), `ICNLAB_PROBE_TIMEOUT` (seconds per run,
-//! default 10) and `ICNLAB_PROBE_MEMORY` (bytes of address space, default 4 GiB).
+//! default 10), `ICNLAB_PROBE_MEMORY` (bytes of address space, default 4 GiB) and
+//! `ICNLAB_PROBE_KEYS` (numeric keys per model, spread over its list; default all). CI runs
+//! the reduced prober (`.ci/run`: 2 keys per model, 3 s each). Whatever it is given, the
+//! prober fails when a model lists no key (`icnlab keys` changed its format) or when it ran
+//! nothing: a prober that checks nothing is not a pass.
 
 use std::path::Path;
 use std::process::Command;
@@ -30,14 +34,26 @@ fn icnlab() -> std::path::PathBuf {
     assert_cmd::cargo::cargo_bin("icnlab")
 }
 
-/// `(key, default, allowed)` of every key `icnlab keys MODEL` lists with a default.
+/// `(key, default, allowed)` of every key `icnlab keys MODEL` lists with a default; at least
+/// one, or `icnlab keys` no longer speaks the format read here.
 fn keys(model: &str) -> Vec<(String, String, String)> {
     let out = Command::new(icnlab())
         .args(["keys", model])
         .output()
         .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
+    assert!(out.status.success(), "icnlab keys {model}: {out:?}");
+    let keys = parse_keys(&String::from_utf8_lossy(&out.stdout));
+    assert!(
+        !keys.is_empty(),
+        "icnlab keys {model} listed no `key = default # allowed` line: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    keys
+}
+
+/// The `key = default # allowed: doc` lines of `icnlab keys` output.
+fn parse_keys(text: &str) -> Vec<(String, String, String)> {
+    text.lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| {
             let (key, rest) = l.split_once(" = ")?;
@@ -57,6 +73,14 @@ fn number(s: &str) -> Option<f64> {
     match s.trim().split_once('^') {
         Some((b, e)) => Some(b.parse::<f64>().ok()?.powf(e.parse().ok()?)),
         None => s.trim().parse().ok(),
+    }
+}
+
+/// `n` of `items` spread evenly over the list (all of them when `n` is `None` or larger).
+fn spread<T: Clone>(items: &[T], n: Option<usize>) -> Vec<T> {
+    match n {
+        Some(n) if n < items.len() => (0..n).map(|i| items[i * items.len() / n].clone()).collect(),
+        _ => items.to_vec(),
     }
 }
 
@@ -186,13 +210,24 @@ fn extreme_values_never_crash() {
                 .collect()
         }
     };
+    let per_model: Option<usize> = std::env::var("ICNLAB_PROBE_KEYS")
+        .ok()
+        .map(|s| s.parse().expect("ICNLAB_PROBE_KEYS: a count"));
+    assert!(!models.is_empty(), "no model to probe");
     let dir = tempfile::tempdir().unwrap();
+    let (mut runs, mut probed_models) = (0, 0);
     let mut crashes = Vec::new();
     let mut ratios: Vec<(f64, String)> = Vec::new();
     println!("| model | key | value | exit | note |\n|---|---|---|---|---|");
     for model in &models {
-        for (key, default, allowed) in keys(model) {
+        let numeric: Vec<_> = keys(model)
+            .into_iter()
+            .filter(|(_, default, allowed)| !values(default, allowed).is_empty())
+            .collect();
+        probed_models += usize::from(!numeric.is_empty());
+        for (key, default, allowed) in spread(&numeric, per_model) {
             for value in values(&default, &allowed) {
+                runs += 1;
                 let p = probe(dir.path(), model, &key, &value, secs, mem);
                 let ok = matches!(p.code, Some(0..=2));
                 let note = match (p.timed_out, p.nan, ok) {
@@ -233,7 +268,33 @@ fn extreme_values_never_crash() {
     for (_, row) in ratios.iter().take(10) {
         println!("{row}");
     }
+    println!(
+        "\n{runs} runs over {probed_models} of {} models",
+        models.len()
+    );
+    assert!(
+        runs > 0 && probed_models * 2 > models.len(),
+        "the prober ran {runs} runs over {probed_models} of {} models: it checked (almost) nothing",
+        models.len()
+    );
     let over: Vec<&String> = ratios.iter().filter(|r| r.0 > 2.0).map(|r| &r.1).collect();
     assert!(crashes.is_empty(), "runs that crashed: {crashes:#?}");
     assert!(over.is_empty(), "peak above 2× the estimate: {over:#?}");
+}
+
+/// The format `keys` reads, on a line of `icnlab keys` output as it is printed.
+#[test]
+fn the_key_lines_are_read() {
+    let got = parse_keys(
+        "# model = \"mm1\": a queue\n# key = default  # allowed [unit]: meaning\ncustomers  = 100000  # 1 ..= 10^9 [count]: customers served\nname       = \"x\"     # any text: a name\n# seed = unset # any integer: the seed\n",
+    );
+    assert_eq!(
+        got,
+        [
+            ("customers".into(), "100000".into(), "1 ..= 10^9".into()),
+            ("name".into(), "\"x\"".into(), "any text".into())
+        ]
+    );
+    assert_eq!(values("100000", "1 ..= 10^9").len(), 4);
+    assert_eq!(spread(&[1, 2, 3, 4, 5, 6], Some(2)), [1, 4]);
 }
