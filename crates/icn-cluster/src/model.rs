@@ -286,7 +286,7 @@ fn prepare_ti(cfg: &ClusterConfig, endpoints: usize, ctx: &Context) -> Result<Ti
             ),
         ));
     }
-    let summary = reader::prescan(&set).map_err(bad)?;
+    let summary = reader::prescan(&set, cfg.host.flops).map_err(bad)?;
     let algorithms = cfg.algorithms.resolve(set.ranks(), &summary.collectives)?;
     Ok(TiPoint {
         set,

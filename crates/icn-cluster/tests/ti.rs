@@ -509,3 +509,164 @@ fn ti_packets_wait_in_the_nic_when_the_ring_refuses_them() {
     );
     assert!(get(&held, "completion_us") <= get(&free, "completion_us") * 1.001);
 }
+
+/// Issue 33 item 7: ranks whose collectives differ in kind, root or size would fail or hang
+/// a real MPI run; the replay stops naming both ranks, their lines and calls (exit 1 from
+/// `icnlab run`), where it used to match them by call number alone and exit 0.
+#[test]
+fn collectives_that_do_not_match_are_diagnosed() {
+    let e = failure("kinds", "0 allreduce 8 0\n1 alltoall 8 8\n");
+    assert!(e.contains("collective #1 does not match"), "{e}");
+    assert!(
+        e.contains("rank 0 at ") && e.contains("trace.txt:1 (allreduce)"),
+        "{e}"
+    );
+    assert!(
+        e.contains("rank 1 at ") && e.contains("trace.txt:2 (alltoall)"),
+        "{e}"
+    );
+    assert!(
+        e.contains("allreduce of 8 B") && e.contains("alltoall of 8 B"),
+        "{e}"
+    );
+    // Same kind, another root; same kind and root, another size.
+    let e = failure("roots", "0 bcast 8 0\n1 bcast 8 1\n");
+    assert!(
+        e.contains("bcast of 8 B from root 0") && e.contains("from root 1"),
+        "{e}"
+    );
+    let e = failure("sizes", "0 allreduce 8 0\n1 allreduce 16 0\n");
+    assert!(
+        e.contains("allreduce of 8 B") && e.contains("allreduce of 16 B"),
+        "{e}"
+    );
+    // The second call differs: the first matched.
+    let e = failure(
+        "second",
+        "0 barrier\n1 barrier\n0 reduce 8 0\n1 allreduce 8 0\n",
+    );
+    assert!(e.contains("collective #2 does not match"), "{e}");
+    assert!(!e.contains('\n'));
+    // Matching calls still replay.
+    let (cfg, _) = trace(
+        "same",
+        "0 bcast 8 1\n1 bcast 8 1\n0 allreduce 8 0\n1 allreduce 8 0\n",
+    );
+    run(&cfg, &Context::default()).unwrap();
+}
+
+/// Issue 33 item 7: a send longer than the receive it matches is MPI_ERR_TRUNCATE in MPI;
+/// the replay stops naming both ranks and lines (it used to deliver the 10^6 bytes, exit 0).
+/// A receive longer than its message is valid MPI and replays.
+#[test]
+fn a_send_longer_than_its_receive_is_a_truncation_error() {
+    let e = failure("trunc", "0 send 1 0 1000000\n1 recv 0 0 100\n");
+    assert!(e.contains("MPI_ERR_TRUNCATE"), "{e}");
+    assert!(
+        e.contains("rank 1 at ") && e.contains("trace.txt:2 receives at most 100 B"),
+        "{e}"
+    );
+    assert!(e.contains("trace.txt:1 is 1000000 B"), "{e}");
+    let (cfg, _) = trace("longer", "0 send 1 0 100\n1 recv 0 0 1000000\n");
+    run(&cfg, &Context::default()).unwrap();
+}
+
+/// Issue 33 item 10: host time the simulated clock cannot hold (`compute 1e18` at 1 Gflop/s
+/// is 10^9 s, 4.6 × the 2^63 ps left to host time) is refused before the run, naming the
+/// file and line (exit 2), where it used to fail at run time (exit 1).
+#[test]
+fn host_time_beyond_the_clock_is_refused_before_the_run() {
+    let (key, msg) = refusal("compute", "0 init\n1 init\n0 compute 1e9\n0 compute 1e18\n");
+    assert_eq!(key, "workload.file");
+    assert!(
+        msg.starts_with("T:4: rank 0's compute and sleep reach"),
+        "{msg}"
+    );
+    // Sleeps of the longest allowed, 10^6 s: the tenth passes 2^63 ps (9.22·10^6 s).
+    let (_, msg) = refusal("sleep", &format!("0 init\n{}", "1 sleep 1e6\n".repeat(10)));
+    assert!(msg.starts_with("T:11: rank 1's compute"), "{msg}");
+}
+
+/// Issue 33 item 10: a file named as a trace that is neither a trace nor an index (a
+/// password file, say) is refused without showing any of its content; an index that is one
+/// (its first entry exists) names a missing file by a short printable prefix only.
+#[test]
+fn errors_do_not_echo_files_that_are_not_traces() {
+    let secret = "root:$6$Zq8pV3rTAbCdEfGhIjKlMnOp:19000:0:99999:7:::";
+    let (_, msg) = refusal(
+        "shadow",
+        &format!("{secret}\ndaemon:*:19000:0:99999:7:::\n"),
+    );
+    assert!(!msg.contains("root") && !msg.contains("Zq8p"), "{msg}");
+    assert!(msg.contains("neither a TI trace"), "{msg}");
+    // A real index with a missing (and hostile) second entry.
+    let (_, path) = trace("index", "0 init\n");
+    let dir = path.parent().unwrap();
+    let long = format!("missing\u{1b}[31m{}", "x".repeat(500));
+    std::fs::write(dir.join("index.txt"), format!("trace.txt\n{long}\n")).unwrap();
+    let t: toml::Table = toml::from_str(&format!(
+        "[workload]\nkind = \"ti\"\nfile = \"{}\"\n[fabric]\nkind = \"flow\"\ntopology = \"crossbar:8\"\n",
+        dir.join("index.txt").display()
+    ))
+    .unwrap();
+    let cfg: ClusterConfig = toml::Value::Table(t).try_into().unwrap();
+    let e = Cluster::prepare(&cfg, &Context::default()).err().unwrap();
+    assert!(
+        e.message.contains("the trace of rank 1, `missing?[31m"),
+        "{}",
+        e.message
+    );
+    assert!(
+        !e.message.contains('\u{1b}') && e.message.len() < 400,
+        "{}",
+        e.message
+    );
+}
+
+/// Issue 33 item 9: a shared trace is read once for all ranks, not once per rank (256 ranks
+/// × 1 000 lines took 7.4 s shared against 0.2 s as an index), and a long line costs its
+/// memory while it is read, not in every rank's buffer for the rest of the run (256 ranks ×
+/// a 4 MiB line held 1.07 GB).
+#[test]
+fn a_shared_trace_is_read_once_in_bounded_memory() {
+    use icn_cluster::ti::reader::{RankReader, TraceSet};
+    let (ranks, rounds) = (64, 20);
+    let mut text = String::new();
+    for round in 0..rounds {
+        for r in 0..ranks {
+            if (round, r) == (3, 5) {
+                // One 1 MiB line: 1e3 flops written with a million leading zeros.
+                text.push_str(&format!("{r} compute {}1e3\n", "0".repeat(1 << 20)));
+            } else {
+                text.push_str(&format!("{r} compute 1e3\n"));
+            }
+        }
+    }
+    let (_, path) = trace("shared-once", &text);
+    let set = TraceSet::locate(&path).unwrap();
+    assert!(set.shared && set.ranks() == ranks);
+    let mut readers = RankReader::open_all(&set).unwrap();
+    let mut actions = 0;
+    for (r, reader) in readers.iter_mut().enumerate() {
+        let mut line_of_round = Vec::new();
+        while let Some((line, _)) = reader.next_action().unwrap() {
+            line_of_round.push(line);
+        }
+        // Each rank gets its own lines, numbered as in the shared file.
+        let want: Vec<usize> = (0..rounds).map(|k| k * ranks + r + 1).collect();
+        assert_eq!(line_of_round, want, "rank {r}");
+        actions += line_of_round.len();
+    }
+    assert_eq!(actions, ranks * rounds);
+    let read: u64 = readers.iter().map(RankReader::lines_read).sum();
+    assert!(
+        read <= (ranks * rounds + ranks) as u64,
+        "{read} lines read for a trace of {} lines",
+        ranks * rounds
+    );
+    let held: usize = readers.iter().map(RankReader::buffer_bytes).sum();
+    assert!(
+        held <= ranks * (64 << 10),
+        "{held} bytes of line buffers held"
+    );
+}

@@ -471,6 +471,26 @@ impl<P: Partition> Lockstep<P> {
         all
     }
 
+    /// Whether no message waits for any partition (posted by the caller, or sent by a
+    /// partition during the last cycle) and `idle` holds for every partition, over all
+    /// ranks: collective. A model whose partitions are all idle with empty mailboxes may
+    /// jump its clock on every partition alike instead of running empty cycles.
+    pub fn quiet(&self, idle: impl Fn(&P) -> bool) -> bool {
+        let mine = self.posted.iter().all(Vec::is_empty)
+            && self.cells.iter().all(|c| {
+                let c = lock(c);
+                c.inbox.is_empty() && idle(&c.part)
+            });
+        match &self.spread {
+            None => mine,
+            Some(spread) => spread
+                .exchange
+                .all_gather(&[u8::from(mine)])
+                .iter()
+                .all(|b| b.first() == Some(&1)),
+        }
+    }
+
     /// The latest [`Partition::last_active`] over all partitions, after the last cycle.
     pub fn last_active(&self) -> u64 {
         match &self.spread {
@@ -825,6 +845,20 @@ mod tests {
         }
     }
 
+    /// Quiet: no message posted or in flight between partitions, and every partition idle.
+    #[test]
+    fn quiet_sees_posted_and_exchanged_messages() {
+        let mut ls = Lockstep::new(ring(3, None));
+        assert!(ls.quiet(|_| true), "a fresh model has no mail");
+        assert!(!ls.quiet(|r| r.first != 4), "one partition busy");
+        ls.post(1, 7);
+        assert!(!ls.quiet(|_| true), "a message posted for partition 1");
+        let mut done = Vec::new();
+        ls.cycle(&mut done).unwrap();
+        // Partition 1 took the post in; the ring's cells sent to their right neighbours.
+        assert!(!ls.quiet(|_| true), "messages exchanged for the next cycle");
+    }
+
     #[test]
     fn a_split_covers_every_item_once_in_order() {
         for items in 1..40 {
@@ -882,6 +916,8 @@ mod tests {
                     for _ in 0..cycles {
                         ls.cycle(&mut done)?;
                     }
+                    // The ring's cells always send on: never quiet, on every rank alike.
+                    assert!(cycles == 0 || !ls.quiet(|_| true));
                     // A collective query: every partition's first cell, in partition order.
                     let firsts = ls.gather(|r| r.first as u64);
                     assert_eq!(

@@ -3,7 +3,8 @@
 //! Both adapters are thin: they turn a [`Packet`] into the network's own unit (an X-NIA
 //! message, split into frames by the NIA; a VC packet of `⌈bytes / flit_bytes⌉` flits),
 //! step the network one clock per cycle up to the requested time, and turn the network's
-//! completion events back into [`Delivery`]s in picoseconds (`cycle × cycle_ps`).
+//! completion events back into [`Delivery`]s in picoseconds (`cycle × cycle_ps`). Idle
+//! time is jumped, not stepped ([`Fabric::skip_idle`]), at every thread and rank count.
 
 use crate::nia::{Delivered, Started};
 use crate::router::ParNet;
@@ -206,7 +207,7 @@ impl XSwitchFabric {
     }
 
     /// [`Fabric::skip_idle`], returning the cycles it had to step before the network
-    /// settled (all of them for a partitioned network, which does not jump).
+    /// settled: then it jumps ([`XNetwork::skip_settled`]), partitioned or not.
     pub fn skip_idle_counted(&mut self, to: Ps) -> Result<u64, FabricError> {
         let target = to.div_ceil(self.cycle_ps);
         let mut stepped = 0;
@@ -620,6 +621,26 @@ impl VcObserver for TailTracker<'_> {
     }
 }
 
+impl VcFabric {
+    /// [`Fabric::skip_idle`], returning the cycles it had to step before the network was
+    /// quiet (its last credits home): then it jumps ([`VcNetwork::skip_quiet`]).
+    pub fn skip_idle_counted(&mut self, to: Ps) -> Result<u64, FabricError> {
+        let target = to.div_ceil(self.cycle_ps);
+        let mut stepped = 0;
+        let mut none = Vec::new();
+        while self.net.net().now() < target {
+            let left = target - self.net.net().now();
+            if self.in_flight() == 0 && self.net.net_mut().skip_quiet(left) {
+                break;
+            }
+            self.advance((self.net.net().now() + 1) * self.cycle_ps, &mut none)?;
+            stepped += 1;
+        }
+        debug_assert!(none.is_empty(), "nothing in flight, nothing delivered");
+        Ok(stepped)
+    }
+}
+
 impl Fabric for VcFabric {
     fn endpoints(&self) -> usize {
         self.net.net().nodes()
@@ -693,6 +714,12 @@ impl Fabric for VcFabric {
 
     fn in_flight(&self) -> u64 {
         (self.packets.len() - self.free.len()) as u64
+    }
+
+    /// Exact: steps until the last credits are home, then jumps
+    /// ([`VcNetwork::skip_quiet`]).
+    fn skip_idle(&mut self, to: Ps) -> Result<(), FabricError> {
+        self.skip_idle_counted(to).map(|_| ())
     }
 
     fn set_measuring(&mut self, on: bool) {

@@ -42,12 +42,17 @@ fn the_xswitch_fabric_conforms_at_1_and_2_threads() {
     }
 }
 
-/// The sequential X-Switch jumps over idle time (`XNet::skip_settled`), the partitioned one
-/// steps: both give what stepping gives, with link delays that leave symbols on the lines
+/// The X-Switch jumps over idle time (`XNet::skip_settled`, `ParXNet::skip_settled`) at
+/// one thread and more: it gives what stepping gives, with link delays that leave symbols on the lines
 /// and hot spots that make switches send STOP/GO.
 #[test]
 fn the_xswitch_fabric_skips_idle_time_exactly() {
-    for (spec, threads, delay) in [("mesh:4x4", 1, 1), ("mesh:3x5", 1, 3), ("mesh:4x4", 2, 2)] {
+    for (spec, threads, delay) in [
+        ("mesh:4x4", 1, 1),
+        ("mesh:3x5", 1, 3),
+        ("mesh:4x4", 2, 2),
+        ("mesh:3x5", 3, 3),
+    ] {
         for seed in 0..4 {
             let (mut a, mut b) = (xswitch(spec, threads, delay), xswitch(spec, threads, delay));
             skip_idle_matches_stepping(&mut a, &mut b, 12, 2_000, seed)
@@ -154,15 +159,176 @@ fn the_xswitch_and_vc_fabrics_refuse_at_a_full_queue_and_lose_nothing() {
     }
 }
 
+/// Every VC network the fabric builds, by name: the grid fast path (mesh and torus), routers
+/// of any radix (mesh, fat tree, dragonfly) and speculative ones, each sequential and in two
+/// partitions.
+fn every_vc_network() -> Vec<(String, VcTopology, usize, bool)> {
+    let grid = |x, y, wrap| VcTopology::Grid(Grid { x, y, wrap });
+    let mut all = Vec::new();
+    for threads in [1, 2] {
+        for (name, topology, speculative) in [
+            ("grid mesh:4x4", grid(4, 4, false), false),
+            ("grid torus:4x4", grid(4, 4, true), false),
+            ("any mesh:4x4 dor", any("mesh:4x4", "dor"), false),
+            (
+                "any fattree:4,2 updown",
+                any("fattree:4,2", "updown"),
+                false,
+            ),
+            ("any dragonfly:2 ugal", any("dragonfly:2", "ugal"), false),
+            ("spec mesh:4x4 dor", any("mesh:4x4", "dor"), true),
+            ("spec dragonfly:2 ugal", any("dragonfly:2", "ugal"), true),
+        ] {
+            all.push((
+                format!("{name} × {threads}"),
+                topology,
+                threads,
+                speculative,
+            ));
+        }
+    }
+    all
+}
+
+/// Jump equals step on every VC network at 1 and 2 threads: the fabric skipping every idle
+/// spell delivers the same packets at the same picoseconds as the one stepping through it.
 #[test]
 fn the_vc_fabric_skips_idle_time_exactly() {
+    for (name, topology, threads, speculative) in every_vc_network() {
+        for seed in 0..2 {
+            let mut a = vc(topology.clone(), threads, 16, speculative);
+            let mut b = vc(topology.clone(), threads, 16, speculative);
+            skip_idle_matches_stepping(&mut a, &mut b, 8, 500, seed)
+                .unwrap_or_else(|e| panic!("{name}, seed {seed}: {e}"));
+        }
+    }
+}
+
+/// A packet, drained, then a simulated second of idle time: the skip (`skip`, returning the
+/// cycles it stepped) steps only while the last symbols or credits clear, then jumps (a
+/// second is 2·10⁹ cycles at 500 ps, 10⁹ at 1 000 ps).
+fn idle_second_costs<F: Fabric>(name: &str, mut f: F, skip: impl Fn(&mut F, u64) -> u64) {
+    let last = f.endpoints() - 1;
+    f.inject(icn_fabric::Packet {
+        src: 0,
+        dst: last,
+        bytes: 200,
+        tag: 0,
+    });
+    let mut out = Vec::new();
+    while f.in_flight() > 0 {
+        let t = f.now() + 1_000 * f.cycle_ps();
+        f.advance(t, &mut out).unwrap();
+    }
+    assert_eq!(out.len(), 1, "{name}");
+    let to = f.now() + 1_000_000_000_000;
+    let stepped = skip(&mut f, to);
+    assert!(stepped < 100, "{name}: {stepped} cycles stepped");
+    assert_eq!(f.now(), to.next_multiple_of(f.cycle_ps()), "{name}");
+    // And the fabric still carries a packet after the jump.
+    f.inject(icn_fabric::Packet {
+        src: last,
+        dst: 0,
+        bytes: 100,
+        tag: 1,
+    });
+    while f.in_flight() > 0 {
+        let t = f.now() + 1_000 * f.cycle_ps();
+        f.advance(t, &mut out).unwrap();
+    }
+    assert_eq!(out.len(), 2, "{name}");
+}
+
+/// Issue 33 item 6: every VC network at 1 and 2 threads, and the X-Switch at 1, 2 and 3,
+/// jumps a simulated second of idle time after its traffic (cycles counted, not wall time:
+/// stepped, a second would be 10⁹ cycles or more).
+#[test]
+fn a_second_of_idle_time_is_jumped_on_every_network_and_thread_count() {
+    for (name, topology, threads, speculative) in every_vc_network() {
+        let f = vc(topology, threads, 16, speculative);
+        idle_second_costs(&name, f, |f, to| f.skip_idle_counted(to).unwrap());
+    }
+    for threads in [1, 2, 3] {
+        let f = xswitch("mesh:4x4", threads, 2);
+        let name = format!("xswitch mesh:4x4 × {threads}");
+        idle_second_costs(&name, f, |f, to| f.skip_idle_counted(to).unwrap());
+    }
+}
+
+/// A fabric whose idle jump lands one cycle late: the conformance check must reject it.
+struct LateJump<F>(F);
+
+impl<F: Fabric> Fabric for LateJump<F> {
+    fn endpoints(&self) -> usize {
+        self.0.endpoints()
+    }
+    fn cycle_ps(&self) -> icn_fabric::Ps {
+        self.0.cycle_ps()
+    }
+    fn now(&self) -> icn_fabric::Ps {
+        self.0.now()
+    }
+    fn max_packet_bytes(&self) -> u32 {
+        self.0.max_packet_bytes()
+    }
+    fn inject(&mut self, p: icn_fabric::Packet) {
+        self.0.inject(p)
+    }
+    fn advance(
+        &mut self,
+        until: icn_fabric::Ps,
+        out: &mut Vec<icn_fabric::Delivery>,
+    ) -> Result<(), icn_fabric::FabricError> {
+        self.0.advance(until, out)
+    }
+    fn zero_load(
+        &mut self,
+        src: usize,
+        dst: usize,
+        bytes: u32,
+    ) -> Result<icn_fabric::ZeroLoad, icn_fabric::FabricError> {
+        self.0.zero_load(src, dst, bytes)
+    }
+    fn in_flight(&self) -> u64 {
+        self.0.in_flight()
+    }
+    fn skip_idle(&mut self, to: icn_fabric::Ps) -> Result<(), icn_fabric::FabricError> {
+        let cycle = self.0.cycle_ps();
+        self.0.skip_idle(to + cycle)
+    }
+    fn set_measuring(&mut self, on: bool) {
+        self.0.set_measuring(on)
+    }
+    fn accepted(&self) -> &[u64] {
+        self.0.accepted()
+    }
+    fn channel_loads(&self) -> Vec<icn_fabric::ChannelLoad> {
+        self.0.channel_loads()
+    }
+    fn nouns(&self) -> icn_fabric::Nouns {
+        self.0.nouns()
+    }
+}
+
+/// The jump-equals-step check is not blind: a jump one cycle too far fails it, on the VC
+/// routers and on the X-Switch, sequential and partitioned.
+#[test]
+fn a_jump_one_cycle_off_fails_the_check() {
     let grid = VcTopology::Grid(Grid {
         x: 4,
         y: 4,
         wrap: false,
     });
-    let (mut a, mut b) = (vc(grid.clone(), 1, 16, false), vc(grid, 1, 16, false));
-    skip_idle_matches_stepping(&mut a, &mut b, 8, 500, 1).unwrap();
+    for threads in [1, 2] {
+        let mut a = vc(grid.clone(), threads, 16, false);
+        let mut b = LateJump(vc(grid.clone(), threads, 16, false));
+        let e = skip_idle_matches_stepping(&mut a, &mut b, 8, 500, 1).unwrap_err();
+        assert!(e.contains("idle spell"), "{e}");
+        let mut a = xswitch("mesh:4x4", threads, 1);
+        let mut b = LateJump(xswitch("mesh:4x4", threads, 1));
+        let e = skip_idle_matches_stepping(&mut a, &mut b, 8, 500, 1).unwrap_err();
+        assert!(e.contains("idle spell"), "{e}");
+    }
 }
 
 /// Injection cycles of rule 3's checks: every phase of an X-Switch output's polling turn
@@ -299,4 +465,80 @@ fn thnpc_mesh() -> XSwitchFabric {
         10_000,
     )
     .unwrap()
+}
+
+/// `--spread network`: the fabric's partitions over ranks (threads standing for MPI ranks)
+/// jump idle time together (the quiet check is collective) and every rank gives what
+/// stepping gives; a second of idle time costs each rank a few cycles.
+#[test]
+fn networks_spread_over_ranks_skip_idle_time_exactly() {
+    use icn_engine::lockstep::{Exchange, ThreadRanks};
+    let ranks = 2;
+    let (for_a, for_b, for_c) = (
+        ThreadRanks::new(ranks),
+        ThreadRanks::new(ranks),
+        ThreadRanks::new(ranks),
+    );
+    let spread = |topology: VcTopology, x: ThreadRanks| {
+        VcFabric::build(&VcSpec {
+            topology,
+            params: VcParams::unit_delays(4, 8, 100_000),
+            global_delay: 0,
+            router_seed: VcSpec::router_seed(5),
+            threads: 1,
+            ranks: Some(Arc::new(x) as Arc<dyn Exchange>),
+            cycle_ps: 500,
+            flit_bytes: 16,
+            max_packet_flits: 16,
+        })
+        .unwrap()
+    };
+    let handles: Vec<_> = for_a
+        .into_iter()
+        .zip(for_b)
+        .zip(for_c)
+        .map(|((a, b), c)| {
+            std::thread::spawn(move || {
+                let grid = VcTopology::Grid(Grid {
+                    x: 4,
+                    y: 4,
+                    wrap: false,
+                });
+                let (mut fa, mut fb) = (spread(grid.clone(), a), spread(grid.clone(), b));
+                skip_idle_matches_stepping(&mut fa, &mut fb, 6, 500, 3).unwrap();
+                let f = spread(grid, c);
+                idle_second_costs("vc spread", f, |f, to| f.skip_idle_counted(to).unwrap());
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let (for_a, for_b) = (ThreadRanks::new(ranks), ThreadRanks::new(ranks));
+    let xspread = |x: ThreadRanks| {
+        XSwitchFabric::spread(
+            Topology::from_spec("mesh:4x4").unwrap(),
+            params(2, 64),
+            1,
+            Some(Arc::new(x) as Arc<dyn Exchange>),
+            1_000,
+        )
+        .unwrap()
+    };
+    let handles: Vec<_> = for_a
+        .into_iter()
+        .zip(for_b)
+        .map(|(a, b)| {
+            std::thread::spawn(move || {
+                let (mut fa, mut fb) = (xspread(a), xspread(b));
+                skip_idle_matches_stepping(&mut fa, &mut fb, 6, 500, 3).unwrap();
+                idle_second_costs("xswitch spread", fa, |f, to| {
+                    f.skip_idle_counted(to).unwrap()
+                });
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
 }

@@ -19,13 +19,14 @@ impl std::str::FromStr for Shard {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let err = || format!("`{s}`: a shard is i/n with 0 ≤ i < n, e.g. 0/4");
+        let max = crate::merge::MAX_SHARDS;
+        let err = || format!("`{s}`: a shard is i/n with 0 ≤ i < n ≤ {max}, e.g. 0/4");
         let (i, n) = s.split_once('/').ok_or_else(err)?;
         let (index, count): (usize, usize) = (
             i.trim().parse().map_err(|_| err())?,
             n.trim().parse().map_err(|_| err())?,
         );
-        if count == 0 || index >= count {
+        if count == 0 || count > max || index >= count {
             return Err(err());
         }
         Ok(Shard { index, count })

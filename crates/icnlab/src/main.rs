@@ -264,8 +264,29 @@ fn merge(shards: &[PathBuf], out: &std::path::Path) -> Result<(), ExecError> {
     experiment::verdict(&merged, out)
 }
 
+/// Raises this process's soft limit on open files to its hard limit (where the hard limit is
+/// "unlimited", to 2^20). A TI trace of up to 4 096 ranks holds one open file per rank while it
+/// replays, and the usual soft limit of 1 024 failed an index of ~1 020 ranks that the hard
+/// limit allowed. Best effort: a limit that cannot be raised stays, and the run says which
+/// file it could not open.
+fn raise_open_file_limit() {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let now = getrlimit(Resource::Nofile);
+    let target = now.maximum.unwrap_or(1 << 20);
+    if now.current.is_some_and(|c| c < target) {
+        let _ = setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(target),
+                maximum: now.maximum,
+            },
+        );
+    }
+}
+
 fn main() -> ExitCode {
     provenance::note_start();
+    raise_open_file_limit();
     // `bench --help` lists the targets, which only the bench module knows.
     let targets: Vec<&str> = bench::targets().iter().map(|t| t.name).collect();
     let command = <Cli as clap::CommandFactory>::command().mut_subcommand("bench", |c| {

@@ -4,12 +4,18 @@
 //! Every shard's report carries the experiment's fingerprint (file text, `--quick`, `--set`
 //! values, seed), its `[i, n]` and the full sweep's point count. The merge is refused — exit 2,
 //! naming the folders — when a shard is missing, appears twice, belongs to another experiment
-//! or split, or holds a point that shard i/n cannot hold. Why: `merge s0 s2` of a 3-shard sweep
+//! or split, or holds a point that shard i/n cannot hold, or holds a point twice. Why: `merge s0 s2` of a 3-shard sweep
 //! used to write a report that looked complete, and shards run with different `--set` values
 //! merged silently (issue 14). An empty shard (more shards than points) is valid.
 
 use crate::report::RunReport;
+use icn_engine::config::MAX_POINTS;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+
+/// The most shards a sweep can be split into (`--shard i/n`): one point each at most; more
+/// would only add empty shards.
+pub const MAX_SHARDS: usize = MAX_POINTS;
 
 /// Why shards cannot be merged (all the input's fault: exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -33,12 +39,22 @@ pub fn join(shards: &[PathBuf]) -> Result<RunReport, MergeRefused> {
                 path.display()
             )));
         }
-        let Some((_, n)) = r.shard else {
+        let Some((i, n)) = r.shard else {
             return Err(refuse(format!(
                 "{}: not a shard (run with `sweep --shard i/n`)",
                 dir.display()
             )));
         };
+        // What a sweep can produce: anything else was written by hand or damaged, and sizes
+        // nothing here (a shard count of 10^12 once asked for 16 TB).
+        if !(1..=MAX_SHARDS).contains(&n) || i >= n || r.sweep_points > MAX_POINTS {
+            return Err(refuse(format!(
+                "{}: shard {i}/{n} of a {}-point sweep is impossible (a sweep has at most \
+                 {MAX_POINTS} points, split into at most {MAX_SHARDS} shards)",
+                path.display(),
+                r.sweep_points
+            )));
+        }
         if let Some((first_dir, first)) = reports.first() {
             if r.experiment != first.experiment || r.sweep_points != first.sweep_points {
                 return Err(refuse(format!(
@@ -67,33 +83,39 @@ pub fn join(shards: &[PathBuf]) -> Result<RunReport, MergeRefused> {
     };
     let n = first.shard.map_or(1, |s| s.1);
     let total = first.sweep_points;
-    let mut holder: Vec<Option<&Path>> = vec![None; n];
+    // Sized by what was read (shards given, points held), never by the counts a file states.
+    let mut holder: BTreeMap<usize, &Path> = BTreeMap::new();
+    let mut seen: HashSet<usize> = HashSet::new();
     for (dir, r) in &reports {
         let i = r.shard.map_or(0, |s| s.0);
-        if i >= n {
-            return Err(refuse(format!(
-                "{}: shard {i}/{n} is impossible",
-                dir.display()
-            )));
-        }
-        if let Some(other) = holder[i] {
+        if let Some(other) = holder.insert(i, dir) {
             return Err(refuse(format!(
                 "shard {i}/{n} given twice: {} and {}",
                 other.display(),
                 dir.display()
             )));
         }
-        holder[i] = Some(dir);
         for p in &r.points {
             if p.index >= total || p.index % n != i {
                 return Err(refuse(format!(
                     "{}: point {} cannot be in shard {i}/{n} of a {total}-point sweep",
-                    dir.display(),
+                    dir.join("report.json").display(),
+                    p.index
+                )));
+            }
+            if !seen.insert(p.index) {
+                return Err(refuse(format!(
+                    "{}: point {} is there twice",
+                    dir.join("report.json").display(),
                     p.index
                 )));
             }
         }
-        let expected = (i..total).step_by(n).count();
+        let expected = if i < total {
+            (total - i - 1) / n + 1
+        } else {
+            0
+        };
         if r.points.len() != expected {
             return Err(refuse(format!(
                 "{}: shard {i}/{n} holds {} points, expected {expected}",
@@ -102,16 +124,23 @@ pub fn join(shards: &[PathBuf]) -> Result<RunReport, MergeRefused> {
             )));
         }
     }
-    let missing: Vec<String> = (0..n)
-        .filter(|&i| holder[i].is_none())
-        .map(|i| format!("{i}/{n}"))
-        .collect();
-    if !missing.is_empty() {
+    if holder.len() < n {
+        // The first few missing: found within the shards given plus as many more.
+        const SHOWN: usize = 8;
+        let mut missing: Vec<String> = (0..n)
+            .filter(|i| !holder.contains_key(i))
+            .take(SHOWN)
+            .map(|i| format!("{i}/{n}"))
+            .collect();
+        let count = n - holder.len();
+        if count > SHOWN {
+            missing.push(format!("… ({count} in all)"));
+        }
         return Err(refuse(format!(
             "incomplete: shard{} {} missing ({} of {n} given)",
-            if missing.len() == 1 { "" } else { "s" },
+            if count == 1 { "" } else { "s" },
             missing.join(", "),
-            n - missing.len()
+            holder.len()
         )));
     }
 

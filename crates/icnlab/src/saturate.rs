@@ -68,10 +68,45 @@ pub fn saturate(
             ),
         ));
     }
-    file.points()
+    let points = file.points();
+    // The loads `--step` makes, smallest and largest, must be loads the model takes: a
+    // refusal of `load` is the flag's fault (a step of 1e-10 rounds to a load of 0), not
+    // the file's.
+    for point in &points {
+        for load in [grid_load(1, step), grid_load(grid_steps(step), step)] {
+            let mut body = point.body.clone();
+            body.insert("load".into(), toml::Value::Float(load));
+            let one = SweepPoint {
+                index: 0,
+                params: Vec::new(),
+                body,
+            };
+            if let Err(ConfigError::Invalid { inner, .. }) =
+                runner.check(file, std::slice::from_ref(&one))
+                && inner.key == "load"
+            {
+                return Err(ExecError::Usage(format!(
+                    "--step {step}: makes a load of {load}, which model {} refuses: {}",
+                    runner.name(),
+                    inner.message
+                )));
+            }
+        }
+    }
+    points
         .into_iter()
         .map(|point| bisect(file, runner, &point, step, opts))
         .collect()
+}
+
+/// Loads are multiples of `step` (k · step, k = 1 ..= [`grid_steps`]), as a sweep's grid
+/// would be, so the answer is comparable with a sweep point for point.
+fn grid_load(k: u64, step: f64) -> f64 {
+    (k as f64 * step * 1e9).round() / 1e9
+}
+
+fn grid_steps(step: f64) -> u64 {
+    (1.0 / step).floor().max(1.0) as u64
 }
 
 fn bisect(
@@ -109,10 +144,8 @@ fn bisect(
     let saturated = |m: &Metrics| m.runs.as_ref().is_some_and(|r| r.saturated > 0);
     let value = |m: &Metrics, name: &str| m.get(name).map_or(f64::NAN, |x| x.value);
 
-    // Loads are multiples of `step` (k · step, k = 1 ..= n), as a sweep's grid would be, so
-    // the answer is comparable with a sweep point for point.
-    let n = (1.0 / step).floor().max(1.0) as u64;
-    let load = |k: u64| (k as f64 * step * 1e9).round() / 1e9;
+    let n = grid_steps(step);
+    let load = |k: u64| grid_load(k, step);
     let zero = at(load(1))?;
     if saturated(&zero) {
         return Err(ExecError::Failed(format!(

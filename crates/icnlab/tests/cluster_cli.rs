@@ -107,3 +107,96 @@ fn cluster_experiments_run_and_bad_traces_exit_2() {
         "{err}"
     );
 }
+
+/// Issue 33 item 6: two ranks that exchange a message, sleep 10^6 s and exchange another
+/// finish at once on every fabric and thread count: idle time is jumped, not stepped (on the
+/// VC routers and the partitioned X-Switch the 2·10^18 cycles took ~39 days). The timeout is
+/// generous: a stepped second alone would exceed it.
+#[test]
+fn ranks_sleeping_a_million_seconds_finish_on_every_fabric_and_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("sleep.txt"),
+        "0 send 1 0 100\n1 recv 0 0 100\n0 sleep 1e6\n1 sleep 1e6\n\
+         0 send 1 0 100\n1 recv 0 0 100\n",
+    )
+    .unwrap();
+    for fabric in [
+        "kind = \"ideal\"\ntopology = \"path:2\"",
+        "kind = \"flow\"\ntopology = \"crossbar:2\"",
+        "kind = \"xswitch\"\ntopology = \"mesh:2x2\"",
+        "kind = \"xswitch\"\ntopology = \"mesh:2x2\"\nthreads = 2",
+        "kind = \"xswitch\"\ntopology = \"mesh:4x1\"\nthreads = 3",
+        "kind = \"vc-router\"\ntopology = \"mesh:2x2\"",
+        "kind = \"vc-router\"\ntopology = \"mesh:2x2\"\nthreads = 2",
+        "kind = \"vc-router\"\ntopology = \"fattree:2,2\"\nthreads = 2",
+        "kind = \"sci-ring\"\ntopology = \"ring:2\"",
+    ] {
+        let exp = dir.path().join("sleep.toml");
+        std::fs::write(
+            &exp,
+            format!(
+                "model = \"cluster\"\n[workload]\nkind = \"ti\"\nfile = \"sleep.txt\"\n\
+                 [fabric]\n{fabric}\n"
+            ),
+        )
+        .unwrap();
+        let out = icnlab()
+            .args(["run", "--quiet", "--out"])
+            .arg(dir.path().join("out"))
+            .arg(&exp)
+            .timeout(std::time::Duration::from_secs(300))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{fabric}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Issue 33 item 10: a TI index of more ranks than the soft limit on open files allows
+/// (each rank holds its trace open) replays: icnlab raises the soft limit to the hard one.
+/// Here the soft limit is set to 64 for 100 ranks.
+#[test]
+fn an_index_of_more_ranks_than_the_soft_file_limit_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let ranks = 100;
+    let mut index = String::new();
+    for r in 0..ranks {
+        let name = format!("rank{r}.txt");
+        std::fs::write(
+            dir.path().join(&name),
+            format!("{r} init\n{r} compute 1e3\n"),
+        )
+        .unwrap();
+        index.push_str(&name);
+        index.push('\n');
+    }
+    std::fs::write(dir.path().join("index.txt"), index).unwrap();
+    let exp = dir.path().join("many.toml");
+    std::fs::write(
+        &exp,
+        "model = \"cluster\"\n[workload]\nkind = \"ti\"\nfile = \"index.txt\"\n\
+         [fabric]\nkind = \"flow\"\ntopology = \"crossbar:100\"\n",
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("icnlab");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -S -n 64 && exec \"$0\" run --quiet --out \"$1\" \"$2\"")
+        .arg(&bin)
+        .arg(dir.path().join("out"))
+        .arg(&exp)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

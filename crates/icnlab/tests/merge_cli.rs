@@ -143,3 +143,65 @@ fn empty_shards_are_valid_and_merge_into_the_full_sweep() {
         fs::read_to_string(d.path("m/data.csv")).unwrap()
     );
 }
+
+/// Rewrites `dir/report.json` through `edit`.
+fn tamper(dir: &str, edit: impl FnOnce(&mut serde_json::Value)) {
+    let report = Path::new(dir).join("report.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&report).unwrap()).expect("a report is JSON");
+    edit(&mut v);
+    fs::write(&report, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
+/// Issue 33 item 8: a shard count no sweep can have is refused where it is typed
+/// (`--shard`) and where it is read (a report's `shard`), before anything is sized by it: a
+/// report claiming 10^12 shards made `merge` abort asking for 16 TB.
+#[test]
+fn an_impossible_shard_count_is_refused_not_allocated() {
+    let d = Dir::new();
+    let o = icnlab()
+        .args([
+            "sweep",
+            &d.path("mm1.toml"),
+            "--quiet",
+            "--shard",
+            "0/1000000000000",
+        ])
+        .args(["--out", &d.path("big")])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("0/1000000000000") && err.contains("100000"),
+        "{err}"
+    );
+    let s = d.shards(1, "s", &[]);
+    tamper(&s[0], |v| {
+        v["shard"] = serde_json::json!([0, 1_000_000_000_000u64])
+    });
+    let (code, err) = d.merge(&[&s[0]], "m");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("shard 0/1000000000000") && err.contains("impossible"),
+        "{err}"
+    );
+}
+
+/// Issue 33 item 8: a shard holding one point twice (and so missing another) used to merge
+/// with exit 0 and a duplicated row; it is refused naming the file and the point.
+#[test]
+fn a_point_held_twice_is_refused_and_named() {
+    let d = Dir::new();
+    let s = d.shards(2, "s", &[]);
+    tamper(&s[0], |v| {
+        let points = v["points"].as_array_mut().unwrap();
+        assert_eq!(points[1]["index"], 2);
+        points[1]["index"] = serde_json::json!(0);
+    });
+    let (code, err) = d.merge(&[&s[0], &s[1]], "m");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("point 0 is there twice"), "{err}");
+    assert!(err.contains("s0/report.json"), "{err}");
+    assert!(!Path::new(&d.path("m/data.csv")).exists());
+}

@@ -145,3 +145,24 @@ fn saturate_needs_a_load_it_may_choose() {
         );
     }
 }
+
+/// Issue 33 item 10: a `--step` whose loads the model refuses (1e-10 rounds to a load of 0)
+/// is the flag's fault: exit 2 naming `--step`, not the file's `load`.
+#[test]
+fn a_step_too_fine_for_the_model_blames_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("e.toml");
+    fs::write(&cfg, "model = \"vc-router\"\ntopology = \"mesh:4x4\"\n").unwrap();
+    let run = icnlab()
+        .args(["saturate", "--quiet", "--step", "1e-10"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--step 0.0000000001: makes a load of 0"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("e.toml"), "{stderr}");
+}

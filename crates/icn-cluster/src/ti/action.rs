@@ -85,6 +85,21 @@ pub enum Action {
     Location,
 }
 
+/// At most `max` characters of `text` for an error message (a word of a trace line may be
+/// megabytes long), control characters (a terminal's escape sequences) shown as `?`, with
+/// `…` when cut.
+pub(crate) fn printable_prefix(text: &str, max: usize) -> String {
+    let mut out: String = text
+        .chars()
+        .take(max)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if text.chars().nth(max).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 /// A collective call, sizes in bytes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Collective {
@@ -412,7 +427,8 @@ pub fn parse(words: &[&str], n: usize, default_dt: u64) -> Result<Action, FieldE
             return Err(FieldError {
                 field: 2,
                 message: format!(
-                    "`{other}` is not a TI action (one of {})",
+                    "`{}` is not a TI action (one of {})",
+                    printable_prefix(other, 40),
                     ACTIONS[..31].join(", ")
                 ),
             });
@@ -441,8 +457,8 @@ impl Words<'_> {
                 len,
                 format!(
                     "unexpected `{}`: {} takes at most {} arguments",
-                    self.words[len],
-                    self.words[1],
+                    printable_prefix(self.words[len], 40),
+                    printable_prefix(self.words[1], 40),
                     len - 2
                 ),
             ));
@@ -482,7 +498,10 @@ impl Words<'_> {
             .ok_or_else(|| {
                 self.err(
                     k,
-                    format!("({name}): `{w}` is not a number in 0 ..= {max:e}"),
+                    format!(
+                        "({name}): `{}` is not a number in 0 ..= {max:e}",
+                        printable_prefix(w, 40)
+                    ),
                 )
             })
     }
@@ -497,7 +516,11 @@ impl Words<'_> {
         w.parse::<u64>().ok().filter(|v| *v < max).ok_or_else(|| {
             self.err(
                 k,
-                format!("({name}): `{w}` is not an integer in 0 ..= {}", max - 1),
+                format!(
+                    "({name}): `{}` is not an integer in 0 ..= {}",
+                    printable_prefix(w, 40),
+                    max - 1
+                ),
             )
         })
     }

@@ -106,6 +106,10 @@ pub enum ReplayError {
     Trace(#[from] TraceError),
     #[error("the replay can never finish: {0}")]
     Stuck(String),
+    /// The ranks' calls do not match as MPI requires (collectives of another kind, root or
+    /// size; a send longer than its receive): a real run would fail or hang there.
+    #[error("the replay cannot go on: {0}")]
+    Mismatch(String),
     #[error("{0}")]
     Rank(String),
     #[error("fabric: {0}")]
@@ -211,6 +215,13 @@ pub struct Replay<'a, F: Fabric + ?Sized> {
     free_transfers: Vec<usize>,
     /// A fabric's [`Fabric::zero_load`] failed where no error could be returned.
     zero_load_error: Option<String>,
+    /// Calls that do not match (found where no error could be returned), reported at the
+    /// next event.
+    mismatch: Option<String>,
+    /// Per collective call number reached by some ranks and not yet by all: what the first
+    /// rank called, to check every other rank's call against (at most one entry per call
+    /// in progress: ranks × the calls the fastest rank is ahead).
+    collectives: HashMap<u64, FirstCall>,
     unmatched_sends: HashMap<(usize, usize, u64), VecDeque<usize>>,
     unmatched_recvs: HashMap<(usize, usize, u64), VecDeque<usize>>,
     /// SMPI's `nsleeps`: the multiple of `test_s` the next `test` costs.
@@ -249,9 +260,9 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
     ) -> Result<Self, ReplayError> {
         let n = set.ranks();
         let mut ranks = Vec::with_capacity(n);
-        for r in 0..n {
+        for reader in RankReader::open_all(set)? {
             ranks.push(Rank {
-                reader: RankReader::open(set, r)?,
+                reader,
                 steps: VecDeque::new(),
                 step_tag: 0,
                 pending: Vec::new(),
@@ -288,6 +299,8 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
             transfers: Vec::new(),
             free_transfers: Vec::new(),
             zero_load_error: None,
+            mismatch: None,
+            collectives: HashMap::new(),
             unmatched_sends: HashMap::new(),
             unmatched_recvs: HashMap::new(),
             test_sleeps: 1,
@@ -358,6 +371,9 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                     }
                     if let Some(e) = self.zero_load_error.take() {
                         return Err(ReplayError::Fabric(e));
+                    }
+                    if let Some(e) = self.mismatch.take() {
+                        return Err(ReplayError::Mismatch(e));
                     }
                     if self.out.actions - reported >= 1024 {
                         ticker.add(self.out.actions - reported);
@@ -577,6 +593,45 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
         k.step_tag = COLL_TAG | k.coll_seq;
         k.steps.extend(steps);
         k.flops_after = c.flops;
+        let seq = k.coll_seq;
+        self.match_collective(r, seq, c);
+    }
+
+    /// Checks rank `r`'s collective call number `seq` against the first rank's: MPI requires
+    /// every rank to call the same collective with the same root and (for those whose size
+    /// is the same everywhere) the same size. A mismatch stops the run naming both calls.
+    fn match_collective(&mut self, r: usize, seq: u64, c: &Collective) {
+        let n = self.ranks.len();
+        let call = CollCall::of(c);
+        match self.collectives.get_mut(&seq) {
+            None if n > 1 => {
+                self.collectives.insert(
+                    seq,
+                    FirstCall {
+                        rank: r,
+                        at: self.at(r),
+                        call,
+                        reached: 1,
+                    },
+                );
+            }
+            None => {}
+            Some(first) if first.call != call => {
+                let (fr, fat, fcall) = (first.rank, first.at.clone(), first.call.to_string());
+                self.mismatch.get_or_insert(format!(
+                    "collective #{seq} does not match: rank {fr} at {fat} calls {fcall}, \
+                     rank {r} at {} calls {call} (every rank must call the same collective \
+                     with the same root and sizes)",
+                    self.at(r)
+                ));
+            }
+            Some(first) => {
+                first.reached += 1;
+                if first.reached == n {
+                    self.collectives.remove(&seq);
+                }
+            }
+        }
     }
 
     fn step(&mut self, r: usize, s: Step) {
@@ -696,7 +751,25 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
     /// sender's endpoint stages, which inject its packets as they pass.
     fn start(&mut self, send: usize, recv: usize) {
         let q = self.reqs[send].as_ref().expect("live send");
-        let (src, bytes) = (q.src, q.bytes);
+        let (src, dst, bytes) = (q.src, q.dst, q.bytes);
+        let into = self.reqs[recv].as_ref().expect("live receive");
+        if bytes > into.bytes {
+            // MPI_ERR_TRUNCATE: the receive buffer is shorter than the message.
+            let what = if q.tag >= COLL_TAG {
+                format!("collective #{}", q.tag - COLL_TAG)
+            } else {
+                format!("tag {}", q.tag)
+            };
+            let (sline, rline) = (q.line, into.line);
+            self.mismatch.get_or_insert(format!(
+                "message truncated (MPI_ERR_TRUNCATE): rank {dst} at {}:{rline} receives at \
+                 most {} B from rank {src} ({what}), and rank {src}'s send at {}:{sline} is \
+                 {bytes} B",
+                self.ranks[dst].reader.path(),
+                into.bytes,
+                self.ranks[src].reader.path(),
+            ));
+        }
         self.out.messages += 1;
         self.out.bytes += bytes;
         let max = u64::from(self.fabric.max_packet_bytes()).max(1);
@@ -964,5 +1037,55 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
             stuck.len(),
             lines.join(" | ")
         ))
+    }
+}
+
+/// What the first rank to reach a collective call called, and how many ranks reached it.
+struct FirstCall {
+    rank: usize,
+    at: String,
+    call: CollCall,
+    reached: usize,
+}
+
+/// What every rank's call of one collective must agree on: the kind, the root of a rooted
+/// collective, and the size where it is the same on every rank (the v variants' blocks
+/// differ per rank by design).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct CollCall {
+    kind: CollKind,
+    root: Option<usize>,
+    bytes: Option<u64>,
+}
+
+impl CollCall {
+    fn of(c: &Collective) -> CollCall {
+        use CollKind::*;
+        let rooted = matches!(
+            c.kind,
+            Bcast | Reduce | Gather | Gatherv | Scatter | Scatterv
+        );
+        let same_size = matches!(
+            c.kind,
+            Bcast | Reduce | Allreduce | Alltoall | Gather | Scatter | Allgather | Scan | Exscan
+        );
+        CollCall {
+            kind: c.kind,
+            root: rooted.then_some(c.root),
+            bytes: same_size.then_some(c.bytes),
+        }
+    }
+}
+
+impl std::fmt::Display for CollCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.kind.name())?;
+        if let Some(b) = self.bytes {
+            write!(f, " of {b} B")?;
+        }
+        if let Some(root) = self.root {
+            write!(f, " from root {root}")?;
+        }
+        Ok(())
     }
 }

@@ -30,6 +30,11 @@ pub trait VcNetwork {
     /// Every credit counter is back at its buffer size (after a drain: credits conserved).
     /// Collective when spread over MPI ranks.
     fn credits_full(&self) -> bool;
+    /// Jumps `cycles` cycles at once, exactly as that many steps would, if the network is
+    /// empty and quiet (no packet, no flit or credit on its way, no router busy), and says
+    /// so; false (nothing done) otherwise: its caller steps. Collective when spread over
+    /// MPI ranks.
+    fn skip_quiet(&mut self, cycles: u64) -> bool;
 }
 
 /// A microarchitecture's whole network is its partition 0 of 1.
@@ -68,6 +73,13 @@ impl<N: VcPartition> VcNetwork for N {
     fn credits_full(&self) -> bool {
         self.shell().credits_full()
     }
+    fn skip_quiet(&mut self, cycles: u64) -> bool {
+        let quiet = self.shell().in_network == 0 && self.quiet();
+        if quiet {
+            self.shell_mut().now += cycles;
+        }
+        quiet
+    }
 }
 
 impl<N: VcPartition> VcNetwork for ParNet<N> {
@@ -100,5 +112,8 @@ impl<N: VcPartition> VcNetwork for ParNet<N> {
     }
     fn credits_full(&self) -> bool {
         ParNet::credits_full(self)
+    }
+    fn skip_quiet(&mut self, cycles: u64) -> bool {
+        ParNet::skip_quiet(self, cycles)
     }
 }

@@ -21,9 +21,9 @@ pub trait XNetwork {
     fn set_measuring(&mut self, on: bool);
     /// Message `size` bytes from NIA `src` to `dst`, created now.
     fn submit(&mut self, src: usize, dst: usize, size: u32);
-    /// Jumps `cycles` idle cycles at once if the network has settled ([`XNet::settled`]);
-    /// false (nothing done) otherwise, and always for a partitioned network, whose
-    /// partitions may live in other processes: its caller steps.
+    /// Jumps `cycles` idle cycles at once if the network has settled ([`XNet::settled`]; a
+    /// partitioned network: every partition, with no symbol between them, collective when
+    /// spread over ranks); false (nothing done) otherwise: its caller steps.
     fn skip_settled(&mut self, cycles: u64) -> bool;
     /// The counters of the whole network.
     fn counters(&self) -> Cow<'_, Counters>;
@@ -95,8 +95,8 @@ impl XNetwork for ParXNet {
     fn submit(&mut self, src: usize, dst: usize, size: u32) {
         ParXNet::submit(self, src, dst, size);
     }
-    fn skip_settled(&mut self, _cycles: u64) -> bool {
-        false
+    fn skip_settled(&mut self, cycles: u64) -> bool {
+        ParXNet::skip_settled(self, cycles)
     }
     fn counters(&self) -> Cow<'_, Counters> {
         Cow::Owned(ParXNet::counters(self))

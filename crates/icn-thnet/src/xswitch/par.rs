@@ -301,6 +301,20 @@ impl ParXNet {
         );
     }
 
+    /// As [`XNet::skip_settled`] on the whole network, if it has settled: no frame in
+    /// flight, every partition quiet ([`XNet::settled`] but for its own frame count) and no
+    /// symbol or submission between partitions; false (nothing done) otherwise. Collective
+    /// when spread over ranks: every rank asks at the same cycle and gets the same answer.
+    pub fn skip_settled(&mut self, cycles: u64) -> bool {
+        if self.in_flight != 0 || !self.parts.quiet(|part| part.net.quiet()) {
+            return false;
+        }
+        self.parts
+            .for_each_local(|part| part.net.skip_settled(cycles));
+        self.now += cycles;
+        true
+    }
+
     /// One clock of the whole network (as [`XNet::step`]).
     pub fn step<O: Observer>(&mut self, obs: &mut O) -> Result<(), ModelError> {
         let stepped = self.parts.cycle(&mut self.done);

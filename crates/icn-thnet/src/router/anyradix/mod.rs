@@ -393,6 +393,11 @@ impl VcAnyNet {
         })
     }
 
+    /// No input VC waits in routing, VC or switch allocation: a step visits no router.
+    pub fn routers_idle(&self) -> bool {
+        self.routing_ports.iter().all(|&m| m == 0) && self.sa_ports.iter().all(|&m| m == 0)
+    }
+
     pub fn network(&self) -> &Network {
         &self.net
     }

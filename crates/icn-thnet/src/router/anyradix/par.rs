@@ -43,6 +43,9 @@ impl VcPartition for VcAnyNet {
     fn waits(&self) -> Vec<(InputVc, InputVc)> {
         VcAnyNet::waits(self)
     }
+    fn routers_idle(&self) -> bool {
+        self.routers_idle()
+    }
     fn input_vc_name(&self, vc: InputVc) -> String {
         VcAnyNet::input_vc_name(self, vc)
     }

@@ -198,6 +198,11 @@ impl VcNet {
         })
     }
 
+    /// No input VC waits in routing, VC or switch allocation: a step visits no router.
+    pub fn routers_idle(&self) -> bool {
+        self.routing_mask.iter().all(|&m| m == 0) && self.sa_mask.iter().all(|&m| m == 0)
+    }
+
     /// Output channels that join two routers (for utilisation).
     pub fn inter_router_channels(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.routers * P).filter(|&o| self.rp[o / P].down[o % P] != EJECT)

@@ -38,6 +38,9 @@ impl VcPartition for VcNet {
     fn waits(&self) -> Vec<(InputVc, InputVc)> {
         VcNet::waits(self)
     }
+    fn routers_idle(&self) -> bool {
+        self.routers_idle()
+    }
     fn input_vc_name(&self, vc: InputVc) -> String {
         VcNet::input_vc_name(self, vc)
     }

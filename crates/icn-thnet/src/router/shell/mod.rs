@@ -322,6 +322,20 @@ impl<X: Copy> Shell<X> {
         self.credits.iter().all(|&c| usize::from(c) == self.buf)
     }
 
+    /// Nothing in flight here: no flit, ejection or credit on an event ring, no flit or
+    /// credit leaving for another partition, no source with a packet. With its routers idle
+    /// too ([`par::VcPartition::routers_idle`]) an empty cycle changes only the clock: the
+    /// allocators and injection visit only what their masks name, and routing draws its
+    /// random numbers per head flit, not per cycle.
+    pub(crate) fn quiet(&self) -> bool {
+        self.s_active.iter().all(|&w| w == 0)
+            && self.sent_flits.is_empty()
+            && self.sent_creds.is_empty()
+            && self.flits.iter().all(Vec::is_empty)
+            && self.ejects.iter().all(Vec::is_empty)
+            && self.creds.iter().all(Vec::is_empty)
+    }
+
     /// Keeps a packet's record under a new id.
     pub(crate) fn keep(&mut self, info: PacketDone, x: X) -> u32 {
         match self.free.pop() {

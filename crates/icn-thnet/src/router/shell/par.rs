@@ -233,6 +233,12 @@ pub trait VcPartition:
     fn set_measuring(&mut self, on: bool) {
         self.shell_mut().measuring = on;
     }
+    /// No input VC routing or waiting for the switch (the allocators' masks are empty).
+    fn routers_idle(&self) -> bool;
+    /// Whether an empty cycle would change nothing here but the clock (see [`Shell::quiet`]).
+    fn quiet(&self) -> bool {
+        self.shell().quiet() && self.routers_idle()
+    }
     /// Flits sent on local channel `c` while measuring.
     fn channel_busy(&self, c: usize) -> u64;
     /// Local channels that join two routers.
@@ -389,6 +395,20 @@ impl<N: VcPartition> ParNet<N> {
         self.in_network += 1;
         let k = self.terminal_part[src] as usize;
         self.parts.post(k, VcMsg::Create { src, dst, len, tag });
+    }
+
+    /// Jumps `cycles` empty cycles at once, as that many steps would, if nothing is in the
+    /// network, no flit or credit is between partitions and every partition is quiet
+    /// ([`VcPartition::quiet`]); false (nothing done) otherwise. Collective when spread over
+    /// ranks: every rank asks at the same cycle and gets the same answer.
+    pub fn skip_quiet(&mut self, cycles: u64) -> bool {
+        if self.in_network != 0 || !self.parts.quiet(|part| part.quiet()) {
+            return false;
+        }
+        self.parts
+            .for_each_local(|part| part.shell_mut().now += cycles);
+        self.now += cycles;
+        true
     }
 
     /// One clock of the whole network (as a whole network's `step`).

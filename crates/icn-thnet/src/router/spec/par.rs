@@ -38,6 +38,9 @@ impl VcPartition for SpecNet {
     fn waits(&self) -> Vec<(InputVc, InputVc)> {
         self.n.waits()
     }
+    fn routers_idle(&self) -> bool {
+        self.n.routers_idle()
+    }
     fn input_vc_name(&self, vc: InputVc) -> String {
         self.n.input_vc_name(vc)
     }
