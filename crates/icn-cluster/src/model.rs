@@ -265,6 +265,10 @@ pub struct TiPoint {
 
 /// Finds and pre-scans the trace (every line checked before anything runs) and resolves
 /// the hosts' speed and the collectives' algorithms.
+/// Open files a TI replay leaves to everything but its ranks' traces (standard streams, the
+/// experiment and output files, the pre-scan's reader).
+const SPARE_FILES: u64 = 16;
+
 fn prepare_ti(cfg: &ClusterConfig, endpoints: usize, ctx: &Context) -> Result<TiPoint, Invalid> {
     let w = &cfg.workload;
     Invalid::check(
@@ -283,6 +287,25 @@ fn prepare_ti(cfg: &ClusterConfig, endpoints: usize, ctx: &Context) -> Result<Ti
                 "{}: {} ranks; the fabric has {endpoints} endpoints (1 ..= {endpoints} ranks)",
                 path.display(),
                 set.ranks()
+            ),
+        ));
+    }
+    // Each rank holds one open file while it replays (its file, or its part of a shared
+    // trace): past the process's limit the run would fail part-way with exit 1.
+    let open_files = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    if let Some(limit) = open_files
+        && set.ranks() as u64 + SPARE_FILES > limit
+    {
+        return Err(Invalid::new(
+            "workload.file",
+            format!(
+                "{}: {} ranks hold {} open files while they replay, and this process may open \
+                 {limit} (`ulimit -n`; icnlab raises its soft limit to the hard one): at most \
+                 {} ranks here",
+                path.display(),
+                set.ranks(),
+                set.ranks(),
+                limit.saturating_sub(SPARE_FILES)
             ),
         ));
     }

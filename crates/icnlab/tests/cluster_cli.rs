@@ -200,3 +200,41 @@ fn an_index_of_more_ranks_than_the_soft_file_limit_replays() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Issue 33 item 10: where the hard limit on open files is below what a TI trace's ranks
+/// hold, the run is refused before it starts (exit 2 naming the limit), not part-way.
+#[test]
+fn an_index_beyond_the_hard_file_limit_is_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let ranks = 100;
+    let mut index = String::new();
+    for r in 0..ranks {
+        let name = format!("rank{r}.txt");
+        std::fs::write(dir.path().join(&name), format!("{r} init\n")).unwrap();
+        index.push_str(&name);
+        index.push('\n');
+    }
+    std::fs::write(dir.path().join("index.txt"), index).unwrap();
+    let exp = dir.path().join("many.toml");
+    std::fs::write(
+        &exp,
+        "model = \"cluster\"\n[workload]\nkind = \"ti\"\nfile = \"index.txt\"\n\
+         [fabric]\nkind = \"flow\"\ntopology = \"crossbar:100\"\n",
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("icnlab");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -n 80 && exec \"$0\" run --quiet --out \"$1\" \"$2\"")
+        .arg(&bin)
+        .arg(dir.path().join("out"))
+        .arg(&exp)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("100 ranks hold 100 open files") && err.contains("may open 80"),
+        "{err}"
+    );
+}
