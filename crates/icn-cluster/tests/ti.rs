@@ -50,6 +50,11 @@ const COMM_REL: f64 = 1e-3;
 const TOTAL_ABS_US: f64 = 3.0;
 const COMM_ABS_US: f64 = 4.0;
 
+/// `gap ≤ bound`, false for a NaN.
+fn within(gap: f64, bound: f64) -> bool {
+    gap <= bound
+}
+
 /// SimGrid 3.32's replay of each trace (`experiments/traces/simgrid-3.32-figures.toml`,
 /// written by `scripts/simgrid/figures.sh`) against icnlab's on the flow fabric configured
 /// as `cluster_crossbar.xml`, with the same algorithms, `fabric` and `workload` keys added
@@ -89,14 +94,17 @@ fn disagreements_with_simgrid(fabric_extra: &str, workload_extra: &str) -> Vec<S
             100.0 * (total / sg_total - 1.0),
             100.0 * (comm / sg_comm - 1.0),
         );
-        // `!(x <= bound)`: a NaN is a disagreement.
-        if !((compute - sg_compute).abs() <= 1.0) {
+        // A NaN is a disagreement: `within` is false for it.
+        if !within((compute - sg_compute).abs(), 1.0) {
             out.push(format!("{name}: compute {compute} µs vs {sg_compute}"));
         }
-        if !((total - sg_total).abs() <= TOTAL_REL * sg_total + TOTAL_ABS_US) {
+        if !within(
+            (total - sg_total).abs(),
+            TOTAL_REL * sg_total + TOTAL_ABS_US,
+        ) {
             out.push(format!("{name}: total {total} µs vs {sg_total}"));
         }
-        if !((comm - sg_comm).abs() <= COMM_REL * sg_comm + COMM_ABS_US) {
+        if !within((comm - sg_comm).abs(), COMM_REL * sg_comm + COMM_ABS_US) {
             out.push(format!("{name}: comm {comm} µs vs {sg_comm}"));
         }
     }

@@ -47,6 +47,11 @@ fn table(name: &str) -> Vec<HashMap<String, String>> {
         .collect()
 }
 
+/// `gap ≤ tolerance`, false for a NaN.
+fn within(gap: f64, tolerance: f64) -> bool {
+    gap <= tolerance
+}
+
 /// The icnlab configuration of `case` at `load`.
 fn config(case: &HashMap<String, String>, load: f64, saturation: bool) -> VcRouterConfig {
     let mut toml = format!(
@@ -159,8 +164,8 @@ fn icnlab_matches_booksim2_within_tolerance() {
             100.0 * diff,
             100.0 * tolerance
         );
-        // `!(x <= t)`: a NaN on either side is a failure.
-        if !(diff.abs() <= tolerance) {
+        // A NaN on either side is a failure: `within` is false for it.
+        if !within(diff.abs(), tolerance) {
             failures.push(format!(
                 "{} {} {load}: {:+.2} % (tolerance {:.1} %)",
                 row["case"],
