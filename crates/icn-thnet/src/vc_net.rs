@@ -250,9 +250,9 @@ impl VcNetConfig {
 
     /// The topology in icn-topo's spelling (`ccc:H,K` is a graph there).
     fn spec_text(&self) -> String {
-        match self.topology.trim().split_once(':') {
+        match self.topology.split_once(':') {
             Some(("ccc", a)) => format!("graph:ccc:{a}"),
-            _ => self.topology.trim().to_owned(),
+            _ => self.topology.clone(),
         }
     }
 
