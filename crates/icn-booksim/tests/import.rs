@@ -67,11 +67,15 @@ fn torus88_example_imports_with_booksim_latencies() {
     )
     .unwrap();
     let c = model_config(&t);
-    assert_eq!(c.topology, "torus:8x8");
-    assert_eq!(c.routing, "dim_order");
-    assert_eq!((c.vcs, c.buf, c.size), (2, 8, 1));
+    assert_eq!(c.net.topology, "torus:8x8");
+    assert_eq!(c.net.routing, "dim_order");
+    assert_eq!((c.net.router.vcs, c.net.router.buf, c.size), (2, 8, 1));
     assert_eq!(
-        (c.channel_delay, c.credit_delay, c.terminal_delay),
+        (
+            c.net.router.channel_delay,
+            c.net.router.credit_delay,
+            c.net.router.terminal_delay
+        ),
         (2, 2, 1)
     );
     // injection_rate in packets of 1 flit; warm-up 3 × 1000, window 10 × 1000.
@@ -84,8 +88,8 @@ fn torus88_example_imports_with_booksim_latencies() {
         )
         .unwrap(),
     );
-    assert_eq!(c.topology, "torus:4x4x4");
-    assert_eq!((c.channel_delay, c.load), (1, 0.25));
+    assert_eq!(c.net.topology, "torus:4x4x4");
+    assert_eq!((c.net.router.channel_delay, c.load), (1, 0.25));
 }
 
 #[test]
@@ -101,13 +105,17 @@ fn dragonfly_and_fat_tree_examples() {
     let err = import(df, &[]).unwrap_err().to_string();
     assert!(err.contains("key `vc_buf_size`"), "{err}");
     let c = model_config(&import(df, &["vc_buf_size=64"]).unwrap());
-    assert_eq!(c.topology, "dragonfly:4,absolute");
-    assert_eq!(c.routing, "min_dragonflynew");
+    assert_eq!(c.net.topology, "dragonfly:4,absolute");
+    assert_eq!(c.net.routing, "min_dragonflynew");
     assert_eq!(
-        (c.channel_delay, c.global_delay, c.terminal_delay),
+        (
+            c.net.router.channel_delay,
+            c.net.global_delay,
+            c.net.router.terminal_delay
+        ),
         (10, 100, 1)
     );
-    assert_eq!((c.routing_delay, c.size, c.load), (0, 10, 0.8));
+    assert_eq!((c.net.router.routing_delay, c.size, c.load), (0, 10, 0.8));
     // UGAL needs BookSim2's 3 VCs, and runs with allow_deadlock (the check finds its cycle).
     assert!(import(df, &["vc_buf_size=64", "routing_function=ugal"]).is_err());
     let c = model_config(
@@ -117,7 +125,7 @@ fn dragonfly_and_fat_tree_examples() {
         )
         .unwrap(),
     );
-    assert!(c.allow_deadlock);
+    assert!(c.net.allow_deadlock);
     // examples/fattree_config's keys (hold_switch_for_packet = 1 is not modelled).
     let ft = "hold_switch_for_packet = 1; vc_buf_size = 16; routing_function = nca; num_vcs = 4;\n\
               traffic = uniform; injection_rate = 0.6; packet_size = 1; injection_rate_uses_flits = 1;\n\
@@ -129,7 +137,7 @@ fn dragonfly_and_fat_tree_examples() {
     );
     let c = model_config(&import(ft, &["hold_switch_for_packet=0"]).unwrap());
     assert_eq!(
-        (c.topology.as_str(), c.routing.as_str()),
+        (c.net.topology.as_str(), c.net.routing.as_str()),
         ("fattree:4,3", "nca_fattree")
     );
 }
@@ -223,9 +231,9 @@ fn mesh88_with_modelled_keys_runs_the_same_router() {
         )
         .unwrap(),
     );
-    assert_eq!(c.topology, "mesh:8x8");
-    assert_eq!(c.routing, "dim_order");
-    assert_eq!((c.vcs, c.size), (8, 20));
+    assert_eq!(c.net.topology, "mesh:8x8");
+    assert_eq!(c.net.routing, "dim_order");
+    assert_eq!((c.net.router.vcs, c.size), (8, 20));
     assert!((c.load - 0.1).abs() < 1e-12);
     assert_eq!(c.traffic.burst_beta, 0.6);
 }
@@ -245,7 +253,11 @@ fn booksim2_routing_functions_map_to_their_names() {
             "topology = {topology}; k = 4; n = {n}; routing_function = {function}; num_vcs = {vcs};"
         );
         let c = model_config(&import(&text, &[]).unwrap());
-        assert_eq!((c.routing.as_str(), c.vcs), (name, vcs), "{text}");
+        assert_eq!(
+            (c.net.routing.as_str(), c.net.router.vcs),
+            (name, vcs),
+            "{text}"
+        );
     }
     // Too few VCs for the classes, or a count they do not split: refused by key.
     for (topology, function, vcs) in [("mesh", "romm", 3), ("torus", "valiant", 2)] {

@@ -8,6 +8,9 @@ use crate::nic::NicKind;
 use icn_engine::model::NoProgress;
 use icn_engine::{Model, ModelError};
 use icn_thnet::fabric_config::{VcFabricConfig, XSwitchFabricConfig};
+use icn_thnet::router::VcParams;
+use icn_thnet::vc_net::VcNetConfig;
+use icn_thnet::xswitch_net::XSwitchNetConfig;
 
 mod ti32;
 
@@ -21,8 +24,12 @@ fn endpoint(cfg: &mut ClusterConfig) {
 pub fn ccc_config() -> ClusterConfig {
     let mut cfg = ClusterConfig::default();
     endpoint(&mut cfg);
+    // THNPC-II-like: 256-byte frames, the NIC model timing the DMA.
+    let mut net = XSwitchNetConfig::on("ccc:5,5");
+    (net.switch.frame_size, net.switch.dma_delay) = (256, 0);
+    net.switch.watchdog = 1_000_000;
     cfg.fabric = FabricConfig::Xswitch(XSwitchFabricConfig {
-        topology: "ccc:5,5".into(),
+        net,
         clock_mhz: 100.0,
         ..XSwitchFabricConfig::default()
     });
@@ -36,7 +43,13 @@ pub fn alltoall_config() -> ClusterConfig {
     let mut cfg = ClusterConfig::default();
     endpoint(&mut cfg);
     cfg.fabric = FabricConfig::VcRouter(VcFabricConfig {
-        topology: "mesh:8x8".into(),
+        net: VcNetConfig {
+            router: VcParams {
+                watchdog: 1_000_000,
+                ..VcParams::default()
+            },
+            ..VcNetConfig::on("mesh:8x8")
+        },
         clock_mhz: 1000.0,
         ..VcFabricConfig::default()
     });

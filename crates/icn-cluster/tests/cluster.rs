@@ -28,8 +28,8 @@ fn ideal(cfg: &mut ClusterConfig) -> &mut IdealConfig {
 /// Sets the `threads` of an X-Switch or VC-router fabric.
 fn set_threads(cfg: &mut ClusterConfig, threads: usize) {
     match &mut cfg.fabric {
-        FabricConfig::Xswitch(c) => c.threads = threads,
-        FabricConfig::VcRouter(c) => c.threads = threads,
+        FabricConfig::Xswitch(c) => c.net.threads = threads,
+        FabricConfig::VcRouter(c) => c.net.threads = threads,
         other => panic!("no threads: {other:?}"),
     }
 }
@@ -283,7 +283,7 @@ mod conservation {
             ..ClusterConfig::default()
         };
         match &mut cfg.fabric {
-            FabricConfig::Xswitch(c) => c.frame_size = 64,
+            FabricConfig::Xswitch(c) => c.net.switch.frame_size = 64,
             FabricConfig::Ideal(c) => c.max_packet = 300,
             _ => {}
         }

@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 
 mod check;
 mod reference;
+pub mod sections;
 pub use check::{Check, MAX_CHECKS, Reduce, Relation, reduce_word, selection_label};
 pub use reference::{MAX_REFERENCES, MAX_VERDICT_CHARS, RefX, Reference};
 

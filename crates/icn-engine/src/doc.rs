@@ -34,6 +34,10 @@ pub const fn key(key: &'static str, unit: &'static str, meaning: &'static str) -
 pub struct KeyGroup {
     pub prefix: &'static str,
     pub keys: &'static [Key],
+    /// Empty: the keys are read whatever else is set. Else the selector under which they are
+    /// read, as `table.kind="name"` (the cluster's `fabric.kind="vc-router"`): a kind's
+    /// keys, documented once beside the kind, and listed under it by `icnlab keys`.
+    pub when: &'static str,
 }
 
 /// A key without a default (an `Option` in the config, absent from an empty file's config).
@@ -119,12 +123,35 @@ pub struct ModelDoc {
 }
 
 impl ModelDoc {
-    /// Unit and meaning of `key`: the first group whose prefix and key make it.
+    /// Unit and meaning of `key`: the first group read whatever else is set whose prefix and
+    /// key make it, else the first group of a kind that reads it.
     pub fn key(&self, key: &str) -> Option<&'static Key> {
-        self.keys.iter().find_map(|g| {
-            let rest = key.strip_prefix(g.prefix)?;
-            g.keys.iter().find(|k| k.key == rest)
-        })
+        self.key_in(key, "")
+    }
+
+    /// Unit and meaning of `key` under the selector `when` (`fabric.kind="vc-router"`, see
+    /// [`KeyGroup::when`]): that kind's row if it has one, else [`ModelDoc::key`]'s.
+    pub fn key_in(&self, key: &str, when: &str) -> Option<&'static Key> {
+        let find = |pick: &dyn Fn(&KeyGroup) -> bool| {
+            self.keys.iter().filter(|g| pick(g)).find_map(|g| {
+                let rest = key.strip_prefix(g.prefix)?;
+                g.keys.iter().find(|k| k.key == rest)
+            })
+        };
+        (!when.is_empty())
+            .then(|| find(&|g| g.when == when))
+            .flatten()
+            .or_else(|| find(&|g| g.when.is_empty()))
+            .or_else(|| find(&|_| true))
+    }
+
+    /// Whether `key` has a row of its own under the selector `when`.
+    pub fn has_kind_row(&self, key: &str, when: &str) -> bool {
+        !when.is_empty()
+            && self.keys.iter().filter(|g| g.when == when).any(|g| {
+                key.strip_prefix(g.prefix)
+                    .is_some_and(|rest| g.keys.iter().any(|k| k.key == rest))
+            })
     }
 
     /// Every documented key with a default, prefixed, in the order of the groups.
@@ -215,10 +242,12 @@ mod tests {
             KeyGroup {
                 prefix: "",
                 keys: &[key("load", "", "offered load"), key("nodes", "nodes", "N")],
+                when: "",
             },
             KeyGroup {
                 prefix: "ring.",
                 keys: &[key("load", "", "a ring's load")],
+                when: "",
             },
         ],
         optional: &[],

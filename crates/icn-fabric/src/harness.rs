@@ -75,7 +75,7 @@ const MAX_WAITING_PACKETS: u64 = 1 << 25;
 
 /// Runs `w` on `fabric` from `seed` and reports; `extra` adds the fabric's own metrics
 /// (inserted after the fairness index) and tables.
-pub fn run<F: Fabric>(
+pub fn run<F: Fabric + ?Sized>(
     fabric: &mut F,
     w: &OpenLoop,
     seed: u64,
@@ -87,7 +87,7 @@ pub fn run<F: Fabric>(
 
 /// [`run`], stopping the replication (status drain limit) once more than `max_waiting`
 /// packets wait in the fabric.
-pub fn run_bounded<F: Fabric>(
+pub fn run_bounded<F: Fabric + ?Sized>(
     fabric: &mut F,
     w: &OpenLoop,
     seed: u64,
@@ -191,7 +191,7 @@ pub fn run_bounded<F: Fabric>(
     Ok(report(fabric, w, &c, extra))
 }
 
-fn report<F: Fabric>(
+fn report<F: Fabric + ?Sized>(
     fabric: &F,
     w: &OpenLoop,
     c: &Counts,

@@ -49,6 +49,7 @@ pub mod conformance;
 pub mod flow;
 pub mod harness;
 pub mod ideal;
+pub mod kind;
 pub mod time;
 pub mod traffic;
 pub mod window;

@@ -148,14 +148,16 @@ fn two_threads_replay_the_same() {
     };
     let m = VcRouter::run(&vc, 1, &NoProgress).unwrap();
     assert_eq!(m.require("packets").unwrap(), 12.0);
-    let two = VcRouterConfig { threads: 2, ..vc };
+    let mut two = vc.clone();
+    two.net.threads = 2;
     assert_eq!(m, VcRouter::run(&two, 1, &NoProgress).unwrap());
     let xs = XSwitchConfig {
         netrace: netrace(&file),
         ..XSwitchConfig::default()
     };
     let m = XSwitch::run(&xs, 1, &NoProgress).unwrap();
-    let two = XSwitchConfig { threads: 2, ..xs };
+    let mut two = xs.clone();
+    two.net.threads = 2;
     assert_eq!(m, XSwitch::run(&two, 1, &NoProgress).unwrap());
 }
 
@@ -178,7 +180,7 @@ fn the_models_refuse_what_does_not_fit() {
     assert_eq!(e.key, "netrace.file");
     // 64 trace nodes on a 4×4 mesh.
     let cfg = VcRouterConfig {
-        topology: "mesh:4x4".into(),
+        net: icn_thnet::vc_net::VcNetConfig::on("mesh:4x4"),
         netrace: netrace(&file),
         ..VcRouterConfig::default()
     };

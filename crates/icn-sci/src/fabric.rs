@@ -102,6 +102,41 @@ impl SciRingFabricConfig {
     }
 }
 
+impl icn_fabric::kind::NetworkKind for SciRingFabricConfig {
+    const NAME: &'static str = "sci-ring";
+    type Prepared = usize;
+
+    fn topology(&self) -> &str {
+        &self.topology
+    }
+
+    fn topology_mut(&mut self) -> &mut String {
+        &mut self.topology
+    }
+
+    fn prepare(&self) -> Result<usize, Invalid> {
+        Ok(self.ring()?.nodes)
+    }
+
+    fn endpoints(n: &usize) -> usize {
+        *n
+    }
+
+    fn max_packet_bytes(&self) -> u64 {
+        u64::from(self.sci_data_bytes).max(1)
+    }
+
+    fn build(
+        &self,
+        _: &usize,
+        _: u64,
+        _: usize,
+        _: Option<std::sync::Arc<dyn icn_engine::lockstep::Exchange>>,
+    ) -> Result<Box<dyn Fabric>, Invalid> {
+        Ok(Box::new(SciRingFabricConfig::build(self)?))
+    }
+}
+
 struct InFlight {
     packet: Packet,
     injected: Ps,

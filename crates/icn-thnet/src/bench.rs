@@ -8,7 +8,9 @@
 //! included.
 
 use crate::vc_model::{VcRouter, VcRouterConfig};
+use crate::vc_net::VcNetConfig;
 use crate::xswitch_model::{XSwitch, XSwitchConfig};
+use crate::xswitch_net::XSwitchNetConfig;
 use icn_engine::model::NoProgress;
 use icn_engine::{Model, ModelError};
 
@@ -21,7 +23,7 @@ pub const MEASURED: u64 = 100_000;
 /// X-Switch: 0.3 payload bytes/node/cycle, 256-byte messages in 64-byte frames (defaults).
 pub fn xswitch_config() -> XSwitchConfig {
     XSwitchConfig {
-        topology: "mesh:8x8".into(),
+        net: XSwitchNetConfig::on("mesh:8x8"),
         load: 0.3,
         warmup: 10_000,
         measure: MEASURED,
@@ -33,11 +35,9 @@ pub fn xswitch_config() -> XSwitchConfig {
 /// VC router: 0.3 flits/node/cycle, 5-flit packets, 2 VCs × 8-flit buffers, all delays 1.
 pub fn vc_router_config() -> VcRouterConfig {
     VcRouterConfig {
-        topology: "mesh:8x8".into(),
+        net: VcNetConfig::on("mesh:8x8"),
         load: 0.3,
         size: 5,
-        vcs: 2,
-        buf: 8,
         warmup: 10_000,
         measure: MEASURED,
         drain: 0,
@@ -55,11 +55,9 @@ pub const SCALE_ROUTERS: u64 = 131_072;
 /// fat tree of the same depth.
 pub fn scale_config() -> VcRouterConfig {
     VcRouterConfig {
-        topology: "fattree:32,4".into(),
+        net: VcNetConfig::on("fattree:32,4"),
         load: 0.1,
         size: 5,
-        vcs: 2,
-        buf: 8,
         warmup: 100,
         measure: 500,
         drain: 0,
@@ -75,10 +73,12 @@ pub const PARALLEL_ROUTERS: u64 = 4096;
 /// `threads` threads (same results at any count).
 pub fn parallel_config(threads: usize) -> VcRouterConfig {
     VcRouterConfig {
-        topology: "mesh:64x64".into(),
+        net: VcNetConfig {
+            threads,
+            ..VcNetConfig::on("mesh:64x64")
+        },
         warmup: 1_000,
         measure: 9_000,
-        threads,
         ..vc_router_config()
     }
 }
@@ -97,10 +97,12 @@ pub const XPARALLEL_SWITCHES: u64 = 1024;
 /// measured cycles, no drain, on `threads` threads (same results at any count).
 pub fn xswitch_parallel_config(threads: usize) -> XSwitchConfig {
     XSwitchConfig {
-        topology: "mesh:32x32".into(),
+        net: XSwitchNetConfig {
+            threads,
+            ..XSwitchNetConfig::on("mesh:32x32")
+        },
         warmup: 1_000,
         measure: 9_000,
-        threads,
         ..xswitch_config()
     }
 }
@@ -212,14 +214,14 @@ fn netrace(vc: bool) -> Result<f64, String> {
     let trace = icn_netrace::bench::config(&icn_netrace::bench::blackscholes_file()?);
     let m = if vc {
         let cfg = vc_model::VcRouterConfig {
-            topology: "mesh:8x8".into(),
+            net: VcNetConfig::on("mesh:8x8"),
             netrace: Some(trace),
             ..Default::default()
         };
         vc_model::VcRouter::run(&cfg, 1, &NoProgress)
     } else {
         let cfg = xswitch_model::XSwitchConfig {
-            topology: "mesh:8x8".into(),
+            net: XSwitchNetConfig::on("mesh:8x8"),
             netrace: Some(trace),
             ..Default::default()
         };
@@ -242,13 +244,13 @@ mod tests {
         // and checks routing on a small twin; it simulates nothing).
         let s = scale_config();
         VcRouter::validate(&s).unwrap();
-        let net = icn_topo::parse_network_spec(&s.topology).unwrap();
+        let net = icn_topo::parse_network_spec(&s.net.topology).unwrap();
         assert_eq!(u64::from(net.routers()), SCALE_ROUTERS);
         assert_eq!(net.terminals(), 1 << 20);
         assert_eq!(net.radix(), 64);
         assert_eq!((x.load, v.load, v.size), (0.3, 0.3, 5));
         assert_eq!((x.measure, v.measure), (100_000, 100_000));
-        let topo = crate::topology::Topology::from_spec(&x.topology).unwrap();
+        let topo = crate::topology::Topology::from_spec(&x.net.topology).unwrap();
         assert_eq!(topo.nias() as u64, ROUTERS);
     }
 }

@@ -36,5 +36,7 @@ pub mod router;
 pub mod symbol;
 pub mod topology;
 pub mod vc_model;
+pub mod vc_net;
 pub mod xswitch;
 pub mod xswitch_model;
+pub mod xswitch_net;

@@ -12,9 +12,9 @@
 pub mod doc;
 
 use crate::fabric::{XEngine, XSwitchFabric};
-use crate::frame::Check;
 use crate::topology::Topology;
 use crate::xswitch::NetParams;
+use crate::xswitch_net::XSwitchNetConfig;
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress, Table};
 use icn_fabric::harness::{self, OpenLoop};
@@ -39,11 +39,15 @@ pub struct XSwitchPoint {
     netrace: Option<icn_netrace::Prepared>,
 }
 
+/// The keys of `model = "xswitch"`: the network's ([`XSwitchNetConfig`], the `xswitch`
+/// kind's one description, which the cluster's `[fabric]` reads too) and the open-loop
+/// workload's, at one level of the experiment file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(remote = "Self", deny_unknown_fields, default)]
 pub struct XSwitchConfig {
-    /// `ring:N`, `mesh:XxY`, `torus:XxY`, `star`, `tree:D` or `file:PATH`.
-    pub topology: String,
+    /// The network: topology, switches, links, NIAs.
+    #[serde(skip)]
+    pub net: XSwitchNetConfig,
     /// Offered payload bytes per node per cycle (1.0 = a full link).
     pub load: f64,
     /// Message size in bytes (or the small mode of the bimodal mix).
@@ -51,19 +55,6 @@ pub struct XSwitchConfig {
     pub size_large: u32,
     pub large_fraction: f64,
     pub traffic: TrafficConfig,
-    /// Payload bytes per frame; a message longer than this is split. `frame_size ≥ size`
-    /// means no splitting.
-    pub frame_size: u32,
-    pub link_delay: usize,
-    pub fifo_size: usize,
-    pub stop_threshold: usize,
-    pub go_threshold: usize,
-    pub check: Check,
-    pub dma_delay: u64,
-    pub watchdog: u64,
-    /// The watchdog's bound in seconds of wall time: a stall of `watchdog` cycles at its
-    /// maximum (2^40) took days to report.
-    pub watchdog_wall_s: u64,
     pub warmup: u64,
     pub measure: u64,
     pub drain: u64,
@@ -73,59 +64,35 @@ pub struct XSwitchConfig {
     pub on_deadlock: OnDeadlock,
     /// An output port (`s0.D`) whose grants are returned as table `grants`; empty: none.
     pub trace_port: String,
-    /// Threads simulating one replication (0: every core); results are the same at any count.
-    pub threads: usize,
     /// `[netrace]`: replay a Netrace trace closed-loop instead of the synthetic traffic
     /// (`load`, sizes, `traffic` and the windows are then unused; see `icn_netrace`).
     pub netrace: Option<icn_netrace::NetraceConfig>,
 }
+
+icn_engine::config_sections!(XSwitchConfig, sections first: net: XSwitchNetConfig);
 
 pub use icn_fabric::harness::OnDeadlock;
 
 impl Default for XSwitchConfig {
     fn default() -> Self {
         XSwitchConfig {
-            topology: "mesh:8x8".into(),
+            net: XSwitchNetConfig::default(),
             load: 0.1,
             size: 256,
             size_large: 4096,
             large_fraction: 0.0,
             traffic: TrafficConfig::default(),
-            frame_size: 64,
-            link_delay: 1,
-            fifo_size: 64,
-            stop_threshold: 48,
-            go_threshold: 16,
-            check: Check::Crc16,
-            dma_delay: 10,
-            watchdog: 20_000,
-            watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
             warmup: 5_000,
             measure: 20_000,
             drain: 100_000,
             on_deadlock: OnDeadlock::Error,
             trace_port: String::new(),
-            threads: 1,
             netrace: None,
         }
     }
 }
 
 impl XSwitchConfig {
-    fn params(&self) -> NetParams {
-        NetParams {
-            link_delay: self.link_delay,
-            fifo_size: self.fifo_size,
-            stop_threshold: self.stop_threshold,
-            go_threshold: self.go_threshold,
-            frame_size: self.frame_size,
-            check: self.check,
-            dma_delay: self.dma_delay,
-            watchdog: self.watchdog,
-            watchdog_wall_s: self.watchdog_wall_s,
-        }
-    }
-
     fn sizes(&self) -> Sizes {
         Sizes {
             size: self.size,
@@ -181,16 +148,10 @@ impl Model for XSwitch {
 
     fn prepare(cfg: &XSwitchConfig, ctx: &Context) -> Result<XSwitchPoint, Invalid> {
         let mut cfg = cfg.clone();
-        traffic::resolve_paths(&mut cfg.topology, &mut cfg.traffic, ctx);
-        let topo = Topology::from_spec(&cfg.topology)?;
-        cfg.params().validate()?;
-        Invalid::check(
-            cfg.threads <= 1024,
-            "threads",
-            "0 (every core) ..= 1024",
-            cfg.threads,
-        )?;
-        let threads = ctx.partitions("threads", cfg.threads, topo.switches, "switch")?;
+        traffic::resolve_paths(&mut cfg.net.topology, &mut cfg.traffic, ctx);
+        let (topo, threads) = cfg
+            .net
+            .prepare(|t| ctx.partitions("threads", cfg.net.threads, t.switches, "switch"))?;
         Invalid::check(
             cfg.load > 0.0 && cfg.load <= 1.0,
             "load",
@@ -202,7 +163,6 @@ impl Model for XSwitch {
         let trace = traffic::validate(&cfg.traffic, topo.nias(), topo.grid, MAX_SIZE)?;
         traffic::check_windows(cfg.warmup, cfg.measure, cfg.drain)?;
         let traced = trace_port(&cfg, &topo)?;
-        check_state_fits("topology", &topo, &cfg.params(), threads)?;
         let netrace = cfg
             .netrace
             .as_ref()
@@ -228,34 +188,51 @@ impl Model for XSwitch {
         seed: u64,
         progress: &dyn Progress,
     ) -> Result<Metrics, ModelError> {
-        let cfg = &point.cfg;
-        let mut fabric = XSwitchFabric::spread(
-            point.topo.clone(),
-            cfg.params(),
-            point.threads,
-            point.ranks.clone(),
-            CYCLE_PS,
-        )?;
-        if let Some(o) = point.traced {
-            fabric.net.log_grants(o);
-        }
+        let mut fabric = point.fabric()?;
         if let Some(n) = &point.netrace {
             return n.run(&mut fabric);
         }
-        let w = OpenLoop {
+        harness::run(
+            &mut fabric,
+            &point.open_loop(),
+            seed,
+            progress,
+            |f, m, out| switch_metrics(&f.net, m, out),
+        )
+    }
+}
+
+impl XSwitchPoint {
+    /// The network a replication runs (cycles of [`CYCLE_PS`]), with its grant log on if
+    /// `trace_port` asks for one.
+    pub fn fabric(&self) -> Result<XSwitchFabric, Invalid> {
+        let mut fabric = XSwitchFabric::spread(
+            self.topo.clone(),
+            self.cfg.net.switch.clone(),
+            self.threads,
+            self.ranks.clone(),
+            CYCLE_PS,
+        )?;
+        if let Some(o) = self.traced {
+            fabric.net.log_grants(o);
+        }
+        Ok(fabric)
+    }
+
+    /// The open-loop workload a replication drives [`XSwitchPoint::fabric`] with.
+    pub fn open_loop(&self) -> OpenLoop<'_> {
+        let cfg = &self.cfg;
+        OpenLoop {
             load: cfg.load,
             sizes: cfg.sizes(),
             traffic: &cfg.traffic,
-            trace: &point.trace,
-            grid: point.topo.grid,
+            trace: &self.trace,
+            grid: self.topo.grid,
             warmup: cfg.warmup,
             measure: cfg.measure,
             drain: cfg.drain,
             on_deadlock: cfg.on_deadlock,
-        };
-        harness::run(&mut fabric, &w, seed, progress, |f, m, out| {
-            switch_metrics(&f.net, m, out)
-        })
+        }
     }
 }
 
@@ -315,7 +292,7 @@ mod tests {
 
     fn small() -> XSwitchConfig {
         XSwitchConfig {
-            topology: "mesh:4x4".into(),
+            net: XSwitchNetConfig::on("mesh:4x4"),
             load: 0.1,
             size: 128,
             warmup: 1_000,
@@ -388,13 +365,13 @@ mod tests {
             f(&mut c);
             XSwitch::validate(&c).unwrap_err().key
         };
-        assert_eq!(bad(|c| c.frame_size = 0), "frame_size");
-        assert_eq!(bad(|c| c.topology = "mesh:4".into()), "topology");
-        assert_eq!(bad(|c| c.stop_threshold = 64), "stop_threshold");
+        assert_eq!(bad(|c| c.net.switch.frame_size = 0), "frame_size");
+        assert_eq!(bad(|c| c.net.topology = "mesh:4".into()), "topology");
+        assert_eq!(bad(|c| c.net.switch.stop_threshold = 64), "stop_threshold");
         assert_eq!(bad(|c| c.load = 0.0), "load");
         assert_eq!(bad(|c| c.size = 0), "size");
         assert_eq!(
-            bad(|c| c.topology = "file:/nonexistent/graph.txt".into()),
+            bad(|c| c.net.topology = "file:/nonexistent/graph.txt".into()),
             "topology"
         );
         assert_eq!(
@@ -414,16 +391,19 @@ mod tests {
             std::env::temp_dir().join(format!("thnet-ring-trace-{}.txt", std::process::id()));
         std::fs::write(&path, "0 0 2 4096\n0 1 3 4096\n0 2 0 4096\n0 3 1 4096\n").unwrap();
         let mut cfg = XSwitchConfig {
-            topology: "ring:4".into(),
-            frame_size: 4096,
-            fifo_size: 16,
-            stop_threshold: 12,
-            go_threshold: 4,
+            net: XSwitchNetConfig::on("ring:4"),
             warmup: 0,
             measure: 10_000,
-            watchdog: 1_000,
             ..XSwitchConfig::default()
         };
+        let sw = &mut cfg.net.switch;
+        (
+            sw.frame_size,
+            sw.fifo_size,
+            sw.stop_threshold,
+            sw.go_threshold,
+        ) = (4096, 16, 12, 4);
+        sw.watchdog = 1_000;
         cfg.traffic.pattern = traffic::TrafficPattern::Trace;
         cfg.traffic.trace_file = path.display().to_string();
         let err = XSwitch::run(&cfg, 1, &NoProgress).unwrap_err().to_string();
@@ -440,14 +420,13 @@ mod tests {
         let path = std::env::temp_dir().join(format!("thnet-3to1-{}.txt", std::process::id()));
         std::fs::write(&path, "0 0 3 64\n0 1 3 64\n0 2 3 64\n").unwrap();
         let mut cfg = XSwitchConfig {
-            topology: "star".into(),
-            frame_size: 16,
-            dma_delay: 4,
+            net: XSwitchNetConfig::on("star"),
             warmup: 0,
             measure: 2_000,
             trace_port: "s0.D".into(),
             ..XSwitchConfig::default()
         };
+        (cfg.net.switch.frame_size, cfg.net.switch.dma_delay) = (16, 4);
         cfg.traffic.pattern = traffic::TrafficPattern::Trace;
         cfg.traffic.trace_file = path.display().to_string();
         let m = XSwitch::run(&cfg, 1, &NoProgress).unwrap();
@@ -469,7 +448,7 @@ mod tests {
         let c: XSwitchConfig =
             toml::from_str("topology = \"torus:4x4\"\n[traffic]\npattern = \"transpose\"\n")
                 .unwrap();
-        assert_eq!(c.frame_size, 64);
+        assert_eq!(c.net.switch.frame_size, 64);
         assert_eq!(c.traffic.pattern, traffic::TrafficPattern::Transpose);
         assert!(toml::from_str::<XSwitchConfig>("frame = 3\n").is_err());
     }

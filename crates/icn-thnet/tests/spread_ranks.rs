@@ -9,6 +9,7 @@ use icn_engine::model::{ModelError, NoProgress, run_on_thread_ranks};
 use icn_engine::{Metrics, Model};
 use icn_thnet::vc_model::{VcRouter, VcRouterConfig};
 use icn_thnet::xswitch_model::{OnDeadlock as XOnDeadlock, XSwitch, XSwitchConfig};
+use icn_thnet::xswitch_net::XSwitchNetConfig;
 
 mod common;
 use common::short_vc_run;
@@ -37,12 +38,13 @@ where
 }
 
 fn vc_same(c: VcRouterConfig) -> Metrics {
-    let what = format!("vc-router {} ({})", c.topology, c.routing);
+    let what = format!("vc-router {} ({})", c.net.topology, c.net.routing);
     same_on_every_rank::<VcRouter>(
         c,
-        |c, threads| VcRouterConfig {
-            threads,
-            ..c.clone()
+        |c, threads| {
+            let mut c = c.clone();
+            c.net.threads = threads;
+            c
         },
         &what,
     )
@@ -66,37 +68,35 @@ fn vc_fat_tree_and_dragonfly_are_bit_identical_over_ranks() {
     for routing in ["minimal", "ugal"] {
         let vcs = if routing == "minimal" { 2 } else { 3 };
         let mut c = short_vc_run("dragonfly:2", routing, vcs, 0.3);
-        c.global_delay = 5;
+        c.net.global_delay = 5;
         vc_same(c);
     }
 }
 
 #[test]
 fn a_deadlocking_vc_torus_deadlocks_identically_over_ranks() {
-    let c = VcRouterConfig {
-        allow_deadlock: true,
-        watchdog: 1_000,
+    let mut c = VcRouterConfig {
         warmup: 500,
         measure: 3_000,
         drain: 20_000,
         ..short_vc_run("torus:4x4", "dor", 1, 0.4)
     };
+    c.net.allow_deadlock = true;
+    c.net.router.watchdog = 1_000;
     // icnlab's `dor` on the fast path, and BookSim2's `dim_order` (random ties) on the router
     // of any radix, whose draws once came in the order flits landed — which differs over
     // ranks — and gave sources 5 and 6 each other's latencies on 3 ranks.
     for (routing, load) in [("dor", 0.4), ("dim_order", 0.6)] {
-        let m = vc_same(VcRouterConfig {
-            routing: routing.into(),
-            load,
-            ..c.clone()
-        });
+        let mut c = VcRouterConfig { load, ..c.clone() };
+        c.net.routing = routing.into();
+        let m = vc_same(c);
         assert_eq!(m.require("deadlocked").unwrap(), 1.0, "{routing}");
     }
 }
 
 fn x(topology: &str, load: f64) -> XSwitchConfig {
     XSwitchConfig {
-        topology: topology.into(),
+        net: XSwitchNetConfig::on(topology),
         load,
         warmup: 300,
         measure: 1_500,
@@ -106,12 +106,13 @@ fn x(topology: &str, load: f64) -> XSwitchConfig {
 }
 
 fn x_same(c: XSwitchConfig) -> Metrics {
-    let what = format!("xswitch {}", c.topology);
+    let what = format!("xswitch {}", c.net.topology);
     same_on_every_rank::<XSwitch>(
         c,
-        |c, threads| XSwitchConfig {
-            threads,
-            ..c.clone()
+        |c, threads| {
+            let mut c = c.clone();
+            c.net.threads = threads;
+            c
         },
         &what,
     )
@@ -138,10 +139,8 @@ fn xswitch_mesh_torus_tree_fat_tree_and_dragonfly_are_bit_identical_over_ranks()
 /// every rank alike (each sees the same ranks and threads), naming `threads`.
 #[test]
 fn partitions_beyond_the_switches_are_refused_on_every_rank() {
-    let c = XSwitchConfig {
-        threads: 3,
-        ..x("mesh:2x2", 0.2)
-    };
+    let mut c = x("mesh:2x2", 0.2);
+    c.net.threads = 3;
     for got in run_on_thread_ranks::<XSwitch>(&c, 2, 7) {
         let Err(ModelError::Invalid(e)) = got else {
             panic!("refused when prepared: {got:?}");
@@ -163,17 +162,20 @@ fn a_deadlocking_xswitch_torus_deadlocks_identically_over_ranks() {
     }
     std::fs::write(&path, trace).unwrap();
     let mut cfg = XSwitchConfig {
-        topology: "torus:4x4".into(),
-        frame_size: 4096,
-        fifo_size: 16,
-        stop_threshold: 12,
-        go_threshold: 4,
+        net: XSwitchNetConfig::on("torus:4x4"),
         warmup: 0,
         measure: 10_000,
-        watchdog: 1_000,
         on_deadlock: XOnDeadlock::Report,
         ..XSwitchConfig::default()
     };
+    let sw = &mut cfg.net.switch;
+    (
+        sw.frame_size,
+        sw.fifo_size,
+        sw.stop_threshold,
+        sw.go_threshold,
+    ) = (4096, 16, 12, 4);
+    sw.watchdog = 1_000;
     cfg.traffic.pattern = icn_fabric::traffic::TrafficPattern::Trace;
     cfg.traffic.trace_file = path.display().to_string();
     let m = x_same(cfg.clone());
@@ -181,7 +183,8 @@ fn a_deadlocking_xswitch_torus_deadlocks_identically_over_ranks() {
     assert!(m.notes.iter().any(|n| n.contains("Wait-for cycle")));
     cfg.on_deadlock = XOnDeadlock::Error;
     let err = XSwitch::run(&cfg, 7, &NoProgress).unwrap_err().to_string();
-    for got in run_on_thread_ranks::<XSwitch>(&XSwitchConfig { threads: 2, ..cfg }, 2, 7) {
+    cfg.net.threads = 2;
+    for got in run_on_thread_ranks::<XSwitch>(&cfg, 2, 7) {
         assert_eq!(got.unwrap_err().to_string(), err);
     }
     std::fs::remove_file(path).ok();

@@ -5,7 +5,9 @@
 use icn_engine::Model;
 use icn_engine::model::NoProgress;
 use icn_thnet::vc_model::{VcRouter, VcRouterConfig};
+use icn_thnet::vc_net::VcNetConfig;
 use icn_thnet::xswitch_model::{XSwitch, XSwitchConfig};
+use icn_thnet::xswitch_net::XSwitchNetConfig;
 
 const TINY: [f64; 3] = [1e-15, 1e-300, 5e-324];
 
@@ -13,7 +15,7 @@ const TINY: [f64; 3] = [1e-15, 1e-300, 5e-324];
 fn vc_router_tiny_load_offers_nothing() {
     for load in TINY {
         let cfg = VcRouterConfig {
-            topology: "mesh:4x4".into(),
+            net: VcNetConfig::on("mesh:4x4"),
             load,
             warmup: 100,
             measure: 2_000,
@@ -30,7 +32,7 @@ fn vc_router_tiny_load_offers_nothing() {
 fn xswitch_tiny_load_offers_nothing() {
     for load in TINY {
         let cfg = XSwitchConfig {
-            topology: "mesh:4x4".into(),
+            net: XSwitchNetConfig::on("mesh:4x4"),
             load,
             size: 128,
             warmup: 100,

@@ -13,21 +13,15 @@ use common::short_vc_run;
 fn same_at_1_2_4_threads(c: VcRouterConfig) -> Metrics {
     let one = VcRouter::run(&c, 7, &NoProgress).unwrap();
     for threads in [2, 4] {
-        let got = VcRouter::run(
-            &VcRouterConfig {
-                threads,
-                ..c.clone()
-            },
-            7,
-            &NoProgress,
-        )
-        .unwrap();
+        let mut at = c.clone();
+        at.net.threads = threads;
+        let got = VcRouter::run(&at, 7, &NoProgress).unwrap();
         assert_eq!(
             got.fingerprint(),
             one.fingerprint(),
             "{} ({}) at {threads} threads",
-            c.topology,
-            c.routing
+            c.net.topology,
+            c.net.routing
         );
     }
     one
@@ -48,14 +42,14 @@ fn a_mesh_and_a_torus_are_bit_identical_at_any_thread_count() {
 #[test]
 fn a_deadlocking_torus_deadlocks_identically() {
     // The golden file's deadlocking configuration.
-    let c = VcRouterConfig {
-        allow_deadlock: true,
-        watchdog: 1_000,
+    let mut c = VcRouterConfig {
         warmup: 500,
         measure: 3_000,
         drain: 20_000,
         ..short_vc_run("torus:4x4", "", 1, 0.6)
     };
+    c.net.allow_deadlock = true;
+    c.net.router.watchdog = 1_000;
     let m = same_at_1_2_4_threads(c);
     assert_eq!(m.require("deadlocked").unwrap(), 1.0);
 }
@@ -72,7 +66,7 @@ fn a_dragonfly_is_bit_identical_at_any_thread_count() {
     for routing in ["minimal", "valiant", "ugal"] {
         let vcs = if routing == "minimal" { 2 } else { 3 };
         let mut c = short_vc_run("dragonfly:2", routing, vcs, 0.3);
-        c.global_delay = 5;
+        c.net.global_delay = 5;
         same_at_1_2_4_threads(c.clone());
         c.traffic.pattern = TrafficPattern::GroupShift;
         same_at_1_2_4_threads(c);
@@ -81,15 +75,10 @@ fn a_dragonfly_is_bit_identical_at_any_thread_count() {
 
 #[test]
 fn threads_beyond_the_routers_are_refused_before_the_run() {
-    let c = VcRouterConfig {
-        threads: 17,
-        ..short_vc_run("mesh:4x4", "", 2, 0.1)
-    };
+    let mut c = short_vc_run("mesh:4x4", "", 2, 0.1);
+    c.net.threads = 17;
     let e = VcRouter::validate(&c).unwrap_err();
     assert_eq!(e.key, "threads", "{}", e.message);
-    let c = VcRouterConfig {
-        threads: 5000,
-        ..short_vc_run("mesh:4x4", "", 2, 0.1)
-    };
+    c.net.threads = 5000;
     assert_eq!(VcRouter::validate(&c).unwrap_err().key, "threads");
 }

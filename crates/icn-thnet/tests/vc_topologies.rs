@@ -5,12 +5,14 @@ use icn_engine::Model;
 use icn_engine::model::NoProgress;
 use icn_fabric::traffic::TrafficPattern;
 use icn_thnet::vc_model::{OnDeadlock, VcRouter, VcRouterConfig};
+use icn_thnet::vc_net::VcNetConfig;
 
 fn cfg(topology: &str, routing: &str, vcs: usize) -> VcRouterConfig {
+    let mut net = VcNetConfig::on(topology);
+    net.routing = routing.into();
+    net.router.vcs = vcs;
     VcRouterConfig {
-        topology: topology.into(),
-        routing: routing.into(),
-        vcs,
+        net,
         load: 0.1,
         warmup: 300,
         measure: 1_500,
@@ -76,16 +78,16 @@ fn a_large_network_is_checked_on_a_small_one_of_its_family() {
 
 #[test]
 fn allow_deadlock_runs_it_and_the_watchdog_still_reports() {
-    let c = VcRouterConfig {
-        buf: 2,
+    let mut c = VcRouterConfig {
         size: 64,
         load: 0.5,
-        watchdog: 2_000,
         drain: 5_000,
         on_deadlock: OnDeadlock::Report,
-        allow_deadlock: true,
         ..cfg("torus:4x4x3", "dor", 1)
     };
+    c.net.router.buf = 2;
+    c.net.router.watchdog = 2_000;
+    c.net.allow_deadlock = true;
     let m = VcRouter::run(&c, 1, &NoProgress).unwrap();
     let d = m.require("deadlocked").unwrap();
     assert!(d == 0.0 || (d == 1.0 && m.notes.iter().any(|n| n.contains("deadlock"))));
@@ -97,17 +99,15 @@ fn allow_deadlock_runs_it_and_the_watchdog_still_reports() {
 /// channels that feed them, the same at 1 and 2 threads.
 #[test]
 fn a_deadlock_names_its_wait_for_cycle_on_any_network() {
-    let c = VcRouterConfig {
+    let mut c = VcRouterConfig {
         load: 0.6,
-        watchdog: 1_000,
-        allow_deadlock: true,
         ..cfg("torus:4x4x4,1", "dor", 1)
     };
+    c.net.router.watchdog = 1_000;
+    c.net.allow_deadlock = true;
     let err = |threads| {
-        let c = VcRouterConfig {
-            threads,
-            ..c.clone()
-        };
+        let mut c = c.clone();
+        c.net.threads = threads;
         VcRouter::run(&c, 1, &NoProgress).unwrap_err().to_string()
     };
     let one = err(1);
@@ -221,8 +221,8 @@ fn group_shift_and_random_permutation_traffic() {
     );
     assert!(m.require("unfinished").unwrap() > 0.0);
     // Valiant spreads it over all global links: everything is delivered.
-    c.routing = "valiant".into();
-    c.vcs = 6;
+    c.net.routing = "valiant".into();
+    c.net.router.vcs = 6;
     let m = VcRouter::run(&c, 1, &NoProgress).unwrap();
     assert_eq!(m.require("unfinished").unwrap(), 0.0);
     assert!(
@@ -302,9 +302,10 @@ fn large_grids_validate_without_routes_for_every_pair() {
         VcRouter::validate(&cfg("ring:2", "", 9)).unwrap_err().key,
         "topology"
     );
-    assert_eq!(
-        VcRouter::validate(&cfg("ccc:4,3", "", 2)).unwrap_err().key,
-        "topology"
-    );
+    // The X-Switch's `ccc:H,K` is `graph:ccc:H,K` (the cluster's fabric took it first).
+    VcRouter::validate(&cfg("ccc:4,3", "", 2)).unwrap();
     VcRouter::validate(&cfg("graph:ccc:4,3", "", 2)).unwrap();
+    let e = VcRouter::validate(&cfg("file:/no/such/graph", "", 2)).unwrap_err();
+    assert_eq!(e.key, "topology");
+    assert!(e.message.contains("graph:file:PATH"), "{}", e.message);
 }

@@ -6,10 +6,11 @@
 use icn_engine::model::NoProgress;
 use icn_engine::{Metrics, Model};
 use icn_thnet::xswitch_model::{OnDeadlock, XSwitch, XSwitchConfig};
+use icn_thnet::xswitch_net::XSwitchNetConfig;
 
 fn same_at_1_2_4_threads(topology: &str, load: f64) -> Metrics {
     let cfg = XSwitchConfig {
-        topology: topology.into(),
+        net: XSwitchNetConfig::on(topology),
         load,
         size: 64,
         warmup: 300,
@@ -19,15 +20,9 @@ fn same_at_1_2_4_threads(topology: &str, load: f64) -> Metrics {
     };
     let one = XSwitch::run(&cfg, 3, &NoProgress).unwrap();
     for threads in [2, 4] {
-        let got = XSwitch::run(
-            &XSwitchConfig {
-                threads,
-                ..cfg.clone()
-            },
-            3,
-            &NoProgress,
-        )
-        .unwrap();
+        let mut at = cfg.clone();
+        at.net.threads = threads;
+        let got = XSwitch::run(&at, 3, &NoProgress).unwrap();
         assert_eq!(
             got.fingerprint(),
             one.fingerprint(),

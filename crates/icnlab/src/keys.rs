@@ -98,13 +98,19 @@ fn with_kinds(runner: &dyn Runner, rows: &mut Vec<KeyRow>) -> Result<(), String>
                     continue;
                 }
                 let shown = value.to_string();
-                if let Some(r) = rows.iter_mut().find(|r| r.key == key) {
+                // A key the kind documents itself is listed under it, with its own default
+                // and meaning (a `vc-router` fabric's `topology` is the vc-router model's).
+                let own_row = runner.doc().has_kind_row(&key, &context);
+                if let Some(r) = rows
+                    .iter_mut()
+                    .find(|r| r.key == key && (!own_row || r.context.as_ref() == Some(&context)))
+                {
                     if r.default != shown && r.context.is_none() {
                         r.allowed = format!("{}; `{c}`: {shown}", r.allowed);
                     }
                     continue;
                 }
-                let doc = runner.doc().key(&key).ok_or_else(|| {
+                let doc = runner.doc().key_in(&key, &context).ok_or_else(|| {
                     format!(
                         "model {}: key `{key}` has no unit and meaning in the model's `DOC`",
                         runner.name()

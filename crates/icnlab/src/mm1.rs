@@ -58,6 +58,7 @@ const DOC: ModelDoc = ModelDoc {
     keys: &[KeyGroup {
         prefix: "",
         keys: KEYS,
+        when: "",
     }],
     optional: &[],
     outputs: &[&[SOJOURN_MEAN, SOJOURN_EXACT, UTILISATION]],

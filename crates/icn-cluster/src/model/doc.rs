@@ -93,8 +93,10 @@ pub const KEYS: &[Key] = &[
     ),
 ];
 
-/// The keys of `[fabric]`, as they are: one table for every kind, each row saying which kinds
-/// read it.
+/// The keys of `[fabric]` of the kinds that do not document their own (each row says which
+/// kinds read it); the kinds that do are listed by [`DOC`] under their `kind`, from the table
+/// their model is documented by (`xswitch`: [`icn_thnet::xswitch_net::KEYS`], `vc-router`:
+/// [`icn_thnet::vc_net::KEYS`]).
 pub const FABRIC_KEYS: &[Key] = &[
     key(
         "kind",
@@ -130,42 +132,6 @@ pub const FABRIC_KEYS: &[Key] = &[
     key("contention", "", "ideal: packets share links"),
     key("max_packet", "bytes", "ideal: largest packet"),
     key(
-        "clock_mhz",
-        "MHz",
-        "xswitch, vc-router: clock (an X-Switch link moves 1 byte per cycle)",
-    ),
-    key("frame_size", "bytes", "xswitch: payload per frame"),
-    key(
-        "fifo_size",
-        "symbols",
-        "xswitch: input FIFO of a switch port",
-    ),
-    key(
-        "stop_threshold",
-        "symbols",
-        "xswitch: FIFO fill that sends STOP",
-    ),
-    key(
-        "go_threshold",
-        "symbols",
-        "xswitch: FIFO fill that sends GO",
-    ),
-    key("dma_delay", "cycles", "xswitch: NIA DMA setup per message"),
-    key("flit_bytes", "bytes", "vc-router: bytes per flit"),
-    key("max_packet_flits", "flits", "vc-router: largest packet"),
-    key("vcs", "VCs", "vc-router: virtual channels per port"),
-    key("buf", "flits", "vc-router: buffer per virtual channel"),
-    key(
-        "watchdog",
-        "cycles",
-        "xswitch, vc-router: cycles without progress that count as a deadlock",
-    ),
-    key(
-        "watchdog_wall_s",
-        "s",
-        "xswitch, vc-router: seconds of wall time without progress that count as a deadlock",
-    ),
-    key(
         "sci_data_bytes",
         "bytes",
         "sci-ring: data bytes per SCI send (16, 64 or 256)",
@@ -176,24 +142,9 @@ pub const FABRIC_KEYS: &[Key] = &[
         "sci-ring: intelligent A/B aging instead of standard A/B aging",
     ),
     key(
-        "threads",
-        "threads",
-        "xswitch, vc-router: threads simulating the fabric (0: every core); same results at any count",
-    ),
-    key(
-        "allow_deadlock",
-        "",
-        "xswitch: run even when the routes the workload uses have a cycle of channel dependencies (the watchdog still reports a deadlock)",
-    ),
-    key(
         "window",
         "packets",
         "ideal, flow, vc-router: packets an endpoint may have in flight before the fabric refuses more and the NIC holds its DMA (0: unbounded)",
-    ),
-    key(
-        "nia_queue",
-        "messages",
-        "xswitch: messages an X-NIA's send queue holds before the fabric refuses more and the NIC holds its DMA (0: unbounded)",
     ),
     key(
         "send_queue_depth",
@@ -201,6 +152,10 @@ pub const FABRIC_KEYS: &[Key] = &[
         "sci-ring: sends a node's transmit queue holds before the fabric refuses more and the NIC holds its DMA",
     ),
 ];
+
+/// The selectors of the kinds whose keys are documented beside the kind, in its crate.
+const XSWITCH: &str = "fabric.kind=\"xswitch\"";
+const VC_ROUTER: &str = "fabric.kind=\"vc-router\"";
 
 /// `[placement]`: where each rank runs.
 pub const PLACEMENT_KEYS: &[Key] = &[
@@ -386,14 +341,37 @@ pub const DOC: ModelDoc = ModelDoc {
         KeyGroup {
             prefix: "",
             keys: KEYS,
+            when: "",
         },
         KeyGroup {
             prefix: "fabric.",
             keys: FABRIC_KEYS,
+            when: "",
+        },
+        KeyGroup {
+            prefix: "fabric.",
+            keys: icn_thnet::xswitch_net::KEYS,
+            when: XSWITCH,
+        },
+        KeyGroup {
+            prefix: "fabric.",
+            keys: icn_thnet::fabric_config::XSWITCH_FABRIC_KEYS,
+            when: XSWITCH,
+        },
+        KeyGroup {
+            prefix: "fabric.",
+            keys: icn_thnet::vc_net::KEYS,
+            when: VC_ROUTER,
+        },
+        KeyGroup {
+            prefix: "fabric.",
+            keys: icn_thnet::fabric_config::VC_FABRIC_KEYS,
+            when: VC_ROUTER,
         },
         KeyGroup {
             prefix: "placement.",
             keys: PLACEMENT_KEYS,
+            when: "",
         },
     ],
     optional: &[

@@ -165,6 +165,7 @@ pub const DOC: ModelDoc = ModelDoc {
     keys: &[KeyGroup {
         prefix: "",
         keys: KEYS,
+        when: "",
     }],
     optional: &[
         OptionalKey {

@@ -250,6 +250,7 @@ pub const DOC: ModelDoc = ModelDoc {
     keys: &[KeyGroup {
         prefix: "",
         keys: KEYS,
+        when: "",
     }],
     optional: &[OptionalKey {
         key: "traffic.trace_file",

@@ -9,19 +9,18 @@
 //! ... of `icn_topo::parse_network_spec`); the X-Switch's 5 ports refuse networks of larger
 //! routers by name, and it also reads its own `star`, `tree:D`, `ccc:H,K` and `file:PATH`.
 //! Before anything runs, the VC routers' routing is checked for channel-dependency cycles
-//! ([`crate::vc_model::check_deadlock_free`]) and the X-Switch's source routes for the pairs a
+//! ([`crate::vc_net::check_deadlock_free`]) and the X-Switch's source routes for the pairs a
 //! workload uses ([`crate::topology::Topology::dependency_cycle`]): a network that can
 //! deadlock is refused at once instead of after a watchdog's million cycles.
 
-use crate::fabric::{VcFabric, VcSpec, VcTopology, XSwitchFabric};
-use crate::frame::Check;
-use crate::router::VcParams;
+use crate::fabric::{VcFabric, XSwitchFabric};
 use crate::topology::Topology;
-use crate::vc_model;
-use crate::xswitch::NetParams;
+use crate::vc_net::{VcNetConfig, VcPrepared};
+use crate::xswitch_net::XSwitchNetConfig;
 use icn_engine::Invalid;
 use icn_engine::lockstep::Exchange;
-use icn_fabric::Ps;
+use icn_fabric::kind::NetworkKind;
+use icn_fabric::{Fabric, Ps};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -52,28 +51,18 @@ fn thread_count(threads: usize) -> usize {
     }
 }
 
-/// `[fabric]` keys of `kind = "xswitch"`: X-NIAs over X-Switches, source-routed.
+/// `[fabric]` keys of `kind = "xswitch"`: X-NIAs over X-Switches, source-routed. The network
+/// is the `xswitch` kind's one description ([`XSwitchNetConfig`]: every network key of
+/// `model = "xswitch"`, with its defaults, ranges and checks); the clock turns its cycles
+/// into time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(remote = "Self", deny_unknown_fields, default)]
 pub struct XSwitchFabricConfig {
-    /// `ring:N`, `mesh:XxY`, `torus:XxY`, `star`, `tree:D`, `ccc:H,K`, `file:PATH`, or a
-    /// network spelling of the VC routers whose routers have at most 5 ports.
-    pub topology: String,
+    /// The network: topology, switches, links, NIAs.
+    #[serde(skip)]
+    pub net: XSwitchNetConfig,
     /// Clock, MHz (a link moves 1 byte per cycle).
     pub clock_mhz: f64,
-    /// Payload bytes per frame.
-    pub frame_size: u32,
-    /// Input FIFO symbols, STOP and GO thresholds, NIA DMA delay (cycles).
-    pub fifo_size: usize,
-    pub stop_threshold: usize,
-    pub go_threshold: usize,
-    pub dma_delay: u64,
-    /// Cycles without progress that count as a deadlock.
-    pub watchdog: u64,
-    /// The same bound in seconds of wall time ([`icn_engine::watchdog`]).
-    pub watchdog_wall_s: u64,
-    /// Threads simulating the network (0: every core); results are the same at any count.
-    pub threads: usize,
     /// Run even when the routes the workload uses have a cycle of channel dependencies (the
     /// watchdog still reports a deadlock that happens).
     pub allow_deadlock: bool,
@@ -99,63 +88,58 @@ fn check_queue(key: &str, unit: &str, v: usize) -> Result<(), Invalid> {
     )
 }
 
+icn_engine::config_sections!(XSwitchFabricConfig, sections first: net: XSwitchNetConfig);
+
 impl Default for XSwitchFabricConfig {
     fn default() -> Self {
         XSwitchFabricConfig {
-            topology: "mesh:4x4".into(),
+            net: XSwitchNetConfig::default(),
             clock_mhz: 160.0,
-            frame_size: 256,
-            fifo_size: 64,
-            stop_threshold: 48,
-            go_threshold: 16,
-            dma_delay: 0,
-            watchdog: 1_000_000,
-            watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
-            threads: 1,
             allow_deadlock: false,
             nia_queue: DEFAULT_NIA_QUEUE,
         }
     }
 }
 
+/// The keys [`XSwitchFabricConfig`] adds to the network's ([`crate::xswitch_net::KEYS`]).
+pub const XSWITCH_FABRIC_KEYS: &[icn_engine::doc::Key] = &[
+    icn_engine::doc::key("clock_mhz", "MHz", "clock (a link moves 1 byte per cycle)"),
+    icn_engine::doc::key(
+        "allow_deadlock",
+        "",
+        "run even when the routes the workload uses have a cycle of channel dependencies (the watchdog still reports a deadlock)",
+    ),
+    icn_engine::doc::key(
+        "nia_queue",
+        "messages",
+        "messages an X-NIA's send queue holds before the fabric refuses more and the NIC holds its DMA (0: unbounded)",
+    ),
+];
+
 impl XSwitchFabricConfig {
     pub fn cycle_ps(&self) -> Result<Ps, Invalid> {
         cycle_ps(self.clock_mhz)
     }
 
-    pub fn params(&self) -> NetParams {
-        NetParams {
-            link_delay: 1,
-            fifo_size: self.fifo_size,
-            stop_threshold: self.stop_threshold,
-            go_threshold: self.go_threshold,
-            frame_size: self.frame_size,
-            check: Check::Crc16,
-            dma_delay: self.dma_delay,
-            watchdog: self.watchdog,
-            watchdog_wall_s: self.watchdog_wall_s,
-        }
-    }
-
     /// Checks the keys and builds the topology (`file:` paths already resolved by the
-    /// caller), once for every replication.
+    /// caller), once for every replication: the network as `model = "xswitch"` prepares it
+    /// ([`XSwitchNetConfig::prepare`]), errors named `fabric.KEY`.
     pub fn prepare(&self) -> Result<Topology, Invalid> {
         self.cycle_ps()?;
         check_queue("fabric.nia_queue", "messages", self.nia_queue)?;
-        self.params().validate().map_err(in_fabric)?;
-        let t = Topology::from_spec(&self.topology).map_err(in_fabric)?;
-        Invalid::check(
-            self.threads <= 1024 && thread_count(self.threads) <= t.switches,
-            "fabric.threads",
-            "0 (every core) ..= 1024, at most one thread per switch",
-            self.threads,
-        )?;
-        crate::xswitch_model::check_state_fits(
-            "fabric.topology",
-            &t,
-            &self.params(),
-            thread_count(self.threads),
-        )?;
+        let threads = self.thread_count();
+        let (t, _) = self
+            .net
+            .prepare(|t| {
+                Invalid::check(
+                    threads <= t.switches,
+                    "threads",
+                    "0 (every core) ..= 1024, at most one thread per switch",
+                    self.net.threads,
+                )
+                .map(|()| threads)
+            })
+            .map_err(in_fabric)?;
         Ok(t)
     }
 
@@ -179,7 +163,7 @@ impl XSwitchFabricConfig {
                      port requested by frames holding the one before: {}; then the first \
                      again. Place the ranks differently, pick a network whose routes have no \
                      cycle (a mesh), or set fabric.allow_deadlock = true to run it anyway",
-                    self.topology,
+                    self.net.topology,
                     cycle.len(),
                     cycle.join(" → ")
                 ),
@@ -198,7 +182,7 @@ impl XSwitchFabricConfig {
     ) -> Result<XSwitchFabric, Invalid> {
         let mut f = XSwitchFabric::spread(
             topo.clone(),
-            self.params(),
+            self.net.switch.clone(),
             threads,
             ranks,
             self.cycle_ps()?,
@@ -209,67 +193,59 @@ impl XSwitchFabricConfig {
 
     /// The threads key with 0 resolved to the machine's cores.
     pub fn thread_count(&self) -> usize {
-        thread_count(self.threads)
+        thread_count(self.net.threads)
     }
 }
 
-/// `[fabric]` keys of `kind = "vc-router"`: input-queued virtual-channel routers.
+/// `[fabric]` keys of `kind = "vc-router"`: the `vc-router` kind's one description
+/// ([`VcNetConfig`]: every network key of `model = "vc-router"`, with its defaults, ranges
+/// and checks) and the clock and flit size that turn its cycles and flits into time and
+/// bytes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(remote = "Self", deny_unknown_fields, default)]
 pub struct VcFabricConfig {
-    /// `mesh:XxY`, `torus:XxY`, `ring:N` (the 5-port grid routers), `ccc:H,K`, or any
-    /// network spelling of `icn_topo::parse_network_spec` (routers of any radix).
-    pub topology: String,
+    /// The network: topology, routing, routers.
+    #[serde(skip)]
+    pub net: VcNetConfig,
     /// Clock, MHz.
     pub clock_mhz: f64,
-    /// Bytes per flit, largest packet in flits, VCs per port, buffer flits per VC.
+    /// Bytes per flit, largest packet in flits.
     pub flit_bytes: u32,
     pub max_packet_flits: u32,
-    pub vcs: usize,
-    pub buf: usize,
-    /// Cycles without progress that count as a deadlock.
-    pub watchdog: u64,
-    /// The same bound in seconds of wall time ([`icn_engine::watchdog`]).
-    pub watchdog_wall_s: u64,
-    /// Threads simulating the network (0: every core); results are the same at any count.
-    pub threads: usize,
     /// Packets an endpoint may have in flight before it refuses more (rule 4 of the fabric
     /// interface: the NIC holds its DMA), 0 = unbounded; 1 ..= 2^20.
     pub window: usize,
 }
 
+icn_engine::config_sections!(VcFabricConfig, sections first: net: VcNetConfig);
+
 impl Default for VcFabricConfig {
     fn default() -> Self {
         VcFabricConfig {
-            topology: "mesh:4x4".into(),
+            net: VcNetConfig::default(),
             clock_mhz: 160.0,
             flit_bytes: 16,
             max_packet_flits: 64,
-            vcs: 2,
-            buf: 8,
-            watchdog: 1_000_000,
-            watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
-            threads: 1,
             window: DEFAULT_VC_WINDOW,
         }
     }
 }
+
+/// The keys [`VcFabricConfig`] adds to the network's ([`crate::vc_net::KEYS`]).
+pub const VC_FABRIC_KEYS: &[icn_engine::doc::Key] = &[
+    icn_engine::doc::key("clock_mhz", "MHz", "router clock"),
+    icn_engine::doc::key("flit_bytes", "bytes", "bytes per flit"),
+    icn_engine::doc::key("max_packet_flits", "flits", "largest packet"),
+];
 
 impl VcFabricConfig {
     pub fn cycle_ps(&self) -> Result<Ps, Invalid> {
         cycle_ps(self.clock_mhz)
     }
 
-    pub fn params(&self) -> VcParams {
-        VcParams {
-            watchdog_wall_s: self.watchdog_wall_s,
-            ..VcParams::unit_delays(self.vcs, self.buf, self.watchdog)
-        }
-    }
-
     /// The threads key with 0 resolved to the machine's cores.
     pub fn thread_count(&self) -> usize {
-        thread_count(self.threads)
+        thread_count(self.net.threads)
     }
 
     /// Largest packet payload, bytes.
@@ -277,13 +253,12 @@ impl VcFabricConfig {
         u64::from(self.flit_bytes) * u64::from(self.max_packet_flits)
     }
 
-    /// Checks the keys and builds the network (checked free of deadlock) once for every
-    /// replication: a 2-D mesh, torus or ring on the 5-port grid routers, anything else on
-    /// the any-radix routers.
-    pub fn prepare(&self) -> Result<VcTopology, Invalid> {
+    /// Checks the keys and builds the network once for every replication: the network as
+    /// `model = "vc-router"` prepares it ([`VcNetConfig::prepare`]), errors named
+    /// `fabric.KEY`.
+    pub fn prepare(&self) -> Result<VcPrepared, Invalid> {
         self.cycle_ps()?;
         check_queue("fabric.window", "packets", self.window)?;
-        self.params().validate().map_err(in_fabric)?;
         Invalid::check(
             (1..=4096).contains(&self.flit_bytes),
             "fabric.flit_bytes",
@@ -296,123 +271,136 @@ impl VcFabricConfig {
             "1 ..= 65536",
             self.max_packet_flits,
         )?;
+        let net = self.net.prepare().map_err(in_fabric)?;
         Invalid::check(
-            self.threads <= 1024,
-            "fabric.threads",
-            "0 (every core) ..= 1024",
-            self.threads,
-        )?;
-        let grid = ["mesh:", "torus:", "ring:"]
-            .iter()
-            .any(|p| self.topology.starts_with(p))
-            .then(|| Topology::from_spec(&self.topology).ok())
-            .flatten()
-            .filter(|t| t.grid.is_some());
-        let Some(t) = grid else {
-            return self.any_radix();
-        };
-        Invalid::check(
-            self.thread_count() <= t.nias(),
+            self.thread_count() <= net.routers(),
             "fabric.threads",
             "at most one thread per router",
             self.thread_count(),
         )?;
-        vc_model::check_router_state_fits(
-            "fabric.topology",
-            t.nias(),
-            5,
-            self.vcs,
-            self.buf,
-            t.nias(),
-        )?;
-        Ok(VcTopology::Grid(t.grid.expect("filtered")))
-    }
-
-    /// A network off the 5-port grid: `ccc:H,K` (as for the X-Switch) or any icn-topo
-    /// network spec, with its default routing (up*/down* on graphs and fat trees, minimal
-    /// on dragonflies, dimension order on cubes), checked for channel-dependency cycles.
-    fn any_radix(&self) -> Result<VcTopology, Invalid> {
-        let spec = match self.topology.split_once(':') {
-            Some(("ccc", a)) => format!("graph:ccc:{a}"),
-            _ => self.topology.clone(),
-        };
-        let bad = |e: icn_topo::TopoError| Invalid::new("fabric.topology", e.to_string());
-        vc_model::check_spec_fits("fabric.topology", &spec, self.vcs, self.buf)?;
-        let net = icn_topo::parse_network_spec(&spec).map_err(bad)?;
-        let routing = icn_topo::default_routing(&net).map_err(bad)?;
-        let classes = usize::from(routing.vc_classes());
-        Invalid::check(
-            self.vcs >= classes,
-            "fabric.vcs",
-            &format!("≥ {classes} (the VC classes its routing needs)"),
-            self.vcs,
-        )?;
-        vc_model::check_router_state_fits(
-            "fabric.topology",
-            net.routers() as usize,
-            usize::from(net.radix()),
-            self.vcs,
-            self.buf,
-            net.terminals() as usize,
-        )?;
-        // The vc-router model's check: bounded (a small twin beyond a few thousand
-        // terminals), where a full check of a large fat tree ran for minutes.
-        vc_model::check_deadlock_free(
-            &net,
-            routing.as_ref(),
-            icn_topo::default_routing_name(&net),
-            self.vcs,
-            &self.topology,
-            false,
-        )
-        .map_err(|mut e| {
-            e.key = "fabric.topology".into();
-            e
-        })?;
-        Invalid::check(
-            self.thread_count() <= net.routers() as usize,
-            "fabric.threads",
-            "at most one thread per router",
-            self.thread_count(),
-        )?;
-        Ok(VcTopology::Any {
-            net: Arc::new(net),
-            routing: Arc::from(routing),
-        })
+        Ok(net)
     }
 
     /// A replication's fabric on the prepared network; `seed` (the replication's) seeds the
     /// routers' random routing choices.
     pub fn build(
         &self,
-        topology: &VcTopology,
+        prepared: &VcPrepared,
         seed: u64,
         threads: usize,
         ranks: Option<Arc<dyn Exchange>>,
     ) -> Result<VcFabric, Invalid> {
-        let mut f = VcFabric::build(&VcSpec {
-            topology: topology.clone(),
-            params: self.params(),
-            global_delay: 0,
-            router_seed: VcSpec::router_seed(seed),
+        let mut f = VcFabric::build(&self.net.spec(
+            prepared,
+            seed,
             threads,
             ranks,
-            cycle_ps: self.cycle_ps()?,
-            flit_bytes: self.flit_bytes,
-            max_packet_flits: self.max_packet_flits,
-        })?;
+            self.cycle_ps()?,
+            self.flit_bytes,
+            self.max_packet_flits,
+        ))?;
         f.set_window(self.window);
         Ok(f)
     }
 }
 
-/// Endpoints and routers (the partitioning unit) of a prepared VC network.
-pub fn vc_sizes(t: &VcTopology) -> (usize, usize) {
-    match t {
-        VcTopology::Grid(g) => (g.x * g.y, g.x * g.y),
-        VcTopology::Any { net, .. } => (net.terminals() as usize, net.routers() as usize),
+#[cfg(test)]
+mod tests;
+
+impl NetworkKind for XSwitchFabricConfig {
+    const NAME: &'static str = "xswitch";
+    type Prepared = Topology;
+
+    fn topology(&self) -> &str {
+        &self.net.topology
+    }
+
+    fn topology_mut(&mut self) -> &mut String {
+        &mut self.net.topology
+    }
+
+    fn prepare(&self) -> Result<Topology, Invalid> {
+        XSwitchFabricConfig::prepare(self)
+    }
+
+    fn endpoints(t: &Topology) -> usize {
+        t.nias()
+    }
+
+    fn routers(t: &Topology) -> usize {
+        t.switches
+    }
+
+    fn threads(&self) -> Option<usize> {
+        Some(self.net.threads)
+    }
+
+    fn max_packet_bytes(&self) -> u64 {
+        u64::from(crate::xswitch_model::MAX_SIZE)
+    }
+
+    fn check_pairs(
+        &self,
+        t: &Topology,
+        pairs: &mut dyn Iterator<Item = (usize, usize)>,
+    ) -> Result<(), Invalid> {
+        self.check_deadlock(t, pairs)
+    }
+
+    fn build(
+        &self,
+        t: &Topology,
+        _seed: u64,
+        threads: usize,
+        ranks: Option<Arc<dyn Exchange>>,
+    ) -> Result<Box<dyn Fabric>, Invalid> {
+        Ok(Box::new(XSwitchFabricConfig::build(
+            self, t, threads, ranks,
+        )?))
     }
 }
 
-#[cfg(test)]
-mod tests;
+impl NetworkKind for VcFabricConfig {
+    const NAME: &'static str = "vc-router";
+    type Prepared = VcPrepared;
+
+    fn topology(&self) -> &str {
+        &self.net.topology
+    }
+
+    fn topology_mut(&mut self) -> &mut String {
+        &mut self.net.topology
+    }
+
+    fn prepare(&self) -> Result<VcPrepared, Invalid> {
+        VcFabricConfig::prepare(self)
+    }
+
+    fn endpoints(p: &VcPrepared) -> usize {
+        p.endpoints()
+    }
+
+    fn routers(p: &VcPrepared) -> usize {
+        p.routers()
+    }
+
+    fn threads(&self) -> Option<usize> {
+        Some(self.net.threads)
+    }
+
+    fn max_packet_bytes(&self) -> u64 {
+        VcFabricConfig::max_packet_bytes(self)
+    }
+
+    fn build(
+        &self,
+        p: &VcPrepared,
+        seed: u64,
+        threads: usize,
+        ranks: Option<Arc<dyn Exchange>>,
+    ) -> Result<Box<dyn Fabric>, Invalid> {
+        Ok(Box::new(VcFabricConfig::build(
+            self, p, seed, threads, ranks,
+        )?))
+    }
+}

@@ -5,37 +5,8 @@
 
 use icn_engine::doc::{Key, KeyGroup, ModelDoc, Output, OutputTable, key, output};
 
+/// The model's own keys; the network's are the `vc-router` kind's ([`crate::vc_net::KEYS`]).
 pub const KEYS: &[Key] = &[
-    key(
-        "topology",
-        "",
-        "`mesh:XxY`, `torus:XxY`, `ring:N` or any icn-topo network (`dragonfly:P`, `fattree:K,N`, `flatfly:4x4`, `hypercube:D`, `graph:...`)",
-    ),
-    key(
-        "routing",
-        "",
-        "`dim_order`, `dor`, `updown`, `updown_random`, `minimal`, `valiant`, `ugal` (see docs/booksim.md); empty: the family's usual one (`dim_order` on tori)",
-    ),
-    key(
-        "allow_deadlock",
-        "",
-        "run even when the channel-dependency graph has a cycle",
-    ),
-    key(
-        "global_delay",
-        "cycles",
-        "latency of dragonfly global links; 0: `channel_delay`",
-    ),
-    key(
-        "terminal_delay",
-        "cycles",
-        "latency of the injection and ejection channels (BookSim2: 1); 0: `channel_delay`",
-    ),
-    key(
-        "speculative",
-        "",
-        "switch allocation in the cycle of VC allocation (BookSim2's `speculative = 1`; router of any radix)",
-    ),
     key("load", "flits/node/cycle", "offered load per node"),
     key(
         "size",
@@ -43,24 +14,6 @@ pub const KEYS: &[Key] = &[
         "packet size (the small mode of the bimodal mix)",
     ),
     key("size_large", "flits", "the large mode of the bimodal mix"),
-    key("vcs", "VCs", "virtual channels per port"),
-    key("buf", "flits", "buffer per virtual channel"),
-    key("routing_delay", "cycles", "route computation stage"),
-    key("vc_alloc_delay", "cycles", "VC allocation stage"),
-    key("sw_alloc_delay", "cycles", "switch allocation stage"),
-    key("st_delay", "cycles", "switch traversal stage"),
-    key(
-        "channel_delay",
-        "cycles",
-        "latency of a channel between routers",
-    ),
-    key(
-        "credit_delay",
-        "cycles",
-        "latency of a credit back upstream",
-    ),
-    key("vc_alloc", "", "VC allocator (BookSim2 names)"),
-    key("sw_alloc", "", "switch allocator (BookSim2 names)"),
     key("on_deadlock", "", "`error` or `report`, as for `xswitch`"),
 ];
 
@@ -128,11 +81,18 @@ pub const DOC: ModelDoc = ModelDoc {
     keys: &[
         KeyGroup {
             prefix: "",
+            keys: crate::vc_net::KEYS,
+            when: "",
+        },
+        KeyGroup {
+            prefix: "",
             keys: KEYS,
+            when: "",
         },
         KeyGroup {
             prefix: "",
             keys: crate::xswitch_model::doc::COMMON_KEYS,
+            when: "",
         },
     ],
     optional: &[],

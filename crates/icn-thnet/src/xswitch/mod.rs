@@ -27,8 +27,11 @@ use icn_engine::{Invalid, ModelError};
 use std::ops::Range;
 use std::sync::Arc;
 
-/// Link and switch parameters.
-#[derive(Clone, Debug, PartialEq)]
+/// Link and switch parameters: the switches' keys of the `xswitch` kind
+/// ([`crate::xswitch_net::XSwitchNetConfig`]), read by the `xswitch` model and the cluster's
+/// `[fabric]` alike. The defaults are the THNPC-II-like set-up of the model's experiments.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct NetParams {
     pub link_delay: usize,
     pub fifo_size: usize,
@@ -40,6 +43,22 @@ pub struct NetParams {
     pub watchdog: u64,
     /// The same bound in seconds of wall time ([`icn_engine::watchdog`]).
     pub watchdog_wall_s: u64,
+}
+
+impl Default for NetParams {
+    fn default() -> Self {
+        NetParams {
+            link_delay: 1,
+            fifo_size: 64,
+            stop_threshold: 48,
+            go_threshold: 16,
+            frame_size: 64,
+            check: Check::Crc16,
+            dma_delay: 10,
+            watchdog: 20_000,
+            watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
+        }
+    }
 }
 
 impl NetParams {

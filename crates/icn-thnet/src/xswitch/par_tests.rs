@@ -5,6 +5,7 @@
 use super::par::ParXNet;
 use super::*;
 use crate::xswitch_model::{OnDeadlock, XSwitch, XSwitchConfig};
+use crate::xswitch_net::XSwitchNetConfig;
 use icn_engine::Model;
 use icn_engine::model::NoProgress;
 use icn_engine::rng::{Rng, stream};
@@ -219,7 +220,7 @@ fn deadlock_found_in_the_same_cycle_with_the_same_diagnosis() {
 fn model_metrics_are_the_same_at_any_thread_count() {
     for (topology, trace_port) in [("mesh:4x4", "s5.A"), ("torus:4x4", "s10.C")] {
         let cfg = XSwitchConfig {
-            topology: topology.into(),
+            net: XSwitchNetConfig::on(topology),
             load: 0.2,
             size: 128,
             warmup: 500,
@@ -231,15 +232,9 @@ fn model_metrics_are_the_same_at_any_thread_count() {
         assert!(one.require("accepted").unwrap() > 0.1, "{topology}");
         assert!(!one.table("grants").unwrap().rows.is_empty());
         for threads in 2..=4 {
-            let got = XSwitch::run(
-                &XSwitchConfig {
-                    threads,
-                    ..cfg.clone()
-                },
-                5,
-                &NoProgress,
-            )
-            .unwrap();
+            let mut at = cfg.clone();
+            at.net.threads = threads;
+            let got = XSwitch::run(&at, 5, &NoProgress).unwrap();
             assert!(got == one, "{topology}: {threads} threads");
         }
     }
@@ -258,17 +253,20 @@ fn deadlocking_torus_reports_the_same_at_any_thread_count() {
     }
     std::fs::write(&path, trace).unwrap();
     let mut cfg = XSwitchConfig {
-        topology: "torus:4x4".into(),
-        frame_size: 4096,
-        fifo_size: 16,
-        stop_threshold: 12,
-        go_threshold: 4,
+        net: XSwitchNetConfig::on("torus:4x4"),
         warmup: 0,
         measure: 10_000,
-        watchdog: 1_000,
         on_deadlock: OnDeadlock::Report,
         ..XSwitchConfig::default()
     };
+    let sw = &mut cfg.net.switch;
+    (
+        sw.frame_size,
+        sw.fifo_size,
+        sw.stop_threshold,
+        sw.go_threshold,
+    ) = (4096, 16, 12, 4);
+    sw.watchdog = 1_000;
     cfg.traffic.pattern = icn_fabric::traffic::TrafficPattern::Trace;
     cfg.traffic.trace_file = path.display().to_string();
     let one = XSwitch::run(&cfg, 1, &NoProgress).unwrap();
@@ -281,18 +279,16 @@ fn deadlocking_torus_reports_the_same_at_any_thread_count() {
     cfg.on_deadlock = OnDeadlock::Error;
     let err = XSwitch::run(&cfg, 1, &NoProgress).unwrap_err().to_string();
     for threads in 2..=4 {
-        let par = XSwitchConfig {
-            threads,
+        let mut par = XSwitchConfig {
             on_deadlock: OnDeadlock::Report,
             ..cfg.clone()
         };
+        par.net.threads = threads;
         let got = XSwitch::run(&par, 1, &NoProgress).unwrap();
         // Compared as text: a deadlocked run's empty latency statistics are NaN (≠ NaN).
         assert_eq!(format!("{got:?}"), format!("{one:?}"), "{threads} threads");
-        let par = XSwitchConfig {
-            threads,
-            ..cfg.clone()
-        };
+        let mut par = cfg.clone();
+        par.net.threads = threads;
         let got = XSwitch::run(&par, 1, &NoProgress).unwrap_err().to_string();
         assert_eq!(got, err, "{threads} threads");
     }
@@ -303,8 +299,10 @@ fn deadlocking_torus_reports_the_same_at_any_thread_count() {
 fn thread_counts_are_checked() {
     let bad = |topology: &str, threads| {
         let cfg = XSwitchConfig {
-            topology: topology.into(),
-            threads,
+            net: XSwitchNetConfig {
+                threads,
+                ..XSwitchNetConfig::on(topology)
+            },
             ..XSwitchConfig::default()
         };
         XSwitch::validate(&cfg).err().map(|e| e.key)

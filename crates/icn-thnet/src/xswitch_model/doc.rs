@@ -5,12 +5,8 @@
 
 use icn_engine::doc::{Key, KeyGroup, ModelDoc, Output, OutputTable, key, output};
 
+/// The model's own keys; the network's are the `xswitch` kind's ([`crate::xswitch_net::KEYS`]).
 pub const KEYS: &[Key] = &[
-    key(
-        "topology",
-        "",
-        "the network of X-Switches: `ring:N`, `mesh:XxY`, `torus:XxY`, `star`, `tree:D`, `ccc:H,K`, `fattree:2,N`, `dragonfly:1,2,1`, `hypercube:D` (D ≤ 4), `crossbar:N` (N ≤ 5), `graph:SPEC` or `file:PATH`",
-    ),
     key(
         "load",
         "bytes/node/cycle",
@@ -23,25 +19,6 @@ pub const KEYS: &[Key] = &[
     ),
     key("size_large", "bytes", "the large mode of the bimodal mix"),
     key(
-        "frame_size",
-        "bytes",
-        "payload per frame; longer messages are split",
-    ),
-    key("link_delay", "cycles", "latency of a link"),
-    key("fifo_size", "symbols", "input FIFO of a switch port"),
-    key(
-        "stop_threshold",
-        "symbols",
-        "FIFO fill at which the port sends STOP upstream",
-    ),
-    key(
-        "go_threshold",
-        "symbols",
-        "FIFO fill at which the port sends GO again",
-    ),
-    key("check", "", "frame check: `none`, `crc16` or `crc32`"),
-    key("dma_delay", "cycles", "NIA DMA setup time per message"),
-    key(
         "on_deadlock",
         "",
         "`error` stops the run with the diagnosis; `report` ends the replication with `deadlocked = 1`",
@@ -53,7 +30,8 @@ pub const KEYS: &[Key] = &[
     ),
 ];
 
-/// The traffic and measurement keys `vc-router` reads too, documented once.
+/// The traffic and measurement keys of the open-loop models (`xswitch`, `vc-router`),
+/// documented once.
 pub const COMMON_KEYS: &[Key] = &[
     key("large_fraction", "", "share of messages of `size_large`"),
     key(
@@ -96,27 +74,12 @@ pub const COMMON_KEYS: &[Key] = &[
         "1/cycle",
         "`on_off`: probability on → off per cycle (BookSim2's `burst_beta`)",
     ),
-    key(
-        "watchdog",
-        "cycles",
-        "cycles without progress that count as a deadlock",
-    ),
-    key(
-        "watchdog_wall_s",
-        "s",
-        "seconds of wall time without progress that count as a deadlock (the clock is read every 4096 still cycles)",
-    ),
     key("warmup", "cycles", "simulated before measuring"),
     key("measure", "cycles", "length of the measurement window"),
     key(
         "drain",
         "cycles",
         "time allowed after the window for measured messages to arrive",
-    ),
-    key(
-        "threads",
-        "threads",
-        "threads simulating one replication (0: every core); results are the same at any count",
     ),
 ];
 
@@ -218,11 +181,18 @@ pub const DOC: ModelDoc = ModelDoc {
     keys: &[
         KeyGroup {
             prefix: "",
+            keys: crate::xswitch_net::KEYS,
+            when: "",
+        },
+        KeyGroup {
+            prefix: "",
             keys: KEYS,
+            when: "",
         },
         KeyGroup {
             prefix: "",
             keys: COMMON_KEYS,
+            when: "",
         },
     ],
     optional: &[],

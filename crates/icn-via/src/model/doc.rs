@@ -49,6 +49,7 @@ pub const DOC: ModelDoc = ModelDoc {
     keys: &[KeyGroup {
         prefix: "",
         keys: KEYS,
+        when: "",
     }],
     optional: &[],
     outputs: &[OUTPUTS],

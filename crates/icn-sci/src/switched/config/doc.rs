@@ -179,10 +179,12 @@ pub const DOC: ModelDoc = ModelDoc {
         KeyGroup {
             prefix: "",
             keys: KEYS,
+            when: "",
         },
         KeyGroup {
             prefix: "ring.",
             keys: crate::config::doc::KEYS,
+            when: "",
         },
     ],
     optional: &[

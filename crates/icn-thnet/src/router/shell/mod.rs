@@ -53,8 +53,12 @@ pub(crate) fn event(target: u32, flit: u32) -> u64 {
     u64::from(target) << 32 | u64::from(flit)
 }
 
-/// Router parameters (BookSim names in comments).
-#[derive(Clone, Debug, PartialEq)]
+/// Router parameters (BookSim names in comments): the routers' keys of the `vc-router` kind
+/// ([`crate::vc_net::VcNetConfig`]), read by the `vc-router` model and the cluster's
+/// `[fabric]` alike; the defaults are BookSim2's `iq` router ([`VcParams::unit_delays`] with
+/// 2 VCs of 8 flits).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct VcParams {
     /// `num_vcs`
     pub vcs: usize,
@@ -80,6 +84,12 @@ pub struct VcParams {
     pub speculative: bool,
     /// The same bound in seconds of wall time ([`icn_engine::watchdog`]).
     pub watchdog_wall_s: u64,
+}
+
+impl Default for VcParams {
+    fn default() -> Self {
+        VcParams::unit_delays(2, 8, 20_000)
+    }
 }
 
 impl VcParams {
@@ -158,6 +168,17 @@ impl VcParams {
             "1000 ..= 2^40 cycles",
             self.watchdog,
         )?;
+        if self.speculative && self.vc_alloc_delay > self.sw_alloc_delay {
+            // Checked again where the speculative router is built ([`crate::router::spec`]).
+            return Err(Invalid::new(
+                "vc_alloc_delay",
+                format!(
+                    "speculative switch allocation needs vc_alloc_delay ≤ sw_alloc_delay \
+                     (= {}), got {}",
+                    self.sw_alloc_delay, self.vc_alloc_delay
+                ),
+            ));
+        }
         icn_engine::watchdog::check_wall_s(self.watchdog_wall_s)
     }
 }
