@@ -4,12 +4,12 @@
 //! (`cycle × cycle_ps`). Idle time is jumped, not stepped ([`Fabric::skip_idle`]), at every
 //! thread and rank count.
 
-use crate::ParNet;
 use crate::anyradix::VcAnyNet;
+use crate::anyradix::par::OverAny;
 use crate::grid::VcNet;
 use crate::grid::par::ParVcNet;
-use crate::speculative::SpecNet;
-use crate::{PacketDone, VcNetwork, VcObserver, VcParams};
+use crate::speculative::SpeculativeNet;
+use crate::{Microarchitecture, PacketDone, ParNet, VcNetwork, VcObserver, VcParams, VcPartition};
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Invalid, ModelError};
 use icn_fabric::traffic::Grid;
@@ -18,56 +18,137 @@ use icn_fabric::zero_load::Probe;
 use icn_fabric::{ChannelLoad, Delivery, Fabric, FabricError, Nouns, Packet, Ps, ZeroLoad};
 use std::sync::Arc;
 
-/// The two VC-router networks: the 5-port fast path on 2-D grids, and routers of any radix
-/// on any icn-topo network.
-// The fast path stays inline (no pointer to follow per cycle); there is one per fabric.
+/// One clock of a network, generic over the observer so that delivery inlines into the
+/// receive phase: what [`Run`] steps.
+pub trait Clocked: VcPartition {
+    fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError>;
+}
+
+impl Clocked for VcNet {
+    #[inline]
+    fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
+        VcNet::step(self, obs)
+    }
+}
+
+impl Clocked for VcAnyNet {
+    #[inline]
+    fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
+        VcAnyNet::step(self, obs)
+    }
+}
+
+impl Clocked for SpeculativeNet {
+    #[inline]
+    fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
+        SpeculativeNet::step(self, obs)
+    }
+}
+
+/// A microarchitecture's network on one thread, or in partitions over threads (and ranks)
+/// with the same results: every microarchitecture runs both ways through this one type.
+// The sequential network stays inline (no pointer to follow per cycle); there is one per fabric.
+#[allow(clippy::large_enum_variant)]
+pub enum Run<N: Clocked> {
+    Seq(N),
+    Par(Box<ParNet<N>>),
+}
+
+impl<N: Clocked> Run<N> {
+    /// The sequential network, or `parallel`'s partitioned one.
+    fn build(
+        parallel: bool,
+        seq: impl FnOnce() -> Result<N, Invalid>,
+        par: impl FnOnce() -> Result<ParNet<N>, Invalid>,
+    ) -> Result<Run<N>, Invalid> {
+        Ok(if parallel {
+            Run::Par(Box::new(par()?))
+        } else {
+            Run::Seq(seq()?)
+        })
+    }
+
+    fn net(&self) -> &dyn VcNetwork {
+        match self {
+            Run::Seq(n) => n,
+            Run::Par(n) => &**n,
+        }
+    }
+
+    fn net_mut(&mut self) -> &mut dyn VcNetwork {
+        match self {
+            Run::Seq(n) => n,
+            Run::Par(n) => &mut **n,
+        }
+    }
+
+    #[inline]
+    fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
+        match self {
+            Run::Seq(n) => n.step(obs),
+            Run::Par(n) => n.step(obs),
+        }
+    }
+}
+
+/// The network of a VC fabric: one variant per implementation of a [`Microarchitecture`],
+/// each sequential or partitioned ([`Run`]). `each_engine!` is the one dispatch over them;
+/// a new microarchitecture adds a variant, an arm there and its case in
+/// [`VcSpec::engine`].
+// The variants stay inline (no pointer to follow per cycle); there is one per fabric.
 #[allow(clippy::large_enum_variant)]
 pub enum VcEngine {
-    Grid(VcNet),
-    /// The fast path in partitions over threads (same results as `Grid`).
-    GridParallel(Box<ParVcNet>),
-    Any(Box<VcAnyNet>),
-    /// Any network in partitions over threads (same results as `Any`).
-    AnyParallel(Box<ParNet<VcAnyNet>>),
-    /// Routers of any radix with speculative switch allocation, and in partitions.
-    Spec(Box<SpecNet>),
-    SpecParallel(Box<ParNet<SpecNet>>),
+    /// Input-queued: the 5-port fast path on 2-D grids.
+    Grid(Run<VcNet>),
+    /// Input-queued: routers of any radix on any icn-topo network.
+    AnyRadix(Run<VcAnyNet>),
+    /// Speculative switch allocation: routers of any radix.
+    Speculative(Run<SpeculativeNet>),
+}
+
+/// `$body` with `$run` bound to the engine's [`Run`], whichever microarchitecture it is.
+macro_rules! each_engine {
+    ($engine:expr, $run:ident => $body:expr) => {
+        match $engine {
+            VcEngine::Grid($run) => $body,
+            VcEngine::AnyRadix($run) => $body,
+            VcEngine::Speculative($run) => $body,
+        }
+    };
 }
 
 impl VcEngine {
     /// The network, for everything but the clock.
     pub fn net(&self) -> &dyn VcNetwork {
-        match self {
-            VcEngine::Grid(n) => n,
-            VcEngine::GridParallel(n) => &**n,
-            VcEngine::Any(n) => &**n,
-            VcEngine::AnyParallel(n) => &**n,
-            VcEngine::Spec(n) => &**n,
-            VcEngine::SpecParallel(n) => &**n,
-        }
+        each_engine!(self, run => run.net())
     }
 
     pub fn net_mut(&mut self) -> &mut dyn VcNetwork {
-        match self {
-            VcEngine::Grid(n) => n,
-            VcEngine::GridParallel(n) => &mut **n,
-            VcEngine::Any(n) => &mut **n,
-            VcEngine::AnyParallel(n) => &mut **n,
-            VcEngine::Spec(n) => &mut **n,
-            VcEngine::SpecParallel(n) => &mut **n,
-        }
+        each_engine!(self, run => run.net_mut())
     }
 
     /// One clock: the one dispatch on the concrete network, so that the observer inlines.
+    #[inline]
     pub fn step<O: VcObserver>(&mut self, obs: &mut O) -> Result<(), ModelError> {
-        match self {
-            VcEngine::Grid(n) => n.step(obs),
-            VcEngine::GridParallel(n) => n.step(obs),
-            VcEngine::Any(n) => n.step(obs),
-            VcEngine::AnyParallel(n) => n.step(obs),
-            VcEngine::Spec(n) => n.step(obs),
-            VcEngine::SpecParallel(n) => n.step(obs),
-        }
+        each_engine!(self, run => run.step(obs))
+    }
+}
+
+impl From<VcNet> for VcEngine {
+    fn from(n: VcNet) -> VcEngine {
+        VcEngine::Grid(Run::Seq(n))
+    }
+}
+
+impl From<ParVcNet> for VcEngine {
+    fn from(n: ParVcNet) -> VcEngine {
+        VcEngine::Grid(Run::Par(Box::new(n)))
+    }
+}
+
+impl From<VcAnyNet> for VcEngine {
+    fn from(n: VcAnyNet) -> VcEngine {
+        VcEngine::AnyRadix(Run::Seq(n))
     }
 }
 
@@ -112,67 +193,72 @@ impl VcSpec {
         icn_engine::rng::derive_seed(seed, u64::MAX - 1)
     }
 
-    /// The network the spec names: sequential, or in partitions over threads (and ranks).
+    /// The network the spec names: its microarchitecture's, sequential or in partitions over
+    /// threads (and ranks).
     pub fn engine(&self) -> Result<VcEngine, Invalid> {
         let parallel = self.threads > 1 || self.ranks.is_some();
         let p = self.params.clone();
-        Ok(match &self.topology {
-            VcTopology::Grid(_) if p.speculative => {
-                return Err(Invalid::new(
-                    "speculative",
-                    "speculative switch allocation runs on the router of any radix \
-                     (VcTopology::Any), not on the grid's fast path",
-                ));
-            }
-            VcTopology::Grid(g) if parallel => VcEngine::GridParallel(Box::new(ParVcNet::spread(
-                *g,
-                p,
-                self.threads,
-                self.ranks.clone(),
+        let m = p.microarchitecture;
+        match &self.topology {
+            VcTopology::Grid(_) if !m.has_grid_fast_path() => Err(Invalid::new(
+                "microarchitecture",
+                format!(
+                    "the {} router runs on the router of any radix (VcTopology::Any), not on \
+                     the grid's fast path",
+                    m.name()
+                ),
+            )),
+            VcTopology::Grid(g) => Ok(VcEngine::Grid(Run::build(
+                parallel,
+                || VcNet::new(*g, p.clone()),
+                || ParVcNet::spread(*g, p.clone(), self.threads, self.ranks.clone()),
             )?)),
-            VcTopology::Grid(g) => VcEngine::Grid(VcNet::new(*g, p)?),
-            VcTopology::Any { net, routing } => {
-                let global = match self.global_delay {
-                    0 => p.channel_delay,
-                    d => d,
-                };
-                let (net, routing) = (net.clone(), routing.clone());
-                let seed = self.router_seed;
-                if p.speculative && parallel {
-                    VcEngine::SpecParallel(Box::new(ParNet::any_spread(
-                        net,
-                        routing,
-                        p,
-                        global,
-                        seed,
-                        self.threads,
-                        self.ranks.clone(),
-                    )?))
-                } else if p.speculative {
-                    VcEngine::Spec(Box::new(SpecNet::over(VcAnyNet::new(
-                        net, routing, p, global, seed,
-                    )?)?))
-                } else if parallel {
-                    VcEngine::AnyParallel(Box::new(ParNet::any_spread(
-                        net,
-                        routing,
-                        p,
-                        global,
-                        self.router_seed,
-                        self.threads,
-                        self.ranks.clone(),
-                    )?))
-                } else {
-                    VcEngine::Any(Box::new(VcAnyNet::new(
-                        net,
-                        routing,
-                        p,
-                        global,
-                        self.router_seed,
-                    )?))
+            VcTopology::Any { net, routing } => Ok(match m {
+                Microarchitecture::InputQueued => {
+                    VcEngine::AnyRadix(self.any_radix(net, routing, parallel)?)
                 }
-            }
-        })
+                Microarchitecture::Speculative => {
+                    VcEngine::Speculative(self.any_radix(net, routing, parallel)?)
+                }
+            }),
+        }
+    }
+
+    /// A microarchitecture made over the router of any radix ([`OverAny`]) on `net`.
+    fn any_radix<N: OverAny + Clocked>(
+        &self,
+        net: &Arc<icn_topo::Network>,
+        routing: &Arc<dyn icn_topo::routing::Routing>,
+        parallel: bool,
+    ) -> Result<Run<N>, Invalid> {
+        let p = &self.params;
+        let global = match self.global_delay {
+            0 => p.channel_delay,
+            d => d,
+        };
+        Run::build(
+            parallel,
+            || {
+                N::over(VcAnyNet::new(
+                    net.clone(),
+                    routing.clone(),
+                    p.clone(),
+                    global,
+                    self.router_seed,
+                )?)
+            },
+            || {
+                ParNet::any_spread(
+                    net.clone(),
+                    routing.clone(),
+                    p.clone(),
+                    global,
+                    self.router_seed,
+                    self.threads,
+                    self.ranks.clone(),
+                )
+            },
+        )
     }
 }
 

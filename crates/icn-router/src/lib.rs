@@ -8,6 +8,7 @@
 //! * [`anyradix`]: the same router of any radix on any `icn_topo` network and routing;
 //! * [`speculative`]: that router with speculative switch allocation (only its allocation order);
 //! * [`alloc`]: the round-robin and iSLIP separable allocators;
+//! * [`microarchitecture`]: [`Microarchitecture`], the key that picks the router design;
 //! * [`network`]: [`VcNetwork`], the one trait every network is used through;
 //! * [`conformance`]: the suite every microarchitecture passes (`tests/vc_conformance.rs`).
 //!
@@ -31,11 +32,13 @@ pub mod conformance;
 pub mod fabric;
 pub mod fabric_config;
 pub mod grid;
+pub mod microarchitecture;
 pub mod network;
 pub mod shell;
 pub mod speculative;
 pub mod vc_net;
 
+pub use microarchitecture::Microarchitecture;
 pub use network::VcNetwork;
 pub use shell::par::{ParNet, VcPartition};
 pub use shell::{PacketDone, VcObserver, VcParams};

@@ -120,9 +120,14 @@ pub const KEYS: &[Key] = &[
         "cycles without progress that count as a deadlock",
     ),
     key(
+        "microarchitecture",
+        "",
+        "the router: `input_queued` (BookSim2's `iq`) or `speculative` (switch allocation in the cycle of VC allocation, BookSim2's `speculative = 1`; router of any radix)",
+    ),
+    key(
         "speculative",
         "",
-        "switch allocation in the cycle of VC allocation (BookSim2's `speculative = 1`; router of any radix)",
+        "alias: `true` is `microarchitecture = \"speculative\"` (the key of earlier versions), `false` changes nothing",
     ),
     key(
         "watchdog_wall_s",
@@ -280,7 +285,8 @@ impl VcNetConfig {
             // router like every other routing function.
             let fast = name == "dor" || (name.is_empty() && (!g.wrap || twin.is_none()));
             let terminals_as_links = p.terminal_delay == 0 || p.terminal_delay == p.channel_delay;
-            if p.vcs <= 8 && fast && terminals_as_links && !p.speculative {
+            if p.vcs <= 8 && fast && terminals_as_links && p.microarchitecture.has_grid_fast_path()
+            {
                 let checked = match twin {
                     Some(net) => {
                         let classes = if g.wrap && p.vcs >= 2 { 2 } else { 1 };

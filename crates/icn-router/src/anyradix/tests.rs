@@ -95,7 +95,7 @@ fn global_links_have_their_own_delay() {
 /// Random traffic with tiny buffers, then drained: every packet arrives exactly once and
 /// every credit is back ([`crate::conformance::exactly_once`]).
 fn conservation(spec: &str, routing: &str, p: VcParams, len: u32, rate: f64) {
-    let mut e = crate::fabric::VcEngine::Any(Box::new(build(spec, routing, p)));
+    let mut e = crate::fabric::VcEngine::from(build(spec, routing, p));
     crate::conformance::exactly_once(&mut e, len, rate)
         .unwrap_or_else(|err| panic!("{spec} {routing}: {err}"));
 }

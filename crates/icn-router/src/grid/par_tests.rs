@@ -13,7 +13,7 @@ fn drive(net: &mut VcEngine, rate: f64, max_len: u32, cycles: u64) -> Outcome {
 }
 
 fn sequential(grid: Grid, p: &VcParams, rate: f64, max_len: u32, cycles: u64) -> Outcome {
-    let mut net = VcEngine::Grid(VcNet::new(grid, p.clone()).unwrap());
+    let mut net = VcEngine::from(VcNet::new(grid, p.clone()).unwrap());
     drive(&mut net, rate, max_len, cycles)
 }
 
@@ -25,8 +25,7 @@ fn parallel(
     max_len: u32,
     cycles: u64,
 ) -> Outcome {
-    let mut net =
-        VcEngine::GridParallel(Box::new(ParVcNet::new(grid, p.clone(), threads).unwrap()));
+    let mut net = VcEngine::from(ParVcNet::new(grid, p.clone(), threads).unwrap());
     drive(&mut net, rate, max_len, cycles)
 }
 

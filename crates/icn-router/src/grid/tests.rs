@@ -81,7 +81,7 @@ fn stage_delays_add_per_hop() {
 /// Random traffic with tiny buffers, then drained: every packet arrives exactly once and
 /// every credit is back ([`crate::conformance::exactly_once`]).
 fn conservation(grid: Grid, p: VcParams, len: u32, rate: f64) {
-    let mut e = crate::fabric::VcEngine::Grid(VcNet::new(grid, p).unwrap());
+    let mut e = crate::fabric::VcEngine::from(VcNet::new(grid, p).unwrap());
     crate::conformance::exactly_once(&mut e, len, rate).unwrap();
 }
 

@@ -23,6 +23,7 @@
 pub mod par;
 
 use super::alloc::{AllocKind, rr_pick};
+use crate::Microarchitecture;
 use icn_engine::{Invalid, ModelError};
 use std::collections::VecDeque;
 
@@ -57,8 +58,10 @@ pub(crate) fn event(target: u32, flit: u32) -> u64 {
 /// ([`crate::vc_net::VcNetConfig`]), read by the `vc-router` model and the cluster's
 /// `[fabric]` alike; the defaults are BookSim2's `iq` router ([`VcParams::unit_delays`] with
 /// 2 VCs of 8 flits).
+/// (Serialized with the alias key `speculative` beside `microarchitecture`:
+/// [`crate::microarchitecture`].)
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(remote = "Self", deny_unknown_fields, default)]
 pub struct VcParams {
     /// `num_vcs`
     pub vcs: usize,
@@ -79,9 +82,9 @@ pub struct VcParams {
     pub vc_alloc: AllocKind,
     pub sw_alloc: AllocKind,
     pub watchdog: u64,
-    /// `speculative`: switch allocation in the same cycle as VC allocation
-    /// ([`crate::speculative`]); only the router of any radix has it.
-    pub speculative: bool,
+    /// `router` and `speculative`: the router design ([`Microarchitecture`]); the
+    /// speculative one runs on the router of any radix only.
+    pub microarchitecture: Microarchitecture,
     /// The same bound in seconds of wall time ([`icn_engine::watchdog`]).
     pub watchdog_wall_s: u64,
 }
@@ -117,7 +120,7 @@ impl VcParams {
             vc_alloc: AllocKind::RoundRobin,
             sw_alloc: AllocKind::RoundRobin,
             watchdog,
-            speculative: false,
+            microarchitecture: Microarchitecture::InputQueued,
             watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
         }
     }
@@ -168,7 +171,9 @@ impl VcParams {
             "1000 ..= 2^40 cycles",
             self.watchdog,
         )?;
-        if self.speculative && self.vc_alloc_delay > self.sw_alloc_delay {
+        if self.microarchitecture == Microarchitecture::Speculative
+            && self.vc_alloc_delay > self.sw_alloc_delay
+        {
             // Checked again where the speculative router is built ([`crate::speculative`]).
             return Err(Invalid::new(
                 "vc_alloc_delay",

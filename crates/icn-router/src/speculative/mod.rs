@@ -25,14 +25,14 @@ use super::shell::VcObserver;
 use icn_engine::{Invalid, ModelError};
 
 /// A network of speculative VC routers on an [`icn_topo::Network`].
-pub struct SpecNet {
+pub struct SpeculativeNet {
     n: VcAnyNet,
 }
 
-impl SpecNet {
+impl SpeculativeNet {
     /// The router of any radix `n` (a network or a partition, [`VcAnyNet::partition`]) with
     /// speculative switch allocation.
-    pub fn over(n: VcAnyNet) -> Result<SpecNet, Invalid> {
+    pub fn over(n: VcAnyNet) -> Result<SpeculativeNet, Invalid> {
         let p = &n.p;
         if p.vc_alloc_delay > p.sw_alloc_delay {
             return Err(Invalid::new(
@@ -44,7 +44,7 @@ impl SpecNet {
                 ),
             ));
         }
-        Ok(SpecNet { n })
+        Ok(SpeculativeNet { n })
     }
 
     /// The router of any radix it extends (channel loads, the wiring).
