@@ -8,10 +8,12 @@ use icn_fabric::Fabric;
 use icn_fabric::conformance::{
     Traffic, back_pressure, check, lone_train, skip_idle_matches_stepping, zero_load_is_exact,
 };
-use icn_thnet::fabric::{VcFabric, VcSpec, VcTopology, XSwitchFabric};
+use icn_fabric::traffic::Grid;
+use icn_router::fabric::{VcFabric, VcSpec, VcTopology};
+use icn_router::{Microarchitecture, VcParams};
+use icn_thnet::fabric::XSwitchFabric;
 use icn_thnet::frame::Check;
-use icn_thnet::router::VcParams;
-use icn_thnet::topology::{Grid, Topology};
+use icn_thnet::topology::Topology;
 use icn_thnet::xswitch::NetParams;
 use std::sync::Arc;
 
@@ -87,7 +89,7 @@ fn vc(topology: VcTopology, threads: usize, flit_bytes: u32, speculative: bool) 
     VcFabric::build(&VcSpec {
         topology,
         params: VcParams {
-            speculative,
+            microarchitecture: Microarchitecture::InputQueued.with_speculative_alias(speculative),
             ..VcParams::unit_delays(4, 8, 100_000)
         },
         global_delay: 0,

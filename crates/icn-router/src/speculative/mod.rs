@@ -5,7 +5,7 @@
 //! Everything but the allocation is the router of any radix ([`VcAnyNet`]: routing,
 //! buffers, VC allocation, traversal, credits, the shell), so this folder holds only what
 //! differs — the order of the two allocations in a router's cycle:
-//! 1. VC allocation, as in [`crate::router::anyradix`];
+//! 1. VC allocation, as in [`crate::anyradix`];
 //! 2. switch allocation of the ready input VCs (non-speculative requests), as there;
 //! 3. switch allocation, over the input and output ports still free, of the heads that won
 //!    an output VC in step 1 (speculative requests): BookSim2's rule that a speculative
@@ -25,14 +25,14 @@ use super::shell::VcObserver;
 use icn_engine::{Invalid, ModelError};
 
 /// A network of speculative VC routers on an [`icn_topo::Network`].
-pub struct SpecNet {
+pub struct SpeculativeNet {
     n: VcAnyNet,
 }
 
-impl SpecNet {
+impl SpeculativeNet {
     /// The router of any radix `n` (a network or a partition, [`VcAnyNet::partition`]) with
     /// speculative switch allocation.
-    pub fn over(n: VcAnyNet) -> Result<SpecNet, Invalid> {
+    pub fn over(n: VcAnyNet) -> Result<SpeculativeNet, Invalid> {
         let p = &n.p;
         if p.vc_alloc_delay > p.sw_alloc_delay {
             return Err(Invalid::new(
@@ -44,7 +44,7 @@ impl SpecNet {
                 ),
             ));
         }
-        Ok(SpecNet { n })
+        Ok(SpeculativeNet { n })
     }
 
     /// The router of any radix it extends (channel loads, the wiring).

@@ -1,19 +1,19 @@
 //! A partitioned grid network gives the sequential network's results bit for bit.
 
 use super::*;
+use crate::conformance::{self, Outcome};
 use crate::fabric::VcEngine;
-use crate::router::conformance::{self, Outcome};
-use crate::router::grid::par::ParVcNet;
+use crate::grid::par::ParVcNet;
 use proptest::prelude::*;
 
-/// The suite's run ([`crate::router::conformance::drive`]): random traffic for `cycles`,
+/// The suite's run ([`crate::conformance::drive`]): random traffic for `cycles`,
 /// then a drain of at most `cycles` more.
 fn drive(net: &mut VcEngine, rate: f64, max_len: u32, cycles: u64) -> Outcome {
     conformance::drive(net, rate, max_len, (cycles, cycles), 11)
 }
 
 fn sequential(grid: Grid, p: &VcParams, rate: f64, max_len: u32, cycles: u64) -> Outcome {
-    let mut net = VcEngine::Grid(VcNet::new(grid, p.clone()).unwrap());
+    let mut net = VcEngine::from(VcNet::new(grid, p.clone()).unwrap());
     drive(&mut net, rate, max_len, cycles)
 }
 
@@ -25,8 +25,7 @@ fn parallel(
     max_len: u32,
     cycles: u64,
 ) -> Outcome {
-    let mut net =
-        VcEngine::GridParallel(Box::new(ParVcNet::new(grid, p.clone(), threads).unwrap()));
+    let mut net = VcEngine::from(ParVcNet::new(grid, p.clone(), threads).unwrap());
     drive(&mut net, rate, max_len, cycles)
 }
 

@@ -1,15 +1,15 @@
-//! [`SpecNet`] in partitions over threads: `ParNet::<SpecNet>::any_spread`, the partitions
-//! of the router of any radix (`router/anyradix/par.rs`) with this router's cycle.
+//! [`SpeculativeNet`] in partitions over threads: `ParNet::<SpeculativeNet>::any_spread`, the partitions
+//! of the router of any radix (`anyradix/par.rs`) with this router's cycle.
 
 use super::*;
-use crate::router::anyradix::par::OverAny;
-use crate::router::shell::Shell;
-use crate::router::shell::par::{InputVc, VcPartition, vc_partition};
+use crate::anyradix::par::OverAny;
+use crate::shell::Shell;
+use crate::shell::par::{InputVc, VcPartition, vc_partition};
 use icn_topo::routing::Header;
 
-vc_partition!(SpecNet, Header);
+vc_partition!(SpeculativeNet, Header);
 
-impl VcPartition for SpecNet {
+impl VcPartition for SpeculativeNet {
     type Extra = Header;
     fn shell(&self) -> &Shell<Header> {
         self.n.shell()
@@ -46,8 +46,8 @@ impl VcPartition for SpecNet {
     }
 }
 
-impl OverAny for SpecNet {
-    fn over(n: VcAnyNet) -> Result<SpecNet, Invalid> {
-        SpecNet::over(n)
+impl OverAny for SpeculativeNet {
+    fn over(n: VcAnyNet) -> Result<SpeculativeNet, Invalid> {
+        SpeculativeNet::over(n)
     }
 }

@@ -9,13 +9,13 @@
 //! against BookSim2 by the model is the network the cluster runs: same keys, same defaults,
 //! same routing (a torus runs BookSim2's `dim_order` unless told otherwise), same answers.
 
+use crate::VcParams;
 use crate::fabric::{VcSpec, VcTopology};
-use crate::router::VcParams;
-use crate::topology::Grid;
 use icn_engine::Invalid;
 use icn_engine::doc::{Key, key};
 use icn_engine::lockstep::Exchange;
 use icn_fabric::Ps;
+use icn_fabric::traffic::Grid;
 use icn_topo::routing::Routing;
 use icn_topo::{Network, Shape, cdg};
 use serde::{Deserialize, Serialize};
@@ -120,9 +120,14 @@ pub const KEYS: &[Key] = &[
         "cycles without progress that count as a deadlock",
     ),
     key(
+        "microarchitecture",
+        "",
+        "the router: `input_queued` (BookSim2's `iq`) or `speculative` (switch allocation in the cycle of VC allocation, BookSim2's `speculative = 1`; router of any radix)",
+    ),
+    key(
         "speculative",
         "",
-        "switch allocation in the cycle of VC allocation (BookSim2's `speculative = 1`; router of any radix)",
+        "alias: `true` is `microarchitecture = \"speculative\"` (the key of earlier versions), `false` changes nothing",
     ),
     key(
         "watchdog_wall_s",
@@ -280,7 +285,8 @@ impl VcNetConfig {
             // router like every other routing function.
             let fast = name == "dor" || (name.is_empty() && (!g.wrap || twin.is_none()));
             let terminals_as_links = p.terminal_delay == 0 || p.terminal_delay == p.channel_delay;
-            if p.vcs <= 8 && fast && terminals_as_links && !p.speculative {
+            if p.vcs <= 8 && fast && terminals_as_links && p.microarchitecture.has_grid_fast_path()
+            {
                 let checked = match twin {
                     Some(net) => {
                         let classes = if g.wrap && p.vcs >= 2 { 2 } else { 1 };
@@ -492,7 +498,7 @@ pub fn check_deadlock_free(
 
 /// Refuses a network whose router state alone (buffers, VC state, credits, allocator
 /// pointers, wiring: `radix × (V × (4·buf + 32) + 64) + 64` bytes per router, 256 per
-/// endpoint; see [`crate::router::anyradix::VcAnyNet::bytes_per_router`]) exceeds the memory
+/// endpoint; see [`crate::anyradix::VcAnyNet::bytes_per_router`]) exceeds the memory
 /// available, before it is built. Packets in flight and source queues come on top and grow
 /// with the load. The estimate for any network of VC routers: `routers` routers of `radix` ports with `vcs` VCs of `buf` flits and `endpoints`
 /// endpoints, against the machine's available memory; refused naming `key`.

@@ -3,8 +3,8 @@
 //! rule refused by key.
 
 use super::*;
-use crate::router::VcNetwork;
-use crate::router::shell::VcParams;
+use crate::VcNetwork;
+use crate::shell::VcParams;
 use icn_engine::rng::{Rng, stream};
 use icn_topo::Network;
 use icn_topo::routing::Routing;
@@ -20,7 +20,7 @@ fn net_routing(spec: &str, routing: &str) -> (Arc<Network>, Arc<dyn Routing>) {
 /// Cycles from creation to the tail's arrival of one packet alone in `n`.
 fn alone<N: VcNetwork>(
     n: &mut N,
-    step: impl Fn(&mut N, &mut Vec<(u64, crate::router::PacketDone)>),
+    step: impl Fn(&mut N, &mut Vec<(u64, crate::PacketDone)>),
     src: usize,
     dst: usize,
     len: u32,
@@ -47,7 +47,7 @@ fn a_head_saves_its_vc_allocation_delay_at_every_router() {
     for (dst, routers) in [(0, 1), (1, 2), (15, 7)] {
         for len in [1, 4] {
             let mut any = VcAnyNet::new(net.clone(), routing.clone(), p.clone(), 1, 1).unwrap();
-            let mut spec = SpecNet::over(
+            let mut spec = SpeculativeNet::over(
                 VcAnyNet::new(net.clone(), routing.clone(), p.clone(), 1, 1).unwrap(),
             )
             .unwrap();
@@ -62,7 +62,7 @@ fn a_head_saves_its_vc_allocation_delay_at_every_router() {
 /// of 4 flits per terminal per cycle for 3 000 cycles, then drained.
 fn under_load<N: VcNetwork>(
     n: &mut N,
-    step: impl Fn(&mut N, &mut Vec<(u64, crate::router::PacketDone)>),
+    step: impl Fn(&mut N, &mut Vec<(u64, crate::PacketDone)>),
     rate: f64,
 ) -> (f64, usize) {
     let mut rng = stream(7, 0);
@@ -93,9 +93,10 @@ fn speculation_lowers_latency_under_load_with_the_same_deliveries() {
     let p = VcParams::unit_delays(2, 8, 10_000);
     for rate in [0.02, 0.06] {
         let mut any = VcAnyNet::new(net.clone(), routing.clone(), p.clone(), 1, 1).unwrap();
-        let mut spec =
-            SpecNet::over(VcAnyNet::new(net.clone(), routing.clone(), p.clone(), 1, 1).unwrap())
-                .unwrap();
+        let mut spec = SpeculativeNet::over(
+            VcAnyNet::new(net.clone(), routing.clone(), p.clone(), 1, 1).unwrap(),
+        )
+        .unwrap();
         let (a, na) = under_load(&mut any, |n, g| n.step(g).unwrap(), rate);
         let (s, ns) = under_load(&mut spec, |n, g| n.step(g).unwrap(), rate);
         assert_eq!(na, ns);
@@ -114,7 +115,7 @@ fn a_vc_allocation_slower_than_the_switch_allocation_is_refused_by_key() {
         vc_alloc_delay: 2,
         ..VcParams::unit_delays(2, 8, 10_000)
     };
-    let e = SpecNet::over(VcAnyNet::new(net, routing, p, 1, 1).unwrap())
+    let e = SpeculativeNet::over(VcAnyNet::new(net, routing, p, 1, 1).unwrap())
         .err()
         .unwrap();
     assert!(e.to_string().contains("vc_alloc_delay"), "{e}");

@@ -1,20 +1,18 @@
-//! The VC router conformance suite ([`icn_thnet::router::conformance`]) over every
+//! The VC router conformance suite ([`icn_router::conformance`]) over every
 //! microarchitecture: exact zero-load latency, credits back to full after a drain, and the
 //! same results at 1, 2 and 3 threads. A new router adds its cases to `cases()`.
 
-use icn_thnet::fabric::{VcEngine, VcSpec, VcTopology};
-use icn_thnet::router::VcParams;
-use icn_thnet::router::conformance::{
-    Case, credits_return, same_at_any_thread_count, zero_load_latency,
-};
-use icn_thnet::topology::Grid;
+use icn_fabric::traffic::Grid;
+use icn_router::conformance::{Case, credits_return, same_at_any_thread_count, zero_load_latency};
+use icn_router::fabric::{VcEngine, VcSpec, VcTopology};
+use icn_router::{Microarchitecture, VcParams};
 use std::sync::Arc;
 
-fn engine(topology: VcTopology, vcs: usize, speculative: bool, threads: usize) -> VcEngine {
+fn engine(topology: VcTopology, vcs: usize, m: Microarchitecture, threads: usize) -> VcEngine {
     VcSpec {
         topology,
         params: VcParams {
-            speculative,
+            microarchitecture: m,
             ..VcParams::unit_delays(vcs, 8, 100_000)
         },
         global_delay: 0,
@@ -64,20 +62,26 @@ fn cases() -> Vec<(&'static str, &'static str, &'static str, VcTopology, usize)>
 
 fn each(check: fn(&Case) -> Result<(), String>) {
     for (name, spec, routing, topology, vcs) in cases() {
-        // The input-queued routers, then the any-radix cases with speculative switch
-        // allocation (one stage less per router).
-        for speculative in [false, true] {
-            if speculative && matches!(topology, VcTopology::Grid(_)) {
+        // Every microarchitecture: the input-queued routers, then the any-radix cases with
+        // speculative switch allocation (one stage less per router).
+        for m in Microarchitecture::ALL {
+            if !m.has_grid_fast_path() && matches!(topology, VcTopology::Grid(_)) {
                 continue;
             }
             let topology = topology.clone();
-            let build = move |threads| engine(topology.clone(), vcs, speculative, threads);
-            let name = format!("{name}{}", if speculative { " spec" } else { "" });
+            let build = move |threads| engine(topology.clone(), vcs, m, threads);
+            let name = match m {
+                Microarchitecture::InputQueued => name.to_string(),
+                Microarchitecture::Speculative => format!("{name} spec"),
+            };
             let case = Case {
                 name: &name,
                 spec,
                 routing,
-                zero_load: if speculative { (6, 4) } else { (7, 5) },
+                zero_load: match m {
+                    Microarchitecture::InputQueued => (7, 5),
+                    Microarchitecture::Speculative => (6, 4),
+                },
                 build: &build,
             };
             check(&case).unwrap();

@@ -2,7 +2,7 @@
 //! rings and the receive phase, the sources and injection, the watchdog's message, and (in
 //! [`par`]) the partition plumbing and the parallel driver.
 //!
-//! A microarchitecture ([`crate::router::grid`], [`crate::router::anyradix`]) keeps a
+//! A microarchitecture ([`crate::grid`], [`crate::anyradix`]) keeps a
 //! [`Shell`] and owns only what differs: its input and output VC state, routing, VC and switch
 //! allocation and traversal (the hot loops, kept apart so that each stays specialised), and
 //! where a flit lands. Its cycle is
@@ -23,6 +23,7 @@
 pub mod par;
 
 use super::alloc::{AllocKind, rr_pick};
+use crate::Microarchitecture;
 use icn_engine::{Invalid, ModelError};
 use std::collections::VecDeque;
 
@@ -57,8 +58,10 @@ pub(crate) fn event(target: u32, flit: u32) -> u64 {
 /// ([`crate::vc_net::VcNetConfig`]), read by the `vc-router` model and the cluster's
 /// `[fabric]` alike; the defaults are BookSim2's `iq` router ([`VcParams::unit_delays`] with
 /// 2 VCs of 8 flits).
+/// (Serialized with the alias key `speculative` beside `microarchitecture`:
+/// [`crate::microarchitecture`].)
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(remote = "Self", deny_unknown_fields, default)]
 pub struct VcParams {
     /// `num_vcs`
     pub vcs: usize,
@@ -79,9 +82,9 @@ pub struct VcParams {
     pub vc_alloc: AllocKind,
     pub sw_alloc: AllocKind,
     pub watchdog: u64,
-    /// `speculative`: switch allocation in the same cycle as VC allocation
-    /// ([`crate::router::spec`]); only the router of any radix has it.
-    pub speculative: bool,
+    /// `router` and `speculative`: the router design ([`Microarchitecture`]); the
+    /// speculative one runs on the router of any radix only.
+    pub microarchitecture: Microarchitecture,
     /// The same bound in seconds of wall time ([`icn_engine::watchdog`]).
     pub watchdog_wall_s: u64,
 }
@@ -102,7 +105,7 @@ impl VcParams {
     }
 
     /// BookSim2's `iq` defaults: every pipeline and channel delay one cycle, round-robin
-    /// allocators (the timing table of [`crate::router::grid`] with all delays 1).
+    /// allocators (the timing table of [`crate::grid`] with all delays 1).
     pub fn unit_delays(vcs: usize, buf: usize, watchdog: u64) -> VcParams {
         VcParams {
             vcs,
@@ -117,7 +120,7 @@ impl VcParams {
             vc_alloc: AllocKind::RoundRobin,
             sw_alloc: AllocKind::RoundRobin,
             watchdog,
-            speculative: false,
+            microarchitecture: Microarchitecture::InputQueued,
             watchdog_wall_s: icn_engine::watchdog::DEFAULT_WALL_S,
         }
     }
@@ -168,8 +171,10 @@ impl VcParams {
             "1000 ..= 2^40 cycles",
             self.watchdog,
         )?;
-        if self.speculative && self.vc_alloc_delay > self.sw_alloc_delay {
-            // Checked again where the speculative router is built ([`crate::router::spec`]).
+        if self.microarchitecture == Microarchitecture::Speculative
+            && self.vc_alloc_delay > self.sw_alloc_delay
+        {
+            // Checked again where the speculative router is built ([`crate::speculative`]).
             return Err(Invalid::new(
                 "vc_alloc_delay",
                 format!(
