@@ -30,9 +30,41 @@ use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Status};
 pub struct SciSwitched;
 
 /// A validated point: the config and its topology.
+#[derive(Clone, Debug)]
 pub struct Prepared {
     pub cfg: SwitchedConfig,
     pub topo: Topology,
+}
+
+impl Prepared {
+    /// Checks every key (each ring's protocol keys with the ring's real size) and builds
+    /// the topology: what the model and the cluster's `sci-switched` fabric run on.
+    pub fn new(cfg: &SwitchedConfig) -> Result<Prepared, Invalid> {
+        cfg.validate_fields()?;
+        let topo = Topology::build(cfg)?;
+        for layout in &topo.rings {
+            let mut rc = crate::config::SciConfig {
+                nodes: layout.nodes(),
+                ..cfg.ring.clone()
+            };
+            rc.traffic.pattern = crate::config::SendPattern::Uniform;
+            rc.traffic.hotspot_node = 0;
+            rc.validate().map_err(|e| Invalid {
+                key: format!("ring.{}", e.key),
+                ..e
+            })?;
+        }
+        Invalid::check(
+            cfg.ring.traffic.hotspot_node < topo.hosts.len(),
+            "ring.traffic.hotspot_node",
+            &format!("0 ..= {} (hosts − 1)", topo.hosts.len() - 1),
+            cfg.ring.traffic.hotspot_node,
+        )?;
+        Ok(Prepared {
+            cfg: cfg.clone(),
+            topo,
+        })
+    }
 }
 
 /// The configuration `icnlab bench sci-switched` times: 4 host rings of 8 hosts around a
@@ -133,31 +165,7 @@ impl Model for SciSwitched {
     }
 
     fn prepare(cfg: &SwitchedConfig, _ctx: &icn_engine::Context) -> Result<Prepared, Invalid> {
-        cfg.validate_fields()?;
-        let topo = Topology::build(cfg)?;
-        // Every ring's protocol keys, checked with the ring's real size.
-        for layout in &topo.rings {
-            let mut rc = crate::config::SciConfig {
-                nodes: layout.nodes(),
-                ..cfg.ring.clone()
-            };
-            rc.traffic.pattern = crate::config::SendPattern::Uniform;
-            rc.traffic.hotspot_node = 0;
-            rc.validate().map_err(|e| Invalid {
-                key: format!("ring.{}", e.key),
-                ..e
-            })?;
-        }
-        Invalid::check(
-            cfg.ring.traffic.hotspot_node < topo.hosts.len(),
-            "ring.traffic.hotspot_node",
-            &format!("0 ..= {} (hosts − 1)", topo.hosts.len() - 1),
-            cfg.ring.traffic.hotspot_node,
-        )?;
-        Ok(Prepared {
-            cfg: cfg.clone(),
-            topo,
-        })
+        Prepared::new(cfg)
     }
 
     fn run_prepared(
