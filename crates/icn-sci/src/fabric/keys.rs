@@ -8,8 +8,8 @@
 use icn_engine::Invalid;
 use icn_engine::config::deserialize_at;
 use icn_engine::config::sections::toml;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A key of the model that its fabric does not read (dotted, `ring.traffic`), and why.
 pub type ModelOnly = (&'static str, &'static str);
@@ -60,4 +60,37 @@ pub fn in_fabric(mut e: Invalid) -> Invalid {
         e.key = format!("fabric.{}", e.key);
     }
     e
+}
+
+/// Writes a kind's table: `topology` as written, then the model config's network keys.
+pub fn write<S: Serializer, C: Serialize>(
+    s: S,
+    topology: &str,
+    cfg: &C,
+    model_only: &[ModelOnly],
+) -> Result<S::Ok, S::Error> {
+    let mut t = toml::Table::new();
+    t.insert("topology".into(), topology.into());
+    let net = network_table(cfg, model_only).map_err(serde::ser::Error::custom)?;
+    t.extend(net.into_iter().filter(|(k, _)| k != "topology"));
+    t.serialize(s)
+}
+
+/// Reads a kind's table: `topology` (checked by `topology`, kept as written; `None` when not
+/// given) and the rest as the model config's network keys ([`read_network`]).
+pub fn read<'de, D: Deserializer<'de>, C: DeserializeOwned>(
+    d: D,
+    model_only: &[ModelOnly],
+    topology: impl Fn(&toml::Value) -> Result<(), Invalid>,
+) -> Result<(Option<String>, C), D::Error> {
+    let mut t = toml::Table::deserialize(d)?;
+    let written = match t.remove("topology") {
+        None => None,
+        Some(v) => {
+            topology(&v).map_err(serde::de::Error::custom)?;
+            Some(v.as_str().unwrap_or_default().to_owned())
+        }
+    };
+    let cfg = read_network(t, model_only).map_err(serde::de::Error::custom)?;
+    Ok((written, cfg))
 }

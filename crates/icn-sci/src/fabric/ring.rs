@@ -14,7 +14,6 @@ use crate::protocol::Policy;
 use crate::ring::Sim;
 use crate::ring::sim::{AgentParams, Outbox};
 use icn_engine::Invalid;
-use icn_engine::config::sections::toml;
 use icn_fabric::Fabric;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -54,30 +53,25 @@ impl Default for SciRingFabricConfig {
 
 impl Serialize for SciRingFabricConfig {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut t = toml::Table::new();
-        t.insert("topology".into(), self.topology.clone().into());
-        t.extend(keys::network_table(&self.ring, MODEL_ONLY).map_err(serde::ser::Error::custom)?);
-        t.serialize(s)
+        keys::write(s, &self.topology, &self.ring, MODEL_ONLY)
     }
 }
 
 impl<'de> Deserialize<'de> for SciRingFabricConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut t = toml::Table::deserialize(d)?;
-        let mut cfg = SciRingFabricConfig::default();
-        if let Some(v) = t.remove("topology") {
-            cfg.topology = deserialize_topology(v).map_err(serde::de::Error::custom)?;
-        }
-        cfg.ring = keys::read_network(t, MODEL_ONLY).map_err(serde::de::Error::custom)?;
-        Ok(cfg)
+        let (topology, ring) = keys::read(d, MODEL_ONLY, |v| {
+            icn_engine::config::deserialize_at::<String>(v.clone())
+                .map(drop)
+                .map_err(|e| Invalid {
+                    key: "topology".into(),
+                    ..e
+                })
+        })?;
+        Ok(SciRingFabricConfig {
+            topology: topology.unwrap_or_else(|| SciRingFabricConfig::default().topology),
+            ring,
+        })
     }
-}
-
-fn deserialize_topology(v: toml::Value) -> Result<String, Invalid> {
-    icn_engine::config::deserialize_at::<String>(v).map_err(|e| Invalid {
-        key: "topology".into(),
-        ..e
-    })
 }
 
 impl SciRingFabricConfig {

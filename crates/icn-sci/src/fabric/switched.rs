@@ -56,23 +56,17 @@ impl Default for SciSwitchedFabricConfig {
 
 impl Serialize for SciSwitchedFabricConfig {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut t =
-            keys::network_table(&self.net, MODEL_ONLY).map_err(serde::ser::Error::custom)?;
-        t.insert("topology".into(), self.topology.clone().into());
-        t.serialize(s)
+        keys::write(s, &self.topology, &self.net, MODEL_ONLY)
     }
 }
 
 impl<'de> Deserialize<'de> for SciSwitchedFabricConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut t = toml::Table::deserialize(d)?;
-        let mut cfg = SciSwitchedFabricConfig::default();
-        if let Some(v) = t.remove("topology") {
-            topology_kind(v.clone()).map_err(serde::de::Error::custom)?;
-            cfg.topology = v.as_str().unwrap_or_default().to_owned();
-        }
-        cfg.net = keys::read_network(t, MODEL_ONLY).map_err(serde::de::Error::custom)?;
-        Ok(cfg)
+        let (topology, net) = keys::read(d, MODEL_ONLY, |v| topology_kind(v.clone()).map(drop))?;
+        Ok(SciSwitchedFabricConfig {
+            topology: topology.unwrap_or_else(|| SciSwitchedFabricConfig::default().topology),
+            net,
+        })
     }
 }
 
