@@ -54,14 +54,6 @@ pub fn read_network<C: DeserializeOwned>(
     deserialize_at(toml::Value::Table(table))
 }
 
-/// Prefixes a key with `fabric.` (the models' validators name bare keys).
-pub fn in_fabric(mut e: Invalid) -> Invalid {
-    if !e.key.starts_with("fabric.") {
-        e.key = format!("fabric.{}", e.key);
-    }
-    e
-}
-
 /// Writes a kind's table: `topology` as written, then the model config's network keys.
 pub fn write<S: Serializer, C: Serialize>(
     s: S,

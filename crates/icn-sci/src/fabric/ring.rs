@@ -15,6 +15,7 @@ use crate::ring::Sim;
 use crate::ring::sim::{AgentParams, Outbox};
 use icn_engine::Invalid;
 use icn_fabric::Fabric;
+use icn_fabric::kind::in_fabric;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -100,7 +101,7 @@ impl SciRingFabricConfig {
                 key: "fabric.topology".into(),
                 ..e
             },
-            _ => keys::in_fabric(e),
+            _ => in_fabric(e),
         })?;
         Ok(cfg)
     }

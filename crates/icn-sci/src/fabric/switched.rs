@@ -19,6 +19,7 @@ use crate::switched::{Prepared, SwitchedConfig, System, TopologyKind};
 use icn_engine::Invalid;
 use icn_engine::config::sections::toml;
 use icn_fabric::Fabric;
+use icn_fabric::kind::in_fabric;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -80,7 +81,7 @@ fn topology_kind(v: toml::Value) -> Result<TopologyKind, Invalid> {
 impl SciSwitchedFabricConfig {
     /// The system's config, checked, and its topology, with errors naming `fabric.*` keys.
     pub fn system(&self) -> Result<Prepared, Invalid> {
-        let topology = topology_kind(self.topology.clone().into()).map_err(keys::in_fabric)?;
+        let topology = topology_kind(self.topology.clone().into()).map_err(in_fabric)?;
         check_transmitter("fabric.ring.transmitter", self.net.ring.transmitter)?;
         let mut cfg = SwitchedConfig {
             topology,
@@ -88,7 +89,7 @@ impl SciSwitchedFabricConfig {
         };
         // The mix of sizes is the model's workload; a fabric's sends are of the largest.
         cfg.ring.data_weights = vec![1.0; cfg.ring.data_bytes.len()];
-        Prepared::new(&cfg).map_err(keys::in_fabric)
+        Prepared::new(&cfg).map_err(in_fabric)
     }
 }
 
