@@ -3,7 +3,8 @@
 //! per-replication build by the kind's crate through [`NetworkKind`] — [`IdealConfig`] and
 //! [`FlowConfig`] (icn-fabric), [`XSwitchFabricConfig`] (icn-thnet) and [`VcFabricConfig`] (icn-router; the
 //! latter's network keys are `model = "vc-router"`'s, [`icn_router::vc_net`]),
-//! [`SciRingFabricConfig`] (icn-sci). Each struct has `deny_unknown_fields`, so a key of
+//! [`SciRingFabricConfig`] and [`SciSwitchedFabricConfig`] (icn-sci; their keys are `model =
+//! "sci"`'s and `model = "sci-switched"`'s). Each struct has `deny_unknown_fields`, so a key of
 //! another kind is an error naming the kinds that read it.
 //!
 //! This module is the registry: [`network_registry!`](crate::network_registry) lists the
@@ -21,7 +22,7 @@ use icn_fabric::ideal::IdealConfig;
 #[cfg(doc)]
 use icn_fabric::kind::NetworkKind;
 use icn_router::fabric_config::VcFabricConfig;
-use icn_sci::fabric::SciRingFabricConfig;
+use icn_sci::fabric::{SciRingFabricConfig, SciSwitchedFabricConfig};
 use icn_thnet::fabric_config::XSwitchFabricConfig;
 
 /// Writes a registry of network kinds from one line per kind, `Variant => Config` (a
@@ -255,8 +256,10 @@ network_registry! {
     Xswitch => XSwitchFabricConfig,
     /// Virtual-channel routers (`model = "vc-router"`'s network).
     VcRouter => VcFabricConfig,
-    /// One SCI ring.
+    /// One SCI ring (`model = "sci"`'s ring).
     SciRing => SciRingFabricConfig,
+    /// SCI rings joined by switches (`model = "sci-switched"`'s system).
+    SciSwitched => SciSwitchedFabricConfig,
 }
 
 impl FabricConfig {

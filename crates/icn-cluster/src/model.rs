@@ -9,7 +9,7 @@
 //! [nic]               # kind = zero | simple | pipeline (see icn_cluster::nic)
 //! kind = "pipeline"
 //! design = "myvia"
-//! [fabric]            # kind = ideal | flow | xswitch | vc-router | sci-ring, with that fabric's keys
+//! [fabric]            # kind = ideal | flow | xswitch | vc-router | sci-ring | sci-switched, with that fabric's keys
 //! kind = "xswitch"
 //! topology = "ccc:3,3"
 //! ```
@@ -658,8 +658,8 @@ fn report<F: Fabric + ?Sized>(o: &Outcome, f: &F, point: &ClusterPoint) -> Metri
 impl Model for Cluster {
     const NAME: &'static str = "cluster";
     const DOC: &'static icn_engine::ModelDoc = &doc::DOC;
-    const ABOUT: &'static str = "a program's messages through host/NIC endpoints into any fabric (ideal, xswitch, vc-router, sci-ring)";
-    /// Its xswitch and vc-router fabrics; the ideal and sci-ring fabrics run whole on every rank.
+    const ABOUT: &'static str = "a program's messages through host/NIC endpoints into any fabric (ideal, flow, xswitch, vc-router, sci-ring, sci-switched)";
+    /// Its xswitch and vc-router fabrics; the ideal, flow and SCI fabrics run whole on every rank.
     const SPREADS_NETWORK: bool = true;
     type Config = ClusterConfig;
     type Prepared = ClusterPoint;

@@ -106,13 +106,12 @@ impl<F: Fabric> Fabric for Watched<F> {
 /// 64-byte send per 32 ns, faster than a node's share of the ring), with a transmit queue of
 /// `depth` sends.
 fn run(depth: usize) -> (Outcome, Watched<icn_sci::fabric::SciRingFabric>) {
-    let ring = SciRingFabricConfig {
+    let mut ring = SciRingFabricConfig {
         topology: "ring:4".into(),
-        send_queue_depth: depth,
         ..SciRingFabricConfig::default()
-    }
-    .build()
-    .unwrap();
+    };
+    ring.ring.send_queue_depth = depth;
+    let ring = ring.build().unwrap();
     let mut fabric = Watched::new(ring);
     let endpoint = Endpoint::build(
         &NicConfig {

@@ -274,10 +274,11 @@ mod conservation {
         let mut cfg = ClusterConfig {
             fabric: fabric(
                 kind,
-                if kind == FabricKind::SciRing {
-                    "ring:9"
-                } else {
-                    "mesh:3x3"
+                match kind {
+                    FabricKind::SciRing => "ring:9",
+                    // 4 rings of 8 hosts.
+                    FabricKind::SciSwitched => "ring-of-rings",
+                    _ => "mesh:3x3",
                 },
             ),
             ..ClusterConfig::default()
@@ -307,7 +308,7 @@ mod conservation {
         #[test]
         fn every_message_is_delivered_once_in_order_on_every_fabric(
             transfers in prop::collection::vec((0usize..9, 1usize..9, 0u64..2000, 0u32..3), 1..40),
-            kind in prop::sample::select(vec![FabricKind::Ideal, FabricKind::Xswitch, FabricKind::VcRouter, FabricKind::SciRing]),
+            kind in prop::sample::select(vec![FabricKind::Ideal, FabricKind::Xswitch, FabricKind::VcRouter, FabricKind::SciRing, FabricKind::SciSwitched]),
             nic in prop::sample::select(vec![NicKind::Zero, NicKind::Simple, NicKind::Pipeline]),
         ) {
             let mut program = Program::new(9);
@@ -512,12 +513,13 @@ fn one_long_replication_moves_the_progress_bar_as_it_runs() {
 }
 
 /// Every fabric with its topology for the wire/waiting tests.
-const EVERY_FABRIC: [(FabricKind, &str); 5] = [
+const EVERY_FABRIC: [(FabricKind, &str); 6] = [
     (FabricKind::Ideal, "mesh:4x4"),
     (FabricKind::Flow, "crossbar:16"),
     (FabricKind::Xswitch, "mesh:4x4"),
     (FabricKind::VcRouter, "mesh:4x4"),
     (FabricKind::SciRing, "ring:16"),
+    (FabricKind::SciSwitched, "ring-of-rings"),
 ];
 
 /// Issue 21, the fabric layer split: a message's fabric time is wire (its packets alone on

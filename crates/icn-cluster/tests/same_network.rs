@@ -5,8 +5,8 @@
 //!
 //! Cases: vc-router (`torus:8x8` `dim_order`, dragonfly UGAL, fat tree `nca_fattree`, the
 //! speculative router with pipeline delays and channel latencies), the X-Switch mesh, the SCI
-//! ring (at the `sci` model's ring defaults: its `[fabric]` has three keys so far). Not yet:
-//! switched SCI, which is no cluster fabric yet.
+//! ring (`model = "sci"`'s ring keys, at their defaults and changed) and switched SCI (ring of
+//! rings, crossbar with machine-wide intelligent A/B aging, grid).
 //!
 //! The cluster's fabric is built as the cluster builds it (`FabricConfig::from_table`, then
 //! `prepare` and `build` of the kind registry); its clock and flit size are set so that a
@@ -146,45 +146,122 @@ fn vc_router_speculative_with_delays() {
     );
 }
 
-/// The SCI ring the `sci` model describes (its `SciConfig` at the model's defaults: A/B
-/// aging, 4 active buffers, 4-packet input queues, 120-cycle service time, SAT) and the
-/// cluster's `[fabric] kind = "sci-ring"`, standard and intelligent A/B aging.
-#[test]
-fn sci_ring() {
-    use icn_sci::config::SciConfig;
-    use icn_sci::fabric::SciRingFabric;
-    let traffic = icn_fabric::traffic::TrafficConfig::default();
-    let w = OpenLoop {
+/// The light open-loop workload of the SCI cases: 64-byte sends at a tenth of a node's
+/// link.
+fn sci_workload(traffic: &icn_fabric::traffic::TrafficConfig) -> OpenLoop<'_> {
+    OpenLoop {
         load: 0.1,
         sizes: icn_fabric::traffic::Sizes {
             size: 64,
             size_large: 64,
             large_fraction: 0.0,
         },
-        traffic: &traffic,
+        traffic,
         trace: &[],
         grid: None,
         warmup: 2_000,
         measure: 20_000,
         drain: 200_000,
         on_deadlock: icn_fabric::harness::OnDeadlock::Error,
-    };
-    for intelligent in [false, true] {
-        let ring = SciConfig {
-            nodes: 6,
-            ..SciConfig::default()
-        };
-        let mut model_net = SciRingFabric::new(&ring, intelligent).unwrap();
-        let model = harness::run(&mut model_net, &w, 9, &NoProgress, |_, _, _| {}).unwrap();
-        let fabric =
-            format!("kind = \"sci-ring\"\ntopology = \"ring:6\"\nintelligent = {intelligent}\n");
-        agree("sci ring", (model, cluster_run(&fabric, &w, 9)));
     }
 }
 
+/// `model = "sci"` with the ring keys `keys` on `nodes` nodes, and the cluster's `[fabric]
+/// kind = "sci-ring"` with the same keys on `ring:nodes`, both driven by one workload.
+fn sci_ring_both_ways(nodes: usize, keys: &str, seed: u64) -> (Metrics, Metrics) {
+    use icn_sci::config::{SciConfig, Transmitter};
+    use icn_sci::fabric::SciRingFabric;
+    let traffic = icn_fabric::traffic::TrafficConfig::default();
+    let w = sci_workload(&traffic);
+    let cfg: SciConfig = model_config(&format!("nodes = {nodes}\n{keys}"));
+    let ring = icn_sci::Sci::prepare(&cfg, &Context::default()).unwrap();
+    let mut model_net =
+        SciRingFabric::new(&ring, ring.transmitter == Transmitter::Intelligent).unwrap();
+    let model = harness::run(&mut model_net, &w, seed, &NoProgress, |_, _, _| {}).unwrap();
+    let fabric = format!("kind = \"sci-ring\"\ntopology = \"ring:{nodes}\"\n{keys}");
+    (model, cluster_run(&fabric, &w, seed))
+}
+
+/// The SCI ring the `sci` model describes and the cluster's `[fabric] kind = "sci-ring"`: at
+/// the model's defaults (A/B aging, 4 active buffers, 4-packet input queues, 120-cycle
+/// service time, SAT) with either transmitter, and with every ring key away from its
+/// default (the `[fabric]` had four keys before, and the receiver's service time that caps
+/// a lone stream at 267 MB/s was not one of them).
+#[test]
+fn sci_ring() {
+    for transmitter in ["standard", "intelligent"] {
+        agree(
+            "sci ring",
+            sci_ring_both_ways(6, &format!("transmitter = \"{transmitter}\"\n"), 9),
+        );
+    }
+    let every_key = "transmitter = \"intelligent\"\nreceiver = \"counted-ab\"\n\
+        generation_end = \"quiet-window\"\nquiet_window = 150\nactive_buffers = 2\nqueue_depth = 2\n\
+        service_time = 30\nsend_queue_depth = 16\ndata_bytes = [256]\ncrc_outside_header = true\n\
+        sat_quota = 1\n";
+    let changed = agree("sci ring, every key", sci_ring_both_ways(5, every_key, 3));
+    let (defaults, _) = sci_ring_both_ways(5, "", 3);
+    assert_ne!(
+        changed.fingerprint(),
+        defaults.fingerprint(),
+        "the keys reach the ring"
+    );
+    agree(
+        "sci ring, no aging, no SAT",
+        sci_ring_both_ways(
+            4,
+            "receiver = \"no-aging\"\nbandwidth_allocation = \"none\"\nunbounded_queue = true\n",
+            5,
+        ),
+    );
+}
+
+/// `model = "sci-switched"` with the network keys `keys` and the cluster's `[fabric] kind =
+/// "sci-switched"` with the same keys, both driven by one workload.
+fn sci_switched_both_ways(keys: &str, seed: u64) -> (Metrics, Metrics) {
+    use icn_sci::fabric::SciSwitchedFabric;
+    use icn_sci::switched::{SciSwitched, SwitchedConfig};
+    let traffic = icn_fabric::traffic::TrafficConfig::default();
+    let w = sci_workload(&traffic);
+    let cfg: SwitchedConfig = model_config(keys);
+    let system = SciSwitched::prepare(&cfg, &Context::default()).unwrap();
+    let mut model_net = SciSwitchedFabric::new(std::sync::Arc::new(system), seed).unwrap();
+    let model = harness::run(&mut model_net, &w, seed, &NoProgress, |_, _, _| {}).unwrap();
+    let fabric = format!("kind = \"sci-switched\"\n{keys}");
+    (model, cluster_run(&fabric, &w, seed))
+}
+
+/// Switched SCI, the network `model = "sci-switched"` describes, and the cluster's
+/// `[fabric] kind = "sci-switched"`: a ring of rings with standard A/B aging, a crossbar
+/// with intelligent A/B aging machine-wide (serve status relayed by the switches), and a
+/// grid with slow, shallow switches.
+#[test]
+fn sci_switched() {
+    let ring_of_rings = "topology = \"ring-of-rings\"\nrings = 3\n[ring]\nnodes = 3\n";
+    let m = agree("ring of rings", sci_switched_both_ways(ring_of_rings, 1));
+    assert_eq!(m.require("unfinished").unwrap(), 0.0);
+    agree(
+        "crossbar, intelligent",
+        sci_switched_both_ways(
+            "topology = \"crossbar\"\nrings = 2\nremote_status = true\n[ring]\nnodes = 4\ntransmitter = \"intelligent\"\n",
+            2,
+        ),
+    );
+    agree(
+        "grid",
+        sci_switched_both_ways(
+            "topology = \"grid\"\ngrid_rows = 2\ngrid_cols = 2\nretry_order = \"least-recent\"\n\
+             [switch]\nqueue_depth = 2\nservice_time = 60\n[ring]\nnodes = 3\nservice_time = 60\n",
+            3,
+        ),
+    );
+}
+
 /// Issue 31, item 2: the open-loop harness drives every kind of the cluster's registry — the
-/// clockless ideal and flow fabrics (1-ps cycles) too — and at a light load every measured
-/// packet arrives and the accepted load is the offered one.
+/// clockless ideal and flow fabrics (1-ps cycles) and switched SCI too — at a light load and
+/// at twice and four times it: a load–latency curve per kind. At the light load every
+/// measured packet arrives and the accepted load is the offered one; at four times it the
+/// mean latency is higher. The curves are printed (`-- --nocapture`; docs/cluster.md).
 #[test]
 fn the_open_loop_harness_drives_every_kind() {
     use icn_cluster::fabric::FabricKind;
@@ -201,25 +278,34 @@ fn the_open_loop_harness_drives_every_kind() {
                 20_000_000,
             ),
             FabricKind::Xswitch => ("topology = \"mesh:2x2\"", 0.1, 20_000),
-            FabricKind::VcRouter => ("topology = \"mesh:2x2\"", 0.16, 20_000),
+            // 16-byte flits: a tenth of a flit per cycle.
+            FabricKind::VcRouter => ("topology = \"mesh:2x2\"", 1.6, 20_000),
             FabricKind::SciRing => ("topology = \"ring:4\"", 0.2, 20_000),
+            FabricKind::SciSwitched => (
+                "topology = \"ring-of-rings\"\nrings = 2\n[ring]\nnodes = 2",
+                0.1,
+                20_000,
+            ),
         };
-        let w = OpenLoop {
-            load,
-            sizes: icn_fabric::traffic::Sizes {
-                size: 64,
-                size_large: 64,
-                large_fraction: 0.0,
-            },
-            traffic: &traffic,
-            trace: &[],
-            grid: None,
-            warmup: measure / 10,
-            measure,
-            drain: 10 * measure,
-            on_deadlock: icn_fabric::harness::OnDeadlock::Error,
+        let at = |load: f64| {
+            let w = OpenLoop {
+                load,
+                sizes: icn_fabric::traffic::Sizes {
+                    size: 64,
+                    size_large: 64,
+                    large_fraction: 0.0,
+                },
+                traffic: &traffic,
+                trace: &[],
+                grid: None,
+                warmup: measure / 10,
+                measure,
+                drain: 10 * measure,
+                on_deadlock: icn_fabric::harness::OnDeadlock::Error,
+            };
+            cluster_run(&format!("kind = \"{}\"\n{keys}\n", kind.name()), &w, 4)
         };
-        let m = cluster_run(&format!("kind = \"{}\"\n{keys}\n", kind.name()), &w, 4);
+        let m = at(load);
         let (offered, accepted) = (
             m.require("offered").unwrap(),
             m.require("accepted").unwrap(),
@@ -230,7 +316,29 @@ fn the_open_loop_harness_drives_every_kind() {
             (accepted - offered).abs() < 0.15 * offered,
             "{kind:?}: {offered} {accepted}"
         );
-        assert!(m.require("latency_mean").unwrap() > 0.0, "{kind:?}");
+        let light = m.require("latency_mean").unwrap();
+        let mut latency = light;
+        assert!(latency > 0.0, "{kind:?}");
+        println!(
+            "{:>12}: load {load:.3e} B/cycle: latency {latency:.1} cycles",
+            kind.name()
+        );
+        for factor in [2.0, 4.0] {
+            let m = at(factor * load);
+            let l = m.require("latency_mean").unwrap();
+            println!(
+                "{:>12}: load {:.3e} B/cycle: latency {l:.1} cycles, accepted {:.3e}, unfinished {}",
+                kind.name(),
+                factor * load,
+                m.require("accepted").unwrap(),
+                m.require("unfinished").unwrap()
+            );
+            latency = l;
+        }
+        assert!(
+            latency > light,
+            "{kind:?}: latency {light} at the light load, {latency} at four times it"
+        );
         seen.push(kind);
     }
     assert_eq!(seen, FabricKind::ALL);

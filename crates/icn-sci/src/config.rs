@@ -122,8 +122,8 @@ pub struct SciConfig {
     /// An input queue that always has space.
     pub unbounded_queue: bool,
     /// Cycles the receiver needs to consume one packet from its input queue, 0..=1_000_000.
-    /// Default 60 cycles (120 ns, ≈ 0.53 GB/s of 64-byte data): slower than the link's 41
-    /// cycles per 64-byte send, so a hot spot congests from about load 0.25 (8 nodes, 30 %).
+    /// Default 120 cycles (240 ns, ≈ 267 MB/s of 64-byte data): slower than the link's 41
+    /// cycles per 64-byte send, so a hot spot congests at a low load.
     pub service_time: u64,
     /// Send-queue capacity per node, 1..=1_000_000: generated sends that find it full are
     /// dropped at the source and counted (`source_drops`); this bounds memory and drain time

@@ -96,17 +96,18 @@ pub const KEYS: &[Key] = &[
 /// The keys of `[fabric]` of the kinds that do not document their own (each row says which
 /// kinds read it); the kinds that do are listed by [`DOC`] under their `kind`, from the table
 /// their model is documented by (`xswitch`: [`icn_thnet::xswitch_net::KEYS`], `vc-router`:
-/// [`icn_router::vc_net::KEYS`]).
+/// [`icn_router::vc_net::KEYS`], `sci-ring`: [`icn_sci::config::doc::RING_KEYS`],
+/// `sci-switched`: [`icn_sci::switched::config::doc::NET_KEYS`] and the rings').
 pub const FABRIC_KEYS: &[Key] = &[
     key(
         "kind",
         "",
-        "fabric model: `ideal`, `flow` (flows sharing links max-min, SimGrid's CM02), `xswitch`, `vc-router` or `sci-ring`",
+        "fabric model: `ideal`, `flow` (flows sharing links max-min, SimGrid's CM02), `xswitch`, `vc-router`, `sci-ring` or `sci-switched`",
     ),
     key(
         "topology",
         "",
-        "the fabric's network: an icn-topo graph (ideal, flow), any VC-router network spelling (`fattree:K,N`, `dragonfly:P`, `hypercube:D`, `torus:4x4x4`, `mesh:8x8,2`, `graph:..`) or `crossbar:N` (ideal, xswitch up to 5 ports, vc-router), `ring:N` (sci-ring)",
+        "the fabric's network: an icn-topo graph (ideal, flow), any VC-router network spelling (`fattree:K,N`, `dragonfly:P`, `hypercube:D`, `torus:4x4x4`, `mesh:8x8,2`, `graph:..`) or `crossbar:N` (ideal, xswitch up to 5 ports, vc-router), `ring:N` (sci-ring), `ring-of-rings`, `grid`, `crossbar` or `single` (sci-switched)",
     ),
     key("hop_ns", "ns", "ideal: latency per hop"),
     key(
@@ -132,30 +133,17 @@ pub const FABRIC_KEYS: &[Key] = &[
     key("contention", "", "ideal: packets share links"),
     key("max_packet", "bytes", "ideal: largest packet"),
     key(
-        "sci_data_bytes",
-        "bytes",
-        "sci-ring: data bytes per SCI send (16, 64 or 256)",
-    ),
-    key(
-        "intelligent",
-        "",
-        "sci-ring: intelligent A/B aging instead of standard A/B aging",
-    ),
-    key(
         "window",
         "packets",
         "ideal, flow, vc-router: packets an endpoint may have in flight before the fabric refuses more and the NIC holds its DMA (0: unbounded)",
-    ),
-    key(
-        "send_queue_depth",
-        "sends",
-        "sci-ring: sends a node's transmit queue holds before the fabric refuses more and the NIC holds its DMA",
     ),
 ];
 
 /// The selectors of the kinds whose keys are documented beside the kind, in its crate.
 const XSWITCH: &str = "fabric.kind=\"xswitch\"";
 const VC_ROUTER: &str = "fabric.kind=\"vc-router\"";
+const SCI_RING: &str = "fabric.kind=\"sci-ring\"";
+const SCI_SWITCHED: &str = "fabric.kind=\"sci-switched\"";
 
 /// `[placement]`: where each rank runs.
 pub const PLACEMENT_KEYS: &[Key] = &[
@@ -367,6 +355,26 @@ pub const DOC: ModelDoc = ModelDoc {
             prefix: "fabric.",
             keys: icn_router::fabric_config::VC_FABRIC_KEYS,
             when: VC_ROUTER,
+        },
+        KeyGroup {
+            prefix: "fabric.",
+            keys: icn_sci::config::doc::RING_KEYS,
+            when: SCI_RING,
+        },
+        KeyGroup {
+            prefix: "fabric.",
+            keys: icn_sci::switched::config::doc::NET_KEYS,
+            when: SCI_SWITCHED,
+        },
+        KeyGroup {
+            prefix: "fabric.ring.",
+            keys: icn_sci::config::doc::KEYS,
+            when: SCI_SWITCHED,
+        },
+        KeyGroup {
+            prefix: "fabric.ring.",
+            keys: icn_sci::config::doc::RING_KEYS,
+            when: SCI_SWITCHED,
         },
         KeyGroup {
             prefix: "placement.",

@@ -30,9 +30,64 @@ use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Status};
 pub struct SciSwitched;
 
 /// A validated point: the config and its topology.
+#[derive(Clone, Debug)]
 pub struct Prepared {
     pub cfg: SwitchedConfig,
     pub topo: Topology,
+}
+
+impl Prepared {
+    /// Checks every key (each ring's protocol keys with the ring's real size) and builds
+    /// the topology: what the model and the cluster's `sci-switched` fabric run on.
+    pub fn new(cfg: &SwitchedConfig) -> Result<Prepared, Invalid> {
+        cfg.validate_fields()?;
+        let topo = Topology::build(cfg)?;
+        for layout in &topo.rings {
+            let mut rc = crate::config::SciConfig {
+                nodes: layout.nodes(),
+                ..cfg.ring.clone()
+            };
+            rc.traffic.pattern = crate::config::SendPattern::Uniform;
+            rc.traffic.hotspot_node = 0;
+            rc.validate().map_err(|e| Invalid {
+                key: format!("ring.{}", e.key),
+                ..e
+            })?;
+        }
+        Invalid::check(
+            cfg.ring.traffic.hotspot_node < topo.hosts.len(),
+            "ring.traffic.hotspot_node",
+            &format!("0 ..= {} (hosts − 1)", topo.hosts.len() - 1),
+            cfg.ring.traffic.hotspot_node,
+        )?;
+        check_queues_fit(cfg, &topo, icn_engine::memory::available_memory())?;
+        Ok(Prepared {
+            cfg: cfg.clone(),
+            topo,
+        })
+    }
+}
+
+/// Each ring's own check counts its queues; together, every node's send and input queues at
+/// their full depths (≈ 32 bytes a send, as for one ring) and every agent's switch queue
+/// must fit in `available` bytes, or the system is refused naming `ring.send_queue_depth`.
+fn check_queues_fit(cfg: &SwitchedConfig, topo: &Topology, available: u64) -> Result<(), Invalid> {
+    let nodes: usize = topo.rings.iter().map(|l| l.nodes()).sum();
+    let input = if cfg.ring.unbounded_queue {
+        0
+    } else {
+        cfg.ring.queue_depth as u128
+    };
+    let depth = cfg.ring.send_queue_depth as u128 + input + cfg.switch.queue_depth as u128;
+    icn_engine::memory::check_fits(
+        "ring.send_queue_depth",
+        &format!(
+            "queues of {depth} sends per node ({nodes} nodes on {} rings) when full",
+            topo.rings.len()
+        ),
+        32 * depth * nodes as u128,
+        available,
+    )
 }
 
 /// The configuration `icnlab bench sci-switched` times: 4 host rings of 8 hosts around a
@@ -133,31 +188,7 @@ impl Model for SciSwitched {
     }
 
     fn prepare(cfg: &SwitchedConfig, _ctx: &icn_engine::Context) -> Result<Prepared, Invalid> {
-        cfg.validate_fields()?;
-        let topo = Topology::build(cfg)?;
-        // Every ring's protocol keys, checked with the ring's real size.
-        for layout in &topo.rings {
-            let mut rc = crate::config::SciConfig {
-                nodes: layout.nodes(),
-                ..cfg.ring.clone()
-            };
-            rc.traffic.pattern = crate::config::SendPattern::Uniform;
-            rc.traffic.hotspot_node = 0;
-            rc.validate().map_err(|e| Invalid {
-                key: format!("ring.{}", e.key),
-                ..e
-            })?;
-        }
-        Invalid::check(
-            cfg.ring.traffic.hotspot_node < topo.hosts.len(),
-            "ring.traffic.hotspot_node",
-            &format!("0 ..= {} (hosts − 1)", topo.hosts.len() - 1),
-            cfg.ring.traffic.hotspot_node,
-        )?;
-        Ok(Prepared {
-            cfg: cfg.clone(),
-            topo,
-        })
+        Prepared::new(cfg)
     }
 
     fn run_prepared(
@@ -207,5 +238,33 @@ impl Model for SciSwitched {
                 Ok(m)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sixteen rings of 63 hosts and a backbone (17 rings, 1 040 nodes) with queues of 10^6
+    /// sends: one ring's queues take 4 GB, the whole system's ≈ 67 GB, refused in 8 GB naming
+    /// `ring.send_queue_depth`; at the default depths (76 sends a node: 2.5 MB) it fits.
+    #[test]
+    fn the_queues_of_every_ring_together_must_fit() {
+        let mut cfg = SwitchedConfig {
+            rings: 16,
+            ..SwitchedConfig::default()
+        };
+        cfg.ring.nodes = 63;
+        let topo = Topology::build(&cfg).unwrap();
+        check_queues_fit(&cfg, &topo, 8 << 20).unwrap();
+        cfg.ring.send_queue_depth = 1_000_000;
+        cfg.ring.queue_depth = 1_000_000;
+        let e = check_queues_fit(&cfg, &topo, 8 << 30).unwrap_err();
+        assert_eq!(e.key, "ring.send_queue_depth");
+        assert!(
+            e.message.contains("1040 nodes on 17 rings"),
+            "{}",
+            e.message
+        );
     }
 }

@@ -92,6 +92,8 @@ pub struct System {
     /// Per switch and input, the route of the head last seen.
     head_cache: Vec<Vec<Option<HeadRoute>>>,
     log: Option<Vec<(u64, usize, usize, usize)>>,
+    /// Driven from outside ([`System::drive_externally`]): final acceptances reported here.
+    external: Option<Vec<Outbox>>,
 }
 
 impl System {
@@ -213,7 +215,60 @@ impl System {
                 .collect(),
             head_cache: topo.switches.iter().map(|r| vec![None; r.len()]).collect(),
             log: None,
+            external: None,
         })
+    }
+
+    /// Turns the system into a network driven from outside (the cluster's `sci-switched`
+    /// fabric): no measurement window (nothing is counted, so nothing grows with the run),
+    /// sends queued by [`System::offer`], final acceptances reported by
+    /// [`System::step_external`].
+    pub fn drive_externally(&mut self) {
+        self.measure_start = u64::MAX;
+        self.gen_end = u64::MAX;
+        self.external = Some(Vec::new());
+    }
+
+    /// Queues send `seq` from host `src` to host `dst` at its host, towards the target or
+    /// the agent towards its ring; false, with nothing changed, when the host's send queue
+    /// is full.
+    pub fn offer(&mut self, src: usize, dst: usize, size_class: u8, seq: u64) -> bool {
+        queue_at_host(
+            &self.topo,
+            &mut self.rings,
+            &mut self.txns,
+            (src, dst, size_class, seq),
+            self.now,
+        )
+    }
+
+    /// Sends in host `src`'s send queue.
+    pub fn host_queued(&self, src: usize) -> usize {
+        let (r, local) = self.topo.hosts[src];
+        self.rings[usize::from(r)].send_queued(usize::from(local))
+    }
+
+    /// One cycle without generation, appending the final acceptances of a system
+    /// [driven from outside](System::drive_externally) to `out`.
+    pub fn step_external(&mut self, out: &mut Vec<Outbox>) {
+        self.cycle(false);
+        if let Some(acc) = &mut self.external {
+            out.append(acc);
+        }
+    }
+
+    /// Nothing in flight and every ring settled ([`Sim::settled`]): an idle cycle changes
+    /// only the clocks and the SATs' places (the relays see no change of serve status).
+    pub fn settled(&self) -> bool {
+        self.txns.is_empty() && self.rings.iter().all(Sim::settled)
+    }
+
+    /// Advances a [settled](System::settled) system by `cycles`, exactly as stepping.
+    pub fn skip_settled(&mut self, cycles: u64) {
+        for ring in &mut self.rings {
+            ring.skip_settled(cycles);
+        }
+        self.now += cycles;
     }
 
     /// Turns on every ring's event log and the system's log of final acceptances.
@@ -336,6 +391,16 @@ impl System {
     }
 
     fn diagnose(&self) -> String {
+        format!(
+            "drain did not finish within drain_limit_cycles = {}: {}",
+            self.drain_limit,
+            self.stuck()
+        )
+    }
+
+    /// What is stuck where: sends not yet at their target, the rings that are not quiet,
+    /// the switch queues.
+    pub fn stuck(&self) -> String {
         let agents: Vec<String> = self
             .rings
             .iter()
@@ -354,9 +419,7 @@ impl System {
             .map(|(r, ring)| format!("ring {r}: {}", ring.diagnose()))
             .collect();
         format!(
-            "drain did not finish within drain_limit_cycles = {}: {} sends not yet at their \
-             target; rings: {}; switch queues: {}",
-            self.drain_limit,
+            "{} sends not yet at their target; rings: {}; switch queues: {}",
             self.txns.len(),
             rings.join(" | "),
             if agents.is_empty() {
@@ -399,20 +462,7 @@ impl System {
                 measure.per_src_generated[src] += 1;
                 measure.generated_symbols += u64::from(lens[usize::from(a.size_class)]);
             }
-            let (r, local) = topo.hosts[src];
-            let r = usize::from(r);
-            let hop = topo.hop_dst(r, dst);
-            if rings[r].inject_created(local, hop, a.size_class, *seq, dst as u16) {
-                txns.insert(
-                    *seq,
-                    Txn {
-                        src: src as u16,
-                        dst: dst as u16,
-                        created: now,
-                        retries: 0,
-                        local: topo.hosts[dst].0 == topo.hosts[src].0,
-                    },
-                );
+            if queue_at_host(topo, rings, txns, (src, dst, a.size_class, *seq), now) {
                 *seq += 1;
             } else if measuring {
                 measure.source_drops += 1;
@@ -443,6 +493,9 @@ impl System {
                     let Some(t) = self.txns.get(&seq).copied() else {
                         continue;
                     };
+                    if let Some(acc) = &mut self.external {
+                        acc.push(o);
+                    }
                     if let Some(log) = &mut self.log {
                         let host = self.topo.hosts.iter().position(|&h| h == (r as u16, node));
                         log.push((
@@ -599,6 +652,35 @@ impl System {
         m.epoch_b = merged(self.rings.iter().map(|r| &r.measure().epoch_b));
         m
     }
+}
+
+/// Queues send `seq` (`src` → `dst`, hosts, of data size class `size_class`) created at
+/// `now` at its host with the local destination on its ring (the target, or the agent
+/// towards the target's ring); false when the host's send queue is full.
+fn queue_at_host(
+    topo: &Topology,
+    rings: &mut [Sim],
+    txns: &mut HashMap<u64, Txn>,
+    (src, dst, size_class, seq): (usize, usize, u8, u64),
+    now: u64,
+) -> bool {
+    let (r, local) = topo.hosts[src];
+    let r = usize::from(r);
+    let hop = topo.hop_dst(r, dst);
+    let queued = rings[r].inject_created(local, hop, size_class, seq, dst as u16);
+    if queued {
+        txns.insert(
+            seq,
+            Txn {
+                src: src as u16,
+                dst: dst as u16,
+                created: now,
+                retries: 0,
+                local: topo.hosts[dst].0 == topo.hosts[src].0,
+            },
+        );
+    }
+    queued
 }
 
 /// Count and mean of several summaries (all the metrics use); one summary is kept as it is.

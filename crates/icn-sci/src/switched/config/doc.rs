@@ -5,7 +5,18 @@
 
 use icn_engine::doc::{Key, KeyGroup, ModelDoc, OptionalKey, Output, Sample, key, output};
 
-pub const KEYS: &[Key] = &[
+/// The model's own keys (its workload); the network's are [`NET_KEYS`] and the rings'
+/// [`crate::config::doc::RING_KEYS`].
+pub const KEYS: &[Key] = &[key(
+    "hot_ring_sends",
+    "",
+    "with a hot spot: whether the hosts on the hot host's own ring generate traffic",
+)];
+
+/// How the rings are joined and how the switches behave: the `sci-switched` model's keys and,
+/// with the same names, defaults, ranges and meaning, the cluster's `[fabric] kind =
+/// "sci-switched"`: one table, read by `icnlab keys sci-switched` and `icnlab keys cluster`.
+pub const NET_KEYS: &[Key] = &[
     key(
         "topology",
         "",
@@ -22,11 +33,6 @@ pub const KEYS: &[Key] = &[
         "remote_status",
         "",
         "intelligent transmitters: switches relay the serve status of the targets behind them",
-    ),
-    key(
-        "hot_ring_sends",
-        "",
-        "with a hot spot: whether the hosts on the hot host's own ring generate traffic",
     ),
     key(
         "switch.queue_depth",
@@ -182,8 +188,18 @@ pub const DOC: ModelDoc = ModelDoc {
             when: "",
         },
         KeyGroup {
+            prefix: "",
+            keys: NET_KEYS,
+            when: "",
+        },
+        KeyGroup {
             prefix: "ring.",
             keys: crate::config::doc::KEYS,
+            when: "",
+        },
+        KeyGroup {
+            prefix: "ring.",
+            keys: crate::config::doc::RING_KEYS,
             when: "",
         },
     ],
