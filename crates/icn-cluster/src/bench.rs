@@ -7,9 +7,10 @@ use crate::model::{BcastAlgorithm, Cluster, ClusterConfig, FabricConfig, Workloa
 use crate::nic::NicKind;
 use icn_engine::model::NoProgress;
 use icn_engine::{Model, ModelError};
-use icn_thnet::fabric_config::{VcFabricConfig, XSwitchFabricConfig};
-use icn_thnet::router::VcParams;
-use icn_thnet::vc_net::VcNetConfig;
+use icn_router::VcParams;
+use icn_router::fabric_config::VcFabricConfig;
+use icn_router::vc_net::VcNetConfig;
+use icn_thnet::fabric_config::XSwitchFabricConfig;
 use icn_thnet::xswitch_net::XSwitchNetConfig;
 
 mod ti32;

@@ -1,8 +1,8 @@
 //! `[fabric]`: `kind` names a network kind, and the rest of the table is that kind's keys:
 //! one struct per kind, owned with its defaults, checks, memory estimate, prepared network and
 //! per-replication build by the kind's crate through [`NetworkKind`] — [`IdealConfig`] and
-//! [`FlowConfig`] (icn-fabric), [`XSwitchFabricConfig`] and [`VcFabricConfig`] (icn-thnet; the
-//! latter's network keys are `model = "vc-router"`'s, [`icn_thnet::vc_net`]),
+//! [`FlowConfig`] (icn-fabric), [`XSwitchFabricConfig`] (icn-thnet) and [`VcFabricConfig`] (icn-router; the
+//! latter's network keys are `model = "vc-router"`'s, [`icn_router::vc_net`]),
 //! [`SciRingFabricConfig`] (icn-sci). Each struct has `deny_unknown_fields`, so a key of
 //! another kind is an error naming the kinds that read it.
 //!
@@ -20,8 +20,9 @@ use icn_fabric::flow::FlowConfig;
 use icn_fabric::ideal::IdealConfig;
 #[cfg(doc)]
 use icn_fabric::kind::NetworkKind;
+use icn_router::fabric_config::VcFabricConfig;
 use icn_sci::fabric::SciRingFabricConfig;
-use icn_thnet::fabric_config::{VcFabricConfig, XSwitchFabricConfig};
+use icn_thnet::fabric_config::XSwitchFabricConfig;
 
 /// Writes a registry of network kinds from one line per kind, `Variant => Config` (a
 /// [`NetworkKind`]): `FabricKind` (the names), `FabricConfig` (a `[fabric]` table: `kind`

@@ -75,6 +75,44 @@ pub trait NetworkKind:
     ) -> Result<Box<dyn Fabric>, Invalid>;
 }
 
+/// Prefixes a key with `fabric.` (the validators of the networks name bare keys).
+pub fn in_fabric(mut e: Invalid) -> Invalid {
+    if !e.key.starts_with("fabric.") {
+        e.key = format!("fabric.{}", e.key);
+    }
+    e
+}
+
+/// Picoseconds per cycle of a `clock_mhz` clock (the `fabric.clock_mhz` key).
+pub fn cycle_ps(clock_mhz: f64) -> Result<crate::Ps, Invalid> {
+    Invalid::check(
+        clock_mhz.is_finite() && (1.0..=1e6).contains(&clock_mhz),
+        "fabric.clock_mhz",
+        "1 ..= 10^6 MHz",
+        clock_mhz,
+    )?;
+    Ok((1e6 / clock_mhz).round() as crate::Ps)
+}
+
+/// A `threads` key with 0 resolved to the machine's cores.
+pub fn thread_count(threads: usize) -> usize {
+    match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+}
+
+/// Checks the depth `v` of an endpoint's input queue (rule 4 of the fabric interface), in
+/// `unit`, named `key`: 0 (unbounded) ..= 2^20.
+pub fn check_queue(key: &str, unit: &str, v: usize) -> Result<(), Invalid> {
+    Invalid::check(
+        v <= 1 << 20,
+        key,
+        &format!("0 (unbounded) ..= 2^20 {unit}"),
+        v,
+    )
+}
+
 impl NetworkKind for crate::ideal::IdealConfig {
     const NAME: &'static str = "ideal";
     type Prepared = usize;

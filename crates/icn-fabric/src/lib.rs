@@ -103,6 +103,18 @@ pub enum FabricError {
     Failed(String),
 }
 
+impl FabricError {
+    /// A cycle-driven network's step error: a failure while the network's watchdog says
+    /// `deadlocked` is a [`FabricError::Deadlock`] (its text the watchdog's diagnosis),
+    /// anything else [`FabricError::Failed`].
+    pub fn from_model(deadlocked: bool, e: icn_engine::ModelError) -> FabricError {
+        match e {
+            icn_engine::ModelError::Failed(why) if deadlocked => FabricError::Deadlock(why),
+            other => FabricError::Failed(other.to_string()),
+        }
+    }
+}
+
 /// Load of one directed router-to-router channel over the measurement window.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ChannelLoad {

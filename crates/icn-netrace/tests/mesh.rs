@@ -12,13 +12,15 @@ use common::{check, records};
 use icn_engine::Model;
 use icn_engine::model::NoProgress;
 use icn_fabric::Fabric;
+use icn_fabric::traffic::Grid;
 use icn_netrace::NetraceConfig;
 use icn_netrace::format::Reader;
 use icn_netrace::replay::{Plan, replay};
-use icn_thnet::fabric::{VcFabric, VcSpec, VcTopology, XSwitchFabric};
+use icn_router::VcParams;
+use icn_router::fabric::{VcFabric, VcSpec, VcTopology};
+use icn_thnet::fabric::XSwitchFabric;
 use icn_thnet::frame::Check;
-use icn_thnet::router::VcParams;
-use icn_thnet::topology::{Grid, Topology};
+use icn_thnet::topology::Topology;
 use icn_thnet::vc_model::{VcRouter, VcRouterConfig};
 use icn_thnet::xswitch::NetParams;
 use icn_thnet::xswitch_model::{XSwitch, XSwitchConfig};
@@ -180,7 +182,7 @@ fn the_models_refuse_what_does_not_fit() {
     assert_eq!(e.key, "netrace.file");
     // 64 trace nodes on a 4×4 mesh.
     let cfg = VcRouterConfig {
-        net: icn_thnet::vc_net::VcNetConfig::on("mesh:4x4"),
+        net: icn_router::vc_net::VcNetConfig::on("mesh:4x4"),
         netrace: netrace(&file),
         ..VcRouterConfig::default()
     };

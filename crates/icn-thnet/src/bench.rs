@@ -8,11 +8,11 @@
 //! included.
 
 use crate::vc_model::{VcRouter, VcRouterConfig};
-use crate::vc_net::VcNetConfig;
 use crate::xswitch_model::{XSwitch, XSwitchConfig};
 use crate::xswitch_net::XSwitchNetConfig;
 use icn_engine::model::NoProgress;
 use icn_engine::{Model, ModelError};
+use icn_router::vc_net::VcNetConfig;
 
 /// Routers (switches) of the 8×8 mesh of both workloads.
 pub const ROUTERS: u64 = 64;
@@ -122,8 +122,8 @@ pub fn lockstep_sync(cycles: u64) -> Result<f64, ModelError> {
         y: 1,
         wrap: false,
     };
-    let p = crate::router::grid::VcParams::unit_delays(2, 8, 1 << 30);
-    let mut net = crate::router::grid::par::ParVcNet::new(grid, p, 2)?;
+    let p = icn_router::grid::VcParams::unit_delays(2, 8, 1 << 30);
+    let mut net = icn_router::grid::par::ParVcNet::new(grid, p, 2)?;
     let mut got = Vec::new();
     for _ in 0..cycles {
         net.step(&mut got)?;

@@ -1,5 +1,6 @@
-//! TH-Net (THNPC-II) X-Switch networks simulated at symbol level, and a BookSim-style
-//! virtual-channel router to compare them with. Model notes and results: `docs/thnet.md`.
+//! TH-Net (THNPC-II) X-Switch networks simulated at symbol level, and the open-loop model of
+//! the BookSim-style virtual-channel routers (crate `icn_router`) to compare them with. Model
+//! notes and results: `docs/thnet.md`.
 //!
 //! Sans-IO protocol pieces (each a plain struct tested against the spec's tables):
 //! * [`symbol`]: the 9-bit X-Link symbol codec (data vs control characters);
@@ -15,13 +16,13 @@
 //! * [`xswitch_model`]: `model = "xswitch"` for the CLI.
 //!
 //! Virtual-channel router:
-//! * [`router`]: the cycle-driven networks of input-queued VC routers (BookSim2 `iq`), one
-//!   folder per microarchitecture, and their allocators;
+//! * the cycle-driven networks of input-queued VC routers (BookSim2 `iq`), their allocators,
+//!   their fabric and the `vc-router` network kind are crate `icn_router`;
 //! * [`vc_model`]: `model = "vc-router"` for the CLI.
 //!
-//! Both networks behind `icn_fabric::Fabric` ([`fabric`]), and the one open-loop
-//! load–latency experiment both models run on it (`icn_fabric::harness`, which every fabric can
-//! use).
+//! The X-Switch network behind `icn_fabric::Fabric` ([`fabric`]), and the one open-loop
+//! load–latency experiment both models run on their fabrics (`icn_fabric::harness`, which every
+//! fabric can use).
 //!
 //! [`bench`]: the standard speed workloads of both models (`icnlab bench xswitch vc-router`).
 
@@ -32,11 +33,9 @@ pub mod fifo;
 pub mod frame;
 pub mod nia;
 pub mod outport;
-pub mod router;
 pub mod symbol;
 pub mod topology;
 pub mod vc_model;
-pub mod vc_net;
 pub mod xswitch;
 pub mod xswitch_model;
 pub mod xswitch_net;

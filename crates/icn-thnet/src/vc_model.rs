@@ -1,5 +1,5 @@
 //! `model = "vc-router"`: the comparison network of input-queued VC routers
-//! ([`crate::router::grid`]), with BookSim2's conventions so that the same configuration can be run
+//! ([`icn_router::grid`]), with BookSim2's conventions so that the same configuration can be run
 //! in both: Bernoulli injection into unbounded source queues, uniform traffic including the
 //! source itself, packet latency = tail arrival − creation, statistics over packets created
 //! in a measurement window after warm-up, then drained.
@@ -9,13 +9,13 @@
 
 pub mod doc;
 
-use crate::fabric::VcFabric;
-use crate::vc_net::{VcNetConfig, VcPrepared};
 pub use crate::xswitch_model::OnDeadlock;
 use icn_engine::lockstep::Exchange;
 use icn_engine::{Context, Invalid, Metrics, Model, ModelError, Progress};
 use icn_fabric::harness::{self, OpenLoop};
 use icn_fabric::traffic::{self, Sizes, TrafficConfig};
+use icn_router::fabric::VcFabric;
+use icn_router::vc_net::{VcNetConfig, VcPrepared};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -8,10 +8,12 @@ use icn_fabric::Fabric;
 use icn_fabric::conformance::{
     Traffic, back_pressure, check, lone_train, skip_idle_matches_stepping, zero_load_is_exact,
 };
-use icn_thnet::fabric::{VcFabric, VcSpec, VcTopology, XSwitchFabric};
+use icn_fabric::traffic::Grid;
+use icn_router::VcParams;
+use icn_router::fabric::{VcFabric, VcSpec, VcTopology};
+use icn_thnet::fabric::XSwitchFabric;
 use icn_thnet::frame::Check;
-use icn_thnet::router::VcParams;
-use icn_thnet::topology::{Grid, Topology};
+use icn_thnet::topology::Topology;
 use icn_thnet::xswitch::NetParams;
 use std::sync::Arc;
 

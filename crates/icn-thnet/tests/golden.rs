@@ -14,9 +14,9 @@
 use icn_engine::model::NoProgress;
 use icn_engine::{Metrics, Model};
 use icn_fabric::traffic::TrafficPattern;
-use icn_thnet::router::alloc::AllocKind;
+use icn_router::alloc::AllocKind;
+use icn_router::vc_net::VcNetConfig;
 use icn_thnet::vc_model::{OnDeadlock, VcRouter, VcRouterConfig};
-use icn_thnet::vc_net::VcNetConfig;
 use icn_thnet::xswitch_model::{XSwitch, XSwitchConfig};
 use icn_thnet::xswitch_net::XSwitchNetConfig;
 use std::fmt::Write as _;

@@ -4,8 +4,8 @@
 
 use icn_engine::Model;
 use icn_engine::model::NoProgress;
+use icn_router::vc_net::VcNetConfig;
 use icn_thnet::vc_model::{VcRouter, VcRouterConfig};
-use icn_thnet::vc_net::VcNetConfig;
 use icn_thnet::xswitch_model::{XSwitch, XSwitchConfig};
 use icn_thnet::xswitch_net::XSwitchNetConfig;
 

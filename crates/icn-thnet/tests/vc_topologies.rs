@@ -4,8 +4,8 @@
 use icn_engine::Model;
 use icn_engine::model::NoProgress;
 use icn_fabric::traffic::TrafficPattern;
+use icn_router::vc_net::VcNetConfig;
 use icn_thnet::vc_model::{OnDeadlock, VcRouter, VcRouterConfig};
-use icn_thnet::vc_net::VcNetConfig;
 
 fn cfg(topology: &str, routing: &str, vcs: usize) -> VcRouterConfig {
     let mut net = VcNetConfig::on(topology);

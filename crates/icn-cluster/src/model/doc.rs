@@ -96,7 +96,7 @@ pub const KEYS: &[Key] = &[
 /// The keys of `[fabric]` of the kinds that do not document their own (each row says which
 /// kinds read it); the kinds that do are listed by [`DOC`] under their `kind`, from the table
 /// their model is documented by (`xswitch`: [`icn_thnet::xswitch_net::KEYS`], `vc-router`:
-/// [`icn_thnet::vc_net::KEYS`]).
+/// [`icn_router::vc_net::KEYS`]).
 pub const FABRIC_KEYS: &[Key] = &[
     key(
         "kind",
@@ -360,12 +360,12 @@ pub const DOC: ModelDoc = ModelDoc {
         },
         KeyGroup {
             prefix: "fabric.",
-            keys: icn_thnet::vc_net::KEYS,
+            keys: icn_router::vc_net::KEYS,
             when: VC_ROUTER,
         },
         KeyGroup {
             prefix: "fabric.",
-            keys: icn_thnet::fabric_config::VC_FABRIC_KEYS,
+            keys: icn_router::fabric_config::VC_FABRIC_KEYS,
             when: VC_ROUTER,
         },
         KeyGroup {

@@ -5,7 +5,7 @@
 
 use icn_engine::doc::{Key, KeyGroup, ModelDoc, Output, OutputTable, key, output};
 
-/// The model's own keys; the network's are the `vc-router` kind's ([`crate::vc_net::KEYS`]).
+/// The model's own keys; the network's are the `vc-router` kind's ([`icn_router::vc_net::KEYS`]).
 pub const KEYS: &[Key] = &[
     key("load", "flits/node/cycle", "offered load per node"),
     key(
@@ -81,7 +81,7 @@ pub const DOC: ModelDoc = ModelDoc {
     keys: &[
         KeyGroup {
             prefix: "",
-            keys: crate::vc_net::KEYS,
+            keys: icn_router::vc_net::KEYS,
             when: "",
         },
         KeyGroup {

@@ -1,7 +1,7 @@
 //! Set-ups the parallel-simulation tests share (`vc_threads.rs`, `spread_ranks.rs`).
 
+use icn_router::vc_net::VcNetConfig;
 use icn_thnet::vc_model::{OnDeadlock, VcRouterConfig};
-use icn_thnet::vc_net::VcNetConfig;
 
 /// A short `vc-router` run (200 warm-up, 800 measured, 1 500 drain cycles) whose deadlock is
 /// reported in the metrics rather than as an error.

@@ -1,6 +1,6 @@
 //! The per-router stages of [`VcAnyNet`]: VC allocation, switch allocation with traversal,
 //! injection from the terminals. Same policies and pointer rules as the fast path's
-//! (`router/grid/stages.rs`), over two-level masks instead of one word per router.
+//! (`grid/stages.rs`), over two-level masks instead of one word per router.
 
 // Indices address several parallel arrays (struct of arrays), so index loops are clearer.
 #![allow(clippy::needless_range_loop)]
@@ -25,7 +25,7 @@ impl VcAnyNet {
     /// VCs `o·V + w`. Round robin: each requester picks a VC from its pointer, each VC grants
     /// the requester nearest its pointer; iSLIP: each VC grants, each requester accepts.
     /// Pointers index the router's `R·V` input and output VCs, as in the fast path.
-    pub(in crate::router) fn vc_allocate(&mut self, r: usize) {
+    pub(crate) fn vc_allocate(&mut self, r: usize) {
         let (rad, v, now) = (self.radix, self.v, self.sh.now);
         let n = rad * v;
         let base = r * n;
@@ -158,8 +158,8 @@ impl VcAnyNet {
     /// granted input's VC round robin among its ready VCs bound for that output. Input ports
     /// in `taken_in` and output ports in `taken_out` are left out. `SPEC`: the requesters are
     /// not the ready VCs but the heads that won VC allocation this very cycle (speculative
-    /// switch allocation, `router/spec/`). Returns the input and output ports granted.
-    pub(in crate::router) fn switch_allocate<const SPEC: bool>(
+    /// switch allocation, `speculative/`). Returns the input and output ports granted.
+    pub(crate) fn switch_allocate<const SPEC: bool>(
         &mut self,
         r: usize,
         taken_in: u64,

@@ -1,7 +1,7 @@
 //! Tests of the VC router network: the zero-load formula, conservation, dateline torus.
 
 use super::*;
-use crate::router::VcNetwork;
+use crate::VcNetwork;
 
 fn params(vcs: usize) -> VcParams {
     VcParams::unit_delays(vcs, 8, 10_000)
@@ -79,10 +79,10 @@ fn stage_delays_add_per_hop() {
 }
 
 /// Random traffic with tiny buffers, then drained: every packet arrives exactly once and
-/// every credit is back ([`crate::router::conformance::exactly_once`]).
+/// every credit is back ([`crate::conformance::exactly_once`]).
 fn conservation(grid: Grid, p: VcParams, len: u32, rate: f64) {
     let mut e = crate::fabric::VcEngine::Grid(VcNet::new(grid, p).unwrap());
-    crate::router::conformance::exactly_once(&mut e, len, rate).unwrap();
+    crate::conformance::exactly_once(&mut e, len, rate).unwrap();
 }
 
 #[test]

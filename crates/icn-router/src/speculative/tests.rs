@@ -3,8 +3,8 @@
 //! rule refused by key.
 
 use super::*;
-use crate::router::VcNetwork;
-use crate::router::shell::VcParams;
+use crate::VcNetwork;
+use crate::shell::VcParams;
 use icn_engine::rng::{Rng, stream};
 use icn_topo::Network;
 use icn_topo::routing::Routing;
@@ -20,7 +20,7 @@ fn net_routing(spec: &str, routing: &str) -> (Arc<Network>, Arc<dyn Routing>) {
 /// Cycles from creation to the tail's arrival of one packet alone in `n`.
 fn alone<N: VcNetwork>(
     n: &mut N,
-    step: impl Fn(&mut N, &mut Vec<(u64, crate::router::PacketDone)>),
+    step: impl Fn(&mut N, &mut Vec<(u64, crate::PacketDone)>),
     src: usize,
     dst: usize,
     len: u32,
@@ -62,7 +62,7 @@ fn a_head_saves_its_vc_allocation_delay_at_every_router() {
 /// of 4 flits per terminal per cycle for 3 000 cycles, then drained.
 fn under_load<N: VcNetwork>(
     n: &mut N,
-    step: impl Fn(&mut N, &mut Vec<(u64, crate::router::PacketDone)>),
+    step: impl Fn(&mut N, &mut Vec<(u64, crate::PacketDone)>),
     rate: f64,
 ) -> (f64, usize) {
     let mut rng = stream(7, 0);

@@ -16,7 +16,7 @@
 //! With all delays 1: per hop 1 + 1 + 1 + 1 + 1 = 5 cycles; a packet created at `c` lands at
 //! the first router at `c + 2`, so its tail reaches the destination terminal at
 //! `c + 2 + 5·H + 5 + (L − 1) = c + 7 + 5·H + (L − 1)` — the zero-load formula, tested
-//! in `router/grid/tests.rs`. Routing is dimension order (x then y); on a torus the VCs split into
+//! in `grid/tests.rs`. Routing is dimension order (x then y); on a torus the VCs split into
 //! two dateline classes (class 1 after crossing the wrap-around link of the current
 //! dimension, reset on turning), which makes DOR deadlock-free there; with a single VC there
 //! are no classes and a torus can deadlock, which the watchdog reports (no flit moved for
@@ -30,8 +30,8 @@ use super::alloc::{AllocKind, allocate, islip_allocate5, rr_allocate5, rr_first}
 use super::shell::par::{InputVc, PortPlacer, vc_partition, watchdog};
 use super::shell::{HEAD, REMOTE, Shell, ShellSize, TAIL, event, overflow};
 pub use super::shell::{PacketDone, VcObserver, VcParams};
-use crate::topology::Grid;
 use icn_engine::{Invalid, ModelError};
+use icn_fabric::traffic::Grid;
 
 pub const P: usize = 5;
 const LOCAL: usize = 4;

@@ -2,8 +2,8 @@
 //! exactly-once delivery with credits conserved, the VC class split, bad parameters.
 
 use super::*;
-use crate::router::VcNetwork;
-use crate::router::alloc::rr_pick;
+use crate::VcNetwork;
+use crate::alloc::rr_pick;
 use icn_engine::rng::stream;
 use icn_topo::routing::trace;
 use icn_topo::{parse_network_spec, routing_for};
@@ -93,10 +93,10 @@ fn global_links_have_their_own_delay() {
 }
 
 /// Random traffic with tiny buffers, then drained: every packet arrives exactly once and
-/// every credit is back ([`crate::router::conformance::exactly_once`]).
+/// every credit is back ([`crate::conformance::exactly_once`]).
 fn conservation(spec: &str, routing: &str, p: VcParams, len: u32, rate: f64) {
     let mut e = crate::fabric::VcEngine::Any(Box::new(build(spec, routing, p)));
-    crate::router::conformance::exactly_once(&mut e, len, rate)
+    crate::conformance::exactly_once(&mut e, len, rate)
         .unwrap_or_else(|err| panic!("{spec} {routing}: {err}"));
 }
 

@@ -16,7 +16,7 @@
 //! an id of its own (ids decide nothing). The dateline class on a torus follows from the input
 //! port and VC (the grid's `VcNet::route`), not from state carried by the packet. The watchdog looks at
 //! the whole network: packets created minus delivered over all partitions, and the latest
-//! cycle any of them moved a flit. Tests: `router/grid/par_tests.rs`.
+//! cycle any of them moved a flit. Tests: `grid/par_tests.rs`.
 //!
 //! **Across processes.** [`ParNet::spread`] (and `ParNet::any_spread`) build only this MPI
 //! rank's block of `ranks × threads` partitions; the driver below runs replicated on every
@@ -183,8 +183,8 @@ pub type Record<N> = (PacketDone, <N as VcPartition>::Extra);
 macro_rules! vc_partition {
     ($net:ty, $extra:ty) => {
         impl icn_engine::lockstep::Partition for $net {
-            type Message = $crate::router::shell::par::VcMsg<($crate::router::PacketDone, $extra)>;
-            type Done = (u64, $crate::router::PacketDone);
+            type Message = $crate::shell::par::VcMsg<($crate::PacketDone, $extra)>;
+            type Done = (u64, $crate::PacketDone);
             type Error = icn_engine::ModelError;
 
             fn cycle(
@@ -193,9 +193,9 @@ macro_rules! vc_partition {
                 outbox: &mut [Vec<Self::Message>],
                 done: &mut Vec<Self::Done>,
             ) -> Result<(), icn_engine::ModelError> {
-                $crate::router::shell::par::absorb(self, inbox);
+                $crate::shell::par::absorb(self, inbox);
                 let stepped = self.step(done);
-                $crate::router::shell::par::send(self, outbox);
+                $crate::shell::par::send(self, outbox);
                 stepped
             }
 
@@ -206,7 +206,7 @@ macro_rules! vc_partition {
             }
 
             fn last_active(&self) -> u64 {
-                $crate::router::shell::par::VcPartition::shell(self).last_move
+                $crate::shell::par::VcPartition::shell(self).last_move
             }
         }
     };

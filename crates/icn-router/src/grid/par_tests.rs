@@ -1,12 +1,12 @@
 //! A partitioned grid network gives the sequential network's results bit for bit.
 
 use super::*;
+use crate::conformance::{self, Outcome};
 use crate::fabric::VcEngine;
-use crate::router::conformance::{self, Outcome};
-use crate::router::grid::par::ParVcNet;
+use crate::grid::par::ParVcNet;
 use proptest::prelude::*;
 
-/// The suite's run ([`crate::router::conformance::drive`]): random traffic for `cycles`,
+/// The suite's run ([`crate::conformance::drive`]): random traffic for `cycles`,
 /// then a drain of at most `cycles` more.
 fn drive(net: &mut VcEngine, rate: f64, max_len: u32, cycles: u64) -> Outcome {
     conformance::drive(net, rate, max_len, (cycles, cycles), 11)

@@ -2,11 +2,11 @@
 //! [`icn_topo::routing::Routing`] function — dragonflies, fat trees, flattened butterflies,
 //! hypercubes, meshes of any dimension.
 //!
-//! The router is the one of [`crate::router::grid`] (same stages, same timing table, same credit
+//! The router is the one of [`crate::grid`] (same stages, same timing table, same credit
 //! flow control, same allocator policies and pointer rules); what changes is the bookkeeping
 //! that the 5-port fast path packs into one 64-bit word per router:
 //!
-//! | state | fast path ([`crate::router::grid::VcNet`]) | here |
+//! | state | fast path ([`crate::grid::VcNet`]) | here |
 //! |---|---|---|
 //! | ports × VCs | 5 × ≤ 8, constants | `radix` ≤ [`MAX_RADIX`] × `vcs` ≤ [`MAX_VCS`], run time |
 //! | input VCs waiting for RC/VA, SA | one `u64` per router, bit `port·V + vc` | two levels: a `u64` of ports per router, a `u32` of VCs per port |
@@ -146,9 +146,9 @@ pub struct VcAnyNet {
     // Per input VC / output VC of a router, index `(r·R + i)·V + w`.
     va_in: Vec<u16>,
     va_out: Vec<u16>,
-    pub(in crate::router) routing_ports: Vec<u64>,
+    pub(crate) routing_ports: Vec<u64>,
     routing_vcs: Vec<u32>,
-    pub(in crate::router) sa_ports: Vec<u64>,
+    pub(crate) sa_ports: Vec<u64>,
     sa_vcs: Vec<u32>,
     // Terminals.
     term_port: Vec<u32>,
@@ -166,7 +166,7 @@ pub struct VcAnyNet {
 
 impl VcAnyNet {
     /// Blocked input VCs of the routers here, each with the input VC downstream it waits on
-    /// (as [`crate::router::grid::VcNet`]'s: a head whose every VC of its class is held waits on the
+    /// (as [`crate::grid::VcNet`]'s: a head whose every VC of its class is held waits on the
     /// first; an active packet with flits and no credit waits on its output VC's buffer).
     pub(crate) fn waits(&self) -> Vec<(InputVc, InputVc)> {
         let (rad, v) = (self.radix, self.v);
@@ -226,7 +226,7 @@ impl VcAnyNet {
     }
 
     /// Routers `k·R/parts .. (k+1)·R/parts` of the network's `R` with their terminals, as
-    /// partition `k` of `parts` (see `router/anyradix/par.rs`); partition 0 of 1 is the network.
+    /// partition `k` of `parts` (see `anyradix/par.rs`); partition 0 of 1 is the network.
     pub fn partition(
         net: Arc<Network>,
         routing: Arc<dyn Routing>,
@@ -504,9 +504,9 @@ impl VcAnyNet {
 
     /// One clock with `allocate(self, r)` as router `r`'s allocation and traversal: the
     /// receive phase, landing, every router's allocation, injection and the watchdog, so that
-    /// a microarchitecture that differs only in its allocation (`router/spec/`) supplies that.
+    /// a microarchitecture that differs only in its allocation (`speculative/`) supplies that.
     #[inline(always)]
-    pub(in crate::router) fn step_with<O: VcObserver>(
+    pub(crate) fn step_with<O: VcObserver>(
         &mut self,
         obs: &mut O,
         mut allocate: impl FnMut(&mut VcAnyNet, usize),

@@ -5,8 +5,8 @@ use icn_engine::model::NoProgress;
 use icn_fabric::Fabric;
 use icn_fabric::harness::{OnDeadlock, OpenLoop, run_bounded};
 use icn_fabric::traffic::{Grid, Sizes, TrafficConfig};
-use icn_thnet::fabric::VcFabric;
-use icn_thnet::router::VcParams;
+use icn_router::VcParams;
+use icn_router::fabric::VcFabric;
 
 /// A load past saturation over a long window grew the endpoint queues until memory ran
 /// out; past the limit the replication stops, saturated, saying why.

@@ -1,6 +1,6 @@
-//! [`VcAnyNet`] in partitions over threads: `ParNet<VcAnyNet>` ([`crate::router::shell::par`]).
+//! [`VcAnyNet`] in partitions over threads: `ParNet<VcAnyNet>` ([`crate::shell::par`]).
 //!
-//! As for every microarchitecture (`router/shell/par.rs`, whose module doc argues why the results are the
+//! As for every microarchitecture (`shell/par.rs`, whose module doc argues why the results are the
 //! sequential run's bit for bit): a partition simulates a contiguous range of routers with
 //! their terminals; flits and credits for other partitions leave as [`VcMsg`]s that arrive
 //! after their link's delay (per port here: dragonfly global links are longer, and all are
@@ -9,7 +9,7 @@
 //! they do not depend on which thread simulates the router.
 
 use super::*;
-use crate::router::shell::par::{ParNet, VcPartition};
+use crate::shell::par::{ParNet, VcPartition};
 use icn_engine::lockstep::{Exchange, Lockstep};
 
 vc_partition!(VcAnyNet, Header);
@@ -51,7 +51,7 @@ impl VcPartition for VcAnyNet {
     }
 }
 
-/// A microarchitecture that is the router of any radix with another cycle (`router/spec/`):
+/// A microarchitecture that is the router of any radix with another cycle (`speculative/`):
 /// made from a built [`VcAnyNet`] (or its partition), after checking its parameters.
 pub trait OverAny: VcPartition + Sized {
     fn over(n: VcAnyNet) -> Result<Self, Invalid>;

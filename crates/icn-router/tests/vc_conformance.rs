@@ -1,13 +1,11 @@
-//! The VC router conformance suite ([`icn_thnet::router::conformance`]) over every
+//! The VC router conformance suite ([`icn_router::conformance`]) over every
 //! microarchitecture: exact zero-load latency, credits back to full after a drain, and the
 //! same results at 1, 2 and 3 threads. A new router adds its cases to `cases()`.
 
-use icn_thnet::fabric::{VcEngine, VcSpec, VcTopology};
-use icn_thnet::router::VcParams;
-use icn_thnet::router::conformance::{
-    Case, credits_return, same_at_any_thread_count, zero_load_latency,
-};
-use icn_thnet::topology::Grid;
+use icn_fabric::traffic::Grid;
+use icn_router::VcParams;
+use icn_router::conformance::{Case, credits_return, same_at_any_thread_count, zero_load_latency};
+use icn_router::fabric::{VcEngine, VcSpec, VcTopology};
 use std::sync::Arc;
 
 fn engine(topology: VcTopology, vcs: usize, speculative: bool, threads: usize) -> VcEngine {

@@ -1,9 +1,9 @@
 //! The grid network in partitions over threads: [`ParVcNet`] (the driver and the argument
-//! for bit-identical results are the shell's, [`crate::router::shell::par`]).
+//! for bit-identical results are the shell's, [`crate::shell::par`]).
 
 use super::*;
-pub use crate::router::shell::par::ParNet;
-use crate::router::shell::par::{InputVc, VcPartition};
+pub use crate::shell::par::ParNet;
+use crate::shell::par::{InputVc, VcPartition};
 use icn_engine::lockstep::{Exchange, Lockstep, Split};
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! rings and the receive phase, the sources and injection, the watchdog's message, and (in
 //! [`par`]) the partition plumbing and the parallel driver.
 //!
-//! A microarchitecture ([`crate::router::grid`], [`crate::router::anyradix`]) keeps a
+//! A microarchitecture ([`crate::grid`], [`crate::anyradix`]) keeps a
 //! [`Shell`] and owns only what differs: its input and output VC state, routing, VC and switch
 //! allocation and traversal (the hot loops, kept apart so that each stays specialised), and
 //! where a flit lands. Its cycle is
@@ -80,7 +80,7 @@ pub struct VcParams {
     pub sw_alloc: AllocKind,
     pub watchdog: u64,
     /// `speculative`: switch allocation in the same cycle as VC allocation
-    /// ([`crate::router::spec`]); only the router of any radix has it.
+    /// ([`crate::speculative`]); only the router of any radix has it.
     pub speculative: bool,
     /// The same bound in seconds of wall time ([`icn_engine::watchdog`]).
     pub watchdog_wall_s: u64,
@@ -102,7 +102,7 @@ impl VcParams {
     }
 
     /// BookSim2's `iq` defaults: every pipeline and channel delay one cycle, round-robin
-    /// allocators (the timing table of [`crate::router::grid`] with all delays 1).
+    /// allocators (the timing table of [`crate::grid`] with all delays 1).
     pub fn unit_delays(vcs: usize, buf: usize, watchdog: u64) -> VcParams {
         VcParams {
             vcs,
@@ -169,7 +169,7 @@ impl VcParams {
             self.watchdog,
         )?;
         if self.speculative && self.vc_alloc_delay > self.sw_alloc_delay {
-            // Checked again where the speculative router is built ([`crate::router::spec`]).
+            // Checked again where the speculative router is built ([`crate::speculative`]).
             return Err(Invalid::new(
                 "vc_alloc_delay",
                 format!(

@@ -1,10 +1,10 @@
 //! [`SpecNet`] in partitions over threads: `ParNet::<SpecNet>::any_spread`, the partitions
-//! of the router of any radix (`router/anyradix/par.rs`) with this router's cycle.
+//! of the router of any radix (`anyradix/par.rs`) with this router's cycle.
 
 use super::*;
-use crate::router::anyradix::par::OverAny;
-use crate::router::shell::Shell;
-use crate::router::shell::par::{InputVc, VcPartition, vc_partition};
+use crate::anyradix::par::OverAny;
+use crate::shell::Shell;
+use crate::shell::par::{InputVc, VcPartition, vc_partition};
 use icn_topo::routing::Header;
 
 vc_partition!(SpecNet, Header);

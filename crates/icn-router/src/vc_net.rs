@@ -9,13 +9,13 @@
 //! against BookSim2 by the model is the network the cluster runs: same keys, same defaults,
 //! same routing (a torus runs BookSim2's `dim_order` unless told otherwise), same answers.
 
+use crate::VcParams;
 use crate::fabric::{VcSpec, VcTopology};
-use crate::router::VcParams;
-use crate::topology::Grid;
 use icn_engine::Invalid;
 use icn_engine::doc::{Key, key};
 use icn_engine::lockstep::Exchange;
 use icn_fabric::Ps;
+use icn_fabric::traffic::Grid;
 use icn_topo::routing::Routing;
 use icn_topo::{Network, Shape, cdg};
 use serde::{Deserialize, Serialize};
@@ -492,7 +492,7 @@ pub fn check_deadlock_free(
 
 /// Refuses a network whose router state alone (buffers, VC state, credits, allocator
 /// pointers, wiring: `radix × (V × (4·buf + 32) + 64) + 64` bytes per router, 256 per
-/// endpoint; see [`crate::router::anyradix::VcAnyNet::bytes_per_router`]) exceeds the memory
+/// endpoint; see [`crate::anyradix::VcAnyNet::bytes_per_router`]) exceeds the memory
 /// available, before it is built. Packets in flight and source queues come on top and grow
 /// with the load. The estimate for any network of VC routers: `routers` routers of `radix` ports with `vcs` VCs of `buf` flits and `endpoints`
 /// endpoints, against the machine's available memory; refused naming `key`.

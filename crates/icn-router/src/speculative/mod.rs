@@ -5,7 +5,7 @@
 //! Everything but the allocation is the router of any radix ([`VcAnyNet`]: routing,
 //! buffers, VC allocation, traversal, credits, the shell), so this folder holds only what
 //! differs — the order of the two allocations in a router's cycle:
-//! 1. VC allocation, as in [`crate::router::anyradix`];
+//! 1. VC allocation, as in [`crate::anyradix`];
 //! 2. switch allocation of the ready input VCs (non-speculative requests), as there;
 //! 3. switch allocation, over the input and output ports still free, of the heads that won
 //!    an output VC in step 1 (speculative requests): BookSim2's rule that a speculative

@@ -5,14 +5,14 @@
 //! 1. **exact zero-load latency**: with unit delays a packet of `L` flits alone in the
 //!    network over `H` router-to-router hops takes `a + b·H + (L − 1)` cycles from its
 //!    creation to its tail's arrival, with the microarchitecture's own `(a, b)`: `(7, 5)` for
-//!    the timing table of [`crate::router::grid`], `(6, 4)` with speculative switch allocation;
+//!    the timing table of [`crate::grid`], `(6, 4)` with speculative switch allocation;
 //! 2. **exactly once, credits back to full after a drain**: random traffic, then every
 //!    packet delivered once and every credit counter at its buffer size ([`exactly_once`]);
 //! 3. **sequential = parallel, bit for bit**: the same traffic at 1, 2 and 3 partitions
 //!    gives the same deliveries (cycle, packet, in order) and channel loads.
 
+use crate::PacketDone;
 use crate::fabric::VcEngine;
-use crate::router::PacketDone;
 use icn_engine::rng::{Rng, stream};
 use icn_topo::routing::trace;
 
