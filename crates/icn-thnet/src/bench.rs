@@ -158,8 +158,8 @@ impl PeerWorkload {
         net.routing = "dor".into();
         net.router.vcs = 4;
         net.router.buf = 8;
-        net.router.vc_alloc = crate::router::alloc::AllocKind::Islip;
-        net.router.sw_alloc = crate::router::alloc::AllocKind::Islip;
+        net.router.vc_alloc = icn_router::alloc::AllocKind::Islip;
+        net.router.sw_alloc = icn_router::alloc::AllocKind::Islip;
         VcRouterConfig {
             net,
             load: self.load,
