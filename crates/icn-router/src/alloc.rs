@@ -130,6 +130,59 @@ pub fn rr_allocate5(req: &[u8; 8], in_ptr: &mut [u8; 8], out_ptr: &mut [u8; 8]) 
     (granted & 31, grant)
 }
 
+/// `SPREAD5[m]`: the five bits of `m` moved to bit 0 of bytes 0..5 (bit `o` to bit `8·o`),
+/// so that shifting by an input's index and or-ing transposes a 5×5 request matrix.
+const SPREAD5: [u64; 32] = {
+    let mut t = [0u64; 32];
+    let mut m = 0;
+    while m < 32 {
+        let mut o = 0;
+        while o < 5 {
+            t[m] |= ((m as u64 >> o) & 1) << (8 * o);
+            o += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// The iSLIP arm of [`allocate`] for 5 inputs × 5 outputs, as [`rr_allocate5`] is its
+/// round-robin arm: the same grants and pointer updates by table look-ups and selects,
+/// with the request matrix transposed in a register. `req[i]`: input i's outputs (bits
+/// 0..5); pointers in `0..5` (entries 5..8 are scratch: an output that grants nobody and
+/// an input that accepts nothing write there); returns the mask of granted (accepting)
+/// inputs and, in byte i, the output each accepted.
+#[inline(always)]
+pub fn islip_allocate5(req: &[u8; 8], in_ptr: &mut [u8; 8], out_ptr: &mut [u8; 8]) -> (u64, u64) {
+    // Byte o of `asking`: the inputs requesting output o.
+    let mut asking = 0u64;
+    for i in 0..5 {
+        asking |= SPREAD5[usize::from(req[i] & 31)] << i;
+    }
+    // Step 1: each output grants one requesting input from its pointer (an output nobody
+    // asks grants "input 5": byte 5 of `granted`, never read). Pointers do not move yet.
+    let mut granted = 0u64; // byte i: the outputs that granted input i
+    for o in 0..5 {
+        let i = RR5[at5(out_ptr[o], (asking >> (8 * o)) as u8)];
+        granted |= 1 << (8 * u32::from(i & 7) + o as u32);
+    }
+    // Step 2: each input accepts one grant from its pointer; both pointers move past the
+    // match, only on acceptance (an input without grants picks "output 5", keeps its
+    // pointer by `PAST5`, and writes the scratch entry of `out_ptr`).
+    let mut accepted = 0u64;
+    let mut grant = 0u64;
+    for i in 0..5 {
+        let g = (granted >> (8 * i)) as u8 & 31;
+        let k = at5(in_ptr[i], g);
+        let o = RR5[k] & 7;
+        grant |= u64::from(o) << (8 * i);
+        accepted |= u64::from(g != 0) << i;
+        in_ptr[i] = PAST5[k];
+        out_ptr[usize::from(o)] = NEXT5[i];
+    }
+    (accepted, grant)
+}
+
 /// Pointer past `winner` among `n` positions.
 #[inline]
 fn past(winner: u32, n: usize) -> u8 {
@@ -286,6 +339,35 @@ mod tests {
                     assert_eq!(g8[i], g[i], "{req:?}");
                 }
             }
+            assert_eq!((&ip8[..5], &op8[..5]), (&ip[..], &op[..]));
+        }
+    }
+
+    #[test]
+    fn islip_allocate5_matches_the_general_islip() {
+        // Every pointer state reached from random requests over many rounds (sparse and
+        // dense request matrices): same grants, same pointers as `allocate`.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let (mut ip, mut op) = ([0u8; 5], [0u8; 5]);
+        let (mut ip8, mut op8) = ([0u8; 8], [0u8; 8]);
+        for round in 0..40_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let sparse = if round % 2 == 0 { x >> 25 } else { u64::MAX };
+            let req: [u64; 5] = std::array::from_fn(|i| x >> (5 * i) & sparse >> (5 * i) & 31);
+            let mut g = [u8::MAX; 5];
+            allocate::<5>(AllocKind::Islip, &req, 5, &mut ip, &mut op, &mut g);
+            let req8: [u8; 8] = std::array::from_fn(|i| if i < 5 { req[i] as u8 } else { 0 });
+            let (granted, g8) = islip_allocate5(&req8, &mut ip8, &mut op8);
+            let g8 = g8.to_le_bytes();
+            for i in 0..5 {
+                assert_eq!(granted >> i & 1 == 1, g[i] != u8::MAX, "{req:?}");
+                if g[i] != u8::MAX {
+                    assert_eq!(g8[i], g[i], "{req:?}");
+                }
+            }
+            assert_eq!(granted >> 5, 0);
             assert_eq!((&ip8[..5], &op8[..5]), (&ip[..], &op[..]));
         }
     }

@@ -131,6 +131,105 @@ pub fn lockstep_sync(cycles: u64) -> Result<f64, ModelError> {
     Ok(cycles as f64)
 }
 
+/// A workload timed in icnlab and in BookSim2 side by side (`icnlab bench booksim`, issue 32):
+/// the same network, router, traffic and load in both, BookSim2's `iq` router as in the
+/// equivalence suite (`docs/booksim.md`): dimension order, uniform traffic, 5-flit packets,
+/// 4 VCs × 8 flits, iSLIP VC and switch allocators, every delay 1.
+pub struct PeerWorkload {
+    /// `icnlab bench booksim-NAME` selects it.
+    pub name: &'static str,
+    pub workload: &'static str,
+    pub routers: u64,
+    /// BookSim2's whole configuration file (it reads it from standard input, `/dev/stdin`):
+    /// a latency run (warm-up periods, sample periods until its latency converges, drain).
+    pub booksim: String,
+    /// Cycles icnlab runs when BookSim2 is not there to say how many it ran.
+    pub cycles: u64,
+    /// The mesh side `k` (`mesh:kxk`) and the offered load.
+    pub k: u32,
+    pub load: f64,
+}
+
+impl PeerWorkload {
+    /// icnlab's configuration of this workload running `cycles` cycles (half warm-up, half
+    /// window, no drain), so that both simulators' CPU time covers the same cycles.
+    pub fn icnlab(&self, cycles: u64) -> VcRouterConfig {
+        let mut net = VcNetConfig::on(&format!("mesh:{0}x{0}", self.k));
+        net.routing = "dor".into();
+        net.router.vcs = 4;
+        net.router.buf = 8;
+        net.router.vc_alloc = icn_router::alloc::AllocKind::Islip;
+        net.router.sw_alloc = icn_router::alloc::AllocKind::Islip;
+        VcRouterConfig {
+            net,
+            load: self.load,
+            size: 5,
+            warmup: cycles / 2,
+            measure: cycles - cycles / 2,
+            drain: 0,
+            ..VcRouterConfig::default()
+        }
+    }
+}
+
+/// BookSim2's configuration of a `k`×`k` mesh at `load` with `warmup_periods` and
+/// `sample_period` (the equivalence suite's router and measurement otherwise).
+fn booksim_config(k: u32, load: f64, warmup_periods: u32, sample_period: u32) -> String {
+    format!(
+        "router = iq;\nvc_allocator = islip;\nsw_allocator = islip;\nalloc_iters = 1;\n\
+         wait_for_tail_credit = 0;\nrouting_delay = 1;\nvc_alloc_delay = 1;\nsw_alloc_delay = 1;\n\
+         st_final_delay = 1;\ncredit_delay = 1;\ninput_speedup = 1;\noutput_speedup = 1;\n\
+         internal_speedup = 1.0;\npacket_size = 5;\ninjection_rate_uses_flits = 1;\n\
+         warmup_periods = {warmup_periods};\nsample_period = {sample_period};\nmax_samples = 8;\n\
+         sim_count = 1;\nsim_type = latency;\ntopology = mesh;\nk = {k};\nn = 2;\n\
+         routing_function = dim_order;\ntraffic = uniform;\nnum_vcs = 4;\nvc_buf_size = 8;\n\
+         injection_rate = {load};\nseed = 1;\n"
+    )
+}
+
+/// The two workloads of issue 32: the 8×8 mesh at 0.3 with the equivalence suite's
+/// measurement (3 warm-up periods of 2 000 cycles; ≈ 12 000 cycles in all), and the 32×32
+/// mesh at 0.1 with one warm-up period of 2 000 cycles (≈ 4 500 cycles: BookSim2 spends about
+/// 13 µs of CPU per router-cycle there, a minute per run).
+pub fn peer_workloads() -> Vec<PeerWorkload> {
+    vec![
+        PeerWorkload {
+            name: "booksim-mesh8",
+            workload: "8x8 mesh, dor, uniform 0.3 flits/node/cycle, 5-flit packets, 4 VCs x 8 flits, iSLIP",
+            routers: 64,
+            booksim: booksim_config(8, 0.3, 3, 2000),
+            cycles: 12_000,
+            k: 8,
+            load: 0.3,
+        },
+        PeerWorkload {
+            name: "booksim-mesh32",
+            workload: "32x32 mesh, dor, uniform 0.1 flits/node/cycle, 5-flit packets, 4 VCs x 8 flits, iSLIP",
+            routers: 1024,
+            booksim: booksim_config(32, 0.1, 1, 2000),
+            cycles: 4_500,
+            k: 32,
+            load: 0.1,
+        },
+    ]
+}
+
+/// Runs `w` in icnlab for `cycles` cycles; returns the router-cycles simulated (set-up, i.e.
+/// building the network and its deadlock check, included in the caller's timing).
+pub fn peer_icnlab(w: &PeerWorkload, cycles: u64) -> Result<f64, ModelError> {
+    let m = VcRouter::run(&w.icnlab(cycles), 1, &NoProgress)?;
+    Ok(w.routers as f64 * m.require("cycles_simulated")?)
+}
+
+/// The cycles BookSim2 ran, from its output's `Time taken is N cycles`.
+pub fn booksim_cycles(output: &str) -> Option<u64> {
+    output
+        .lines()
+        .find_map(|l| l.strip_prefix("Time taken is "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+}
+
 /// Runs the X-Switch workload once; returns the switch-cycles simulated.
 pub fn xswitch() -> Result<f64, ModelError> {
     let m = XSwitch::run(&xswitch_config(), 1, &NoProgress)?;
@@ -234,6 +333,41 @@ fn netrace(vc: bool) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peer_workloads_are_valid_and_the_same_in_both_simulators() {
+        for w in peer_workloads() {
+            let cfg = w.icnlab(w.cycles);
+            VcRouter::validate(&cfg).unwrap();
+            assert_eq!(cfg.warmup + cfg.measure, w.cycles);
+            let net = icn_topo::parse_network_spec(&cfg.net.topology).unwrap();
+            assert_eq!(u64::from(net.routers()), w.routers);
+            // BookSim2's keys say the same network, router, traffic and load.
+            let b = &w.booksim;
+            for key in [
+                format!("k = {};", w.k),
+                format!("injection_rate = {};", w.load),
+                "num_vcs = 4;".into(),
+                "vc_buf_size = 8;".into(),
+                "packet_size = 5;".into(),
+                "vc_allocator = islip;".into(),
+                "sw_allocator = islip;".into(),
+                "routing_function = dim_order;".into(),
+                "traffic = uniform;".into(),
+            ] {
+                assert!(b.contains(&key), "{} lacks {key}", w.name);
+            }
+            assert_eq!(
+                (cfg.net.router.vcs, cfg.net.router.buf, cfg.size),
+                (4, 8, 5)
+            );
+        }
+        assert_eq!(
+            booksim_cycles("x\nTime taken is 12232 cycles\n"),
+            Some(12232)
+        );
+        assert_eq!(booksim_cycles("Parse error on line 1"), None);
+    }
 
     #[test]
     fn workloads_are_valid_and_match_the_issue() {

@@ -66,6 +66,19 @@ pub fn targets() -> Vec<Target> {
 }
 
 pub fn bench(names: &[String], repeats: usize, json: bool) -> Result<(), ExecError> {
+    // `booksim` (or one of its workloads): icnlab side by side with BookSim2, only when named
+    // (a BookSim2 run of the 32x32 mesh takes about a minute).
+    let (peer, names): (Vec<&String>, Vec<&String>) = names
+        .iter()
+        .partition(|n| *n == "booksim" || n.starts_with("booksim-"));
+    if !peer.is_empty() {
+        booksim::compare(&peer, repeats, json)?;
+        if names.is_empty() {
+            return Ok(());
+        }
+    }
+    let names: Vec<String> = names.into_iter().cloned().collect();
+    let names = &names[..];
     let all = targets();
     let chosen: Vec<&Target> = if names.is_empty() {
         all.iter().collect()
@@ -79,7 +92,8 @@ pub fn bench(names: &[String], repeats: usize, json: bool) -> Result<(), ExecErr
                 None => all.iter().filter(|t| t.name.starts_with(&family)).collect(),
             };
             if found.is_empty() {
-                let known: Vec<&str> = all.iter().map(|t| t.name).collect();
+                let mut known: Vec<&str> = all.iter().map(|t| t.name).collect();
+                known.push("booksim");
                 return Err(ExecError::Usage(format!(
                     "no benchmark `{n}`; available: {}",
                     known.join(", ")
@@ -130,4 +144,168 @@ pub fn bench(names: &[String], repeats: usize, json: bool) -> Result<(), ExecErr
         );
     }
     Ok(())
+}
+
+/// `icnlab bench booksim`: the VC router's CPU time per router-cycle against BookSim2's on the
+/// workloads of [`icn_thnet::bench::peer_workloads`], the two processes' runs interleaved
+/// (BookSim2, then icnlab for as many cycles as BookSim2 ran), the median ratio printed.
+mod booksim {
+    use super::{cpu_seconds, si};
+    use crate::exec::ExecError;
+    use icn_thnet::bench::{PeerWorkload, booksim_cycles, peer_icnlab, peer_workloads};
+    use std::io::Write;
+    use std::path::PathBuf;
+    use std::process::{Command, Stdio};
+
+    /// The BookSim2 binary: `$BOOKSIM2`, else `booksim` on the `PATH`
+    /// (`scripts/booksim/equivalence.sh DIR` builds one in `DIR/booksim2/src/booksim`).
+    fn binary() -> Option<PathBuf> {
+        if let Some(p) = std::env::var_os("BOOKSIM2") {
+            return Some(PathBuf::from(p));
+        }
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|d| d.join("booksim"))
+            .find(|p| p.is_file())
+    }
+
+    /// CPU seconds of this process's children that have been waited for (user + system),
+    /// from `/proc/self/stat` (`cutime`, `cstime`, in clock ticks).
+    fn children_cpu_seconds() -> Result<f64, String> {
+        let stat = std::fs::read_to_string("/proc/self/stat").map_err(|e| e.to_string())?;
+        // Fields after the command name (which may hold spaces), from field 3 (`state`) on.
+        let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+        // cutime and cstime are fields 16 and 17 of the line (13 and 14 from `state`).
+        match (tick(13), tick(14)) {
+            (Some(u), Some(s)) => Ok((u + s) / rustix::param::clock_ticks_per_second() as f64),
+            _ => Err("cannot read the children's CPU time from /proc/self/stat".into()),
+        }
+    }
+
+    /// Runs BookSim2 on `w`'s configuration (on its standard input); returns its CPU seconds
+    /// and the cycles it ran.
+    fn run_booksim(bin: &PathBuf, w: &PeerWorkload) -> Result<(f64, u64), String> {
+        let before = children_cpu_seconds()?;
+        let mut child = Command::new(bin)
+            .arg("/dev/stdin")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("{}: {e}", bin.display()))?;
+        child
+            .stdin
+            .take()
+            .expect("piped")
+            .write_all(w.booksim.as_bytes())
+            .map_err(|e| format!("{}: {e}", bin.display()))?;
+        let out = child
+            .wait_with_output()
+            .map_err(|e| format!("{}: {e}", bin.display()))?;
+        let cpu = children_cpu_seconds()? - before;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let cycles = booksim_cycles(&text).ok_or_else(|| {
+            format!(
+                "{} printed no `Time taken is N cycles` (exit {}): {}",
+                bin.display(),
+                out.status,
+                text.lines().last().unwrap_or("no output")
+            )
+        })?;
+        Ok((cpu, cycles))
+    }
+
+    pub(super) fn compare(names: &[&String], repeats: usize, json: bool) -> Result<(), ExecError> {
+        let all = peer_workloads();
+        let chosen: Vec<&PeerWorkload> = all
+            .iter()
+            .filter(|w| names.iter().any(|n| *n == "booksim" || *n == w.name))
+            .collect();
+        if let Some(n) = names
+            .iter()
+            .find(|n| **n != "booksim" && !all.iter().any(|w| w.name == **n))
+        {
+            let known: Vec<&str> = all.iter().map(|w| w.name).collect();
+            return Err(ExecError::Usage(format!(
+                "no benchmark `{n}`; BookSim2 comparisons: booksim, {}",
+                known.join(", ")
+            )));
+        }
+        let bin = binary();
+        if bin.is_none() && !json {
+            println!(
+                "BookSim2 not found (set BOOKSIM2=/path/to/booksim or put `booksim` on the PATH; \
+                 scripts/booksim/equivalence.sh DIR builds it): icnlab's side only"
+            );
+        }
+        let mut rows = Vec::new();
+        for w in chosen {
+            // Per repeat: (icnlab, BookSim2) CPU seconds per router-cycle, and the cycles.
+            let mut runs: Vec<(f64, Option<f64>, u64)> = Vec::new();
+            for _ in 0..repeats.max(1) {
+                let peer = match &bin {
+                    Some(b) => Some(
+                        run_booksim(b, w)
+                            .map_err(|e| ExecError::Failed(format!("bench {}: {e}", w.name)))?,
+                    ),
+                    None => None,
+                };
+                let cycles = peer.map_or(w.cycles, |(_, c)| c);
+                let started = cpu_seconds();
+                let units = peer_icnlab(w, cycles)
+                    .map_err(|e| ExecError::Failed(format!("bench {}: {e}", w.name)))?;
+                let ours = (cpu_seconds() - started) / units;
+                let theirs = peer.map(|(s, c)| s / (w.routers * c) as f64);
+                runs.push((ours, theirs, cycles));
+            }
+            let mut ratios: Vec<f64> = runs
+                .iter()
+                .filter_map(|&(o, t, _)| t.map(|t| t / o))
+                .collect();
+            ratios.sort_by(f64::total_cmp);
+            let mut ours: Vec<f64> = runs.iter().map(|r| r.0).collect();
+            ours.sort_by(f64::total_cmp);
+            let mut theirs: Vec<f64> = runs.iter().filter_map(|r| r.1).collect();
+            theirs.sort_by(f64::total_cmp);
+            let median = |v: &[f64]| v.get(v.len() / 2).copied();
+            let ratio = median(&ratios);
+            let cycles = runs[runs.len() / 2].2;
+            if json {
+                rows.push(serde_json::json!({
+                    "target": w.name, "workload": w.workload, "cycles": cycles,
+                    "icnlab_router_cycles_per_cpu_second": 1.0 / median(&ours).unwrap_or(f64::NAN),
+                    "booksim2_router_cycles_per_cpu_second": median(&theirs).map(|t| 1.0 / t),
+                    "ratio": ratio, "ratios": ratios, "repeats": runs.len(),
+                }));
+            } else {
+                let peer = match (median(&theirs), ratio) {
+                    (Some(t), Some(r)) => format!(
+                        "BookSim2 {} per CPU-second: icnlab {r:.1}x less CPU (ratios {})",
+                        si(1.0 / t),
+                        ratios
+                            .iter()
+                            .map(|r| format!("{r:.1}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    _ => "BookSim2 not run".into(),
+                };
+                println!(
+                    "{:15} icnlab {} router-cycles per CPU-second, {peer}  (median of {}, {cycles} cycles, whole runs with set-up)  {}",
+                    w.name,
+                    si(1.0 / median(&ours).unwrap_or(f64::NAN)),
+                    runs.len(),
+                    w.workload
+                );
+            }
+        }
+        if json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&rows).expect("json values")
+            );
+        }
+        Ok(())
+    }
 }

@@ -290,7 +290,12 @@ fn main() -> ExitCode {
     // `bench --help` lists the targets, which only the bench module knows.
     let targets: Vec<&str> = bench::targets().iter().map(|t| t.name).collect();
     let command = <Cli as clap::CommandFactory>::command().mut_subcommand("bench", |c| {
-        c.after_help(format!("Targets: {}", targets.join(", ")))
+        c.after_help(format!(
+            "Targets: {}\n\nOnly when named: booksim (booksim-mesh8, booksim-mesh32): the VC router's \
+             CPU time per router-cycle against BookSim2's, runs interleaved ($BOOKSIM2, else \
+             `booksim` on the PATH; without it icnlab's side only)",
+            targets.join(", ")
+        ))
     });
     let cli = match command
         .try_get_matches()

@@ -26,7 +26,7 @@
 // Indices address several parallel arrays (struct of arrays), so index loops are clearer.
 #![allow(clippy::needless_range_loop)]
 
-use super::alloc::{AllocKind, allocate, rr_allocate5, rr_first};
+use super::alloc::{AllocKind, allocate, islip_allocate5, rr_allocate5, rr_first};
 use super::shell::par::{InputVc, PortPlacer, vc_partition, watchdog};
 use super::shell::{HEAD, REMOTE, Shell, ShellSize, TAIL, event, overflow};
 pub use super::shell::{PacketDone, VcObserver, VcParams};

@@ -127,23 +127,8 @@ impl VcNet {
             let rp = &mut self.rp[r];
             rr_allocate5(&req, &mut rp.sa_in, &mut rp.sa_out)
         } else {
-            let req64 = req.map(u64::from);
             let rp = &mut self.rp[r];
-            let mut g8 = [u8::MAX; P];
-            allocate::<P>(
-                self.p.sw_alloc,
-                &req64[..P],
-                P,
-                &mut rp.sa_in[..P],
-                &mut rp.sa_out[..P],
-                &mut g8,
-            );
-            let (mut granted, mut grant) = (0u64, 0u64);
-            for i in 0..P {
-                granted |= u64::from(g8[i] != u8::MAX) << i;
-                grant |= u64::from(g8[i] & 7) << (8 * i);
-            }
-            (granted, grant)
+            islip_allocate5(&req, &mut rp.sa_in, &mut rp.sa_out)
         };
         let buf = &self.buf[..];
         let rp = &mut self.rp[r];
