@@ -63,7 +63,7 @@ impl XNetwork for XNet {
         settled
     }
     fn counters(&self) -> Cow<'_, Counters> {
-        Cow::Borrowed(&self.counters)
+        self.counters_now()
     }
     fn log_grants(&mut self, o: usize) {
         self.grant_log = Some((o, Vec::new()));
