@@ -337,7 +337,7 @@ fn alloc_info(o: &Offer, handle: Option<*mut fid>, _ctx: *mut c_void) -> *mut sy
             msg_order: info::MSG_ORDER,
             comp_order: sys::FI_ORDER_NONE as u64,
             inject_size: 0,
-            size: QUEUE_DEPTH,
+            size: o.tx_size,
             iov_limit: info::IOV_LIMIT,
             rma_iov_limit: 1,
             tclass: 0,
@@ -349,7 +349,7 @@ fn alloc_info(o: &Offer, handle: Option<*mut fid>, _ctx: *mut c_void) -> *mut sy
             msg_order: info::MSG_ORDER,
             comp_order: sys::FI_ORDER_NONE as u64,
             total_buffered_recv: 0,
-            size: QUEUE_DEPTH,
+            size: o.rx_size,
             iov_limit: info::IOV_LIMIT,
         };
         (*ep).type_ = sys::FI_EP_MSG;
@@ -1013,9 +1013,9 @@ unsafe extern "C" fn mr_reg(
     let Some(d) = (unsafe { obj::<DomainObj>(f, sys::FI_CLASS_DOMAIN, &DOMAIN_FI_OPS) }) else {
         return -FI_EINVAL;
     };
-    if flags != 0 {
-        return -FI_EBADFLAGS;
-    }
+    // Flags are hints this provider has no use for (ofi_rxm passes its internal
+    // OFI_MR_NOCACHE; FI_RMA_EVENT and FI_HMEM_* are not offered).
+    let _ = flags;
     ret(register(d, buf, len, access, context, mr))
 }
 
@@ -1031,7 +1031,8 @@ unsafe extern "C" fn mr_regv(
     context: *mut c_void,
 ) -> c_int {
     if count != 1 || iov.is_null() {
-        return -FI_EINVAL; // mr_iov_limit is 1
+        warn(&format!("fi_mr_regv of {count} iovs (mr_iov_limit is 1)"));
+        return -FI_EINVAL;
     }
     // SAFETY: `iov` has `count` = 1 valid entries.
     let v = unsafe { &*iov };
@@ -1062,6 +1063,7 @@ unsafe extern "C" fn mr_regattr(
         return -FI_EINVAL;
     };
     if a.iface != sys::FI_HMEM_SYSTEM {
+        warn("fi_mr_regattr of device memory (FI_HMEM is not offered)");
         return -FI_ENOSYS;
     }
     // SAFETY: the attr's fields follow fi_mr_regv's contract.
@@ -1137,6 +1139,8 @@ unsafe fn write_event(
                 let offer = Offer {
                     link,
                     caps: link.caps(),
+                    tx_size: QUEUE_DEPTH,
+                    rx_size: QUEUE_DEPTH,
                     src: None,
                     dest: Some(*peer),
                 };

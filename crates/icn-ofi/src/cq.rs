@@ -46,7 +46,9 @@ impl Cq {
                 }
             }
         }
-        if out.len() < max {
+        // The endpoints are polled even when enough completions wait: polling is also
+        // what sends their acknowledgements (manual progress).
+        {
             let eps: Vec<(Arc<Ep>, bool, bool)> = self
                 .eps
                 .lock()

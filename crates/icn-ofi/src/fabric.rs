@@ -28,17 +28,35 @@ pub struct NicCtx {
 pub struct Fabric {
     pub link: Link,
     nic: Mutex<Option<Arc<NicCtx>>>,
+    /// Whether the NIC is the process's one of this link ([`Fabric::new`]).
+    shared: bool,
 }
+
+/// The process's NIC of each link while a fabric holds it: `ofi_rxm` opens the core
+/// fabric more than once and uses the endpoints of one with the domain of another, so
+/// every fabric of a link in a process shares one NIC (and so its registrations).
+static PROCESS_NICS: Mutex<[Option<std::sync::Weak<NicCtx>>; 2]> = Mutex::new([None, None]);
 
 /// How many random shm names are tried before giving up (each a socket in the user's
 /// private directory; a live one is never replaced).
 const SHM_TRIES: usize = 64;
 
 impl Fabric {
+    /// A fabric on the process's NIC of `link`.
     pub fn new(link: Link) -> Fabric {
         Fabric {
             link,
             nic: Mutex::new(None),
+            shared: true,
+        }
+    }
+
+    /// A fabric with a NIC of its own (tests: two "processes" in one).
+    pub fn private(link: Link) -> Fabric {
+        Fabric {
+            link,
+            nic: Mutex::new(None),
+            shared: false,
         }
     }
 
@@ -60,7 +78,30 @@ impl Fabric {
             };
         }
         let want = want.unwrap_or(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0));
-        let ctx = Arc::new(self.open(want)?);
+        let ctx = if self.shared {
+            let mut nics = PROCESS_NICS.lock().unwrap_or_else(|e| e.into_inner());
+            let i = self.link as usize;
+            match nics[i].as_ref().and_then(std::sync::Weak::upgrade) {
+                Some(n) if want.port() == 0 || want.port() == n.addr.port() => n,
+                Some(n) => {
+                    return Err(Error::new(
+                        FI_EADDRINUSE,
+                        format!(
+                            "this process's {} NIC listens at {}, not {want}",
+                            self.link.name(),
+                            n.addr
+                        ),
+                    ));
+                }
+                None => {
+                    let n = Arc::new(self.open(want)?);
+                    nics[i] = Some(Arc::downgrade(&n));
+                    n
+                }
+            }
+        } else {
+            Arc::new(self.open(want)?)
+        };
         *slot = Some(ctx.clone());
         Ok(ctx)
     }
@@ -150,7 +191,7 @@ mod tests {
 
     #[test]
     fn one_nic_per_fabric_and_a_second_port_is_refused() {
-        let f = Fabric::new(Link::Shm);
+        let f = Fabric::private(Link::Shm);
         let a = f.nic(None).unwrap();
         assert!(a.addr.ip().is_loopback() && a.addr.port() >= 1024);
         let b = f
@@ -161,14 +202,26 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &same));
         let other = SocketAddrV4::new(Ipv4Addr::LOCALHOST, a.addr.port() ^ 1);
         assert_eq!(f.nic(Some(other)).err().unwrap().code, FI_EADDRINUSE);
-        // A second fabric gets another name: both live at once.
-        let g = Fabric::new(Link::Shm);
+        // A second private fabric gets another name: both live at once.
+        let g = Fabric::private(Link::Shm);
         assert_ne!(g.nic(None).unwrap().addr, a.addr);
     }
 
     #[test]
+    fn fabrics_of_a_link_share_the_process_nic() {
+        let (f, g) = (Fabric::new(Link::Tcp), Fabric::new(Link::Tcp));
+        let a = f.nic(None).unwrap();
+        assert!(Arc::ptr_eq(&a, &g.nic(None).unwrap()));
+        let other = SocketAddrV4::new(Ipv4Addr::LOCALHOST, a.addr.port() ^ 1);
+        assert_eq!(
+            Fabric::new(Link::Tcp).nic(Some(other)).err().unwrap().code,
+            FI_EADDRINUSE
+        );
+    }
+
+    #[test]
     fn shm_refuses_a_non_loopback_address() {
-        let f = Fabric::new(Link::Shm);
+        let f = Fabric::private(Link::Shm);
         let e = f
             .nic(Some(SocketAddrV4::new(Ipv4Addr::new(192, 0, 2, 1), 0)))
             .err()
@@ -178,7 +231,7 @@ mod tests {
 
     #[test]
     fn tcp_nic_reports_the_port_the_kernel_chose() {
-        let f = Fabric::new(Link::Tcp);
+        let f = Fabric::private(Link::Tcp);
         let n = f.nic(None).unwrap();
         assert_eq!(*n.addr.ip(), Ipv4Addr::LOCALHOST);
         assert_ne!(n.addr.port(), 0);

@@ -89,6 +89,9 @@ pub struct DomainHints {
 pub struct Offer {
     pub link: Link,
     pub caps: u64,
+    /// Queue sizes: the hints' if they ask for less than [`QUEUE_DEPTH`].
+    pub tx_size: usize,
+    pub rx_size: usize,
     pub src: Option<SocketAddrV4>,
     pub dest: Option<SocketAddrV4>,
 }
@@ -150,6 +153,15 @@ pub fn mismatch(h: &Hints, link: Link) -> Option<String> {
     None
 }
 
+/// The queue size to offer for a hinted one (0: none asked).
+fn queue_size(hint: usize) -> usize {
+    if hint == 0 {
+        QUEUE_DEPTH
+    } else {
+        hint.min(QUEUE_DEPTH)
+    }
+}
+
 /// The links to offer: `FI_ICNVIA_LINK` (`shm` or `tcp`) picks one, else both, shm first.
 pub fn links(env: Option<&str>) -> Vec<Link> {
     match env.and_then(Link::from_name) {
@@ -176,6 +188,8 @@ pub fn offers(
             caps: hints
                 .filter(|h| h.caps != 0)
                 .map_or(link.caps(), |h| h.caps | (link.caps() & !PRIMARY_CAPS)),
+            tx_size: queue_size(hints.map_or(0, |h| h.tx_size)),
+            rx_size: queue_size(hints.map_or(0, |h| h.rx_size)),
             src,
             dest,
         })
@@ -329,6 +343,13 @@ mod tests {
         let o = offers(Some(&msg_hints()), &links(None), None, Some(far));
         assert_eq!(o.iter().map(|o| o.link).collect::<Vec<_>>(), [Link::Tcp]);
         assert_eq!(o[0].dest, Some(far));
+        assert_eq!((o[0].tx_size, o[0].rx_size), (QUEUE_DEPTH, QUEUE_DEPTH));
+        let small = Hints {
+            rx_size: 128,
+            ..msg_hints()
+        };
+        let o = offers(Some(&small), &[Link::Shm], None, None);
+        assert_eq!((o[0].tx_size, o[0].rx_size), (QUEUE_DEPTH, 128));
         // Asked capabilities are returned (plus the link's secondary ones).
         assert_eq!(
             o[0].caps,
