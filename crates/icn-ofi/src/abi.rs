@@ -405,7 +405,7 @@ fn alloc_info(o: &Offer, handle: Option<*mut fid>, _ctx: *mut c_void) -> *mut sy
 ///
 /// # Safety
 /// `i` is null or a list of `alloc_info` results not used after.
-unsafe fn free_info(mut i: *mut sys::fi_info) {
+pub unsafe fn free_info(mut i: *mut sys::fi_info) {
     // SAFETY: the contract above: every pointer is null or malloc'ed by alloc_info.
     unsafe {
         while !i.is_null() {
@@ -1505,7 +1505,10 @@ unsafe extern "C" fn cq_readerr(
     let Some(e) = o.cq.read_err() else {
         return -FI_EAGAIN as isize;
     };
-    warn(&format!("completion error: {}", e.msg));
+    if e.err != FI_ECANCELED {
+        // (Flushed receives are what every endpoint of a closed connection reports.)
+        warn(&format!("completion error: {}", e.msg));
+    }
     *lock(&o.err_msg) = CString::new(e.msg.replace('\0', " ")).unwrap_or_default();
     out.op_context = e.entry.context as *mut c_void;
     out.flags = e.entry.flags;

@@ -344,16 +344,16 @@ mod tests {
         assert_eq!(o.iter().map(|o| o.link).collect::<Vec<_>>(), [Link::Tcp]);
         assert_eq!(o[0].dest, Some(far));
         assert_eq!((o[0].tx_size, o[0].rx_size), (QUEUE_DEPTH, QUEUE_DEPTH));
+        // Asked capabilities are returned (plus the link's secondary ones).
+        assert_eq!(
+            o[0].caps,
+            sys::FI_MSG as u64 | sys::FI_LOCAL_COMM | sys::FI_REMOTE_COMM
+        );
         let small = Hints {
             rx_size: 128,
             ..msg_hints()
         };
         let o = offers(Some(&small), &[Link::Shm], None, None);
         assert_eq!((o[0].tx_size, o[0].rx_size), (QUEUE_DEPTH, 128));
-        // Asked capabilities are returned (plus the link's secondary ones).
-        assert_eq!(
-            o[0].caps,
-            sys::FI_MSG as u64 | sys::FI_LOCAL_COMM | sys::FI_REMOTE_COMM
-        );
     }
 }
