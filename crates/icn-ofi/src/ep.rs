@@ -37,8 +37,8 @@ pub const DISCRIMINATOR: &[u8] = b"icnvia-ofi/1";
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The id of the provider's own set-up descriptors (application ids are slab indices).
 const CM_ID: u64 = u64::MAX;
-/// Empty polls of a tcp endpoint before each further one yields the CPU.
-const TCP_SPINS: u32 = 16;
+/// Empty polls of an endpoint before each further one yields the CPU.
+const IDLE_SPINS: u32 = 16;
 /// Send and receive queue depth of every VI (`tx_attr.size`, `rx_attr.size`).
 pub const QUEUE_DEPTH: usize = 1024;
 
@@ -562,11 +562,12 @@ impl Ep {
         } else {
             self.empty_polls.fetch_add(1, Ordering::Relaxed) + 1
         };
-        if empty > TCP_SPINS && self.nic.link == crate::addr::Link::Tcp {
-            // Loopback TCP is delivered by the kernel's softirq work, which a busy-polling
-            // pair of processes can starve on a full machine (0.6 ms per message measured
-            // on 2 loaded cores, against 36 µs for icn-via's own blocking waits): give the
-            // CPU away between polls once a few have found nothing.
+        if empty > IDLE_SPINS {
+            // Give the CPU away between polls once a few found nothing. A busy-polling
+            // pair on a full machine otherwise waits for the scheduler to preempt it before
+            // the peer runs: loopback TCP's softirq work starved (0.6 ms a message on 2
+            // loaded cores, against 36 µs for icn-via's own blocking waits), and on shm
+            // each round trip cost scheduler slices (30 ms per message at load 16).
             std::thread::yield_now();
         }
         if st == CONNECTED {
