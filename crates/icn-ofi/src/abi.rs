@@ -2093,6 +2093,7 @@ unsafe fn do_send(
 
 /// # Safety
 /// As `segments`, plus one remote iov.
+#[allow(clippy::too_many_arguments)] // the arguments of fi_readmsg / fi_writemsg
 unsafe fn do_rma(
     ep: *mut sys::fid_ep,
     iov: *const sys::iovec,

@@ -13,8 +13,8 @@ use crate::sys;
 
 /// Provider name (`FI_PROVIDER=icnvia`).
 pub const PROV_NAME: &str = "icnvia";
-/// Provider version reported by `fi_info` (`prov_version`): 0.1.
-pub const PROV_VERSION: u32 = (0 << 16) | 1;
+/// Provider version reported by `fi_info` (`prov_version`, major << 16 | minor): 0.1.
+pub const PROV_VERSION: u32 = 1;
 /// libfabric API the provider is written against.
 pub const FI_API_VERSION: u32 = (1 << 16) | 17;
 
