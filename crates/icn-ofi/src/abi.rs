@@ -13,7 +13,7 @@ use std::net::SocketAddrV4;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use icn_via::{Descriptor, MemAttributes, MemHandle, RemoteAddr, Segment};
+use icn_via::{Descriptor, MemAttributes, MemHandle, RemoteAddr, Segment, Segments};
 
 use crate::addr::{self, Link, SOCKADDR_IN_LEN};
 use crate::cm::MAX_CM_DATA;
@@ -1419,19 +1419,17 @@ unsafe fn cq_read_common(
     if buf.is_null() || count == 0 {
         return -FI_EINVAL as isize;
     }
-    let mut out = Vec::with_capacity(count.min(64));
+    let format = o.format;
+    let mut emit = |i: usize, e: &CqEntry| {
+        // SAFETY: `buf` holds `count` entries and `read` emits at most `count`.
+        unsafe { write_entry(buf, i, format, e) }
+    };
     let r = match timeout {
-        None => o.cq.read(count, &mut out),
-        Some(t) => o.cq.sread(count, &mut out, t),
+        None => o.cq.read(count, &mut emit),
+        Some(t) => o.cq.sread(count, &mut emit, t),
     };
     match r {
-        Ok(n) => {
-            for (i, e) in out.iter().enumerate() {
-                // SAFETY: `buf` holds `count` >= n entries.
-                unsafe { write_entry(buf, i, o.format, e) };
-            }
-            n as isize
-        }
+        Ok(n) => n as isize,
         Err(code) => -code as isize,
     }
 }
@@ -1988,14 +1986,14 @@ unsafe fn segments(
     iov: *const sys::iovec,
     desc: *mut *mut c_void,
     count: usize,
-) -> Result<(Vec<Segment>, usize, usize)> {
+) -> Result<(Segments, usize, usize)> {
     if count > info::IOV_LIMIT || (count > 0 && iov.is_null()) {
         return Err(Error::new(
             FI_EINVAL,
             format!("{count} iov entries (at most {})", info::IOV_LIMIT),
         ));
     }
-    let mut segs = Vec::with_capacity(count);
+    let mut segs = Segments::new();
     let mut total = 0usize;
     let mut first = 0usize;
     for i in 0..count {

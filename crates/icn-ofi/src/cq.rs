@@ -34,32 +34,40 @@ impl Cq {
         }
     }
 
-    /// `fi_cq_read`: up to `max` completions into `out`; `Err(FI_EAVAIL)` if none but an
-    /// error waits, `Err(FI_EAGAIN)` if nothing.
-    pub fn read(&self, max: usize, out: &mut Vec<CqEntry>) -> std::result::Result<usize, i32> {
+    /// `fi_cq_read`: up to `max` completions, each handed to `emit` with its index;
+    /// `Err(FI_EAVAIL)` if none but an error waits, `Err(FI_EAGAIN)` if nothing. No
+    /// allocation on this path (completions beyond `max` wait in `ready`).
+    pub fn read(
+        &self,
+        max: usize,
+        emit: &mut dyn FnMut(usize, &CqEntry),
+    ) -> std::result::Result<usize, i32> {
+        let mut n = 0;
         {
             let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
-            while out.len() < max {
+            while n < max {
                 match ready.pop_front() {
-                    Some(e) => out.push(e),
+                    Some(e) => {
+                        emit(n, &e);
+                        n += 1;
+                    }
                     None => break,
                 }
             }
         }
         // The endpoints are polled even when enough completions wait: polling is also
-        // what sends their acknowledgements (manual progress).
+        // what sends their acknowledgements (manual progress). The list's lock is held
+        // while polling (binding waits), so a read allocates nothing.
         {
-            let eps: Vec<(Arc<Ep>, bool, bool)> = self
-                .eps
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .iter()
-                .filter_map(|(w, tx, rx)| w.upgrade().map(|e| (e, *tx, *rx)))
-                .collect();
-            for (ep, tx, rx) in eps {
-                ep.poll(tx, rx, &mut |r| {
+            let eps = self.eps.lock().unwrap_or_else(|e| e.into_inner());
+            for (w, tx, rx) in eps.iter() {
+                let Some(ep) = w.upgrade() else { continue };
+                ep.poll(*tx, *rx, &mut |r| {
                     match r {
-                        Ok(e) if out.len() < max => out.push(e),
+                        Ok(e) if n < max => {
+                            emit(n, &e);
+                            n += 1;
+                        }
                         Ok(e) => self
                             .ready
                             .lock()
@@ -75,8 +83,8 @@ impl Cq {
                 });
             }
         }
-        if !out.is_empty() {
-            return Ok(out.len());
+        if n > 0 {
+            return Ok(n);
         }
         if !self
             .errors
@@ -94,13 +102,13 @@ impl Cq {
     pub fn sread(
         &self,
         max: usize,
-        out: &mut Vec<CqEntry>,
+        emit: &mut dyn FnMut(usize, &CqEntry),
         timeout: Option<Duration>,
     ) -> std::result::Result<usize, i32> {
         let start = Instant::now();
         let mut spins = 0u32;
         loop {
-            match self.read(max, out) {
+            match self.read(max, emit) {
                 Err(FI_EAGAIN) => {}
                 r => return r,
             }

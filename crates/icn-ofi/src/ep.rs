@@ -475,7 +475,7 @@ impl Ep {
     }
 
     /// Posts a receive of `segments` (`fi_recv*`).
-    pub fn post_recv(&self, segments: Vec<Segment>, op: OpInfo) -> Result<()> {
+    pub fn post_recv(&self, segments: impl IntoIterator<Item = Segment>, op: OpInfo) -> Result<()> {
         if !self.is_enabled() {
             return Err(Error::new(
                 FI_EOPBADSTATE,
