@@ -64,8 +64,9 @@ enum Command {
         /// each replication's network over them (`network`: vc-router, xswitch, cluster). One process: ignored.
         #[arg(long, value_enum, default_value_t = Spread::Runs)]
         spread: Spread,
-        /// Also write the timeline of the run (a cluster trace replay, replication seed 0) as
-        /// Chrome trace-event JSON to this `.json` path (Perfetto, chrome://tracing).
+        /// Also write the timeline of the run (a cluster trace replay, replication seed 0):
+        /// Chrome trace-event JSON for a `.json` path (Perfetto, chrome://tracing), else an
+        /// OTF2 archive in that new folder (Vampir, otf2-print; needs libotf2-trace-dev).
         #[arg(long, value_name = "PATH")]
         timeline: Option<PathBuf>,
         /// Most spans the timeline keeps; past it the rest are counted and a note says so.
@@ -324,6 +325,9 @@ fn main() -> ExitCode {
             timeline_events,
             ..
         } => common.load().and_then(|file| {
+            if let Some(path) = &timeline {
+                timeline::check_target(path)?;
+            }
             let out = out.unwrap_or_else(|| common.default_out());
             let report = experiment::run_file(&file, &out, &run_plan(&common))?;
             after_run(&file, &report, &out)?;
@@ -468,14 +472,12 @@ fn write_timeline(
     cap: usize,
 ) -> Result<(), ExecError> {
     let t = timeline::record(file, cap)?;
-    if !path.extension().is_some_and(|e| e == "json") {
-        return Err(ExecError::Usage(format!(
-            "--timeline {}: the timeline is written as Chrome trace-event JSON: give a `.json` path",
-            path.display()
-        )));
-    }
-    timeline::write_chrome(&t, path)
-        .map_err(|e| ExecError::Failed(format!("{}: {e:#}", path.display())))?;
+    let written = if timeline::is_json(path) {
+        timeline::write_chrome(&t, path)
+    } else {
+        timeline::write_otf2(&t, path)
+    };
+    written.map_err(|e| ExecError::Failed(format!("{}: {e:#}", path.display())))?;
     for n in t.notes() {
         eprintln!("note: {n}");
     }

@@ -1,5 +1,6 @@
 //! Writing a cluster run's timeline ([`icn_cluster::timeline`]): Chrome trace-event JSON
-//! (Perfetto, chrome://tracing) and the SVG picture of the results page.
+//! (Perfetto, chrome://tracing), OTF2 (Vampir, `otf2-print`: [`write_otf2`]) and the SVG
+//! picture of the results page.
 //!
 //! Chrome JSON: one process "ranks" with a thread per rank whose complete events (`ph: X`) are
 //! its calls (category `call`, named by the TI action: `send`, `waitall`, `allreduce`,
@@ -51,6 +52,31 @@ fn prepare(file: &ExperimentFile) -> Result<ClusterPoint, ExecError> {
 /// Whether the file's base configuration replays a trace (the workloads with a timeline).
 pub fn has_timeline(file: &ExperimentFile) -> bool {
     file.model == "cluster" && prepare(file).is_ok_and(|p| p.ti.is_some())
+}
+
+/// Whether `path` asks for Chrome JSON (else an OTF2 archive).
+pub fn is_json(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "json")
+}
+
+/// Checked before the run: an OTF2 archive is written into a new folder (never over an
+/// existing one), and its parent folder must exist.
+pub fn check_target(path: &Path) -> Result<(), ExecError> {
+    if !is_json(path) && path.exists() {
+        return Err(ExecError::Usage(format!(
+            "--timeline {}: exists; the OTF2 archive goes into a new folder (or give a .json path \
+             for Chrome trace-event JSON)",
+            path.display()
+        )));
+    }
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if parent.is_some_and(|p| !p.is_dir()) {
+        return Err(ExecError::Usage(format!(
+            "--timeline {}: its folder does not exist",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 fn us(ps: u64) -> f64 {
@@ -126,6 +152,119 @@ pub fn write_chrome_to(t: &Timeline, w: &mut impl Write) -> std::io::Result<()> 
         }
     }
     writeln!(w, "\n]}}")
+}
+
+/// The OTF2 writer's C source: built with `cc` against Debian's OTF2 library when asked.
+const OTF2_WRITER_C: &str = include_str!("../c/timeline2otf2.c");
+
+/// Writes `t` as an OTF2 archive in the folder `path` (`path/traces.otf2` is its anchor
+/// file): each rank a location whose calls are regions entered and left, the waits regions
+/// inside them; each tracked channel a metric location with its utilisation. The writer is
+/// Debian's OTF2 library through a small C program (`crates/icnlab/c/timeline2otf2.c`)
+/// built here with `cc` in a private temporary folder.
+pub fn write_otf2(t: &Timeline, path: &Path) -> anyhow::Result<()> {
+    use anyhow::{Context, bail};
+    if path.exists() {
+        bail!("exists: give a new folder for the OTF2 archive");
+    }
+    let dir = tempfile::tempdir().context("a private folder for the OTF2 writer")?;
+    let src = dir.path().join("timeline2otf2.c");
+    let exe = dir.path().join("timeline2otf2");
+    std::fs::write(&src, OTF2_WRITER_C)?;
+    let cc = std::process::Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .arg("-lotf2")
+        .output()
+        .context("cannot run `cc` to build the OTF2 writer (install a C compiler and Debian's libotf2-trace-dev)")?;
+    if !cc.status.success() {
+        bail!(
+            "the OTF2 writer does not build (it needs Debian's libotf2-trace-dev): {}",
+            String::from_utf8_lossy(&cc.stderr).trim()
+        );
+    }
+    let mut child = std::process::Command::new(&exe)
+        .arg(path)
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .context("cannot start the OTF2 writer")?;
+    {
+        let stdin = child.stdin.take().expect("piped");
+        let mut w = BufWriter::new(stdin);
+        otf2_input(t, &mut w)?;
+        w.flush()?;
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        bail!(
+            "the OTF2 writer failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// The OTF2 writer's input (its format is described in `timeline2otf2.c`): per rank its
+/// spans as properly nested enter/leave events in time order.
+fn otf2_input(t: &Timeline, w: &mut impl Write) -> std::io::Result<()> {
+    let mut regions: Vec<&str> = Vec::new();
+    let mut id = std::collections::HashMap::new();
+    for s in &t.spans {
+        id.entry(s.name).or_insert_with(|| {
+            regions.push(s.name);
+            regions.len() - 1
+        });
+    }
+    writeln!(
+        w,
+        "T {} {} {} {}",
+        t.ranks,
+        t.channels.len(),
+        regions.len(),
+        t.end
+    )?;
+    for r in &regions {
+        writeln!(w, "N {r}")?;
+    }
+    for c in &t.channels {
+        writeln!(w, "C {} {}", c.router, c.port)?;
+    }
+    let mut by_rank: Vec<Vec<&icn_cluster::timeline::Span>> = vec![Vec::new(); t.ranks];
+    for s in &t.spans {
+        by_rank[s.rank as usize].push(s);
+    }
+    for (r, spans) in by_rank.iter_mut().enumerate() {
+        // By start; at the same start calls (which never overlap: the shorter, an instant
+        // call, first) before the waits inside them.
+        spans.sort_by_key(|s| (s.start, s.kind == SpanKind::Wait, s.end));
+        let mut open: Vec<(u64, usize)> = Vec::new();
+        for s in spans.iter() {
+            while let Some(&(end, region)) = open.last() {
+                if end > s.start {
+                    break;
+                }
+                writeln!(w, "L {r} {end} {region}")?;
+                open.pop();
+            }
+            // A span is inside the open one (waits inside calls): clamped to it if not.
+            let end = open.last().map_or(s.end, |&(e, _)| s.end.min(e));
+            let region = id[s.name];
+            writeln!(w, "E {r} {} {region}", s.start)?;
+            open.push((end, region));
+        }
+        while let Some((end, region)) = open.pop() {
+            writeln!(w, "L {r} {end} {region}")?;
+        }
+    }
+    let util = t.utilisation();
+    for c in 0..t.channels.len() {
+        for (a, _, u) in &util {
+            writeln!(w, "M {c} {a} {}", u[c])?;
+        }
+    }
+    Ok(())
 }
 
 /// What a span is drawn as.
@@ -332,6 +471,7 @@ mod tests {
 
     fn sample() -> Timeline {
         let mut t = Timeline::new(100, 2);
+        t.span(0, SpanKind::Call, "init", 0, 0);
         t.span(0, SpanKind::Call, "compute", 0, 1_000_000);
         t.span(0, SpanKind::Call, "send", 1_000_000, 3_000_000);
         t.span(0, SpanKind::Wait, "wait", 1_500_000, 3_000_000);
@@ -377,7 +517,7 @@ mod tests {
                 other => panic!("unexpected phase {other}"),
             }
         }
-        assert_eq!(calls, 4);
+        assert_eq!(calls, 5);
         // The wait of rank 0: 1.5 µs from 1.5 µs.
         let wait = events.iter().find(|e| e["cat"] == "wait").unwrap();
         assert_eq!(
@@ -391,6 +531,38 @@ mod tests {
             .map(|e| e["args"]["utilisation"].as_f64().unwrap())
             .collect();
         assert_eq!(u, vec![0.5, 0.5]);
+    }
+
+    /// The OTF2 writer's input enters and leaves each rank's regions properly nested and in
+    /// time order: the wait inside rank 0's send is entered after and left before it.
+    #[test]
+    fn otf2_input_nests_waits_inside_calls() {
+        let mut buf = Vec::new();
+        otf2_input(&sample(), &mut buf).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        let rank0: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with(['E', 'L']) && l.split(' ').nth(1) == Some("0"))
+            .collect();
+        assert_eq!(
+            rank0,
+            [
+                "E 0 0 0",
+                "L 0 0 0",
+                "E 0 0 1",
+                "L 0 1000000 1",
+                "E 0 1000000 2",
+                "E 0 1500000 3",
+                "L 0 3000000 3",
+                "L 0 3000000 2"
+            ]
+        );
+        assert!(
+            text.starts_with(
+                "T 2 1 5 3000000\nN init\nN compute\nN send\nN wait\nN allreduce\nC 0 1\n"
+            ),
+            "{text}"
+        );
     }
 
     /// The picture has a lane per rank with the waiting colour where rank 0 waited.
