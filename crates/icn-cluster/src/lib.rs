@@ -10,7 +10,8 @@
 //! * [`sim`]: the event loop joining ranks, endpoints and any `icn_fabric::Fabric`;
 //! * [`real`]: one rank of the same program run for real over `icn-via`;
 //! * [`model`]: the experiment-file model;
-//! * [`bench`]: the speed workloads of `icnlab bench`.
+//! * [`bench`]: the speed workloads of `icnlab bench`;
+//! * [`timeline`]: a run's calls, waits and channel loads over time, when asked.
 
 pub mod bench;
 pub mod collectives;
@@ -23,4 +24,5 @@ pub mod program;
 pub mod real;
 pub mod sim;
 pub mod ti;
+pub mod timeline;
 pub mod transmit;

@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! model = "cluster"
-//! [workload]          # kind = pingpong | window | alltoall | bcast | trace | ti
+//! [workload]          # kind = pingpong | window | alltoall | bcast | trace | ti | dumpi
 //! kind = "bcast"
 //! algorithm = "ilbm"  # bcast: binomial | chain | scatter_allgather | ilbm | clbm | naulbm | aulbm
 //! bytes = 65536
@@ -27,6 +27,7 @@ use crate::sim::{ClusterSim, Outcome, RunError};
 use crate::ti::action::CollKind;
 use crate::ti::reader::{self, Summary, TraceSet};
 use crate::ti::replay::{self, ReplayConfig, TiOutcome};
+use crate::timeline::Timeline;
 use icn_bcast::schemes::Scheme;
 use icn_engine::lockstep::Exchange;
 use icn_engine::model::Ticker;
@@ -146,6 +147,8 @@ pub enum WorkloadKind {
     Trace,
     /// A SimGrid time-independent trace (`file`: an index, a folder or a shared trace).
     Ti,
+    /// A DUMPI trace (`file`: its `.meta` file), replayed as a TI trace.
+    Dumpi,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -274,12 +277,16 @@ fn prepare_ti(cfg: &ClusterConfig, endpoints: usize, ctx: &Context) -> Result<Ti
     Invalid::check(
         !w.file.is_empty(),
         "workload.file",
-        "a TI index, folder or trace",
+        "a TI index, folder or trace, or a DUMPI .meta file",
         "nothing",
     )?;
     let path = ctx.resolve(&w.file);
     let bad = |e: reader::TraceError| Invalid::new("workload.file", e.to_string());
-    let set = TraceSet::locate(&path).map_err(bad)?;
+    let set = match w.kind {
+        WorkloadKind::Dumpi => TraceSet::locate_dumpi(&path, cfg.host.flops),
+        _ => TraceSet::locate(&path),
+    }
+    .map_err(bad)?;
     if !(1..=endpoints).contains(&set.ranks()) {
         return Err(Invalid::new(
             "workload.file",
@@ -339,8 +346,40 @@ pub fn run_ti<F: Fabric + ?Sized>(
     Ok(out)
 }
 
-fn report_ti(o: &TiOutcome) -> Metrics {
+/// The timeline of the point's replication of seed 0, at most `cap` spans
+/// ([`crate::timeline`]): the calls, waits and channel loads of a trace replay (`ti`, `dumpi`).
+/// `Err` names why there is none: another workload, or the run failed.
+pub fn timeline(point: &ClusterPoint, cap: usize) -> Result<Timeline, ModelError> {
+    let Some(ti) = &point.ti else {
+        return Err(ModelError::Failed(
+            "a timeline is recorded for trace replays (workload.kind = \"ti\" or \"dumpi\")".into(),
+        ));
+    };
+    let mut fabric = point.fabric_for(0)?;
+    let mut t = Timeline::new(cap, ti.set.ranks());
+    let progress = icn_engine::model::NoProgress;
+    let actions = ti.summary.actions.iter().sum();
+    let mut ticker = Ticker::new(&progress, actions, crate::sim::PROGRESS_UNITS);
+    replay::Replay::new(fabric.as_mut(), &ti.set, &ti.replay, &point.endpoint)
+        .and_then(|r| r.recording(&mut t).run(&mut ticker))
+        .map_err(|e| ModelError::Failed(e.to_string()))?;
+    Ok(t)
+}
+
+fn report_ti(o: &TiOutcome, summary: &Summary) -> Metrics {
     let mut m = Metrics::default();
+    if !summary.skipped.is_empty() {
+        let calls: Vec<String> = summary
+            .skipped
+            .iter()
+            .map(|(name, n)| format!("{name} × {n}"))
+            .collect();
+        m.notes.push(format!(
+            "MPI calls in the trace that the replay does not model (their time counts as \
+             compute): {}",
+            calls.join(", ")
+        ));
+    }
     let ranks = o.finish.len().max(1) as f64;
     let total = o.finish.iter().copied().max().unwrap_or(0);
     let compute = o.compute.iter().copied().max().unwrap_or(0);
@@ -509,10 +548,10 @@ fn build_program(
             )?;
             p
         }
-        WorkloadKind::Ti => {
+        WorkloadKind::Ti | WorkloadKind::Dumpi => {
             return Err(Invalid::new(
                 "workload.kind",
-                "a TI trace is prepared by the TI replay, not as a program",
+                "a TI or DUMPI trace is prepared by the TI replay, not as a program",
             ));
         }
     };
@@ -541,7 +580,7 @@ fn planned_ops(w: &WorkloadConfig, ranks: usize) -> Option<u128> {
             BcastAlgorithm::ScatterAllgather => 2 * edges + 2 * r * edges,
             _ => 2 * edges,
         },
-        WorkloadKind::Trace | WorkloadKind::Ti => return None,
+        WorkloadKind::Trace | WorkloadKind::Ti | WorkloadKind::Dumpi => return None,
     })
 }
 
@@ -693,7 +732,7 @@ impl Model for Cluster {
             cfg.workload.test_us,
         )?;
         let ti = match cfg.workload.kind {
-            WorkloadKind::Ti => Some(prepare_ti(cfg, endpoints, ctx)?),
+            WorkloadKind::Ti | WorkloadKind::Dumpi => Some(prepare_ti(cfg, endpoints, ctx)?),
             _ => None,
         };
         let (program, scheme_steps) = match ti {
@@ -785,7 +824,7 @@ impl Model for Cluster {
         if let Some(ti) = &point.ti {
             let mut fabric = point.fabric_for(seed)?;
             return run_ti(fabric.as_mut(), ti, &point.endpoint, progress)
-                .map(|o| report_ti(&o))
+                .map(|o| report_ti(&o, &ti.summary))
                 .map_err(|e| ModelError::Failed(e.to_string()));
         }
         run_replication(point, seed, progress).map(|(_, m)| m)

@@ -28,6 +28,7 @@ mod raster;
 mod report;
 mod reproduce;
 mod saturate;
+mod timeline;
 mod trace_cmd;
 mod via_cmd;
 mod via_run;
@@ -63,6 +64,14 @@ enum Command {
         /// each replication's network over them (`network`: vc-router, xswitch, cluster). One process: ignored.
         #[arg(long, value_enum, default_value_t = Spread::Runs)]
         spread: Spread,
+        /// Also write the timeline of the run (a cluster trace replay, replication seed 0):
+        /// Chrome trace-event JSON for a `.json` path (Perfetto, chrome://tracing), else an
+        /// OTF2 archive in that new folder (Vampir, otf2-print; needs libotf2-trace-dev).
+        #[arg(long, value_name = "PATH")]
+        timeline: Option<PathBuf>,
+        /// Most spans the timeline keeps; past it the rest are counted and a note says so.
+        #[arg(long, value_name = "N", default_value_t = icn_cluster::timeline::DEFAULT_CAP)]
+        timeline_events: usize,
     },
     /// Run every point of the file's [sweep] table on all cores; writes data.csv, report.json, plot.svg.
     Sweep {
@@ -314,10 +323,23 @@ fn main() -> ExitCode {
         return code;
     }
     let result = match cli.command {
-        Command::Run { common, out, .. } => common.load().and_then(|file| {
+        Command::Run {
+            common,
+            out,
+            timeline,
+            timeline_events,
+            ..
+        } => common.load().and_then(|file| {
+            if let Some(path) = &timeline {
+                timeline::check_target(path)?;
+            }
             let out = out.unwrap_or_else(|| common.default_out());
             let report = experiment::run_file(&file, &out, &run_plan(&common))?;
-            after_run(&file, &report, &out)
+            after_run(&file, &report, &out)?;
+            match timeline {
+                Some(path) => write_timeline(&file, &path, timeline_events),
+                None => Ok(()),
+            }
         }),
         Command::Sweep {
             common, out, shard, ..
@@ -448,6 +470,31 @@ fn after_run(
     experiment::verdict(report, out)
 }
 
+/// `run --timeline PATH`: the base configuration's timeline, as Chrome JSON or OTF2.
+fn write_timeline(
+    file: &ExperimentFile,
+    path: &std::path::Path,
+    cap: usize,
+) -> Result<(), ExecError> {
+    let t = timeline::record(file, cap)?;
+    let written = if timeline::is_json(path) {
+        timeline::write_chrome(&t, path)
+    } else {
+        timeline::write_otf2(&t, path)
+    };
+    written.map_err(|e| ExecError::Failed(format!("{}: {e:#}", path.display())))?;
+    for n in t.notes() {
+        eprintln!("note: {n}");
+    }
+    println!(
+        "wrote {} ({} spans, {} channels)",
+        path.display(),
+        t.spans.len(),
+        t.channels.len()
+    );
+    Ok(())
+}
+
 /// What `sweep` prints once its folder is written (by this process or by MPI rank 0).
 fn after_sweep(
     _: &ExperimentFile,
@@ -478,6 +525,7 @@ fn across_ranks(command: &Command) -> Option<ExitCode> {
             common,
             out,
             spread,
+            ..
         } => (
             common.load(),
             out.clone().unwrap_or_else(|| common.default_out()),

@@ -11,7 +11,7 @@ pub const KEYS: &[Key] = &[
     key(
         "workload.kind",
         "",
-        "`pingpong`, `window`, `alltoall`, `bcast`, `trace` or `ti` (a SimGrid time-independent trace)",
+        "`pingpong`, `window`, `alltoall`, `bcast`, `trace`, `ti` (a SimGrid time-independent trace) or `dumpi` (a DUMPI trace, replayed as `ti`)",
     ),
     key(
         "workload.bytes",
@@ -42,7 +42,7 @@ pub const KEYS: &[Key] = &[
     key(
         "workload.file",
         "",
-        "trace file (`kind = \"trace\"`; `ti`: an index, a folder with `index.txt` or a shared trace), relative to the experiment file",
+        "trace file (`kind = \"trace\"`; `ti`: an index, a folder with `index.txt` or a shared trace; `dumpi`: the trace's `.meta` file), relative to the experiment file",
     ),
     key(
         "workload.eager_bytes",
@@ -57,7 +57,7 @@ pub const KEYS: &[Key] = &[
     key(
         "host.flops",
         "flop/s",
-        "ti: host speed; `compute F` takes F / flops seconds",
+        "ti: host speed; `compute F` takes F / flops seconds (dumpi: the time between calls is compute at this speed, so it replays as recorded)",
     ),
     key(
         "algorithms",

@@ -12,6 +12,8 @@
 
 use super::action::{self, Action, printable_prefix};
 use super::datatype;
+use super::dumpi::DumpiRank;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -54,11 +56,21 @@ fn whole(file: &Path, message: impl Into<String>) -> TraceError {
 }
 
 /// Where each rank's actions are.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TraceSet {
     /// Per rank, its file (all the same file for a shared trace).
     pub files: Vec<PathBuf>,
     pub shared: bool,
+    pub format: Format,
+}
+
+/// How the files are written.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Format {
+    /// SimGrid TI text.
+    Ti,
+    /// DUMPI binary ([`super::dumpi`]), its compute time turned into flops at `host_flops`.
+    Dumpi { host_flops: f64 },
 }
 
 impl TraceSet {
@@ -98,6 +110,7 @@ impl TraceSet {
             return Ok(TraceSet {
                 files: vec![path; highest + 1],
                 shared: true,
+                format: Format::Ti,
             });
         }
         let text = icn_engine::input::read_at_most(&path, MAX_INDEX)
@@ -145,6 +158,16 @@ impl TraceSet {
         Ok(TraceSet {
             files,
             shared: false,
+            format: Format::Ti,
+        })
+    }
+
+    /// The DUMPI trace whose `.meta` file is at `meta`, its compute at `host_flops`.
+    pub fn locate_dumpi(meta: &Path, host_flops: f64) -> Result<TraceSet, TraceError> {
+        Ok(TraceSet {
+            files: super::dumpi::locate(meta)?,
+            shared: false,
+            format: Format::Dumpi { host_flops },
         })
     }
 }
@@ -296,11 +319,16 @@ fn split_shared(path: &Path, n: usize) -> Result<Vec<Lines>, TraceError> {
 
 /// One rank's actions, read as they are needed.
 pub struct RankReader {
-    lines: Lines,
+    source: Source,
     rank: usize,
     n: usize,
     shared: bool,
     default_dt: u64,
+}
+
+enum Source {
+    Text(Lines),
+    Dumpi(Box<DumpiRank>),
 }
 
 impl RankReader {
@@ -315,7 +343,7 @@ impl RankReader {
             .into_iter()
             .enumerate()
             .map(|(rank, lines)| RankReader {
-                lines,
+                source: Source::Text(lines),
                 rank,
                 n,
                 shared: true,
@@ -327,23 +355,63 @@ impl RankReader {
     /// Lines this reader has read (blank and comment lines included): its share of the
     /// trace, or all of it when it reads a shared trace itself ([`RankReader::open`]).
     pub fn lines_read(&self) -> u64 {
-        self.lines.read
+        match &self.source {
+            Source::Text(l) => l.read,
+            Source::Dumpi(_) => 0,
+        }
     }
 
     /// Bytes its line buffer holds now (one line's worth at most, [`KEEP_LINE_BUFFER`]
     /// between lines).
     pub fn buffer_bytes(&self) -> usize {
-        self.lines.buf.capacity()
+        match &self.source {
+            Source::Text(l) => l.buf.capacity(),
+            Source::Dumpi(_) => 0,
+        }
+    }
+
+    /// The calls of a DUMPI trace this reader has stepped over without replaying, by name.
+    pub fn skipped(&self) -> Option<&BTreeMap<&'static str, u64>> {
+        match &self.source {
+            Source::Text(_) => None,
+            Source::Dumpi(d) => Some(&d.skipped),
+        }
+    }
+
+    fn error(&self, line: usize, field: usize, message: String) -> TraceError {
+        match &self.source {
+            Source::Text(l) => l.error(line, field, message),
+            Source::Dumpi(d) => TraceError {
+                file: d.path().to_owned(),
+                line: 0,
+                field: 0,
+                message: format!("record {line}: {message}"),
+            },
+        }
     }
 
     /// Rank `rank`'s reader on its own file (an index), or on the whole shared trace,
     /// skipping the other ranks' lines ([`RankReader::open_all`] reads it once for all).
     pub fn open(set: &TraceSet, rank: usize) -> Result<RankReader, TraceError> {
         let path = &set.files[rank];
+        if let Format::Dumpi { host_flops } = set.format {
+            return Ok(RankReader {
+                source: Source::Dumpi(Box::new(DumpiRank::open(
+                    path,
+                    rank,
+                    set.ranks(),
+                    host_flops,
+                )?)),
+                rank,
+                n: set.ranks(),
+                shared: false,
+                default_dt: datatype::BYTE,
+            });
+        }
         let f = icn_engine::input::open(path)
             .map_err(|e| whole(path, format!("cannot read the trace of rank {rank}: {e}")))?;
         Ok(RankReader {
-            lines: Lines::new(BufReader::with_capacity(16 << 10, f), path),
+            source: Source::Text(Lines::new(BufReader::with_capacity(16 << 10, f), path)),
             rank,
             n: set.ranks(),
             shared: set.shared,
@@ -352,18 +420,26 @@ impl RankReader {
     }
 
     pub fn path(&self) -> &str {
-        &self.lines.path
+        match &self.source {
+            Source::Text(l) => &l.path,
+            Source::Dumpi(d) => d.path(),
+        }
     }
 
-    /// The next action of this rank and its line, `None` at the end.
+    /// The next action of this rank and its line (a DUMPI trace: its record), `None` at
+    /// the end.
     pub fn next_action(&mut self) -> Result<Option<(usize, Action)>, TraceError> {
-        while let Some((line, w)) = self.lines.next_words()? {
-            let rank = rank_field(&w[0], self.n).map_err(|m| self.lines.error(line, 1, m))?;
+        let lines = match &mut self.source {
+            Source::Text(l) => l,
+            Source::Dumpi(d) => return d.next_action(),
+        };
+        while let Some((line, w)) = lines.next_words()? {
+            let rank = rank_field(&w[0], self.n).map_err(|m| lines.error(line, 1, m))?;
             if rank != self.rank {
                 if self.shared {
                     continue;
                 }
-                return Err(self.lines.error(
+                return Err(lines.error(
                     line,
                     1,
                     format!("(rank): `{rank}` in the trace file of rank {}", self.rank),
@@ -371,7 +447,7 @@ impl RankReader {
             }
             let words: Vec<&str> = w.iter().map(String::as_str).collect();
             let a = action::parse(&words, self.n, self.default_dt)
-                .map_err(|e| self.lines.error(line, e.field, e.message))?;
+                .map_err(|e| lines.error(line, e.field, e.message))?;
             if let Action::Init { double_default } = a {
                 self.default_dt = if double_default {
                     datatype::DOUBLE
@@ -392,6 +468,8 @@ pub struct Summary {
     pub actions: Vec<u64>,
     /// Collectives the trace calls.
     pub collectives: Vec<action::CollKind>,
+    /// MPI calls of a DUMPI trace that are not replayed, by name, counted over all ranks.
+    pub skipped: BTreeMap<String, u64>,
 }
 
 /// The most host time (compute, sleep, reductions) one rank's trace may add up to: half
@@ -406,6 +484,7 @@ pub fn prescan(set: &TraceSet, host_flops: f64) -> Result<Summary, TraceError> {
     let mut s = Summary {
         actions: vec![0; n],
         collectives: Vec::new(),
+        skipped: BTreeMap::new(),
     };
     let mut host_ps = vec![0.0f64; n];
     // `Err` with the message for the line when rank `r`'s host time passes the bound.
@@ -457,7 +536,10 @@ pub fn prescan(set: &TraceSet, host_flops: f64) -> Result<Summary, TraceError> {
         for r in 0..n {
             let mut reader = RankReader::open(set, r)?;
             while let Some((line, a)) = reader.next_action()? {
-                note(&mut s, r, &a).map_err(|m| reader.lines.error(line, 0, m))?;
+                note(&mut s, r, &a).map_err(|m| reader.error(line, 0, m))?;
+            }
+            for (name, count) in reader.skipped().into_iter().flatten() {
+                *s.skipped.entry((*name).to_owned()).or_default() += count;
             }
         }
     }

@@ -36,6 +36,7 @@ use super::action::{Action, CollKind, Collective};
 use super::reader::{RankReader, TraceError, TraceSet};
 use crate::collectives::{Algorithm, Call, Step};
 use crate::nic::{Cut, Endpoint};
+use crate::timeline::{SpanKind, Timeline};
 use crate::transmit::{Head, Transmit};
 use icn_engine::model::Ticker;
 use icn_fabric::zero_load::Wire;
@@ -227,6 +228,8 @@ pub struct Replay<'a, F: Fabric + ?Sized> {
     /// SMPI's `nsleeps`: the multiple of `test_s` the next `test` costs.
     test_sleeps: u64,
     out: TiOutcome,
+    /// Where the calls, waits and channel loads go, when asked ([`Replay::recording`]).
+    timeline: Option<&'a mut Timeline>,
 }
 
 fn action_name(a: &Action) -> &'static str {
@@ -312,7 +315,30 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                 slot_ps: vec![0; slots],
                 ..TiOutcome::default()
             },
+            timeline: None,
         })
+    }
+
+    /// Records the run's timeline into `t` as it goes.
+    pub fn recording(mut self, t: &'a mut Timeline) -> Self {
+        self.timeline = Some(t);
+        self
+    }
+
+    fn record(&mut self, r: usize, kind: SpanKind, name: &'static str, start: Ps) {
+        if let Some(t) = self.timeline.as_deref_mut() {
+            t.span(r, kind, name, start, self.now);
+        }
+    }
+
+    /// Utilisation samples due by now.
+    fn sample(&mut self) {
+        if let Some(t) = self.timeline.as_deref_mut()
+            && self.now >= t.next_sample()
+        {
+            let fabric = &*self.fabric;
+            t.sample(self.now, || fabric.channel_loads(), fabric.cycle_ps());
+        }
     }
 
     fn schedule(&mut self, t: Ps, r: usize) {
@@ -351,6 +377,7 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                         self.now = self.now.max(d.delivered);
                         self.delivered(d)?;
                     }
+                    self.sample();
                     self.retry_blocked();
                     if let Some(e) = self.zero_load_error.take() {
                         return Err(ReplayError::Fabric(e));
@@ -364,6 +391,7 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                     }
                     let Reverse((t, _, w)) = self.heap.pop().expect("peeked");
                     self.now = self.now.max(t);
+                    self.sample();
                     match w {
                         Wake::Rank(r) => self.run_rank(r)?,
                         Wake::TxReady(node) => self.send_head(node, self.now),
@@ -386,6 +414,10 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
         ticker.add(self.out.actions - reported);
         if let Some(why) = self.diagnose() {
             return Err(ReplayError::Stuck(why));
+        }
+        if let Some(t) = self.timeline.take() {
+            let end = self.out.finish.iter().copied().max().unwrap_or(0);
+            t.finish(end, self.fabric.channel_loads(), self.fabric.cycle_ps());
         }
         Ok(self.out)
     }
@@ -424,6 +456,9 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                 }
                 let since = self.ranks[r].since;
                 self.out.wait[r] += self.now - since;
+                if self.now > since {
+                    self.record(r, SpanKind::Wait, "wait", since);
+                }
                 for id in std::mem::take(&mut self.ranks[r].wait) {
                     self.release(id);
                 }
@@ -441,6 +476,10 @@ impl<'a, F: Fabric + ?Sized> Replay<'a, F> {
                 return Ok(());
             }
             // The next action.
+            let (name, start) = (self.ranks[r].action, self.ranks[r].slot_start);
+            if name != "start" {
+                self.record(r, SpanKind::Call, name, start);
+            }
             let k = &mut self.ranks[r];
             self.out.slot_ps[k.slot] += u128::from(self.now - k.slot_start);
             let next = k.reader.next_action()?;
