@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Records the project's MPI test program (crates/icn-tirecord/c/mpi_exchange.c, 4 ranks) with
-# sst-dumpi and with icnlab's own TI recorder, into crates/icn-cluster/tests/data/exchange/
+# sst-dumpi and with icnlab's own TI recorder, into experiments/traces/mpi-exchange-4-recorded/
 # (dumpi/ and ti/): the test data of crates/icn-cluster/tests/dumpi.rs, which replays both and
 # checks they agree.
 #
@@ -11,7 +11,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 : "${SST_DUMPI_SRC:?set SST_DUMPI_SRC to a checkout of sst-dumpi}"
 WORK=${WORK:-/tmp/icnlab-record-exchange}
-out="$here/crates/icn-cluster/tests/data/exchange"
+out="$here/experiments/traces/mpi-exchange-4-recorded"
 mkdir -p "$WORK"
 if [ ! -f "$WORK/inst/lib/libdumpi.so" ]; then
     rm -rf "$WORK/src" && cp -r "$SST_DUMPI_SRC" "$WORK/src"

@@ -12,7 +12,7 @@ use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
 fn data() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/exchange")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/traces/mpi-exchange-4-recorded")
 }
 
 fn config(kind: &str, file: &Path) -> ClusterConfig {

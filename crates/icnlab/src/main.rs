@@ -331,7 +331,7 @@ fn main() -> ExitCode {
             ..
         } => common.load().and_then(|file| {
             if let Some(path) = &timeline {
-                timeline::check_target(path)?;
+                timeline::check_request(&file, path, timeline_events)?;
             }
             let out = out.unwrap_or_else(|| common.default_out());
             let report = experiment::run_file(&file, &out, &run_plan(&common))?;
@@ -476,7 +476,7 @@ fn write_timeline(
     path: &std::path::Path,
     cap: usize,
 ) -> Result<(), ExecError> {
-    let t = timeline::record(file, cap)?;
+    let t = timeline::record(file, timeline::Of::Base, cap)?;
     let written = if timeline::is_json(path) {
         timeline::write_chrome(&t, path)
     } else {

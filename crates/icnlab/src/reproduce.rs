@@ -168,7 +168,7 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
         {
             error = extra(&out, req.quick).err().map(|e| format!("{e:#}"));
         }
-        if error.is_none() && crate::timeline::has_timeline(file) {
+        if error.is_none() && crate::timeline::has_timeline(file, crate::timeline::Of::FirstPoint) {
             error = write_timeline(file, &out).err().map(|e| format!("{e:#}"));
         }
         if let Some(e) = &error {
@@ -227,14 +227,14 @@ pub fn reproduce(req: &Request) -> Result<(), ExecError> {
 /// Spans of the results page's timelines (each ≈ 100 bytes of JSON).
 const PAGE_TIMELINE_EVENTS: usize = 200_000;
 
-/// A trace replay's timeline beside its results: `timeline.json` (Chrome trace-event format)
+/// A trace replay's timeline (its first point) beside its results: `timeline.json` (Chrome trace-event format)
 /// and `timeline.svg`, the picture the page shows with the experiment's figures.
 fn write_timeline(file: &ExperimentFile, out: &Path) -> anyhow::Result<()> {
-    let t =
-        crate::timeline::record(file, PAGE_TIMELINE_EVENTS).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let t = crate::timeline::record(file, crate::timeline::Of::FirstPoint, PAGE_TIMELINE_EVENTS)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     crate::timeline::write_chrome(&t, &out.join("timeline.json"))?;
     let title = format!(
-        "{}: timeline of the base configuration (replication seed 0)",
+        "{}: timeline of the first point (replication seed 0)",
         file.title
     );
     std::fs::write(out.join("timeline.svg"), crate::timeline::svg(&t, &title))?;

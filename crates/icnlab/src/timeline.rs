@@ -16,28 +16,60 @@ use std::fmt::Write as _;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-/// The timeline of the file's base configuration (replication seed 0), at most `cap` spans.
-pub fn record(file: &ExperimentFile, cap: usize) -> Result<Timeline, ExecError> {
+/// Which configuration of a file a timeline is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Of {
+    /// The base configuration (what `icnlab run` runs).
+    Base,
+    /// The first point of the file's sweep (what `icnlab reproduce` runs first).
+    FirstPoint,
+}
+
+/// The timeline of the file's configuration `of` (replication seed 0), at most `cap` spans.
+pub fn record(file: &ExperimentFile, of: Of, cap: usize) -> Result<Timeline, ExecError> {
+    let point = traced_point(file, of, cap)?;
+    icn_cluster::model::timeline(&point, cap)
+        .map_err(|e| ExecError::Failed(format!("{}: timeline: {e}", file.path.display())))
+}
+
+/// The prepared configuration `of`, checked to be a trace replay, and `cap` checked.
+fn traced_point(file: &ExperimentFile, of: Of, cap: usize) -> Result<ClusterPoint, ExecError> {
     if !(1..=MAX_CAP).contains(&cap) {
         return Err(ExecError::Usage(format!(
             "--timeline-events: {cap} is not in 1 ..= {MAX_CAP}"
         )));
     }
+    let why = "--timeline records trace replays: model = \"cluster\" with workload.kind = \"ti\" or \"dumpi\"";
     if file.model != "cluster" {
         return Err(ExecError::Usage(format!(
-            "{}: --timeline needs model = \"cluster\", not \"{}\"",
+            "{}: {why}, not model = \"{}\"",
             file.path.display(),
             file.model
         )));
     }
-    let point = prepare(file)?;
-    icn_cluster::model::timeline(&point, cap)
-        .map_err(|e| ExecError::Failed(format!("{}: timeline: {e}", file.path.display())))
+    let point = prepare(file, of)?;
+    if point.ti.is_none() {
+        return Err(ExecError::Usage(format!(
+            "{}: {why}, not workload.kind = \"{}\"",
+            file.path.display(),
+            format!("{:?}", point.cfg.workload.kind).to_lowercase()
+        )));
+    }
+    Ok(point)
 }
 
-fn prepare(file: &ExperimentFile) -> Result<ClusterPoint, ExecError> {
+/// `run --timeline PATH --timeline-events CAP` checked before the run: the file replays a
+/// trace, the cap is in range, the target can be written.
+pub fn check_request(file: &ExperimentFile, path: &Path, cap: usize) -> Result<(), ExecError> {
+    check_target(path)?;
+    traced_point(file, Of::Base, cap).map(drop)
+}
+
+fn prepare(file: &ExperimentFile, of: Of) -> Result<ClusterPoint, ExecError> {
     let mut base = file.clone();
-    base.sweep.clear();
+    if of == Of::Base {
+        base.sweep.clear();
+    }
     let point = base
         .points()
         .into_iter()
@@ -49,9 +81,9 @@ fn prepare(file: &ExperimentFile) -> Result<ClusterPoint, ExecError> {
         .map_err(|e| bad(e.to_string()))
 }
 
-/// Whether the file's base configuration replays a trace (the workloads with a timeline).
-pub fn has_timeline(file: &ExperimentFile) -> bool {
-    file.model == "cluster" && prepare(file).is_ok_and(|p| p.ti.is_some())
+/// Whether the file's configuration `of` replays a trace (the workloads with a timeline).
+pub fn has_timeline(file: &ExperimentFile, of: Of) -> bool {
+    file.model == "cluster" && prepare(file, of).is_ok_and(|p| p.ti.is_some())
 }
 
 /// Whether `path` asks for Chrome JSON (else an OTF2 archive).
@@ -59,9 +91,9 @@ pub fn is_json(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "json")
 }
 
-/// Checked before the run: an OTF2 archive is written into a new folder (never over an
+/// An OTF2 archive is written into a new folder (never over an
 /// existing one), and its parent folder must exist.
-pub fn check_target(path: &Path) -> Result<(), ExecError> {
+fn check_target(path: &Path) -> Result<(), ExecError> {
     if !is_json(path) && path.exists() {
         return Err(ExecError::Usage(format!(
             "--timeline {}: exists; the OTF2 archive goes into a new folder (or give a .json path \
@@ -317,7 +349,7 @@ pub fn svg(t: &Timeline, title: &str) -> String {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\
          <text x=\"{LEFT}\" y=\"16\" font-size=\"13\">{}</text>",
-        LEFT + W + 20,
+        LEFT + W + 70,
         escape(title)
     );
     // Legend.
@@ -399,41 +431,49 @@ pub fn svg(t: &Timeline, title: &str) -> String {
     let util = t.utilisation();
     let top = plot_top as f64;
     let y_of = |u: f64| top + 100.0 * (1.0 - u);
-    let _ = write!(
-        h,
-        "<text x=\"{LEFT}\" y=\"{}\">channel utilisation (mean: black, busiest channel: red), {} channels</text>\
-         <rect x=\"{LEFT}\" y=\"{top}\" width=\"{W}\" height=\"100\" fill=\"none\" stroke=\"#ccc\"/>\
-         <text x=\"{}\" y=\"{}\" text-anchor=\"end\">1</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">0</text>",
-        plot_top - 6,
-        t.channels.len(),
-        LEFT - 4,
-        top + 8.0,
-        LEFT - 4,
-        top + 100.0
-    );
-    for (pick, colour) in [(0, "black"), (1, "#d62728")] {
-        let mut pts = String::new();
-        for (a, b, u) in &util {
-            let v = if u.is_empty() {
-                0.0
-            } else if pick == 0 {
-                u.iter().sum::<f64>() / u.len() as f64
-            } else {
-                u.iter().copied().fold(0.0, f64::max)
-            };
-            let _ = write!(
-                pts,
-                "{:.1},{:.1} {:.1},{:.1} ",
-                LEFT as f64 + col(*a),
-                y_of(v),
-                LEFT as f64 + col(*b),
-                y_of(v)
-            );
-        }
+    if t.channels.is_empty() {
         let _ = write!(
             h,
-            "<polyline points=\"{pts}\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.2\"/>"
+            "<text x=\"{LEFT}\" y=\"{}\">channel utilisation: this fabric reports no channel loads</text>",
+            plot_top - 6
         );
+    } else {
+        let _ = write!(
+            h,
+            "<text x=\"{LEFT}\" y=\"{}\">channel utilisation (mean: black, busiest channel: red), {} channels</text>\
+             <rect x=\"{LEFT}\" y=\"{top}\" width=\"{W}\" height=\"100\" fill=\"none\" stroke=\"#ccc\"/>\
+             <text x=\"{}\" y=\"{}\" text-anchor=\"end\">1</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">0</text>",
+            plot_top - 6,
+            t.channels.len(),
+            LEFT - 4,
+            top + 8.0,
+            LEFT - 4,
+            top + 100.0
+        );
+        for (pick, colour) in [(0, "black"), (1, "#d62728")] {
+            let mut pts = String::new();
+            for (a, b, u) in &util {
+                let v = if u.is_empty() {
+                    0.0
+                } else if pick == 0 {
+                    u.iter().sum::<f64>() / u.len() as f64
+                } else {
+                    u.iter().copied().fold(0.0, f64::max)
+                };
+                let _ = write!(
+                    pts,
+                    "{:.1},{:.1} {:.1},{:.1} ",
+                    LEFT as f64 + col(*a),
+                    y_of(v),
+                    LEFT as f64 + col(*b),
+                    y_of(v)
+                );
+            }
+            let _ = write!(
+                h,
+                "<polyline points=\"{pts}\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.2\"/>"
+            );
+        }
     }
     // Time axis.
     let axis = top + 100.0 + 16.0;
@@ -441,8 +481,8 @@ pub fn svg(t: &Timeline, title: &str) -> String {
         let x = LEFT as f64 + W as f64 * i as f64 / 4.0;
         let _ = write!(
             h,
-            "<text x=\"{x:.1}\" y=\"{axis:.1}\" text-anchor=\"middle\">{:.4} µs</text>",
-            us(t.end) * i as f64 / 4.0
+            "<text x=\"{x:.1}\" y=\"{axis:.1}\" text-anchor=\"middle\">{}</text>",
+            time_label(t.end as f64 * i as f64 / 4.0)
         );
     }
     for (i, n) in t.notes().iter().enumerate() {
@@ -455,6 +495,15 @@ pub fn svg(t: &Timeline, title: &str) -> String {
     }
     h.push_str("</svg>\n");
     h
+}
+
+/// `ps` in the unit that keeps it short: 12.5 µs, 3.2 ms, 75.8 s.
+fn time_label(ps: f64) -> String {
+    match ps {
+        p if p >= 1e12 => format!("{:.3} s", p / 1e12),
+        p if p >= 1e9 => format!("{:.3} ms", p / 1e9),
+        p => format!("{:.3} µs", p / 1e6),
+    }
 }
 
 fn escape(s: &str) -> String {
