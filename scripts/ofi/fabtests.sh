@@ -25,7 +25,7 @@ tests=(
   "cm_data|icnvia|pass|fi_cm_data"
   "rma_bw_read|icnvia|pass|fi_rma_bw -e msg -o read -I 50"
   "rma_bw_write|icnvia|pass|fi_rma_bw -e msg -o write -I 50"
-  "msg_sockets|icnvia|pass|fi_msg_sockets"
+  "msg_sockets|icnvia|pass|fi_msg_sockets -s 127.0.0.1"
   "unexpected_msg|icnvia|pass|fi_unexpected_msg -e msg -I 10"
   "msg_inject|icnvia|fail: no inject (inject_size 0)|fi_msg_inject"
   "cq_data|icnvia|fail: no FI_REMOTE_CQ_DATA|fi_cq_data -e msg"
