@@ -8,7 +8,7 @@
 #                 (1.17: its source is libfabric's fabtests/ at tag v1.17.0; build it OUTSIDE
 #                 the repository: ./autogen.sh && ./configure --prefix=DIR && make install)
 #   OUT_DIR       one log per test and link, and summary.md (default /tmp/icnlab-fabtests-results)
-# Each test has 120 s; "expected to fail" marks what the provider does not offer (docs/ofi.md).
+# FABTESTS_LINKS: the links to run (default "shm tcp"). Each test has 60 s; "expected to fail" marks what the provider does not offer (docs/ofi.md).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${FABTESTS_BIN:?set FABTESTS_BIN to a fabtests bin/ directory}
@@ -25,7 +25,7 @@ tests=(
   "cm_data|icnvia|pass|fi_cm_data"
   "rma_bw_read|icnvia|pass|fi_rma_bw -e msg -o read -I 50"
   "rma_bw_write|icnvia|pass|fi_rma_bw -e msg -o write -I 50"
-  "msg_sockets|icnvia|pass|fi_msg_sockets"
+  "msg_sockets|icnvia|pass|fi_msg_sockets -s 127.0.0.1"
   "unexpected_msg|icnvia|pass|fi_unexpected_msg -e msg -I 10"
   "msg_inject|icnvia|fail: no inject (inject_size 0)|fi_msg_inject"
   "cq_data|icnvia|fail: no FI_REMOTE_CQ_DATA|fi_cq_data -e msg"
@@ -66,18 +66,18 @@ record() { # name cmd link expectation rc
     unexpected=$((unexpected + 1))
   fi
 }
-for link in shm tcp; do
+for link in ${FABTESTS_LINKS:-shm tcp}; do
   export FI_ICNVIA_LINK=$link
   for t in "${tests[@]}"; do
     IFS='|' read -r name prov expect cmd <<< "$t"
     port=$((port + 1))
     log="$out/$name.$link"
     # shellcheck disable=SC2086
-    timeout 120 $cmd -p "$prov" -B "$port" > "$log.server" 2>&1 &
+    timeout 60 $cmd -p "$prov" -B "$port" > "$log.server" 2>&1 &
     spid=$!
     sleep 0.5
     # shellcheck disable=SC2086
-    timeout 120 $cmd -p "$prov" -P "$port" 127.0.0.1 > "$log.client" 2>&1
+    timeout 60 $cmd -p "$prov" -P "$port" 127.0.0.1 > "$log.client" 2>&1
     crc=$?
     wait "$spid"
     src=$?
@@ -88,7 +88,7 @@ for link in shm tcp; do
   for t in "${units[@]}"; do
     IFS='|' read -r name prov expect cmd <<< "$t"
     # shellcheck disable=SC2086
-    timeout 120 $cmd -p "$prov" > "$out/$name.$link" 2>&1
+    timeout 60 $cmd -p "$prov" > "$out/$name.$link" 2>&1
     rc=$?
     record "$name" "$cmd -p '$prov'" "$link" "$expect" "$rc"
     echo "$name/$link: $rc"

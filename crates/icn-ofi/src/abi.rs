@@ -200,6 +200,13 @@ unsafe extern "C" fn prov_getinfo(
     } else if given {
         dest = Some(resolved);
     }
+    // Always a source address (loopback, any port, when none was named): ofi_rxm reads
+    // the source address's family without checking it is there (fabtests' fi_rdm server
+    // crashed in fi_getinfo before).
+    let src = src.or(Some(std::net::SocketAddrV4::new(
+        std::net::Ipv4Addr::LOCALHOST,
+        0,
+    )));
     let env = std::env::var("FI_ICNVIA_LINK").ok();
     let offers = info::offers(hints.as_ref(), &info::links(env.as_deref()), src, dest);
     if offers.is_empty() {

@@ -365,7 +365,7 @@ impl Ep {
         Ok(())
     }
 
-    fn run_connect(&self, dest: SocketAddrV4, data: Vec<u8>) {
+    fn run_connect(self: &Arc<Self>, dest: SocketAddrV4, data: Vec<u8>) {
         let deadline = Instant::now() + CONNECT_TIMEOUT;
         let outcome = (|| -> Result<cm::Msg> {
             let url = self.nic.link.url(dest);
@@ -396,6 +396,7 @@ impl Ep {
                 data,
             }) => {
                 self.state.store(CONNECTED, Ordering::Release);
+                watch(self);
                 eq.push(Event::Connected { fid, data });
             }
             Ok(cm::Msg {
@@ -429,7 +430,7 @@ impl Ep {
     }
 
     /// `fi_accept` on an adopted endpoint: answers the client, queues `FI_CONNECTED`.
-    pub fn accept(&self, data: &[u8]) -> Result<()> {
+    pub fn accept(self: &Arc<Self>, data: &[u8]) -> Result<()> {
         let Some(eq) = self.eq() else {
             return Err(Error::new(
                 FI_ENOEQ,
@@ -458,6 +459,7 @@ impl Ep {
             return Err(e);
         }
         self.state.store(CONNECTED, Ordering::Release);
+        watch(self);
         eq.push(Event::Connected {
             fid: self.fid.load(Ordering::Acquire),
             data: Vec::new(),
@@ -466,9 +468,15 @@ impl Ep {
     }
 
     /// `fi_shutdown`.
+    /// `fi_shutdown`: ends the connection; `FI_SHUTDOWN` on the EQ here too (once per
+    /// endpoint, whoever ended it), as fabtests' `fi_cm_data` expects.
     pub fn shutdown(&self) -> Result<()> {
         let was = self.state.swap(SHUTDOWN, Ordering::AcqRel);
         if was == CONNECTED {
+            let fid = self.fid.load(Ordering::Acquire);
+            if let (Some(eq), true) = (self.eq(), fid != 0) {
+                eq.push(Event::Shutdown { fid });
+            }
             self.vi.disconnect()?;
         }
         Ok(())
@@ -579,15 +587,15 @@ impl Ep {
     }
 
     fn connection_ended(&self) {
+        let fid = self.fid.load(Ordering::Acquire);
         if self
             .state
             .compare_exchange(CONNECTED, SHUTDOWN, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
+            && fid != 0
             && let Some(eq) = self.eq()
         {
-            eq.push(Event::Shutdown {
-                fid: self.fid.load(Ordering::Acquire),
-            });
+            eq.push(Event::Shutdown { fid });
         }
     }
 
@@ -640,6 +648,44 @@ impl Drop for Ep {
             let _ = self.vi.disconnect();
         }
     }
+}
+
+/// How often the watcher looks at connected endpoints.
+pub const WATCH_PERIOD: Duration = Duration::from_millis(10);
+
+/// Connected endpoints the watcher visits.
+static WATCHED: Mutex<Vec<std::sync::Weak<Ep>>> = Mutex::new(Vec::new());
+static WATCHER: std::sync::Once = std::sync::Once::new();
+
+/// Has the process's watcher thread look at `ep` every [`WATCH_PERIOD`] until its
+/// connection ends: a peer's close is noticed (`FI_SHUTDOWN`) even by a program that waits
+/// on its EQ and never reads a CQ (progress is otherwise inside `fi_cq_read`). A visit is
+/// one `progress` (acks owed go out too) and one state query, under the VI's lock.
+fn watch(ep: &Arc<Ep>) {
+    WATCHED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(Arc::downgrade(ep));
+    WATCHER.call_once(|| {
+        let _ = std::thread::Builder::new()
+            .name("icnvia-fi-watch".into())
+            .spawn(|| {
+                loop {
+                    std::thread::sleep(WATCH_PERIOD);
+                    let eps: Vec<Arc<Ep>> = {
+                        let mut w = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+                        w.retain(|e| e.upgrade().is_some_and(|e| e.is_connected()));
+                        w.iter().filter_map(std::sync::Weak::upgrade).collect()
+                    };
+                    for ep in eps {
+                        ep.vi.progress();
+                        if !matches!(ep.vi.query().state, ViState::Connected) {
+                            ep.connection_ended();
+                        }
+                    }
+                }
+            });
+    });
 }
 
 /// A passive endpoint's listening thread: takes the fabric NIC's connection requests,
@@ -899,6 +945,36 @@ mod tests {
                 .collect::<Vec<_>>(),
             [(7, FI_ECANCELED)]
         );
+    }
+
+    #[test]
+    fn a_peers_close_is_an_eq_event_without_reading_a_cq() {
+        let (fs, fc) = (Fabric::private(Link::Shm), Fabric::private(Link::Shm));
+        let (ns, nc) = (fs.nic(None).unwrap(), fc.nic(None).unwrap());
+        let (eqs, eqc) = (Arc::new(Eq::default()), Arc::new(Eq::default()));
+        let _l = Listener::start(ns.clone(), eqs.clone(), 1).unwrap();
+        let client = Arc::new(Ep::new(nc).unwrap());
+        client.fid.store(2, Ordering::Release);
+        client.bind_eq(eqc.clone());
+        client.enable().unwrap();
+        client.connect(ns.addr, b"").unwrap();
+        let Event::ConnReq { pending, .. } = next_event(&eqs) else {
+            panic!("not a connreq")
+        };
+        let server = Arc::new(Ep::adopt(pending.lock().unwrap().take().unwrap()));
+        server.fid.store(3, Ordering::Release);
+        server.bind_eq(eqs.clone());
+        server.accept(b"").unwrap();
+        assert!(matches!(next_event(&eqs), Event::Connected { fid: 3, .. }));
+        assert!(matches!(next_event(&eqc), Event::Connected { fid: 2, .. }));
+        // The server shuts down: FI_SHUTDOWN at once there, and at the client (which
+        // reads no CQ) through the watcher; exactly one each.
+        server.shutdown().unwrap();
+        assert!(matches!(next_event(&eqs), Event::Shutdown { fid: 3 }));
+        assert!(matches!(next_event(&eqc), Event::Shutdown { fid: 2 }));
+        client.shutdown().unwrap();
+        std::thread::sleep(WATCH_PERIOD * 5);
+        assert!(eqc.is_empty() && eqs.is_empty());
     }
 
     #[test]

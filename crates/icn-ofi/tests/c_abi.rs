@@ -550,6 +550,14 @@ fn getinfo_refuses_what_is_not_offered() {
             )),
             Some("127.0.0.1:4000".parse().unwrap())
         );
+        // A source address is always there (loopback, any port): ofi_rxm reads it unchecked.
+        assert_eq!(
+            icnvia_fi::addr::decode(std::slice::from_raw_parts(
+                (*info).src_addr as *const u8,
+                16
+            )),
+            Some("127.0.0.1:0".parse().unwrap())
+        );
         icnvia_fi::abi::free_info(info);
         let mut fab = null_mut();
         let mut attr: fi_fabric_attr = std::mem::zeroed();
