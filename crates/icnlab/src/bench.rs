@@ -67,7 +67,7 @@ pub fn targets() -> Vec<Target> {
 
 pub fn bench(names: &[String], repeats: usize, json: bool) -> Result<(), ExecError> {
     // `booksim` (or one of its workloads): icnlab side by side with BookSim2, only when named
-    // (a BookSim2 run of the 32x32 mesh takes about a minute).
+    // (a BookSim2 run of the 32x32 mesh takes minutes).
     let (peer, names): (Vec<&String>, Vec<&String>) = names
         .iter()
         .partition(|n| *n == "booksim" || n.starts_with("booksim-"));

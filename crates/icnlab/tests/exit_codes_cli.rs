@@ -115,6 +115,36 @@ fn bench_help_lists_its_targets() {
     }
 }
 
+/// Issue 32: `bench booksim` without BookSim2 says so and still times icnlab's side; a
+/// misspelt comparison is a usage error listing the known ones; a `BOOKSIM2` that cannot run
+/// is a failure naming it.
+#[test]
+fn bench_booksim_says_when_booksim2_is_absent() {
+    let out = icnlab()
+        .args(["bench", "booksim-mesh8", "--repeats", "1"])
+        .env_remove("BOOKSIM2")
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("BookSim2 not found"), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("booksim-mesh8"))
+        .unwrap_or_else(|| panic!("no row: {text}"));
+    assert!(row.contains("router-cycles per CPU-second") && row.contains("BookSim2 not run"));
+    usage_error(&["bench", "booksim-mesh9"], "booksim-mesh32");
+    let out = icnlab()
+        .args(["bench", "booksim-mesh8", "--repeats", "1"])
+        .env("BOOKSIM2", "/nonexistent/booksim")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("/nonexistent/booksim"), "{err}");
+}
+
 /// Issue 22: control bytes a user typed (in a file name, a key's value, a flag's value) were
 /// echoed raw in errors, where `ESC [2J` clears the terminal. Each is now escaped.
 #[test]
