@@ -263,7 +263,7 @@ mod tests {
         let e = check_queues_fit(&cfg, &topo, 8 << 30).unwrap_err();
         assert_eq!(e.key, "ring.send_queue_depth");
         assert!(
-            e.message.contains("1040 nodes on 17 rings"),
+            e.message.contains("272 nodes on 17 rings"),
             "{}",
             e.message
         );
