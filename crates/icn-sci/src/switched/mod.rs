@@ -262,10 +262,6 @@ mod tests {
         cfg.ring.queue_depth = 1_000_000;
         let e = check_queues_fit(&cfg, &topo, 8 << 30).unwrap_err();
         assert_eq!(e.key, "ring.send_queue_depth");
-        assert!(
-            e.message.contains("272 nodes on 17 rings"),
-            "{}",
-            e.message
-        );
+        assert!(e.message.contains("272 nodes on 17 rings"), "{}", e.message);
     }
 }
