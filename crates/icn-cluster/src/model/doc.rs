@@ -368,7 +368,7 @@ pub const DOC: ModelDoc = ModelDoc {
         },
         KeyGroup {
             prefix: "fabric.ring.",
-            keys: icn_sci::config::doc::KEYS,
+            keys: icn_sci::config::doc::SIZE_KEYS,
             when: SCI_SWITCHED,
         },
         KeyGroup {

@@ -7,10 +7,13 @@ use icn_engine::doc::{
     Key, KeyGroup, ModelDoc, OptionalKey, Output, OutputTable, Sample, Suffix, key, output,
 };
 
-/// The model's own keys: the ring's size and the open-loop workload (traffic, offered load,
-/// run lengths); the ring's keys are [`RING_KEYS`].
+/// The ring's size (a `sci-ring` fabric's is its `topology = "ring:N"`; a `sci-switched`
+/// one's `[fabric.ring] nodes`).
+pub const SIZE_KEYS: &[Key] = &[key("nodes", "nodes", "ring size N")];
+
+/// The model's own keys: the open-loop workload (traffic, offered load, run lengths); the
+/// ring's are [`SIZE_KEYS`] and [`RING_KEYS`].
 pub const KEYS: &[Key] = &[
-    key("nodes", "nodes", "ring size N"),
     key(
         "load",
         "",
@@ -256,6 +259,11 @@ pub const OUTPUTS: &[Output] = &[
 /// The model's documentation, as [`icn_engine::Model::DOC`].
 pub const DOC: ModelDoc = ModelDoc {
     keys: &[
+        KeyGroup {
+            prefix: "",
+            keys: SIZE_KEYS,
+            when: "",
+        },
         KeyGroup {
             prefix: "",
             keys: KEYS,

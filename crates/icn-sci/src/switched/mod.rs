@@ -245,26 +245,23 @@ impl Model for SciSwitched {
 mod tests {
     use super::*;
 
-    /// Sixteen rings of 63 hosts and a backbone (17 rings, 1 040 nodes) with queues of 10^6
-    /// sends: one ring's queues take 4 GB, the whole system's ≈ 67 GB, refused in 8 GB naming
-    /// `ring.send_queue_depth`; at the default depths (76 sends a node: 2.5 MB) it fits.
+    /// Sixteen rings of 15 hosts and a backbone (240 hosts, 272 nodes on 17 rings) with
+    /// queues of 10^6 sends: one ring's queues take 1 GB, the whole system's ≈ 17 GB, refused
+    /// in 8 GB naming `ring.send_queue_depth`; at the default depths (76 sends a node: 0.7 MB)
+    /// it fits in 1 MB.
     #[test]
     fn the_queues_of_every_ring_together_must_fit() {
         let mut cfg = SwitchedConfig {
             rings: 16,
             ..SwitchedConfig::default()
         };
-        cfg.ring.nodes = 63;
+        cfg.ring.nodes = 15;
         let topo = Topology::build(&cfg).unwrap();
-        check_queues_fit(&cfg, &topo, 8 << 20).unwrap();
+        check_queues_fit(&cfg, &topo, 1 << 20).unwrap();
         cfg.ring.send_queue_depth = 1_000_000;
         cfg.ring.queue_depth = 1_000_000;
         let e = check_queues_fit(&cfg, &topo, 8 << 30).unwrap_err();
         assert_eq!(e.key, "ring.send_queue_depth");
-        assert!(
-            e.message.contains("1040 nodes on 17 rings"),
-            "{}",
-            e.message
-        );
+        assert!(e.message.contains("272 nodes on 17 rings"), "{}", e.message);
     }
 }

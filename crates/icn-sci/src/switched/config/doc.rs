@@ -194,6 +194,11 @@ pub const DOC: ModelDoc = ModelDoc {
         },
         KeyGroup {
             prefix: "ring.",
+            keys: crate::config::doc::SIZE_KEYS,
+            when: "",
+        },
+        KeyGroup {
+            prefix: "ring.",
             keys: crate::config::doc::KEYS,
             when: "",
         },
