@@ -1,4 +1,6 @@
-//! Workloads shared by the X-Switch and VC-router models, so both see the same traffic.
+//! Workloads shared by the X-Switch and VC-router models (and any fabric the open-loop harness
+//! drives), so all see the same traffic. The pattern type is icn-topo's [`TrafficPattern`], the
+//! one of every model and fabric.
 //!
 //! Messages arrive at each source as a Bernoulli process (BookSim's convention): in every
 //! cycle a new message is created with probability `rate = load / mean size`, drawn here as
@@ -9,10 +11,10 @@
 //! | `uniform`        | uniform over all `n` endpoints, `s` itself included (as BookSim)       |
 //! | `hotspot`        | `hotspot_node` with probability `hotspot_fraction`, else uniform       |
 //! | `transpose`      | `(y, x)`; needs a square grid                                          |
-//! | `bit_complement` | `s XOR (n − 1)`; needs `n` a power of two                              |
-//! | `neighbour`      | `(x + 1 mod X, y)` on a grid, `s + 1 mod n` otherwise                  |
+//! | `bit_complement` | `s XOR (n − 1)`; needs `n` a power of two (BookSim2's `bitcomp`)       |
+//! | `neighbor_x`     | `(x + 1 mod X, y)` on a grid, `s + 1 mod n` otherwise; `neighbour`, its earlier (X-Switch) name, is still read — not BookSim2's `neighbor` |
 //! | `trace`          | the rows of `trace_file`: `cycle src dst size` per line, `#` comments  |
-//! | `random_permutation` | `π(s)`, a permutation of the endpoints fixed by `perm_seed` (BookSim's `randperm` with `perm_seed`) |
+//! | `random_permutation` | `π(s)`, a permutation of the endpoints fixed by `perm_seed` (BookSim's `randperm` with `perm_seed`; `randperm` is read too) |
 //! | `group_shift`    | a uniform endpoint of the next dragonfly group (Kim et al.'s adversarial pattern) |
 //! | `bitrev`, `shuffle` | BookSim2's bit permutations: the address bits reversed / rotated left by one; need `n` a power of two |
 //! | `tornado`, `neighbor` | BookSim2's digit permutations of a mesh or torus: every coordinate `+ ⌈k/2⌉ − 1` / `+ 1` mod `k` |
@@ -40,26 +42,8 @@ pub struct Grid {
     pub wrap: bool,
 }
 
-/// `traffic.pattern` of the open-loop harness (X-Switch and VC router): the module's table.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TrafficPattern {
-    #[default]
-    Uniform,
-    Hotspot,
-    Transpose,
-    BitComplement,
-    Neighbour,
-    Trace,
-    RandomPermutation,
-    GroupShift,
-    #[serde(rename = "bitrev")]
-    BitReverse,
-    Shuffle,
-    Tornado,
-    Neighbor,
-    Asymmetric,
-}
+/// `traffic.pattern` of the open-loop harness: the module's table.
+pub use icn_topo::traffic::TrafficPattern;
 
 /// A pattern of [`icn_topo::traffic`] bound to the model's network (not a config key: the
 /// model fills it in). Two bindings compare equal: the binding follows from the other keys.
@@ -112,18 +96,19 @@ impl TrafficConfig {
     /// Binds `random_permutation` or `group_shift` to `net` (whose terminals are the
     /// endpoints); other patterns need nothing. An error names `traffic.pattern`.
     pub fn bind(&mut self, net: &icn_topo::Network) -> Result<(), Invalid> {
-        let pattern = match self.pattern {
-            TrafficPattern::RandomPermutation => {
-                icn_topo::traffic::NetworkPattern::RandomPermutation
-            }
-            TrafficPattern::GroupShift => icn_topo::traffic::NetworkPattern::GroupShift,
-            TrafficPattern::Tornado => icn_topo::traffic::NetworkPattern::Tornado,
-            TrafficPattern::Neighbor => icn_topo::traffic::NetworkPattern::Neighbor,
+        let bound = match self.pattern {
+            TrafficPattern::RandomPermutation
+            | TrafficPattern::GroupShift
+            | TrafficPattern::Tornado
+            | TrafficPattern::Neighbor
             // A grid the router of any radix runs (a torus with dim_order) has no `Grid`.
-            TrafficPattern::Transpose => icn_topo::traffic::NetworkPattern::Transpose,
-            _ => return Ok(()),
+            | TrafficPattern::Transpose => true,
+            _ => false,
         };
-        let t = icn_topo::traffic::Traffic::new(pattern, net, self.perm_seed)
+        if !bound {
+            return Ok(());
+        }
+        let t = icn_topo::traffic::Traffic::new(self.pattern, net, self.perm_seed)
             .map_err(|e| Invalid::new("traffic.pattern", e.to_string()))?;
         self.bound = Some(Bound(Arc::new(t)));
         Ok(())
@@ -327,7 +312,7 @@ pub fn validate(
                 ));
             }
         }
-        TrafficPattern::Uniform | TrafficPattern::Neighbour | TrafficPattern::Asymmetric => {}
+        TrafficPattern::Uniform | TrafficPattern::NeighborX | TrafficPattern::Asymmetric => {}
     }
     Ok(Vec::new())
 }
@@ -535,7 +520,7 @@ impl Workload {
                 (s % g.x) * g.x + s / g.x
             }
             TrafficPattern::BitComplement => s ^ (n - 1),
-            TrafficPattern::Neighbour => match self.grid {
+            TrafficPattern::NeighborX => match self.grid {
                 Some(g) => (s / g.x) * g.x + (s % g.x + 1) % g.x,
                 None => (s + 1) % n,
             },
@@ -610,7 +595,7 @@ mod tests {
             12
         );
         assert_eq!(
-            workload(TrafficPattern::Neighbour).destination(7, &mut rng),
+            workload(TrafficPattern::NeighborX).destination(7, &mut rng),
             4
         ); // (3,1) → (0,1)
         assert_eq!(

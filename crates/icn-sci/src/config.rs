@@ -53,27 +53,25 @@ pub enum BandwidthAllocation {
     Sat,
 }
 
-/// Destination pattern of the SCI models' generated sends (`traffic.pattern`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum SendPattern {
-    /// Each send goes to a node drawn uniformly from the other N − 1.
-    Uniform,
-    /// With probability `hotspot_fraction` to `hotspot_node`, else uniform over the other
-    /// nodes (the hot node itself sends uniformly).
-    #[default]
-    Hotspot,
-    /// Each send goes to the downstream neighbour (i + 1 mod N).
-    Neighbour,
-    /// Sends are read from `trace_file` (CSV `cycle,src,dst,bytes`); `load` is ignored.
-    Trace,
-}
+/// Destination pattern of the SCI models' generated sends (`traffic.pattern`): the one pattern
+/// type of every model (icn-topo's), of which the ring draws
+/// * `uniform`: a node drawn uniformly from the other N − 1 (a node does not send to itself,
+///   where the open-loop harness's `uniform` includes the source, as BookSim2's);
+/// * `hotspot`: with probability `hotspot_fraction` to `hotspot_node`, else uniform over the
+///   other nodes (the hot node itself sends uniformly);
+/// * `neighbor_x` (or its earlier name `neighbour`) and `neighbor`: the downstream node,
+///   i + 1 mod N (on a ring the two are the same);
+/// * `trace`: sends read from `trace_file` (CSV `cycle,src,dst,bytes`); `load` is ignored.
+pub use icn_fabric::traffic::TrafficPattern;
+
+/// The patterns the ring draws, for the error that refuses the others.
+const RING_PATTERNS: &str = "uniform, hotspot, neighbor_x (or neighbour), neighbor or trace";
 
 /// `[traffic]`: where sends go.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
-    pub pattern: SendPattern,
+    pub pattern: TrafficPattern,
     /// The hot node (0-based).
     pub hotspot_node: usize,
     /// Share of each (non-hot) node's sends that go to the hot node, in [0, 1].
@@ -89,7 +87,7 @@ pub struct TrafficConfig {
 impl Default for TrafficConfig {
     fn default() -> Self {
         TrafficConfig {
-            pattern: SendPattern::Hotspot,
+            pattern: TrafficPattern::Hotspot,
             hotspot_node: 0,
             hotspot_fraction: 0.3,
             hot_node_sends: true,
@@ -198,7 +196,7 @@ impl SciConfig {
     /// Checks every range and cross-field constraint; loads and checks the trace file.
     pub fn validate(&self) -> Result<(), Invalid> {
         self.validate_fields()?;
-        if self.traffic.pattern == SendPattern::Trace {
+        if self.traffic.pattern == TrafficPattern::Trace {
             self.load_trace()?;
         }
         Ok(())
@@ -297,6 +295,19 @@ impl SciConfig {
             "data_weights",
             "weights with a positive sum",
             format!("{:?}", self.data_weights),
+        )?;
+        Invalid::check(
+            matches!(
+                self.traffic.pattern,
+                TrafficPattern::Uniform
+                    | TrafficPattern::Hotspot
+                    | TrafficPattern::NeighborX
+                    | TrafficPattern::Neighbor
+                    | TrafficPattern::Trace
+            ),
+            "traffic.pattern",
+            RING_PATTERNS,
+            self.traffic.pattern.name(),
         )?;
         Invalid::check(
             self.traffic.hotspot_node < self.nodes,

@@ -16,7 +16,7 @@ pub mod protocol;
 pub mod ring;
 pub mod switched;
 
-pub use config::{SciConfig, SendPattern, Transmitter};
+pub use config::{SciConfig, TrafficPattern, Transmitter};
 
 use config::doc;
 use icn_engine::{Invalid, Metrics, Model, ModelError, Progress, Status};

@@ -5,7 +5,7 @@ mod common;
 
 use icn_engine::ModelError;
 use icn_engine::model::NoProgress;
-use icn_sci::config::{BandwidthAllocation, SciConfig, SendPattern};
+use icn_sci::config::{BandwidthAllocation, SciConfig, TrafficPattern};
 
 fn hot_ring(bandwidth_allocation: BandwidthAllocation) -> SciConfig {
     SciConfig {
@@ -13,7 +13,7 @@ fn hot_ring(bandwidth_allocation: BandwidthAllocation) -> SciConfig {
         measure_cycles: 20_000,
         warmup_cycles: 2_000,
         drain_limit_cycles: 50_000,
-        ..common::short(8, 0.5, SendPattern::Hotspot)
+        ..common::short(8, 0.5, TrafficPattern::Hotspot)
     }
 }
 

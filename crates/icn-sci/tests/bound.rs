@@ -3,7 +3,7 @@
 
 mod common;
 
-use icn_sci::config::{BandwidthAllocation, SendPattern};
+use icn_sci::config::{BandwidthAllocation, TrafficPattern};
 use icn_sci::protocol::packet::send_symbols;
 
 /// 2/(Ls + Le + 2) with Le = 4 (echo) and one idle after each packet.
@@ -13,7 +13,7 @@ fn bound(data_bytes: u16) -> f64 {
 
 /// Transactions per cycle of a saturated uniform ring with unbounded input queues.
 fn saturated(nodes: usize, data_bytes: u16, bw: BandwidthAllocation) -> f64 {
-    let mut cfg = common::short(nodes, 1.0, SendPattern::Uniform);
+    let mut cfg = common::short(nodes, 1.0, TrafficPattern::Uniform);
     cfg.unbounded_queue = true;
     cfg.bandwidth_allocation = bw;
     cfg.data_bytes = vec![data_bytes];

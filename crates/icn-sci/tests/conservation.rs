@@ -5,7 +5,7 @@
 
 mod common;
 
-use icn_sci::config::{GenerationEndKind, SciConfig, SendPattern};
+use icn_sci::config::{GenerationEndKind, SciConfig, TrafficPattern};
 use icn_sci::protocol::Policy;
 use icn_sci::ring::Event;
 use proptest::prelude::*;
@@ -25,9 +25,9 @@ fn small_config(max_nodes: usize, measure: u64) -> impl Strategy<Value = (SciCon
         ),
         (
             prop::sample::select(vec![
-                SendPattern::Uniform,
-                SendPattern::Hotspot,
-                SendPattern::Neighbour,
+                TrafficPattern::Uniform,
+                TrafficPattern::Hotspot,
+                TrafficPattern::NeighborX,
             ]),
             0.0f64..=1.0,
         ),

@@ -4,7 +4,7 @@
 
 mod common;
 
-use icn_sci::config::SendPattern;
+use icn_sci::config::TrafficPattern;
 use icn_sci::protocol::{Phase, Policy, ServeState};
 use icn_sci::ring::Event;
 
@@ -114,10 +114,10 @@ fn intelligent_nodes_hold_back_what_the_target_would_refuse() {
         common::saturated_hotspot(Policy::Ab),
         common::saturated_hotspot(Policy::CountedAb),
     ];
-    let mut uniform = common::short(6, 0.8, SendPattern::Uniform);
+    let mut uniform = common::short(6, 0.8, TrafficPattern::Uniform);
     uniform.queue_depth = 1;
     configs.push(uniform);
-    let mut default_hotspot = common::short(8, 0.5, SendPattern::Hotspot);
+    let mut default_hotspot = common::short(8, 0.5, TrafficPattern::Hotspot);
     default_hotspot.generation_end = icn_sci::config::GenerationEndKind::QuietWindow;
     configs.push(default_hotspot);
     for cfg in &configs {
@@ -219,7 +219,7 @@ fn overtakes(events: &[Event]) -> u64 {
 #[test]
 fn held_back_sends_do_not_block_sends_to_other_targets() {
     // Mixed traffic: 40 % to the hot node, the rest elsewhere.
-    let mut cfg = common::short(8, 0.6, SendPattern::Hotspot);
+    let mut cfg = common::short(8, 0.6, TrafficPattern::Hotspot);
     cfg.traffic.hotspot_fraction = 0.4;
     let iab = common::run_logged(&cfg, 4, true);
     let std = common::run_logged(&cfg, 4, false);

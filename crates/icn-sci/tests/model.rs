@@ -5,12 +5,12 @@ mod common;
 
 use icn_engine::model::NoProgress;
 use icn_engine::{ExperimentFile, Model, ModelError};
-use icn_sci::config::{SciConfig, SendPattern, Transmitter};
+use icn_sci::config::{SciConfig, TrafficPattern, Transmitter};
 use icn_sci::{Sci, bench_config};
 use std::path::Path;
 
 fn quick() -> SciConfig {
-    common::short(6, 0.6, SendPattern::Hotspot)
+    common::short(6, 0.6, TrafficPattern::Hotspot)
 }
 
 #[test]
@@ -199,7 +199,7 @@ fn trace_config(text: &str, name: &str) -> SciConfig {
         measure_cycles: 1_000,
         ..SciConfig::default()
     };
-    cfg.traffic.pattern = SendPattern::Trace;
+    cfg.traffic.pattern = TrafficPattern::Trace;
     cfg.traffic.trace_file = Some(path.display().to_string());
     cfg
 }
@@ -215,7 +215,7 @@ fn traces_naming_missing_nodes_are_invalid_and_good_traces_run() {
         e.message
     );
     let mut missing = SciConfig::default();
-    missing.traffic.pattern = SendPattern::Trace;
+    missing.traffic.pattern = TrafficPattern::Trace;
     assert_eq!(invalid_key(&missing), "traffic.trace_file");
 
     let good = trace_config(
@@ -342,7 +342,7 @@ fn toml_keys_are_checked_and_experiment_files_parse() {
     assert!(err.to_string().contains("nodez"));
     let cfg: SciConfig =
         toml::from_str("receiver = \"counted-ab\"\n[traffic]\npattern = \"uniform\"\n").unwrap();
-    assert_eq!(cfg.traffic.pattern, SendPattern::Uniform);
+    assert_eq!(cfg.traffic.pattern, TrafficPattern::Uniform);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
     for name in [
         "sci-ab-vs-iab.toml",
@@ -369,7 +369,7 @@ fn toml_keys_are_checked_and_experiment_files_parse() {
 fn a_tiny_load_offers_nothing_rather_than_everything() {
     for load in [1e-15, 1e-300, f64::MIN_POSITIVE, 5e-324] {
         let m = Sci::run(
-            &common::short(6, load, SendPattern::Uniform),
+            &common::short(6, load, TrafficPattern::Uniform),
             1,
             &NoProgress,
         )
@@ -382,7 +382,7 @@ fn a_tiny_load_offers_nothing_rather_than_everything() {
     }
     // A small but representable rate still offers about what it says.
     let m = Sci::run(
-        &common::short(6, 1e-3, SendPattern::Uniform),
+        &common::short(6, 1e-3, TrafficPattern::Uniform),
         1,
         &NoProgress,
     )
@@ -398,7 +398,7 @@ fn a_tiny_load_offers_nothing_on_switched_sci() {
     let cfg = SwitchedConfig {
         topology: TopologyKind::RingOfRings,
         rings: 3,
-        ring: common::short(4, 1e-15, SendPattern::Uniform),
+        ring: common::short(4, 1e-15, TrafficPattern::Uniform),
         ..SwitchedConfig::default()
     };
     let m = SciSwitched::run(&cfg, 1, &NoProgress).unwrap();

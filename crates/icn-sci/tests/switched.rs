@@ -5,7 +5,7 @@ mod common;
 
 use icn_engine::Model;
 use icn_engine::model::NoProgress;
-use icn_sci::config::{SciConfig, SendPattern, Transmitter};
+use icn_sci::config::{SciConfig, TrafficPattern, Transmitter};
 use icn_sci::protocol::Policy;
 use icn_sci::switched::{
     Prepared, RetryOrder, SciSwitched, SwitchedConfig, System, Topology, TopologyKind,
@@ -30,9 +30,9 @@ fn a_single_ring_is_the_sci_model_bit_for_bit() {
         Transmitter::Compare,
     ] {
         for pattern in [
-            SendPattern::Hotspot,
-            SendPattern::Uniform,
-            SendPattern::Neighbour,
+            TrafficPattern::Hotspot,
+            TrafficPattern::Uniform,
+            TrafficPattern::NeighborX,
         ] {
             let mut c = common::short(6, 0.7, pattern);
             c.transmitter = transmitter;
@@ -69,7 +69,7 @@ fn a_single_ring_is_the_sci_model_bit_for_bit() {
 #[test]
 fn a_single_ring_has_the_sci_event_log() {
     for intelligent in [false, true] {
-        let c = common::short(5, 0.9, SendPattern::Hotspot);
+        let c = common::short(5, 0.9, TrafficPattern::Hotspot);
         let mut sim = Sim::new(&c, 3, intelligent).unwrap();
         sim.enable_log();
         sim.run(&NoProgress).unwrap();
@@ -90,7 +90,7 @@ fn small(topology: TopologyKind) -> SwitchedConfig {
         rings: 3,
         grid_rows: 2,
         grid_cols: 2,
-        ring: common::short(4, 0.4, SendPattern::Uniform),
+        ring: common::short(4, 0.4, TrafficPattern::Uniform),
         ..SwitchedConfig::default()
     };
     c.ring.measure_cycles = 20_000;
@@ -179,7 +179,7 @@ fn random_system(
         (1usize..=6, 0u64..=60, prop::option::of(0.0f64..=1.0)),
         (
             0.05f64..=1.0,
-            prop::sample::select(vec![SendPattern::Uniform, SendPattern::Hotspot]),
+            prop::sample::select(vec![TrafficPattern::Uniform, TrafficPattern::Hotspot]),
             0.0f64..=1.0,
             1usize..=4,
             1usize..=4,
@@ -340,7 +340,7 @@ fn agents_need_a_larger_sat_quota_than_hosts() {
         topology: TopologyKind::Crossbar,
         rings: 2,
         local_fraction: Some(0.5),
-        ring: common::short(10, 0.1, SendPattern::Uniform),
+        ring: common::short(10, 0.1, TrafficPattern::Uniform),
         ..SwitchedConfig::default()
     };
     c.ring.measure_cycles = 30_000;
@@ -380,7 +380,7 @@ fn sources_hold_back_sends_a_remote_target_would_refuse() {
             grid_rows: 3,
             grid_cols: 2,
             local_fraction: Some(0.2),
-            ring: common::short(5, 0.6, SendPattern::Hotspot),
+            ring: common::short(5, 0.6, TrafficPattern::Hotspot),
             ..SwitchedConfig::default()
         };
         c.ring.traffic.hotspot_fraction = 0.5;
@@ -470,7 +470,7 @@ fn intelligent_aging_with_one_packet_switch_queues() {
         drain_limit_cycles: 200_000,
         ..SciConfig::default()
     };
-    c.ring.traffic.pattern = SendPattern::Uniform;
+    c.ring.traffic.pattern = TrafficPattern::Uniform;
     let topo = Topology::build(&c).unwrap();
     let seed = 13410920708362354545;
     for intelligent in [false, true] {
@@ -542,7 +542,7 @@ fn retries_out_of_least_recent_order(c: &SwitchedConfig) -> (usize, usize) {
 fn busied_first_retries_the_least_recently_transmitted_send() {
     let mut c = small(TopologyKind::Crossbar);
     c.ring.load = 0.8;
-    c.ring.traffic.pattern = SendPattern::Hotspot;
+    c.ring.traffic.pattern = TrafficPattern::Hotspot;
     c.ring.traffic.hotspot_fraction = 0.5;
     let (retries, out_of_order) = retries_out_of_least_recent_order(&c);
     assert!(retries > 1000, "{retries} retries: not congested enough");

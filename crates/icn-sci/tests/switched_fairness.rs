@@ -12,7 +12,7 @@
 
 use icn_engine::Model;
 use icn_engine::model::NoProgress;
-use icn_sci::config::{SciConfig, SendPattern};
+use icn_sci::config::{SciConfig, TrafficPattern};
 use icn_sci::protocol::Policy;
 use icn_sci::switched::{
     Arbitration, RetryOrder, SciSwitched, SwitchedConfig, System, Topology, TopologyKind,
@@ -34,7 +34,7 @@ fn remote_hot_spot(topology: TopologyKind) -> SwitchedConfig {
         },
         ..SwitchedConfig::default()
     };
-    c.ring.traffic.pattern = SendPattern::Hotspot;
+    c.ring.traffic.pattern = TrafficPattern::Hotspot;
     c.ring.traffic.hotspot_node = 0;
     c.ring.traffic.hotspot_fraction = 1.0;
     c.ring.traffic.hot_node_sends = false;

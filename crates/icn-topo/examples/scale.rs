@@ -8,7 +8,7 @@ use icn_topo::routing::dor::{DimensionOrder, Vcs};
 use icn_topo::routing::dragonfly::{Algorithm, DragonflyRouting};
 use icn_topo::routing::updown::{UpDown, UpPort};
 use icn_topo::routing::{Routing, trace};
-use icn_topo::traffic::{NetworkPattern, Traffic};
+use icn_topo::traffic::{Traffic, TrafficPattern};
 use icn_topo::{Network, TopoError};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
@@ -31,7 +31,7 @@ fn build(name: &str, f: impl Fn() -> Result<Network, TopoError>) -> Network {
 }
 
 /// Routes `n` packets of `pattern` and reports nanoseconds per hop.
-fn route_speed(net: &Network, name: &str, r: &dyn Routing, pattern: NetworkPattern, n: u32) {
+fn route_speed(net: &Network, name: &str, r: &dyn Routing, pattern: TrafficPattern, n: u32) {
     let traffic = Traffic::new(pattern, net, 1).expect("pattern fits");
     let mut rng = Pcg64::seed_from_u64(1);
     let t = Instant::now();
@@ -122,7 +122,7 @@ fn main() {
                     &df,
                     &format!("dragonfly {alg:?}"),
                     &r,
-                    NetworkPattern::Uniform,
+                    TrafficPattern::Uniform,
                     1_000_000,
                 );
             }
@@ -131,7 +131,7 @@ fn main() {
                 &df,
                 "dragonfly Minimal",
                 &r,
-                NetworkPattern::GroupShift,
+                TrafficPattern::GroupShift,
                 1_000_000,
             );
             let r = UpDown::new(&ft, UpPort::Random).expect("fat tree");
@@ -139,7 +139,7 @@ fn main() {
                 &ft,
                 "fat tree up/down random",
                 &r,
-                NetworkPattern::RandomPermutation,
+                TrafficPattern::RandomPermutation,
                 1_000_000,
             );
             for alg in [

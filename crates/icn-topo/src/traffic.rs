@@ -1,18 +1,28 @@
-//! Traffic patterns: the destination of a packet as a pure function of its source terminal and
-//! the caller's RNG (only the random patterns draw from it), on any [`Network`].
+//! Traffic patterns: [`TrafficPattern`], the one `traffic.pattern` type of every model and
+//! fabric, and the destination of a packet as a pure function of its source terminal and the
+//! caller's RNG (only the random patterns draw from it), on any [`Network`].
+//!
+//! Names are BookSim2's where BookSim2 has the pattern (its spellings `randperm` and `bitcomp`
+//! are accepted for `random_permutation` and `bit_complement`). Bound to a network by
+//! [`Traffic::new`]:
 //!
 //! | pattern | destination of source `s` (`n` terminals) | needs |
 //! |---|---|---|
 //! | `uniform` | uniform over all `n`, `s` included (BookSim's convention) | — |
 //! | `random_permutation` | `π(s)` for a permutation `π` fixed by the seed; `π` may have fixed points, as BookSim's `randperm` | — |
 //! | `transpose` | `(y, x)` on a square 2-D mesh or torus with one terminal per router; otherwise the two halves of the address bits swapped | a square grid, or `n = 4^m` |
-//! | `bit_complement` | `s XOR (n − 1)` | `n` a power of two |
+//! | `bit_complement` | `s XOR (n − 1)` (BookSim2's `bitcomp`) | `n` a power of two |
 //! | `group_shift` | a uniform terminal of the next group: group `(G + 1) mod g` (Kim et al.'s adversarial pattern, which loads one global link per group pair) | a dragonfly |
 //! | `bitrev` | the `log₂ n` address bits of `s` reversed (BookSim2's `bitrev`) | `n` a power of two |
 //! | `shuffle` | the address bits rotated left by one (BookSim2's `shuffle`) | `n` a power of two |
 //! | `tornado` | every coordinate `x` of a k-ary n-cube to `(x + ⌈k/2⌉ − 1) mod k` (BookSim2's `tornado`: half-way round each ring, the worst case of minimal routing on a torus) | a mesh or torus, one terminal per router |
-//! | `neighbor` | every coordinate to `x + 1 mod k` (BookSim2's `neighbor`; the X-Switch's `neighbour` moves `x` only) | a mesh or torus, one terminal per router |
+//! | `neighbor` | every coordinate to `x + 1 mod k` (BookSim2's `neighbor`; `neighbor_x` moves `x` only) | a mesh or torus, one terminal per router |
 //! | `asymmetric` | `s mod n/2`, plus `n/2` with probability ½ (BookSim2's `asymmetric`: the upper half receives from everybody, the lower half only from itself) | — |
+//!
+//! Drawn by the generator that reads their keys (icn-fabric's open-loop harness, the SCI ring),
+//! not bound here: `hotspot` (`hotspot_node` with probability `hotspot_fraction`), `trace` (the
+//! rows of a trace file) and `neighbor_x` (`(x + 1 mod X, y)` on a 2-D grid, `s + 1 mod n`
+//! without one).
 //!
 //! The BookSim2 permutations are also plain functions ([`bit_reverse`], [`shuffle`],
 //! [`tornado`], [`neighbor`], [`asymmetric`]) for models that number their endpoints the same
@@ -27,16 +37,26 @@ use crate::network::{Network, Shape, TerminalId};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-/// A destination pattern on any [`Network`] (the open-loop harness of `icn-fabric` binds its
-/// network-dependent `TrafficPattern`s to these).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// `traffic.pattern`: where generated traffic goes, one type for every model and fabric (the
+/// module's tables). A model refuses by name the patterns its generator does not draw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum NetworkPattern {
+pub enum TrafficPattern {
     #[default]
     Uniform,
-    RandomPermutation,
+    Hotspot,
     Transpose,
+    #[serde(alias = "bitcomp")]
     BitComplement,
+    /// The next endpoint along `x`: `(x + 1 mod X, y)` on a 2-D grid, `s + 1 mod n` without one
+    /// (a ring's downstream node). Its earlier name `neighbour` (the X-Switch's and the SCI
+    /// ring's) is still read. Not BookSim2's `neighbor`, which moves every coordinate: the
+    /// two agree on a ring only.
+    #[serde(alias = "neighbour")]
+    NeighborX,
+    Trace,
+    #[serde(alias = "randperm")]
+    RandomPermutation,
     GroupShift,
     #[serde(rename = "bitrev")]
     BitReverse,
@@ -44,6 +64,27 @@ pub enum NetworkPattern {
     Tornado,
     Neighbor,
     Asymmetric,
+}
+
+impl TrafficPattern {
+    /// The name a configuration writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrafficPattern::Uniform => "uniform",
+            TrafficPattern::Hotspot => "hotspot",
+            TrafficPattern::Transpose => "transpose",
+            TrafficPattern::BitComplement => "bit_complement",
+            TrafficPattern::NeighborX => "neighbor_x",
+            TrafficPattern::Trace => "trace",
+            TrafficPattern::RandomPermutation => "random_permutation",
+            TrafficPattern::GroupShift => "group_shift",
+            TrafficPattern::BitReverse => "bitrev",
+            TrafficPattern::Shuffle => "shuffle",
+            TrafficPattern::Tornado => "tornado",
+            TrafficPattern::Neighbor => "neighbor",
+            TrafficPattern::Asymmetric => "asymmetric",
+        }
+    }
 }
 
 /// BookSim2's `bitrev`: the `log₂ n` low bits of `s` in reverse order (`n` a power of two).
@@ -112,13 +153,20 @@ pub struct Traffic {
 
 impl Traffic {
     /// `pattern` on `net`; `seed` fixes the random permutation (other patterns ignore it).
-    pub fn new(pattern: NetworkPattern, net: &Network, seed: u64) -> Result<Traffic, TopoError> {
+    /// `hotspot`, `trace` and `neighbor_x` are not bound (their generator draws them).
+    pub fn new(pattern: TrafficPattern, net: &Network, seed: u64) -> Result<Traffic, TopoError> {
         let n = net.terminals();
         let err = |m: String| TopoError::parameter("traffic", m);
         let rule = match pattern {
-            NetworkPattern::Uniform => Rule::Uniform,
-            NetworkPattern::RandomPermutation => Rule::Permutation(Feistel::new(n, seed)),
-            NetworkPattern::Transpose => match net.shape() {
+            TrafficPattern::Hotspot | TrafficPattern::Trace | TrafficPattern::NeighborX => {
+                return Err(err(format!(
+                    "{} is drawn by the traffic generator from its own keys, not bound to a network",
+                    pattern.name()
+                )));
+            }
+            TrafficPattern::Uniform => Rule::Uniform,
+            TrafficPattern::RandomPermutation => Rule::Permutation(Feistel::new(n, seed)),
+            TrafficPattern::Transpose => match net.shape() {
                 Shape::Cube { dims, .. }
                     if dims.len() == 2 && dims[0] == dims[1] && net.terminals_per_router() == 1 =>
                 {
@@ -135,30 +183,30 @@ impl Traffic {
                     )));
                 }
             },
-            NetworkPattern::BitComplement if n.is_power_of_two() => Rule::Complement,
-            NetworkPattern::BitComplement => {
+            TrafficPattern::BitComplement if n.is_power_of_two() => Rule::Complement,
+            TrafficPattern::BitComplement => {
                 return Err(err(format!(
                     "bit_complement needs a power-of-two number of terminals, got {n}"
                 )));
             }
-            NetworkPattern::GroupShift => match *net.shape() {
+            TrafficPattern::GroupShift => match *net.shape() {
                 Shape::Dragonfly { p, a, h, .. } => Rule::GroupShift {
                     size: p * a,
                     groups: a * h + 1,
                 },
                 _ => return Err(err("group_shift needs a dragonfly".into())),
             },
-            NetworkPattern::BitReverse | NetworkPattern::Shuffle if !n.is_power_of_two() => {
+            TrafficPattern::BitReverse | TrafficPattern::Shuffle if !n.is_power_of_two() => {
                 return Err(err(format!(
                     "bitrev and shuffle need a power-of-two number of terminals, got {n}"
                 )));
             }
-            NetworkPattern::BitReverse => Rule::BitReverse,
-            NetworkPattern::Shuffle => Rule::Shuffle,
-            NetworkPattern::Tornado | NetworkPattern::Neighbor => match net.shape() {
+            TrafficPattern::BitReverse => Rule::BitReverse,
+            TrafficPattern::Shuffle => Rule::Shuffle,
+            TrafficPattern::Tornado | TrafficPattern::Neighbor => match net.shape() {
                 Shape::Cube { dims, .. } if net.terminals_per_router() == 1 => {
                     let dims = dims.clone();
-                    if pattern == NetworkPattern::Tornado {
+                    if pattern == TrafficPattern::Tornado {
                         Rule::Tornado { dims }
                     } else {
                         Rule::Neighbor { dims }
@@ -171,7 +219,7 @@ impl Traffic {
                     ));
                 }
             },
-            NetworkPattern::Asymmetric => Rule::Asymmetric,
+            TrafficPattern::Asymmetric => Rule::Asymmetric,
         };
         Ok(Traffic { n, rule })
     }
@@ -264,24 +312,24 @@ mod tests {
     #[test]
     fn transpose_by_hand() {
         let mesh = Network::mesh(6, 6).unwrap();
-        let t = Traffic::new(NetworkPattern::Transpose, &mesh, 0).unwrap();
+        let t = Traffic::new(TrafficPattern::Transpose, &mesh, 0).unwrap();
         // (1,2) = 13 → (2,1) = 8.
         assert_eq!(t.destination(13, &mut rng()), 8);
         let q = Network::hypercube(4, 1).unwrap();
-        let t = Traffic::new(NetworkPattern::Transpose, &q, 0).unwrap();
+        let t = Traffic::new(TrafficPattern::Transpose, &q, 0).unwrap();
         assert_eq!(t.destination(0b0111, &mut rng()), 0b1101);
         let e =
-            Traffic::new(NetworkPattern::Transpose, &Network::mesh(4, 3).unwrap(), 0).unwrap_err();
+            Traffic::new(TrafficPattern::Transpose, &Network::mesh(4, 3).unwrap(), 0).unwrap_err();
         assert!(e.to_string().contains("square"), "{e}");
     }
 
     #[test]
     fn bit_complement_by_hand() {
         let q = Network::hypercube(4, 1).unwrap();
-        let t = Traffic::new(NetworkPattern::BitComplement, &q, 0).unwrap();
+        let t = Traffic::new(TrafficPattern::BitComplement, &q, 0).unwrap();
         assert_eq!(t.destination(5, &mut rng()), 10);
         let e = Traffic::new(
-            NetworkPattern::BitComplement,
+            TrafficPattern::BitComplement,
             &Network::mesh(4, 3).unwrap(),
             0,
         )
@@ -297,7 +345,7 @@ mod tests {
     fn group_shift_sends_every_group_to_the_next() {
         // dragonfly(1, 2, 2): 5 groups of 2 terminals.
         let net = Network::dragonfly(1, 2, 2).unwrap();
-        let t = Traffic::new(NetworkPattern::GroupShift, &net, 0).unwrap();
+        let t = Traffic::new(TrafficPattern::GroupShift, &net, 0).unwrap();
         let mut r = rng();
         let mut hit = [false; 10];
         for _ in 0..100 {
@@ -309,14 +357,14 @@ mod tests {
         }
         assert!(hit.iter().all(|&h| h));
         let e =
-            Traffic::new(NetworkPattern::GroupShift, &Network::mesh(4, 4).unwrap(), 0).unwrap_err();
+            Traffic::new(TrafficPattern::GroupShift, &Network::mesh(4, 4).unwrap(), 0).unwrap_err();
         assert!(e.to_string().contains("needs a dragonfly"));
     }
 
     #[test]
     fn uniform_reaches_every_terminal() {
         let net = Network::fat_tree(2, 3).unwrap();
-        let t = Traffic::new(NetworkPattern::Uniform, &net, 0).unwrap();
+        let t = Traffic::new(TrafficPattern::Uniform, &net, 0).unwrap();
         let mut r = rng();
         let mut count = [0u32; 8];
         for _ in 0..8000 {
@@ -329,7 +377,7 @@ mod tests {
     fn permutation_depends_on_the_seed_only() {
         let net = Network::mesh(8, 8).unwrap();
         let perm = |seed| {
-            let t = Traffic::new(NetworkPattern::RandomPermutation, &net, seed).unwrap();
+            let t = Traffic::new(TrafficPattern::RandomPermutation, &net, seed).unwrap();
             (0..64)
                 .map(|s| t.destination(s, &mut rng()))
                 .collect::<Vec<_>>()
@@ -352,7 +400,7 @@ mod tests {
         fn random_permutation_is_a_bijection(n in 1u32..3000, seed in any::<u64>()) {
             let net = Network::cube(&[n.max(2)], false, 1).unwrap();
             let n = net.terminals();
-            let t = Traffic::new(NetworkPattern::RandomPermutation, &net, seed).unwrap();
+            let t = Traffic::new(TrafficPattern::RandomPermutation, &net, seed).unwrap();
             let mut seen = vec![false; n as usize];
             for s in 0..n {
                 let d = t.destination(s, &mut rng());
@@ -365,7 +413,7 @@ mod tests {
         fn deterministic_patterns_are_permutations(m in 1u32..5, side in 2u32..9) {
             let q = Network::hypercube(2 * m, 1).unwrap();
             let g = Network::torus(side.max(3), side.max(3)).unwrap();
-            for (net, pattern) in [(&q, NetworkPattern::Transpose), (&q, NetworkPattern::BitComplement), (&g, NetworkPattern::Transpose)] {
+            for (net, pattern) in [(&q, TrafficPattern::Transpose), (&q, TrafficPattern::BitComplement), (&g, TrafficPattern::Transpose)] {
                 let t = Traffic::new(pattern, net, 0).unwrap();
                 let n = net.terminals();
                 let mut seen = vec![false; n as usize];
@@ -401,16 +449,16 @@ mod tests {
     #[test]
     fn booksim_patterns_bind_where_they_apply() {
         let torus = Network::torus(8, 8).unwrap();
-        let t = Traffic::new(NetworkPattern::Tornado, &torus, 0).unwrap();
+        let t = Traffic::new(TrafficPattern::Tornado, &torus, 0).unwrap();
         let mut r = rng();
         assert_eq!(t.destination(0, &mut r), 3 * 8 + 3);
-        let a = Traffic::new(NetworkPattern::Asymmetric, &torus, 0).unwrap();
+        let a = Traffic::new(TrafficPattern::Asymmetric, &torus, 0).unwrap();
         let upper = (0..1000).filter(|_| a.destination(3, &mut r) == 35).count();
         assert!((400..=600).contains(&upper), "{upper}");
         let ft = Network::fat_tree(3, 2).unwrap();
-        assert!(Traffic::new(NetworkPattern::Tornado, &ft, 0).is_err());
-        assert!(Traffic::new(NetworkPattern::BitReverse, &ft, 0).is_err());
-        assert!(Traffic::new(NetworkPattern::Shuffle, &torus, 0).is_ok());
+        assert!(Traffic::new(TrafficPattern::Tornado, &ft, 0).is_err());
+        assert!(Traffic::new(TrafficPattern::BitReverse, &ft, 0).is_err());
+        assert!(Traffic::new(TrafficPattern::Shuffle, &torus, 0).is_ok());
     }
 
     proptest! {

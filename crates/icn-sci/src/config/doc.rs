@@ -27,7 +27,7 @@ pub const KEYS: &[Key] = &[
     key(
         "traffic.pattern",
         "",
-        "destinations: `uniform` or `hotspot`",
+        "destinations: `uniform` (another node), `hotspot`, `neighbor_x` (or `neighbour`) and `neighbor` (the downstream node), or `trace`",
     ),
     key("traffic.hotspot_node", "node", "the hot node (0-based)"),
     key(

@@ -8,10 +8,11 @@
 //!   function of (config, seed) and do not depend on what the ring does with them, which is
 //!   what lets `transmitter = "compare"` feed both transmitters identical traffic.
 //! * Destinations: `uniform` (any other node), `hotspot` (with probability f the hot node,
-//!   else uniform over the other nodes; the hot node itself sends uniformly), `neighbour`
-//!   (downstream neighbour), `trace` (from a CSV file).
+//!   else uniform over the other nodes; the hot node itself sends uniformly), `neighbor_x`
+//!   (also read as `neighbour`) and `neighbor` (the downstream neighbour), `trace` (from a CSV
+//!   file).
 
-use crate::config::{SciConfig, SendPattern};
+use crate::config::{SciConfig, TrafficPattern};
 use crate::ring::trace::Trace;
 use icn_engine::rng::{Rng, SimRng, stream};
 
@@ -25,7 +26,7 @@ pub struct Arrival {
 
 /// The traffic of one run.
 pub struct Traffic {
-    pattern: SendPattern,
+    pattern: TrafficPattern,
     nodes: usize,
     hot: usize,
     hot_fraction: f64,
@@ -85,11 +86,11 @@ impl Traffic {
             cursor: 0,
             mix: None,
         };
-        if t.pattern != SendPattern::Trace {
+        if t.pattern != TrafficPattern::Trace {
             for i in 0..t.nodes {
                 t.next[i] = t.gap(i) - 1;
             }
-            if t.pattern == SendPattern::Hotspot && !cfg.traffic.hot_node_sends {
+            if t.pattern == TrafficPattern::Hotspot && !cfg.traffic.hot_node_sends {
                 t.next[t.hot] = u64::MAX;
             }
             t.next_any = t.next.iter().copied().min().unwrap_or(u64::MAX);
@@ -175,8 +176,8 @@ impl Traffic {
 
     fn draw(&mut self, src: usize) -> Arrival {
         let dst = match self.pattern {
-            SendPattern::Neighbour => (src + 1) % self.nodes,
-            SendPattern::Hotspot if src != self.hot => {
+            TrafficPattern::NeighborX | TrafficPattern::Neighbor => (src + 1) % self.nodes,
+            TrafficPattern::Hotspot if src != self.hot => {
                 if self.rngs[src].random::<f64>() < self.hot_fraction {
                     self.hot
                 } else {
@@ -204,7 +205,7 @@ impl Traffic {
     /// Calls `emit` for every send created at cycle `now` (cycles must be visited in order).
     #[inline]
     pub fn arrivals(&mut self, now: u64, mut emit: impl FnMut(Arrival)) {
-        if self.pattern == SendPattern::Trace {
+        if self.pattern == TrafficPattern::Trace {
             while let Some(e) = self.trace.entries.get(self.cursor) {
                 if e.cycle > now {
                     break;
@@ -240,7 +241,7 @@ mod tests {
     use super::*;
     use crate::config::TrafficConfig;
 
-    fn cfg(pattern: SendPattern, load: f64) -> SciConfig {
+    fn cfg(pattern: TrafficPattern, load: f64) -> SciConfig {
         SciConfig {
             nodes: 5,
             load,
@@ -267,7 +268,7 @@ mod tests {
     #[test]
     fn offered_symbols_match_load() {
         // 40-symbol sends at load 0.4: p = 0.01 per node and cycle.
-        let arrivals = collect(&cfg(SendPattern::Uniform, 0.4), 200_000);
+        let arrivals = collect(&cfg(TrafficPattern::Uniform, 0.4), 200_000);
         let per_node_cycle = arrivals.len() as f64 / (5.0 * 200_000.0);
         assert!((per_node_cycle - 0.01).abs() < 0.0005, "{per_node_cycle}");
         assert!(arrivals.iter().all(|(_, a)| a.src != a.dst && a.dst < 5));
@@ -275,7 +276,7 @@ mod tests {
 
     #[test]
     fn hotspot_and_neighbour_destinations() {
-        let arrivals = collect(&cfg(SendPattern::Hotspot, 1.0), 100_000);
+        let arrivals = collect(&cfg(TrafficPattern::Hotspot, 1.0), 100_000);
         let from_cold: Vec<_> = arrivals.iter().filter(|(_, a)| a.src != 2).collect();
         let hot = from_cold.iter().filter(|(_, a)| a.dst == 2).count() as f64;
         // P(hot) = f + (1 − f)/(N − 1) = 0.5 + 0.5/4 = 0.625.
@@ -287,7 +288,7 @@ mod tests {
                 .filter(|(_, a)| a.src == 2)
                 .all(|(_, a)| a.dst != 2)
         );
-        let nb = collect(&cfg(SendPattern::Neighbour, 0.5), 10_000);
+        let nb = collect(&cfg(TrafficPattern::NeighborX, 0.5), 10_000);
         assert!(
             nb.iter()
                 .all(|(_, a)| usize::from(a.dst) == (usize::from(a.src) + 1) % 5)
@@ -296,7 +297,7 @@ mod tests {
 
     #[test]
     fn a_silent_hot_node_generates_nothing() {
-        let mut c = cfg(SendPattern::Hotspot, 0.8);
+        let mut c = cfg(TrafficPattern::Hotspot, 0.8);
         c.traffic.hot_node_sends = false;
         let arrivals = collect(&c, 50_000);
         assert!(arrivals.iter().all(|(_, a)| a.src != 2));
@@ -309,7 +310,7 @@ mod tests {
 
     #[test]
     fn size_mix_follows_weights() {
-        let mut c = cfg(SendPattern::Uniform, 0.5);
+        let mut c = cfg(TrafficPattern::Uniform, 0.5);
         c.data_bytes = vec![0, 256];
         c.data_weights = vec![3.0, 1.0];
         let arrivals = collect(&c, 100_000);
@@ -320,7 +321,7 @@ mod tests {
     #[test]
     fn local_mix_splits_own_group_and_the_rest() {
         // Groups {0, 1} and {2, 3, 4}; 70 % of sends stay in the source's group.
-        let c = cfg(SendPattern::Uniform, 1.0);
+        let c = cfg(TrafficPattern::Uniform, 1.0);
         let mut t = Traffic::new(&c, 3, Trace::default()).with_local_mix(0.7, vec![0, 0, 1, 1, 1]);
         let group = |n: u8| usize::from(n >= 2);
         let (mut local, mut all) = (0.0f64, 0.0f64);
@@ -348,7 +349,7 @@ mod tests {
 
     #[test]
     fn same_seed_same_arrivals() {
-        let c = cfg(SendPattern::Hotspot, 0.7);
+        let c = cfg(TrafficPattern::Hotspot, 0.7);
         assert_eq!(collect(&c, 5_000), collect(&c, 5_000));
     }
 
@@ -361,7 +362,7 @@ mod tests {
             &[64],
         )
         .unwrap();
-        let mut t = Traffic::new(&cfg(SendPattern::Trace, 0.5), 1, trace);
+        let mut t = Traffic::new(&cfg(TrafficPattern::Trace, 0.5), 1, trace);
         let mut got = Vec::new();
         for now in 0..20 {
             t.arrivals(now, |a| got.push((now, a.src, a.dst)));

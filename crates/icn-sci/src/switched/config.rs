@@ -8,7 +8,7 @@
 
 pub mod doc;
 
-use crate::config::{SciConfig, SendPattern};
+use crate::config::{SciConfig, TrafficPattern};
 use crate::protocol::Policy;
 use icn_engine::Invalid;
 use serde::{Deserialize, Serialize};
@@ -225,9 +225,9 @@ impl SwitchedConfig {
             ));
         }
         Invalid::check(
-            self.ring.traffic.pattern != SendPattern::Trace,
+            self.ring.traffic.pattern != TrafficPattern::Trace,
             "ring.traffic.pattern",
-            "uniform, hotspot or neighbour (traces are not supported across switches)",
+            "uniform, hotspot, neighbor_x or neighbor (traces are not supported across switches)",
             "trace",
         )?;
         Ok(())

@@ -47,7 +47,7 @@ impl Prepared {
                 nodes: layout.nodes(),
                 ..cfg.ring.clone()
             };
-            rc.traffic.pattern = crate::config::SendPattern::Uniform;
+            rc.traffic.pattern = crate::config::TrafficPattern::Uniform;
             rc.traffic.hotspot_node = 0;
             rc.validate().map_err(|e| Invalid {
                 key: format!("ring.{}", e.key),
@@ -99,7 +99,7 @@ pub fn bench_config() -> SwitchedConfig {
         ..SwitchedConfig::default()
     };
     cfg.ring.load = 0.5;
-    cfg.ring.traffic.pattern = crate::config::SendPattern::Uniform;
+    cfg.ring.traffic.pattern = crate::config::TrafficPattern::Uniform;
     cfg
 }
 

@@ -18,7 +18,7 @@
 use super::config::{Arbitration, SwitchedConfig, TopologyKind};
 use super::remote::Relay;
 use super::topology::Topology;
-use crate::config::{SciConfig, SendPattern};
+use crate::config::{SciConfig, TrafficPattern};
 use crate::ring::delays::Delays;
 use crate::ring::measure::Measure;
 use crate::ring::sim::{AgentParams, Fwd, Outbox};
@@ -126,7 +126,7 @@ impl System {
                 sat_quota: quota,
                 ..cfg.ring.clone()
             };
-            rc.traffic.pattern = SendPattern::Uniform;
+            rc.traffic.pattern = TrafficPattern::Uniform;
             rc.traffic.hotspot_node = 0;
             // On a ring with hosts an agent carries the traffic of many sources and gets the
             // switch's quota; on a transit ring all nodes are agents, peers with the ring's.
@@ -157,15 +157,16 @@ impl System {
             &format!("0 ..= {} (hosts − 1)", hosts - 1),
             hc.traffic.hotspot_node,
         )?;
-        if hc.traffic.pattern == SendPattern::Trace {
-            hc.traffic.pattern = SendPattern::Uniform;
+        if hc.traffic.pattern == TrafficPattern::Trace {
+            hc.traffic.pattern = TrafficPattern::Uniform;
         }
         let mut traffic = Traffic::new(&hc, seed, Default::default());
         if let Some(f) = cfg.local_fraction {
             let group_of = topo.hosts.iter().map(|&(r, _)| usize::from(r)).collect();
             traffic = traffic.with_local_mix(f, group_of);
         }
-        let hot = (hc.traffic.pattern == SendPattern::Hotspot).then_some(hc.traffic.hotspot_node);
+        let hot =
+            (hc.traffic.pattern == TrafficPattern::Hotspot).then_some(hc.traffic.hotspot_node);
         if let Some(h) = hot.filter(|_| !cfg.hot_ring_sends) {
             let hot_ring = topo.hosts[h].0;
             for (host, _) in topo

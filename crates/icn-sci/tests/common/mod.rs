@@ -2,14 +2,14 @@
 #![allow(dead_code)]
 
 use icn_engine::model::NoProgress;
-use icn_sci::config::{SciConfig, SendPattern};
+use icn_sci::config::{SciConfig, TrafficPattern};
 use icn_sci::protocol::{Echo, Phase, Policy};
 use icn_sci::ring::Event;
 use icn_sci::ring::Sim;
 use std::collections::HashMap;
 
 /// A short run of `cfg`'s ring.
-pub fn short(nodes: usize, load: f64, pattern: SendPattern) -> SciConfig {
+pub fn short(nodes: usize, load: f64, pattern: TrafficPattern) -> SciConfig {
     let mut cfg = SciConfig {
         nodes,
         load,
@@ -23,7 +23,7 @@ pub fn short(nodes: usize, load: f64, pattern: SendPattern) -> SciConfig {
 
 /// Saturated hot spot: every node at full load, half of each node's sends to node 0.
 pub fn saturated_hotspot(policy: Policy) -> SciConfig {
-    let mut cfg = short(8, 1.0, SendPattern::Hotspot);
+    let mut cfg = short(8, 1.0, TrafficPattern::Hotspot);
     cfg.receiver = policy;
     cfg.bandwidth_allocation = if std::env::var("BW").is_ok() {
         icn_sci::config::BandwidthAllocation::None

@@ -37,7 +37,7 @@ use super::events::Event;
 use super::measure::Measure;
 use super::traffic::{Arrival, Traffic};
 use super::wire::{BypassFifos, FifoCursor, Kind, Wire};
-use crate::config::{BandwidthAllocation, SciConfig, SendPattern};
+use crate::config::{BandwidthAllocation, SciConfig, TrafficPattern};
 use crate::protocol::packet::{ECHO_SYMBOLS, send_symbols};
 use crate::protocol::{
     ActiveBuffers, Echo, EchoOutcome, GenerationEnd, NotifyBuffer, Phase, Receiver, ServeState,
@@ -137,14 +137,15 @@ impl Sim {
     pub fn new(cfg: &SciConfig, seed: u64, intelligent: bool) -> Result<Sim, ModelError> {
         cfg.validate()?;
         let n = cfg.nodes;
-        let trace = if cfg.traffic.pattern == SendPattern::Trace {
+        let trace = if cfg.traffic.pattern == TrafficPattern::Trace {
             cfg.load_trace()?
         } else {
             Default::default()
         };
         let lens: Vec<u8> = cfg.send_lengths().into_iter().map(|l| l as u8).collect();
         let longest = send_symbols(256, cfg.crc_outside_header);
-        let hot = (cfg.traffic.pattern == SendPattern::Hotspot).then_some(cfg.traffic.hotspot_node);
+        let hot =
+            (cfg.traffic.pattern == TrafficPattern::Hotspot).then_some(cfg.traffic.hotspot_node);
         let queue_cap = cfg.send_queue_depth.min(4096);
         let port = Port {
             quota: cfg.sat_quota,
