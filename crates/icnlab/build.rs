@@ -21,7 +21,11 @@ fn main() {
     // not always rewrite the index, so a stamp watching HEAD and index alone went stale (a
     // report named a commit two merges old). `logs/HEAD`, HEAD's reflog, gets a line for each
     // of them; the branch's ref file is watched too where reflogs are off.
-    let mut watched = vec!["HEAD".to_owned(), "index".to_owned(), "logs/HEAD".to_owned()];
+    let mut watched = vec![
+        "HEAD".to_owned(),
+        "index".to_owned(),
+        "logs/HEAD".to_owned(),
+    ];
     if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
         watched.push(branch);
     }
