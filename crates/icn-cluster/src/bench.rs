@@ -97,13 +97,6 @@ pub fn targets() -> Vec<icn_engine::bench::Target> {
             unit: "actions",
             run: ti32::run_phase1_on_vc_router,
         },
-        // Issue 32: the symbol-level X-Switch mesh with its exact fast path.
-        Target {
-            name: "cluster-ti32-xswitch",
-            workload: "cluster: the 32-rank trace's first phase (3,702 messages) on the THNPC-II-like machine (X-NIA over an 8x4 X-Switch mesh, 256 B frames), symbol level with the exact fast path; SimGrid 3.32's replay of the same phase timed once beside it when smpirun is present",
-            unit: "actions",
-            run: ti32::run_phase1_on_xswitch,
-        },
     ]
 }
 

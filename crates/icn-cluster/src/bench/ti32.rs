@@ -5,9 +5,7 @@
 //!   cluster, SimGrid's collective algorithms);
 //! * `cluster-ti32-vc`, its first phase (`experiments/examples/cluster-ti-32-phase1-vc.toml`) on
 //!   a cycle-level fabric of the platform's topology and link bandwidth, a 32-port VC router
-//!   (the whole application's 2 × 3.4 GB of `alltoallv` are hours of cycles);
-//! * `cluster-ti32-xswitch`, the same phase (`experiments/examples/cluster-ti-32-phase1-thnpc.toml`)
-//!   on the THNPC-II-like machine's X-Switch mesh at symbol level (the exact fast path at work).
+//!   (the whole application's 2 × 3.4 GB of `alltoallv` are hours of cycles).
 //!
 //! Beside each, once per process, SimGrid 3.32's own replay of the same trace on SimGrid's
 //! platform with the same algorithms (`scripts/simgrid/run.sh`, which runs `smpirun`), timed in
@@ -44,11 +42,6 @@ const WHOLE_ON_FLOW: Case = Case {
 const PHASE1_ON_VC_ROUTER: Case = Case {
     name: "cluster-ti32-vc",
     experiment: "experiments/examples/cluster-ti-32-phase1-vc.toml",
-};
-
-const PHASE1_ON_XSWITCH: Case = Case {
-    name: "cluster-ti32-xswitch",
-    experiment: "experiments/examples/cluster-ti-32-phase1-thnpc.toml",
 };
 
 /// The experiment's model tables (its `[algorithms]` too), its context, and its trace's index
@@ -163,13 +156,6 @@ pub fn run_phase1_on_vc_router() -> Result<f64, String> {
     run(&PHASE1_ON_VC_ROUTER, &SIMGRID)
 }
 
-/// One replay of the first phase on the THNPC-II-like X-Switch mesh (symbol level); the first
-/// call also times SimGrid's replay of the same phase.
-pub fn run_phase1_on_xswitch() -> Result<f64, String> {
-    static SIMGRID: Once = Once::new();
-    run(&PHASE1_ON_XSWITCH, &SIMGRID)
-}
-
 fn run(case: &Case, simgrid_once: &Once) -> Result<f64, String> {
     let (cfg, algorithms, ctx, trace) = experiment(case)?;
     let (started, cpu_started) = (Instant::now(), cpu_seconds());
@@ -228,31 +214,6 @@ mod tests {
         assert_eq!(f["topology"].as_str(), Some("crossbar:32"));
         let mbs = f["flit_bytes"].as_integer().unwrap() as f64 * f["clock_mhz"].as_float().unwrap();
         assert_eq!(mbs, 125.0);
-    }
-
-    /// The X-Switch case is the bundled THNPC-II-like experiment's first point (pair all-to-all,
-    /// recursive-doubling barrier): the same trace, NIC, fabric and algorithms.
-    #[test]
-    fn the_xswitch_case_is_the_thnpc_experiments_first_point() {
-        let (cfg, algorithms, ctx, trace) = experiment(&PHASE1_ON_XSWITCH).unwrap();
-        Cluster::prepare(&cfg, &ctx).unwrap();
-        let read = |p: &str| -> toml::Table {
-            toml::from_str(&std::fs::read_to_string(repo().join(p)).unwrap()).unwrap()
-        };
-        let case = read(PHASE1_ON_XSWITCH.experiment);
-        let bundled = read("experiments/cluster-ti32-thnpc.toml");
-        for table in ["nic", "fabric", "host"] {
-            assert_eq!(case[table], bundled[table], "[{table}]");
-        }
-        for (k, v) in bundled["algorithms"].as_table().unwrap() {
-            assert_eq!(algorithms.get(k), Some(v), "algorithms.{k}");
-        }
-        let sweep = bundled["sweep"].as_table().unwrap();
-        for (k, values) in sweep {
-            let key = k.strip_prefix("algorithms.").unwrap();
-            assert_eq!(algorithms.get(key), values.as_array().unwrap().first());
-        }
-        assert!(trace.ends_with("traces/simgrid-ti-32-phase1/index.txt"));
     }
 
     #[test]

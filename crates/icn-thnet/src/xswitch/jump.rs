@@ -59,9 +59,6 @@ pub(crate) struct Jumps {
     pub(crate) port: Vec<bool>,
     /// Source NIAs left out of the step.
     pub(crate) nia: Vec<bool>,
-    /// Per input port on a frozen path, the cycle its stream thaws (its fill holds until
-    /// then); 0 elsewhere.
-    held_until: Vec<u64>,
     retry_at: Vec<u64>,
     next_thaw: u64,
     /// `measuring` while the frozen streams were frozen (a change thaws them all).
@@ -80,7 +77,6 @@ impl Jumps {
         Jumps {
             enabled,
             port: vec![false; nports],
-            held_until: vec![0; nports],
             nia: vec![false; nias],
             retry_at: vec![0; nias],
             ..Jumps::default()
@@ -100,8 +96,8 @@ fn frame_symbol(s: Symbol) -> bool {
 }
 
 impl XNet {
-    /// Turns the fast path on or off (off by default until it pays, see docs/cluster.md (d);
-    /// partitions always step). Off, every cycle is stepped; the results are the same.
+    /// Turns the fast path on or off (on by default in a whole network; partitions step).
+    /// Off, every cycle is stepped; the results are the same.
     pub fn set_fast_path(&mut self, on: bool) {
         self.thaw_all();
         self.jump.enabled = on && self.remote_to.is_empty();
@@ -218,10 +214,7 @@ impl XNet {
             } else {
                 (stop_at - 1).saturating_sub(lr)
             };
-            // On another frozen path its fill holds until that path thaws (early thaws
-            // thaw every path at once).
-            let from = now.max(self.jump.held_until[o]);
-            until = until.min(from + room as u64);
+            until = until.min(now + room as u64);
             hops.push((i, o));
             c = o;
         };
@@ -262,6 +255,19 @@ impl XNet {
     }
 
     fn freeze(&mut self, s: Stream) {
+        eprintln!(
+            "freeze t={} src={} dst={} hops={:?} fills={:?} until={} left={}",
+            self.now,
+            s.src,
+            s.dst,
+            s.hops,
+            s.hops
+                .iter()
+                .map(|h| self.fifo[h.0].len())
+                .collect::<Vec<_>>(),
+            s.until,
+            self.nias[s.src].tx_left().len()
+        );
         let d = self.p.link_delay;
         let lw = self.lwords;
         let mut clear = |c: usize| {
@@ -270,10 +276,9 @@ impl XNet {
             }
         };
         clear(self.nports + s.src);
-        for &(i, o) in &s.hops {
+        for &(_, o) in &s.hops {
             clear(o);
             self.jump.port[o] = true;
-            self.jump.held_until[i] = s.until;
         }
         self.jump.nia[s.src] = true;
         if !self.jump.any() || s.until < self.jump.next_thaw {
@@ -303,6 +308,7 @@ impl XNet {
         self.nias[s.dst].receive_within_frame(&stream[..e]);
         self.nias[s.src].advance_tx(e);
         let w = &stream[e..];
+        eprintln!("thaw t={} src={} e={}", now, s.src, e);
         // Written back in the window's order: last line, last FIFO, …, first line.
         let mut at = 0;
         let put_line = |net: &mut XNet, c: usize, at: &mut usize| {
@@ -327,9 +333,8 @@ impl XNet {
             put_line(self, feed, &mut at);
         }
         debug_assert_eq!(at, s.window.len());
-        for &(i, o) in &s.hops {
+        for &(_, o) in &s.hops {
             self.jump.port[o] = false;
-            self.jump.held_until[i] = 0;
         }
         self.jump.nia[s.src] = false;
         self.jump.retry_at[s.src] = now;

@@ -65,7 +65,7 @@ fn run(w: &Workload, fast: bool, skew: usize) -> (Outcome, u64) {
             break;
         }
         fills.push(net.max_fill());
-        if net.now.is_multiple_of(97) {
+        if net.now % 97 == 0 {
             counters.push(format!("{:?}", net.counters_now()));
         }
     }

@@ -248,10 +248,7 @@ impl XNet {
                 busy: vec![0; dest.len()],
                 ..Counters::default()
             },
-            // Off by default: on the THNPC-II-like phase 1 the fast path gave the same answers
-            // but no speed-up (5.90 s against 5.31 s CPU, docs/cluster.md (d)); it stays beside
-            // its conformance tests until a cycle's cost follows the ports that can change.
-            jump: jump::Jumps::new(false, nports, nn),
+            jump: jump::Jumps::new(parts == 1, nports, nn),
             dest,
             nias,
             topo,
