@@ -79,23 +79,6 @@ impl Fifo {
         Ok(())
     }
 
-    /// The held symbols, front first (the exact fast path reads a frozen stream's window).
-    pub(crate) fn iter(&self) -> impl Iterator<Item = Symbol> + '_ {
-        (0..self.len).map(move |k| self.buf[(self.head + k) % self.buf.len()])
-    }
-
-    /// Replaces the contents by `syms` (front first), as that many pops and pushes would
-    /// leave them; at most the capacity.
-    pub(crate) fn replace(&mut self, syms: &[Symbol]) {
-        debug_assert!(
-            syms.len() <= self.buf.len(),
-            "a window never exceeds the FIFO"
-        );
-        self.head = 0;
-        self.len = syms.len();
-        self.buf[..syms.len()].copy_from_slice(syms);
-    }
-
     pub fn pop(&mut self) -> Option<Symbol> {
         let s = self.front()?;
         self.head += 1;

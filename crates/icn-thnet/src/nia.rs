@@ -175,28 +175,6 @@ impl Nia {
         s
     }
 
-    /// The symbols of the current frame not yet sent (the exact fast path streams them).
-    pub(crate) fn tx_left(&self) -> &[Symbol] {
-        &self.tx[self.tx_pos..]
-    }
-
-    /// Marks the next `k` symbols of the frame as sent, as `k` [`Nia::transmit`]s would
-    /// (not stopped, `k` ≤ the frame's symbols left).
-    pub(crate) fn advance_tx(&mut self, k: usize) {
-        debug_assert!(!self.stopped && self.tx_pos + k <= self.tx.len());
-        self.tx_pos += k;
-    }
-
-    /// Accepts frame symbols that are neither `ID-EOF` nor flow control, as that many
-    /// [`Nia::receive`]s would.
-    pub(crate) fn receive_within_frame(&mut self, syms: &[Symbol]) {
-        debug_assert!(syms.iter().all(|&s| s != Symbol::EOF
-            && s != Symbol::IDLE
-            && s != Symbol::STOP
-            && s != Symbol::GO));
-        self.rx.extend_from_slice(syms);
-    }
-
     /// Accepts one incoming symbol; at `ID-EOF`, the checked frame.
     pub fn receive(&mut self, s: Symbol) -> Result<Option<Delivered>, String> {
         if s == Symbol::STOP {

@@ -149,15 +149,11 @@ pub struct XNet {
     remote_to: Vec<u32>,
     sent: Vec<(u32, Symbol)>,
     pub measuring: bool,
-    /// The counters up to the last thaw: while streams are frozen ([`jump`]) their busy
-    /// channels lag; [`XNet::counters_now`] adds them.
     pub counters: Counters,
     /// When set to an output port index, its grants are logged as (cycle, input port).
     pub grant_log: Option<(usize, Vec<(u64, Port)>)>,
     /// Set when [`XNet::step`] failed because of the watchdog.
     pub deadlocked: bool,
-    /// The exact fast path ([`jump`]).
-    jump: jump::Jumps,
 }
 
 impl XNet {
@@ -248,7 +244,6 @@ impl XNet {
                 busy: vec![0; dest.len()],
                 ..Counters::default()
             },
-            jump: jump::Jumps::new(parts == 1, nports, nn),
             dest,
             nias,
             topo,
@@ -308,7 +303,6 @@ impl XNet {
     /// the cycle count. Long computes between a program's messages cost O(ports), not
     /// O(cycles).
     pub fn skip_settled(&mut self, cycles: u64) {
-        self.thaw_all();
         debug_assert!(self.quiet(), "only a settled network skips");
         let turn = (cycles % PORTS as u64) as usize;
         for o in self.own_ports.clone() {
@@ -384,9 +378,6 @@ impl XNet {
         let now = self.now;
         let slot = (now % d as u64) as usize;
         let nports = self.nports;
-        if self.jump.enabled {
-            self.jump_before_step();
-        }
 
         // 1. Receive.
         let lw = self.lwords;
@@ -402,7 +393,7 @@ impl XNet {
         // 2a. Switch outputs.
         let measuring = self.measuring;
         for o in self.own_ports.clone() {
-            if self.dest[o] == NONE || self.jump.port[o] {
+            if self.dest[o] == NONE {
                 continue;
             }
             let base = o - o % PORTS;
@@ -488,9 +479,6 @@ impl XNet {
         };
         for k in 0..count {
             let n = if whole { k } else { self.own_nias[k] as usize };
-            if self.jump.nia[n] {
-                continue;
-            }
             let nia = &mut self.nias[n];
             if let Some(f) = nia.start_frame(now, &self.topo) {
                 self.in_flight += 1;
@@ -513,10 +501,6 @@ impl XNet {
             self.counters.cycles += 1;
         }
 
-        if self.jump.any() {
-            // A frozen stream moved a frame symbol this cycle.
-            self.last_move = now;
-        }
         // A partition's watchdog is its driver's, over the whole network.
         if self.remote_to.is_empty() && self.in_flight > 0 {
             let still = now - self.last_move;
@@ -636,9 +620,6 @@ pub fn port_label(i: usize) -> String {
     format!("s{}.{}", i / PORTS, port_name((i % PORTS) as Port))
 }
 
-mod jump;
-#[cfg(test)]
-mod jump_tests;
 pub mod network;
 #[cfg(test)]
 mod tests;

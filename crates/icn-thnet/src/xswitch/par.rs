@@ -397,10 +397,7 @@ impl ParXNet {
     /// by the partition that sends on it). Collective when spread.
     pub fn counters(&self) -> Counters {
         let mut c = Counters::default();
-        for p in self
-            .parts
-            .gather(|part| part.net.counters_now().into_owned())
-        {
+        for p in self.parts.gather(|part| part.net.counters.clone()) {
             c.stops += p.stops;
             c.gos += p.gos;
             c.wait_cycles += p.wait_cycles;

@@ -64,7 +64,7 @@ impl Net {
     }
     fn counters(&self) -> Counters {
         match self {
-            Net::Seq(n) => n.counters_now().into_owned(),
+            Net::Seq(n) => n.counters.clone(),
             Net::Par(n) => n.counters(),
         }
     }
